@@ -1,0 +1,1 @@
+"""The CES source: MCP client, typed tool calls and the local simulator."""

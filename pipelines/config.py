@@ -1,0 +1,104 @@
+"""Settings read from the environment (and a `.env` file), in one place.
+
+Every knob a user sets lives here with its documented default, so the CLI, the Dagster
+resources and the tests agree on names and meanings.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+DEFAULT_MCP_URL = "https://ces.googleapis.com/mcp"
+DEFAULT_MAX_RPS = 10.0
+"""The documented CES read quota is 600 requests per minute per project."""
+
+APP_NAME_PATTERN = re.compile(r"^projects/[^/]+/locations/[^/]+/apps/[^/]+$")
+KNOWN_SOURCES = ("LIVE", "SIMULATOR", "EVAL", "AGENT_TOOL")
+
+
+class ConfigError(ValueError):
+    """A setting is missing or malformed; the message names the variable."""
+
+
+def _split_csv(value: str | None) -> tuple[str, ...]:
+    if not value:
+        return ()
+    return tuple(part.strip() for part in value.split(",") if part.strip())
+
+
+@dataclass(frozen=True)
+class CesSettings:
+    """How to reach the CES MCP server. `access_token` is a secret: never log or store it."""
+
+    mcp_url: str = DEFAULT_MCP_URL
+    apps: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    access_token: str | None = field(default=None, repr=False)
+    quota_project: str | None = None
+    max_rps: float = DEFAULT_MAX_RPS
+    timeout_seconds: float = 60.0
+    page_size: int = 100
+
+    def __post_init__(self) -> None:
+        for app in self.apps:
+            if not APP_NAME_PATTERN.match(app):
+                raise ConfigError(
+                    f"CES_APPS: {app!r} is not an app resource name "
+                    "(projects/{project}/locations/{location}/apps/{app})"
+                )
+        if self.max_rps <= 0:
+            raise ConfigError(f"CES_MAX_RPS must be positive, got {self.max_rps}")
+        if self.page_size <= 0:
+            raise ConfigError(f"CES_PAGE_SIZE must be positive, got {self.page_size}")
+
+
+@dataclass(frozen=True)
+class StorageSettings:
+    """Where the lake and the warehouse live."""
+
+    lake: str = "data/lake"
+    warehouse: str = "data/warehouse.duckdb"
+
+
+def _float(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a number, got {raw!r}") from None
+
+
+def ces_settings_from_env(env: Mapping[str, str] | None = None) -> CesSettings:
+    """Read `CES_*` variables; `env` defaults to `os.environ` (after loading `.env`)."""
+    env = os.environ if env is None else env
+    sources = tuple(s.upper() for s in _split_csv(env.get("CES_SOURCES")))
+    return CesSettings(
+        mcp_url=env.get("CES_MCP_URL") or DEFAULT_MCP_URL,
+        apps=_split_csv(env.get("CES_APPS")),
+        sources=sources,
+        access_token=env.get("CES_ACCESS_TOKEN") or None,
+        quota_project=env.get("CES_QUOTA_PROJECT") or None,
+        max_rps=_float(env, "CES_MAX_RPS", DEFAULT_MAX_RPS),
+        timeout_seconds=_float(env, "CES_TIMEOUT_SECONDS", 60.0),
+        page_size=int(_float(env, "CES_PAGE_SIZE", 100)),
+    )
+
+
+def storage_settings_from_env(env: Mapping[str, str] | None = None) -> StorageSettings:
+    env = os.environ if env is None else env
+    return StorageSettings(
+        lake=env.get("CES_LAKE") or "data/lake",
+        warehouse=env.get("CES_WAREHOUSE") or "data/warehouse.duckdb",
+    )
+
+
+def load_dotenv_file() -> None:
+    """Load `.env` from the working directory without overriding the real environment."""
+    from dotenv import load_dotenv
+
+    load_dotenv(override=False)
