@@ -1,0 +1,91 @@
+"""The UTC time window of an ingest, and the two per-conversation decisions made against it.
+
+The window is half-open, [since, until), on a conversation's `startTime`. It is sent to the
+server as an AIP-160 filter *and* enforced on the client, because a server may ignore the
+filter. Both the fetcher and the offline rebuild decide with these same functions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+from pipelines.transform.timeparse import parse_timestamp_micros
+
+
+def _utc(value: datetime) -> datetime:
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def _rfc3339(value: datetime) -> str:
+    return value.strftime("%Y-%m-%dT%H:%M:%S") + (f".{value.microsecond:06d}Z" if value.microsecond else "Z")
+
+
+@dataclass(frozen=True)
+class TimeWindow:
+    """Conversations whose `startTime` lies in [since, until), both UTC."""
+
+    since: datetime
+    until: datetime
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "since", _utc(self.since))
+        object.__setattr__(self, "until", _utc(self.until))
+        if self.until <= self.since:
+            raise ValueError(f"empty window: until ({self.until}) must be after since ({self.since})")
+
+    @classmethod
+    def for_days(cls, first: date, end: date) -> TimeWindow:
+        """Whole UTC days [first, end)."""
+        return cls(datetime.combine(first, time(), UTC), datetime.combine(end, time(), UTC))
+
+    @classmethod
+    def for_day(cls, day: date) -> TimeWindow:
+        return cls.for_days(day, day + timedelta(days=1))
+
+    @property
+    def since_micros(self) -> int:
+        return int((self.since - datetime(1970, 1, 1, tzinfo=UTC)) / timedelta(microseconds=1))
+
+    @property
+    def until_micros(self) -> int:
+        return int((self.until - datetime(1970, 1, 1, tzinfo=UTC)) / timedelta(microseconds=1))
+
+    def aip160_filter(self) -> str:
+        """The filter the server is asked to apply (the client re-checks every row)."""
+        return f'start_time >= "{_rfc3339(self.since)}" AND start_time < "{_rfc3339(self.until)}"'
+
+    def contains(self, conversation: dict[str, Any]) -> bool:
+        """True when the conversation's `startTime` is inside the window.
+
+        A conversation without a parseable `startTime` is not "inside": callers route it to
+        rejects rather than dropping it silently.
+        """
+        start = conversation.get("startTime")
+        if not isinstance(start, str):
+            return False
+        micros = parse_timestamp_micros(start)
+        return self.since_micros <= micros < self.until_micros
+
+    def days(self) -> list[date]:
+        """The UTC dates the window touches."""
+        first = self.since.date()
+        last = (self.until - timedelta(microseconds=1)).date()
+        return [first + timedelta(days=i) for i in range((last - first).days + 1)]
+
+
+def needs_hydration(conversation: dict[str, Any]) -> bool:
+    """A listed conversation whose `turns` are missing while `turnCount` promises some.
+
+    Such a summary must be fetched in full with `get_conversation`.
+    """
+    turns = conversation.get("turns")
+    turn_count = conversation.get("turnCount") or 0
+    try:
+        promised = int(turn_count)
+    except (TypeError, ValueError):
+        promised = 0
+    return promised > 0 and not turns
