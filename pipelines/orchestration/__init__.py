@@ -1,1 +1,1 @@
-
+"""The Dagster layer: resources, partitions and thin assets over `pipelines.ingest`."""

@@ -1,0 +1,257 @@
+"""`ces-pipeline`: ingest, rebuild, query, simulate and demo from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from datetime import date, timedelta
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from pipelines.config import ConfigError, ces_settings_from_env, load_dotenv_file, storage_settings_from_env
+
+console = Console(stderr=True)
+out = Console()
+
+
+def _day(value: str) -> date:
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected YYYY-MM-DD, got {value!r}") from None
+
+
+def _days(since: date, until: date) -> list[date]:
+    if until <= since:
+        raise SystemExit(f"error: --until ({until}) must be after --since ({since})")
+    return [since + timedelta(days=i) for i in range((until - since).days)]
+
+
+# -- ingest / rebuild ---------------------------------------------------------------------------
+
+
+def _run_days(job_name: str, days: list[date], verb: str) -> int:
+    from pipelines.definitions import build_definitions
+    from pipelines.orchestration.run import instance_with_pools, run_job_for_days
+
+    definitions = build_definitions()
+    instance = instance_with_pools()
+    totals = {"conversations": 0, "pages": 0, "rejects": 0}
+    failures = []
+    started = time.monotonic()
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[detail]}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    ) as progress:
+        task = progress.add_task(f"{verb} days", total=len(days), detail="")
+
+        def on_outcome(outcome) -> None:
+            totals["conversations"] += outcome.value("warehouse/conversations", "dagster/row_count")
+            totals["pages"] += outcome.value("raw/conversation_pages", "pages")
+            totals["rejects"] += outcome.value("warehouse/rejects", "dagster/row_count")
+            if not outcome.success:
+                failures.append(outcome)
+                progress.console.print(f"[red]✗ {outcome.day}: {outcome.error}")
+            rate = totals["conversations"] / max(time.monotonic() - started, 1e-9)
+            progress.update(
+                task,
+                advance=1,
+                detail=f"{totals['pages']} pages · {totals['conversations']} conversations · {rate:.0f}/s",
+            )
+
+        run_job_for_days(definitions, job_name, days, instance=instance, on_outcome=on_outcome)
+    if totals["rejects"]:
+        console.print(f"[yellow]{totals['rejects']} objects rejected: see the rejects table.")
+    if failures:
+        console.print(
+            f"[red]{len(failures)} of {len(days)} days failed; re-run them with the same --since/--until."
+        )
+        return 1
+    console.print(f"[green]{verb} {len(days)} days: {totals['conversations']} conversations loaded.")
+    return 0
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    settings = ces_settings_from_env()
+    if not settings.apps:
+        console.print("[red]error: CES_APPS is not set. Name the apps to ingest, e.g.")
+        console.print("  export CES_APPS=projects/my-project/locations/us/apps/my-app")
+        return 2
+    return _run_days("ingest_conversations", _days(args.since, args.until), "ingested")
+
+
+def cmd_rebuild(args: argparse.Namespace) -> int:
+    return _run_days("rebuild_conversations", _days(args.since, args.until), "rebuilt")
+
+
+# -- query ----------------------------------------------------------------------------------------
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    from pipelines.warehouse.queries import NamedQueryError, list_queries, run_query
+
+    if args.list or not args.name:
+        for name, description in list_queries():
+            out.print(f"[bold]{name}[/bold]  {description}")
+        return 0
+    params = {}
+    for item in args.param:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            console.print(f"[red]error: --param expects NAME=VALUE, got {item!r}")
+            return 2
+        params[key] = value
+    try:
+        columns, rows = run_query(storage_settings_from_env().warehouse, args.name, params)
+    except NamedQueryError as exc:
+        console.print(f"[red]error: {exc}")
+        return 2
+    _print_rows(columns, rows, args.format)
+    return 0
+
+
+def _print_rows(columns: Sequence[str], rows: Sequence[Sequence[object]], fmt: str) -> None:
+    if fmt == "csv":
+        writer = csv.writer(sys.stdout)
+        writer.writerow(columns)
+        writer.writerows(rows)
+    elif fmt == "json":
+        print(json.dumps([dict(zip(columns, row, strict=True)) for row in rows], default=str, indent=2))
+    else:
+        table = Table(*columns)
+        for row in rows:
+            table.add_row(*("" if value is None else str(value) for value in row))
+        out.print(table)
+
+
+# -- simulate / demo --------------------------------------------------------------------------------
+
+
+def _simulator_config(args: argparse.Namespace):
+    from pipelines.ces.simulator.data import SimulatorScale
+    from pipelines.ces.simulator.server import SimulatorConfig
+
+    scale = SimulatorScale(
+        seed=args.seed,
+        apps=args.apps,
+        days=args.days,
+        start_date=args.start_date,
+        conversations_per_day=args.conversations_per_day,
+        max_turns=args.max_turns,
+        span_depth=args.span_depth,
+    )
+    return SimulatorConfig(
+        scale=scale, response_mode=args.response_mode, require_session=args.require_session
+    )
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from pipelines.ces.simulator.runner import serve
+
+    serve(_simulator_config(args), host=args.host, port=args.port)
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from pipelines.ces.simulator.runner import running_simulator
+    from pipelines.warehouse.duck import Warehouse
+    from pipelines.warehouse.queries import run_query
+
+    config = _simulator_config(args)
+    with running_simulator(config) as sim:
+        os.environ["CES_MCP_URL"] = sim.url
+        os.environ["CES_APPS"] = ",".join(sim.apps)
+        console.print(f"Simulator at {sim.url} serving {len(sim.apps)} apps")
+        first = config.scale.start_date
+        code = _run_days(
+            "ingest_conversations", _days(first, first + timedelta(days=config.scale.days)), "ingested"
+        )
+    warehouse = storage_settings_from_env().warehouse
+    counts = Warehouse(warehouse).row_counts()
+    table = Table("table", "rows", title=f"Warehouse {warehouse}")
+    for name, count in counts.items():
+        table.add_row(name, str(count))
+    out.print(table)
+    columns, rows = run_query(warehouse, "daily_volume", {})
+    out.print("[bold]Conversations per day (sql/queries/daily_volume.sql)")
+    _print_rows(columns, rows, "table")
+    return code
+
+
+# -- wiring -----------------------------------------------------------------------------------------
+
+
+def _add_scale_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--seed", type=int, default=7, help="data seed (same seed, same data)")
+    parser.add_argument("--apps", type=int, default=2, help="number of apps")
+    parser.add_argument("--days", type=int, default=3, help="number of days of conversations")
+    parser.add_argument("--start-date", type=_day, default=date(2026, 11, 1), help="first day (UTC)")
+    parser.add_argument("--conversations-per-day", type=int, default=24, help="per app and day")
+    parser.add_argument("--max-turns", type=int, default=8, help="maximum turns per conversation")
+    parser.add_argument("--span-depth", type=int, default=3, help="maximum depth of a turn's span tree")
+    parser.add_argument("--response-mode", choices=("json", "sse", "mixed"), default="mixed")
+    parser.add_argument("--require-session", action="store_true", help="demand initialize + Mcp-Session-Id")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ces-pipeline", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    ingest = commands.add_parser("ingest", help="ingest conversations started in [since, until) (UTC)")
+    ingest.add_argument("--since", type=_day, required=True)
+    ingest.add_argument("--until", type=_day, required=True)
+    ingest.set_defaults(func=cmd_ingest)
+
+    rebuild = commands.add_parser(
+        "rebuild", help="re-derive Parquet and warehouse from the raw lake (no API)"
+    )
+    rebuild.add_argument("--since", type=_day, required=True)
+    rebuild.add_argument("--until", type=_day, required=True)
+    rebuild.set_defaults(func=cmd_rebuild)
+
+    query = commands.add_parser("query", help="run a named query from sql/queries/")
+    query.add_argument("name", nargs="?")
+    query.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    query.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
+    query.add_argument("--list", action="store_true", help="list the named queries")
+    query.set_defaults(func=cmd_query)
+
+    simulate = commands.add_parser("simulate", help="serve the local CES MCP simulator")
+    simulate.add_argument("--host", default="127.0.0.1")
+    simulate.add_argument("--port", type=int, default=8765, help="0 picks a free port")
+    _add_scale_options(simulate)
+    simulate.set_defaults(func=cmd_simulate)
+
+    demo = commands.add_parser("demo", help="simulator → ingest → row counts and a trend table")
+    _add_scale_options(demo)
+    demo.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    load_dotenv_file()
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except ConfigError as exc:
+        console.print(f"[red]configuration error: {exc}")
+        return 2
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

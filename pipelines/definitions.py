@@ -1,0 +1,24 @@
+"""The Dagster code location: `dagster dev` from the repository root loads this module."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from pipelines.orchestration.conversation_assets import (
+    CONVERSATION_ASSETS,
+    ingest_conversations_job,
+    rebuild_conversations_job,
+)
+from pipelines.orchestration.resources import resources_from_env
+
+
+def build_definitions() -> dg.Definitions:
+    """Definitions bound to the current environment (`CES_*` variables)."""
+    return dg.Definitions(
+        assets=CONVERSATION_ASSETS,
+        jobs=[ingest_conversations_job, rebuild_conversations_job],
+        resources=resources_from_env(),
+    )
+
+
+defs = build_definitions()

@@ -1,0 +1,60 @@
+"""Fetch step: the CES API → the raw records of one (app, day) partition in the lake.
+
+The records are streamed into the lake file as they arrive; the file replaces the previous
+one only when the whole partition was fetched, so a failed fetch leaves the old data intact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
+from datetime import date
+from typing import Any
+
+from pipelines.ces.client import CesMcpClient
+from pipelines.ces.tools import iter_conversation_records
+from pipelines.ces.window import TimeWindow
+from pipelines.ingest.flatten import CONVERSATIONS_DATASET
+from pipelines.lake.store import Lake
+
+
+@dataclass
+class FetchResult:
+    """What one partition's fetch brought in."""
+
+    app: str
+    day: date
+    pages: int = 0
+    listed: int = 0
+    hydrated: int = 0
+    records: int = 0
+    raw_bytes: int = 0
+    path: str = ""
+
+
+def fetch_conversation_partition(
+    client: CesMcpClient,
+    lake: Lake,
+    app: str,
+    day: date,
+    *,
+    sources: Sequence[str] = (),
+    page_size: int = 100,
+) -> FetchResult:
+    """Page through the app's conversations that started on `day` (UTC) into the raw lake."""
+    result = FetchResult(app, day)
+
+    def records() -> Iterator[dict[str, Any]]:
+        for record in iter_conversation_records(
+            client, app, TimeWindow.for_day(day), sources=sources, page_size=page_size
+        ):
+            if record.tool == "list_conversations":
+                result.pages += 1
+                result.listed += len(record.result.get("conversations") or ())
+            else:
+                result.hydrated += 1
+            yield asdict(record)
+
+    written = lake.write_raw(CONVERSATIONS_DATASET, app, day, records())
+    result.records, result.raw_bytes, result.path = written.rows, written.bytes, lake.url(written.path)
+    return result

@@ -1,0 +1,77 @@
+"""Flatten step: the raw records of one (app, day) partition → one Parquet file per table.
+
+Reads the lake only, so the same code serves a fresh ingest and an offline rebuild.
+Conversations are flattened in batches of `batch_size` and streamed to the Parquet writers,
+which keeps memory flat however large the partition is.
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from pipelines.ces.tools import resolve_conversations
+from pipelines.ces.window import TimeWindow
+from pipelines.ingest.rejects import rejects_batch
+from pipelines.lake.store import Lake
+from pipelines.transform.conversations import REJECT_SOURCE, ConversationFlattener, Reject
+from pipelines.transform.schemas import CONVERSATION_TABLES, REJECTS
+
+CONVERSATIONS_DATASET = "conversations"
+DEFAULT_BATCH_SIZE = 500
+
+
+@dataclass
+class FlattenResult:
+    """What one partition's flatten produced."""
+
+    app: str
+    day: date
+    rows: dict[str, int] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)
+    rejects: int = 0
+
+
+def flatten_conversation_partition(
+    lake: Lake, app: str, day: date, *, batch_size: int = DEFAULT_BATCH_SIZE
+) -> FlattenResult:
+    """Rewrite every conversation table (and the rejects) of one partition from its raw records."""
+    window = TimeWindow.for_day(day)
+    prefix = f"{app}/conversations/"
+    flattener = ConversationFlattener()
+    rejects: list[Reject] = []
+
+    def reject(obj: Any, reason: str) -> None:
+        name = obj.get("name") if isinstance(obj, dict) else None
+        rejects.append(Reject(REJECT_SOURCE, name if isinstance(name, str) else None, reason, obj))
+
+    result = FlattenResult(app, day)
+    with ExitStack() as stack:
+        writers = {
+            spec.name: stack.enter_context(lake.table_writer(spec, app, day)) for spec in CONVERSATION_TABLES
+        }
+
+        def flush() -> None:
+            for name, batch in flattener.take_batches().items():
+                writers[name].write(batch)
+
+        records = lake.read_raw(CONVERSATIONS_DATASET, app, day)
+        for conversation in resolve_conversations(records, window, on_reject=reject):
+            if not str(conversation.get("name", "")).startswith(prefix):
+                reject(conversation, f"conversation does not belong to app {app}")
+                continue
+            flattener.add(conversation)
+            if len(flattener) >= batch_size:
+                flush()
+        flush()
+        rejects.extend(flattener.take_rejects())
+        with lake.table_writer(REJECTS, app, day) as rejects_writer:
+            rejects_writer.write(rejects_batch(rejects, app, day))
+            result.files[REJECTS.name] = lake.url(rejects_writer.path)
+        for name, writer in writers.items():
+            result.rows[name] = writer.rows
+            result.files[name] = lake.url(writer.path)
+    result.rejects = len(rejects)
+    return result

@@ -1,0 +1,38 @@
+"""Partition paths in the lake, safe for any resource name the API may return.
+
+App resource names become one path segment each, with every character outside
+`[A-Za-z0-9_-]` percent-encoded, so `..`, `/` or an absolute path inside a name can never
+climb out of the lake root.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from urllib.parse import quote, unquote
+
+from pipelines.config import APP_NAME_PATTERN
+
+_APP_PARTS = re.compile(r"projects/([^/]+)/locations/([^/]+)/apps/([^/]+)")
+
+
+def _encode(part: str) -> str:
+    return quote(part, safe="-_").replace(".", "%2E")
+
+
+def app_segment(app: str) -> str:
+    """`projects/p/locations/l/apps/a` → `p.l.a` (each part percent-encoded)."""
+    match = _APP_PARTS.fullmatch(app)
+    if match is None or not APP_NAME_PATTERN.match(app):
+        raise ValueError(f"not an app resource name: {app[:200]!r}")
+    return ".".join(_encode(part) for part in match.groups())
+
+
+def app_from_segment(segment: str) -> str:
+    project, location, app = (unquote(part) for part in segment.split("."))
+    return f"projects/{project}/locations/{location}/apps/{app}"
+
+
+def partition_dir(*parts: str, app: str, day: date) -> str:
+    """`<parts...>/app=<segment>/date=<YYYY-MM-DD>` relative to the lake root."""
+    return "/".join((*parts, f"app={app_segment(app)}", f"date={day.isoformat()}"))

@@ -1,0 +1,147 @@
+"""Reading and writing the lake through fsspec, so `CES_LAKE` may be local, `gs://` or `s3://`."""
+
+from __future__ import annotations
+
+import gzip
+import re
+import uuid
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import date
+from typing import IO, Any
+
+import fsspec
+import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipelines.lake.paths import app_from_segment, partition_dir
+from pipelines.transform.schemas import TableSpec
+
+RAW_FILE = "records.jsonl.gz"
+TABLE_FILE = "part-0.parquet"
+_PARTITION = re.compile(r"app=([^/]+)/date=(\d{4}-\d{2}-\d{2})$")
+
+
+@dataclass(frozen=True)
+class WrittenFile:
+    path: str
+    rows: int
+    bytes: int
+
+
+class Lake:
+    """The lake rooted at `root` (a local path or an fsspec URL)."""
+
+    def __init__(self, root: str):
+        self.fs, self.root = fsspec.core.url_to_fs(root)
+        self.root = self.root.rstrip("/")
+        self.protocol = self.fs.protocol if isinstance(self.fs.protocol, str) else self.fs.protocol[0]
+
+    def url(self, path: str) -> str:
+        """A path usable outside fsspec (DuckDB, users): local paths stay plain."""
+        return path if self.protocol in ("file", "local") else f"{self.protocol}://{path}"
+
+    # -- raw API records ----------------------------------------------------------------------
+
+    def raw_path(self, dataset: str, app: str, day: date) -> str:
+        return f"{self.root}/{partition_dir('raw', dataset, app=app, day=day)}/{RAW_FILE}"
+
+    def write_raw(self, dataset: str, app: str, day: date, records: Iterable[dict[str, Any]]) -> WrittenFile:
+        """Stream records into one gzip JSON Lines file, replacing the partition atomically."""
+        path = self.raw_path(dataset, app, day)
+        count = 0
+        with (
+            self._atomic(path) as handle,
+            gzip.GzipFile(fileobj=handle, mode="wb", compresslevel=5, mtime=0) as gz,
+        ):
+            for record in records:
+                gz.write(orjson.dumps(record))
+                gz.write(b"\n")
+                count += 1
+        return WrittenFile(path, count, self.fs.size(path))
+
+    def read_raw(self, dataset: str, app: str, day: date) -> Iterator[dict[str, Any]]:
+        """The records of one raw partition, one at a time."""
+        with (
+            self.fs.open(self.raw_path(dataset, app, day), "rb") as handle,
+            gzip.GzipFile(fileobj=handle) as gz,
+        ):
+            for line in gz:
+                if line.strip():
+                    yield orjson.loads(line)
+
+    def has_raw(self, dataset: str, app: str, day: date) -> bool:
+        return self.fs.exists(self.raw_path(dataset, app, day))
+
+    def raw_partitions(self, dataset: str) -> list[tuple[str, date]]:
+        """Every (app, day) with raw records, sorted."""
+        pattern = f"{self.root}/raw/{dataset}/app=*/date=*/{RAW_FILE}"
+        found = []
+        for path in self.fs.glob(pattern):
+            match = _PARTITION.search(path.rsplit("/", 1)[0])
+            if match:
+                found.append((app_from_segment(match.group(1)), date.fromisoformat(match.group(2))))
+        return sorted(found)
+
+    def raw_apps(self, dataset: str, day: date) -> list[str]:
+        """Apps with raw records for `day`: what a flatten or rebuild of that day covers."""
+        return [app for app, found in self.raw_partitions(dataset) if found == day]
+
+    # -- flattened tables ---------------------------------------------------------------------
+
+    def table_path(self, table: str, app: str, day: date) -> str:
+        return f"{self.root}/{partition_dir('tables', table, app=app, day=day)}/{TABLE_FILE}"
+
+    def table_glob(self, table: str) -> str:
+        return f"{self.root}/tables/{table}/app=*/date=*/{TABLE_FILE}"
+
+    @contextmanager
+    def table_writer(self, spec: TableSpec, app: str, day: date) -> Iterator[TableWriter]:
+        """A Parquet writer for one table partition; the file appears only when the block succeeds."""
+        path = self.table_path(spec.name, app, day)
+        with self._atomic(path) as handle:
+            writer = TableWriter(spec, handle, path)
+            try:
+                yield writer
+            finally:
+                writer.close()
+
+    # -- atomic replacement -------------------------------------------------------------------
+
+    @contextmanager
+    def _atomic(self, path: str) -> Iterator[IO[bytes]]:
+        """Write to a hidden temporary sibling, then rename over `path`.
+
+        Readers skip names starting with '.', so a crash leaves at most an ignored temp file.
+        """
+        directory, name = path.rsplit("/", 1)
+        self.fs.makedirs(directory, exist_ok=True)
+        temp = f"{directory}/.{name}.{uuid.uuid4().hex}.tmp"
+        try:
+            with self.fs.open(temp, "wb") as handle:
+                yield handle
+            self.fs.mv(temp, path)
+        except BaseException:
+            if self.fs.exists(temp):
+                self.fs.rm(temp)
+            raise
+
+
+class TableWriter:
+    """Streams record batches of one table into a zstd Parquet file."""
+
+    def __init__(self, spec: TableSpec, handle: IO[bytes], path: str):
+        self.spec = spec
+        self.path = path
+        self.rows = 0
+        self._writer = pq.ParquetWriter(handle, spec.schema, compression="zstd")
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        if batch.num_rows:
+            self._writer.write_batch(batch)
+            self.rows += batch.num_rows
+
+    def close(self) -> None:
+        self._writer.close()

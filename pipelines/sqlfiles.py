@@ -1,0 +1,37 @@
+"""Access to the SQL files under `sql/`: the only place SQL text lives.
+
+Some statements name a table as `{table}`; that placeholder is filled from the schema
+registry (an identifier we own), never from data. Values are always bound parameters.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
+
+
+@cache
+def sql_text(relative: str) -> str:
+    """The text of `sql/<relative>` (e.g. `warehouse/insert_parquet.sql`)."""
+    path = SQL_DIR / relative
+    if not path.is_file():
+        raise FileNotFoundError(f"missing SQL file: {path}")
+    return path.read_text()
+
+
+def sql_files(folder: str) -> list[Path]:
+    """The `.sql` files of `sql/<folder>`, sorted by name."""
+    return sorted((SQL_DIR / folder).glob("*.sql"))
+
+
+def first_comment_line(path: Path) -> str:
+    """The first `--` comment of a SQL file: its one-line description."""
+    for line in path.read_text().splitlines():
+        stripped = line.strip()
+        if stripped.startswith("--"):
+            return stripped.lstrip("-").strip()
+        if stripped:
+            break
+    return ""

@@ -1,0 +1,115 @@
+"""Checked readers for proto3 JSON values: the right type or a `SchemaViolation` naming the field.
+
+Proto3 JSON allows integers as numbers or numeric strings, omits zero values, and encodes
+bytes as standard or URL-safe base64 with or without padding; these readers accept exactly
+that and nothing looser, so a malformed object is rejected with a reason instead of loading
+garbage.
+"""
+
+from __future__ import annotations
+
+import binascii
+from typing import Any
+
+import orjson
+
+from pipelines.transform.timeparse import TimeFormatError, parse_duration_seconds, parse_timestamp_micros
+
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+_URLSAFE = bytes.maketrans(b"-_", b"+/")
+
+
+class SchemaViolation(ValueError):
+    """An object does not match the API schema; the message says where and why."""
+
+
+def text(value: Any, field: str) -> str | None:
+    if value is None or type(value) is str:
+        return value
+    raise SchemaViolation(f"{field}: expected a string, got {type(value).__name__}")
+
+
+def int32(value: Any, field: str) -> int:
+    """An int32 field; absent means 0 (proto3 omits zero)."""
+    if value is None:
+        return 0
+    if type(value) is int:
+        number = value
+    elif type(value) is str:
+        try:
+            number = int(value)
+        except ValueError:
+            raise SchemaViolation(f"{field}: expected an integer, got {value[:40]!r}") from None
+    elif type(value) is float and value.is_integer():
+        number = int(value)
+    else:
+        raise SchemaViolation(f"{field}: expected an integer, got {type(value).__name__}")
+    if not _INT32_MIN <= number <= _INT32_MAX:
+        raise SchemaViolation(f"{field}: {number} is outside the int32 range")
+    return number
+
+
+def timestamp(value: Any, field: str) -> int | None:
+    """Microseconds since the epoch (UTC), or None when absent."""
+    if value is None:
+        return None
+    try:
+        return parse_timestamp_micros(value)
+    except TimeFormatError as exc:
+        raise SchemaViolation(f"{field}: {exc}") from None
+
+
+def duration(value: Any, field: str) -> float | None:
+    if value is None:
+        return None
+    try:
+        return parse_duration_seconds(value)
+    except TimeFormatError as exc:
+        raise SchemaViolation(f"{field}: {exc}") from None
+
+
+def array(value: Any, field: str) -> list[Any]:
+    if value is None:
+        return []
+    if type(value) is list:
+        return value
+    raise SchemaViolation(f"{field}: expected an array, got {type(value).__name__}")
+
+
+def message(value: Any, field: str) -> dict[str, Any]:
+    """A nested message; absent means empty."""
+    if value is None:
+        return {}
+    if type(value) is dict:
+        return value
+    raise SchemaViolation(f"{field}: expected an object, got {type(value).__name__}")
+
+
+def struct_json(value: Any, field: str) -> str | None:
+    """A `google.protobuf.Struct` field as JSON text (NULL when absent)."""
+    if value is None:
+        return None
+    if type(value) is not dict:
+        raise SchemaViolation(f"{field}: expected an object (Struct), got {type(value).__name__}")
+    return json_text(value, field)
+
+
+def json_text(value: Any, field: str) -> str:
+    try:
+        return orjson.dumps(value).decode()
+    except (orjson.JSONEncodeError, TypeError) as exc:
+        raise SchemaViolation(f"{field}: cannot be serialised as JSON ({exc})") from None
+
+
+def base64_size(value: Any, field: str) -> int:
+    """Decoded size of a proto3 JSON bytes field (standard or URL-safe base64, padding optional)."""
+    if value is None:
+        return 0
+    if type(value) is not str:
+        raise SchemaViolation(f"{field}: expected base64 text, got {type(value).__name__}")
+    raw = value.encode("ascii", "replace").translate(_URLSAFE)
+    raw += b"=" * (-len(raw) % 4)
+    try:
+        return len(binascii.a2b_base64(raw, strict_mode=True))
+    except binascii.Error as exc:
+        raise SchemaViolation(f"{field}: invalid base64 ({exc})") from None

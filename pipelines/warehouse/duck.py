@@ -1,0 +1,113 @@
+"""The DuckDB warehouse file: schema set-up, partition replacement and row counts.
+
+A partition load deletes the partition's old rows and inserts the new Parquet in one
+transaction, so readers see the warehouse before or after a load, never in between, and a
+re-run leaves exactly the same rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import date
+from pathlib import Path
+
+import duckdb
+
+from pipelines.ces.window import TimeWindow
+from pipelines.sqlfiles import sql_files, sql_text
+from pipelines.transform.schemas import ALL_TABLES, CONVERSATION_TABLES, CONVERSATIONS, REJECTS
+from pipelines.warehouse.types import schema_mismatches
+
+
+class WarehouseSchemaError(RuntimeError):
+    """The warehouse file's tables do not match the table schemas of this version."""
+
+
+class Warehouse:
+    """A DuckDB database file holding the contract tables and views."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    @contextmanager
+    def connect(self, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        if not read_only:
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        conn = duckdb.connect(self.path, read_only=read_only)
+        try:
+            conn.execute("SET TimeZone = 'UTC'")
+            yield conn
+        finally:
+            conn.close()
+
+    def ensure_schema(self, conn: duckdb.DuckDBPyConnection) -> None:
+        """Create missing tables, (re)create the views, and fail clearly on a drifted table."""
+        for path in sql_files("tables"):
+            conn.execute(path.read_text())
+        problems = [problem for spec in ALL_TABLES for problem in schema_mismatches(conn, spec)]
+        if problems:
+            raise WarehouseSchemaError(
+                f"warehouse {self.path} does not match this version: " + "; ".join(problems)
+            )
+        for path in sql_files("views"):
+            conn.execute(path.read_text())
+
+    def replace_conversation_partition(
+        self, app: str, day: date, table_files: Mapping[str, str], rejects_file: str
+    ) -> dict[str, int]:
+        """Replace one (app, day) partition of every conversation table and its rejects.
+
+        `table_files` maps each conversation table to the partition's Parquet file. Returns
+        the rows inserted per table.
+        """
+        window = TimeWindow.for_day(day)
+        inserted: dict[str, int] = {}
+        with self.connect() as conn:
+            self.ensure_schema(conn)
+            conn.execute("BEGIN TRANSACTION")
+            try:
+                conn.execute(
+                    sql_text("warehouse/stage_partition_conversations.sql"),
+                    {
+                        "app": app,
+                        "since": window.since,
+                        "until": window.until,
+                        "incoming": table_files[CONVERSATIONS.name],
+                    },
+                )
+                for spec in CONVERSATION_TABLES:
+                    conn.execute(sql_text("warehouse/delete_partition_rows.sql").format(table=spec.name))
+                    inserted[spec.name] = _insert_parquet(conn, spec.name, table_files[spec.name])
+                conn.execute(
+                    sql_text("warehouse/delete_partition_rejects.sql"),
+                    {"app": app, "day": day, "source": "conversation"},
+                )
+                inserted[REJECTS.name] = _insert_parquet(conn, REJECTS.name, rejects_file)
+                conn.execute("DROP TABLE partition_conversations")
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        return inserted
+
+    def row_counts(self) -> dict[str, int]:
+        """Rows per contract table (0 for a table not created yet)."""
+        if not Path(self.path).exists():
+            return {spec.name: 0 for spec in ALL_TABLES}
+        with self.connect(read_only=True) as conn:
+            existing = {row[0] for row in conn.execute(sql_text("warehouse/list_tables.sql")).fetchall()}
+            count_sql = sql_text("warehouse/count_rows.sql")
+            return {
+                spec.name: conn.execute(count_sql.format(table=spec.name)).fetchone()[0]
+                if spec.name in existing
+                else 0
+                for spec in ALL_TABLES
+            }
+
+
+def _insert_parquet(conn: duckdb.DuckDBPyConnection, table: str, path: str) -> int:
+    result = conn.execute(
+        sql_text("warehouse/insert_parquet.sql").format(table=table), {"path": path}
+    ).fetchone()
+    return int(result[0]) if result else 0

@@ -1,0 +1,37 @@
+"""The check that a DuckDB table matches its Arrow schema: same columns, same order, same types."""
+
+from __future__ import annotations
+
+import duckdb
+import pyarrow as pa
+
+from pipelines.sqlfiles import sql_text
+from pipelines.transform.schemas import TableSpec
+
+_SCALARS = {
+    pa.string(): "VARCHAR",
+    pa.int32(): "INTEGER",
+    pa.int64(): "BIGINT",
+    pa.float64(): "DOUBLE",
+    pa.bool_(): "BOOLEAN",
+    pa.date32(): "DATE",
+    pa.timestamp("us", tz="UTC"): "TIMESTAMP WITH TIME ZONE",
+}
+
+
+def duckdb_type(spec: TableSpec, field: pa.Field) -> str:
+    """The DuckDB column type a field of `spec` must have."""
+    if field.name in spec.json_columns:
+        return "JSON"
+    if pa.types.is_list(field.type):
+        return f"{_SCALARS[field.type.value_type]}[]"
+    return _SCALARS[field.type]
+
+
+def schema_mismatches(conn: duckdb.DuckDBPyConnection, spec: TableSpec) -> list[str]:
+    """Differences between the table in the database and `spec`; empty when they agree."""
+    actual = conn.execute(sql_text("warehouse/table_columns.sql"), {"table": spec.name}).fetchall()
+    expected = [(field.name, duckdb_type(spec, field)) for field in spec.schema]
+    if actual == expected:
+        return []
+    return [f"{spec.name}: expected columns {expected}, found {actual}"]

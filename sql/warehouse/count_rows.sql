@@ -1,0 +1,2 @@
+-- Number of rows of {table}.
+SELECT count(*) FROM {table};
