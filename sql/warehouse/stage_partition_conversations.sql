@@ -4,4 +4,4 @@ CREATE OR REPLACE TEMP TABLE partition_conversations AS
 SELECT conversation_name FROM conversations
 WHERE app = $app AND start_time >= $since AND start_time < $until
 UNION
-SELECT conversation_name FROM read_parquet($incoming);
+SELECT conversation_name FROM read_parquet($incoming, hive_partitioning = false);

@@ -1,0 +1,123 @@
+"""Warehouse partition loads: replace in one transaction, idempotent, other partitions untouched."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import pytest
+from conversation_samples import APP, conversation_name, full_conversation
+
+from pipelines.ingest.load import load_conversation_partition
+from pipelines.ingest.rejects import rejects_batch
+from pipelines.lake.store import Lake
+from pipelines.transform.conversations import flatten_conversations
+from pipelines.transform.schemas import ALL_TABLES, CONVERSATION_TABLES, REJECTS
+from pipelines.warehouse.duck import Warehouse
+
+DAY = date(2026, 11, 1)
+NEXT_DAY = date(2026, 11, 2)
+OTHER_APP = "projects/p1/locations/us/apps/sales"
+
+
+def write_partition(lake: Lake, app: str, day: date, conversations: list[dict]) -> None:
+    tables, rejects = flatten_conversations(conversations)
+    for spec in CONVERSATION_TABLES:
+        with lake.table_writer(spec, app, day) as writer:
+            for batch in tables[spec.name].to_batches():
+                writer.write(batch)
+    with lake.table_writer(REJECTS, app, day) as writer:
+        writer.write(rejects_batch(rejects, app, day))
+
+
+def snapshot(warehouse: Warehouse) -> dict[str, list[tuple]]:
+    with warehouse.connect(read_only=True) as conn:
+        return {
+            spec.name: sorted(conn.execute(f"SELECT * FROM {spec.name}").fetchall(), key=repr)
+            for spec in ALL_TABLES
+        }
+
+
+@pytest.fixture
+def lake(tmp_path: Path) -> Lake:
+    return Lake(str(tmp_path / "lake"))
+
+
+@pytest.fixture
+def warehouse(tmp_path: Path) -> Warehouse:
+    return Warehouse(str(tmp_path / "warehouse.duckdb"))
+
+
+def test_loading_a_partition_twice_leaves_the_same_rows(lake: Lake, warehouse: Warehouse) -> None:
+    write_partition(lake, APP, DAY, [full_conversation("a"), full_conversation("b"), {"name": "broken"}])
+    first = load_conversation_partition(lake, warehouse, APP, DAY)
+    assert first["conversations"] == 2 and first["spans"] == 8 and first["rejects"] == 1
+    before = snapshot(warehouse)
+    again = load_conversation_partition(lake, warehouse, APP, DAY)
+    assert again == first
+    assert snapshot(warehouse) == before
+    assert warehouse.row_counts()["conversations"] == 2
+
+
+def test_a_reload_holds_exactly_the_new_truth_and_spares_other_partitions(
+    lake: Lake, warehouse: Warehouse
+) -> None:
+    write_partition(lake, APP, DAY, [full_conversation("a"), full_conversation("b")])
+    write_partition(lake, APP, NEXT_DAY, [full_conversation("n", start="2026-11-02T08:00:00Z")])
+    write_partition(lake, OTHER_APP, DAY, [])
+    for app, day in [(APP, DAY), (APP, NEXT_DAY), (OTHER_APP, DAY)]:
+        load_conversation_partition(lake, warehouse, app, day)
+    other_partitions = {
+        k: [r for r in rows if conversation_name("n") in repr(r)] for k, rows in snapshot(warehouse).items()
+    }
+
+    changed = full_conversation("a")
+    changed["turns"] = changed["turns"][:1]
+    changed["turnCount"] = 1
+    write_partition(lake, APP, DAY, [changed, full_conversation("c")])
+    load_conversation_partition(lake, warehouse, APP, DAY)
+
+    with warehouse.connect(read_only=True) as conn:
+        names = sorted(r[0] for r in conn.execute("SELECT conversation_name FROM conversations").fetchall())
+        assert names == sorted(conversation_name(x) for x in ["a", "c", "n"])
+        turns = conn.execute("SELECT conversation_name, count(*) FROM turns GROUP BY 1 ORDER BY 1").fetchall()
+        assert turns == [
+            (conversation_name("a"), 1),
+            (conversation_name("c"), 2),
+            (conversation_name("n"), 2),
+        ]
+        orphans = conn.execute(
+            "SELECT count(*) FROM spans WHERE conversation_name NOT IN "
+            "(SELECT conversation_name FROM conversations)"
+        ).fetchone()
+        assert orphans == (0,)
+    after = {
+        k: [r for r in rows if conversation_name("n") in repr(r)] for k, rows in snapshot(warehouse).items()
+    }
+    assert after == other_partitions
+
+
+def test_views_answer_the_trend_questions(lake: Lake, warehouse: Warehouse) -> None:
+    write_partition(lake, APP, DAY, [full_conversation("a"), dict(full_conversation("b"), source="EVAL")])
+    load_conversation_partition(lake, warehouse, APP, DAY)
+    with warehouse.connect(read_only=True) as conn:
+        volume = conn.execute(
+            "SELECT day, source, conversations, turns FROM daily_conversations_by_source ORDER BY source"
+        ).fetchall()
+        assert volume == [(DAY, "EVAL", 1, 2), (DAY, "LIVE", 1, 2)]
+        errors = conn.execute(
+            "SELECT tool, responses, errors, error_rate FROM daily_tool_error_rate ORDER BY tool"
+        ).fetchall()
+        assert errors == [
+            (f"{APP}/tools/lookup_order", 2, 0, 0.0),
+            (f"{APP}/toolsets/crm/get_customer", 2, 2, 1.0),
+        ]
+        latency = conn.execute(
+            "SELECT span_name, spans, p50_seconds, p99_seconds FROM daily_span_latency ORDER BY span_name"
+        ).fetchall()
+        assert latency == [("LLM", 2, 0.9, 0.9), ("Tool", 2, 1e-9, 1e-9), ("Turn", 2, 2.999, 2.999)]
+
+
+def test_loading_an_unflattened_partition_says_so(lake: Lake, warehouse: Warehouse) -> None:
+    with pytest.raises(FileNotFoundError, match="has not been flattened"):
+        load_conversation_partition(lake, warehouse, APP, DAY)
