@@ -7,7 +7,7 @@ one only when the whole partition was fetched, so a failed fetch leaves the old 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
@@ -53,7 +53,7 @@ def fetch_conversation_partition(
                 result.listed += len(record.result.get("conversations") or ())
             else:
                 result.hydrated += 1
-            yield asdict(record)
+            yield record.to_dict()
 
     written = lake.write_raw(CONVERSATIONS_DATASET, app, day, records())
     result.records, result.raw_bytes, result.path = written.rows, written.bytes, lake.url(written.path)
