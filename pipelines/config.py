@@ -40,6 +40,8 @@ class CesSettings:
     quota_project: str | None = None
     max_rps: float = DEFAULT_MAX_RPS
     timeout_seconds: float = 60.0
+    """Read timeout: the longest silence tolerated while waiting for (or streaming) a response."""
+    connect_timeout_seconds: float = 10.0
     page_size: int = 100
 
     def __post_init__(self) -> None:
@@ -53,6 +55,8 @@ class CesSettings:
             raise ConfigError(f"CES_MAX_RPS must be positive, got {self.max_rps}")
         if self.page_size <= 0:
             raise ConfigError(f"CES_PAGE_SIZE must be positive, got {self.page_size}")
+        if self.timeout_seconds <= 0 or self.connect_timeout_seconds <= 0:
+            raise ConfigError("CES_TIMEOUT_SECONDS and CES_CONNECT_TIMEOUT_SECONDS must be positive")
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,7 @@ def ces_settings_from_env(env: Mapping[str, str] | None = None) -> CesSettings:
         quota_project=env.get("CES_QUOTA_PROJECT") or None,
         max_rps=_float(env, "CES_MAX_RPS", DEFAULT_MAX_RPS),
         timeout_seconds=_float(env, "CES_TIMEOUT_SECONDS", 60.0),
+        connect_timeout_seconds=_float(env, "CES_CONNECT_TIMEOUT_SECONDS", 10.0),
         page_size=int(_float(env, "CES_PAGE_SIZE", 100)),
     )
 

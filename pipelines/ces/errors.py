@@ -10,12 +10,32 @@ class CesError(Exception):
 
 
 class CesTransportError(CesError):
-    """The HTTP exchange failed: connection, timeout, unexpected status or a broken stream."""
+    """The HTTP exchange failed: connection, timeout, unexpected status or a broken stream.
 
-    def __init__(self, message: str, *, status_code: int | None = None, retry_after: float | None = None):
+    `status_code` is the HTTP status when there was one; `retry_after` the server's
+    Retry-After in seconds; `server_message` the message the server put in its error body
+    (JSON-RPC `error.message` or a Google API `error.message`), and `rpc_code` the JSON-RPC
+    error code when the body carried one. The retry layer decides with these fields.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int | None = None,
+        retry_after: float | None = None,
+        server_message: str | None = None,
+        rpc_code: int | None = None,
+    ):
         super().__init__(message)
         self.status_code = status_code
         self.retry_after = retry_after
+        self.server_message = server_message
+        self.rpc_code = rpc_code
+
+
+class CesAuthError(CesError):
+    """Credentials exist but no token could be obtained (e.g. the refresh was refused)."""
 
 
 class CesProtocolError(CesError):
@@ -43,3 +63,7 @@ class CesToolError(CesError):
 
 class CesPagingError(CesError):
     """Paging went wrong, e.g. the server handed out the same page token twice."""
+
+
+class CesDataError(CesError):
+    """Stored API records cannot be replayed as they are, e.g. they are out of the fetch order."""

@@ -1,0 +1,194 @@
+"""Where the bearer token of a CES request comes from.
+
+The chain, first match wins:
+
+1. `CES_ACCESS_TOKEN` (settings.access_token): a static token, sent as it is.
+2. Google Application Default Credentials, when google-auth is installed, ADC is found and the
+   endpoint is https: a refreshed OAuth 2 token (scope cloud-platform). Google credentials are
+   never sent over plain http, so a loopback simulator never receives a real token and never
+   makes the process probe for ADC.
+3. Nothing: requests carry no Authorization header (fine for the simulator), logged once.
+
+Token refresh goes through httpx, the HTTP library the client already uses, rather than
+requiring `requests`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+import httpx
+
+from pipelines.ces.errors import CesAuthError
+from pipelines.config import CesSettings
+
+logger = logging.getLogger("pipelines.ces.auth")
+
+CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+
+AdcLoader = Callable[[], tuple[Any, str | None]]
+"""Returns (credentials, project id) like `google.auth.default`; raises when ADC is absent."""
+
+
+class TokenProvider(Protocol):
+    """What the client asks for on every request. Implementations must be thread-safe."""
+
+    def token(self) -> str | None:
+        """A currently valid bearer token, or None to send no Authorization header."""
+        ...
+
+    def quota_project(self) -> str | None:
+        """The project the credentials themselves bill quota to, if they name one."""
+        ...
+
+    def force_refresh(self, rejected_token: str | None = None) -> None:
+        """Renew the token now (after an HTTP 401), unless it changed since `rejected_token`."""
+        ...
+
+
+class StaticTokenProvider:
+    """A token the user supplied; it cannot be renewed, so a 401 with it is final."""
+
+    def __init__(self, token: str):
+        self._token = token
+
+    def token(self) -> str | None:
+        return self._token
+
+    def quota_project(self) -> str | None:
+        return None
+
+    def force_refresh(self, rejected_token: str | None = None) -> None:
+        """Nothing to renew."""
+
+    def __repr__(self) -> str:
+        return "StaticTokenProvider(token=***)"
+
+
+class NoTokenProvider:
+    """Unauthenticated requests."""
+
+    def token(self) -> str | None:
+        return None
+
+    def quota_project(self) -> str | None:
+        return None
+
+    def force_refresh(self, rejected_token: str | None = None) -> None:
+        """Nothing to renew."""
+
+    def __repr__(self) -> str:
+        return "NoTokenProvider()"
+
+
+class _HttpxAuthResponse:
+    """`google.auth.transport.Response` over an httpx response."""
+
+    def __init__(self, response: httpx.Response):
+        self.status = response.status_code
+        self.headers = response.headers
+        self.data = response.content
+
+
+class HttpxAuthRequest:
+    """`google.auth.transport.Request` over httpx: google-auth calls it to refresh tokens."""
+
+    def __init__(self, client: httpx.Client | None = None):
+        self._client = client or httpx.Client(timeout=httpx.Timeout(30.0, connect=10.0))
+
+    def __call__(
+        self,
+        url: str,
+        method: str = "GET",
+        body: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        **kwargs: Any,
+    ) -> _HttpxAuthResponse:
+        from google.auth.exceptions import TransportError
+
+        try:
+            response = self._client.request(
+                method,
+                url,
+                content=body,
+                headers=headers,
+                timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT,
+            )
+        except httpx.HTTPError as exc:
+            raise TransportError(f"token request to {url} failed: {exc}") from exc
+        return _HttpxAuthResponse(response)
+
+
+class GoogleCredentialsProvider:
+    """Tokens from google-auth credentials, refreshed when missing or about to expire."""
+
+    def __init__(self, credentials: Any, *, request: Callable[..., Any] | None = None):
+        self._credentials = credentials
+        self._request = request or HttpxAuthRequest()
+        self._lock = threading.Lock()
+
+    def _refresh(self) -> None:
+        from google.auth.exceptions import GoogleAuthError
+
+        try:
+            self._credentials.refresh(self._request)
+        except GoogleAuthError as exc:
+            raise CesAuthError(f"could not obtain a Google access token: {exc}") from exc
+        logger.debug("refreshed Google credentials (%s)", type(self._credentials).__name__)
+
+    def token(self) -> str | None:
+        with self._lock:
+            if not self._credentials.valid:
+                self._refresh()
+            return self._credentials.token
+
+    def quota_project(self) -> str | None:
+        return getattr(self._credentials, "quota_project_id", None)
+
+    def force_refresh(self, rejected_token: str | None = None) -> None:
+        with self._lock:
+            if rejected_token is None or rejected_token == self._credentials.token:
+                self._refresh()
+
+    def __repr__(self) -> str:
+        return f"GoogleCredentialsProvider({type(self._credentials).__name__})"
+
+
+def _google_default() -> tuple[Any, str | None]:
+    import google.auth
+
+    return google.auth.default(scopes=[CLOUD_PLATFORM_SCOPE])
+
+
+def _load_adc(adc_loader: AdcLoader | None) -> tuple[Any | None, str]:
+    """(credentials, why they are unavailable); credentials are None when ADC cannot be used."""
+    try:
+        from google.auth.exceptions import DefaultCredentialsError
+    except ImportError:
+        return None, "google-auth is not installed"
+    try:
+        credentials, _project = (adc_loader or _google_default)()
+    except DefaultCredentialsError as exc:
+        return None, f"no Application Default Credentials ({exc})"
+    return credentials, ""
+
+
+def token_provider_from_settings(
+    settings: CesSettings, *, adc_loader: AdcLoader | None = None
+) -> TokenProvider:
+    """The first usable source of the chain described in the module docstring."""
+    if settings.access_token:
+        return StaticTokenProvider(settings.access_token)
+    if not settings.mcp_url.lower().startswith("https://"):
+        reason = "Google credentials are only sent over https"
+    else:
+        credentials, reason = _load_adc(adc_loader)
+        if credentials is not None:
+            logger.debug("authenticating CES requests with Application Default Credentials")
+            return GoogleCredentialsProvider(credentials)
+    logger.info("CES requests to %s are unauthenticated: no CES_ACCESS_TOKEN; %s", settings.mcp_url, reason)
+    return NoTokenProvider()

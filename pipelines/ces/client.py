@@ -1,0 +1,594 @@
+"""A synchronous client for the CES MCP server: JSON-RPC 2.0 over MCP Streamable HTTP.
+
+Stateless by default, as Google documents its remote MCP servers (protocol 2026-07-28): every
+`tools/call` is one self-contained POST, no handshake. A server of the session era that asks
+for a session gets one (`initialize`, `Mcp-Session-Id`, `notifications/initialized`), after
+which the client keeps speaking that way; an expired session is re-opened once.
+
+Layers, top to bottom, each one method:
+- `_request`: one JSON-RPC call, recovering when the server asks for a session (or for
+  `Mcp-Param-*` headers) by negotiating and sending again;
+- `_send`: the single home of retries, through which every exchange goes, deciding with a
+  `RetryPolicy` (none yet) and told whether the request is idempotent;
+- `_post`: one HTTP attempt, paced by the shared rate limiter, authenticated, reading a JSON
+  or an SSE body, counted in `stats`.
+
+The client is shared by hydration worker threads: httpx.Client is thread-safe, and the
+client's own state (ids, stats, tool cache, session) is guarded by locks. It never logs or
+repeats the Authorization header or the token.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import itertools
+import logging
+import re
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any, NamedTuple, Self
+
+import httpx
+import orjson
+
+from pipelines.ces import protocol
+from pipelines.ces.auth import TokenProvider, token_provider_from_settings
+from pipelines.ces.errors import (
+    CesError,
+    CesPagingError,
+    CesProtocolError,
+    CesRpcError,
+    CesTransportError,
+)
+from pipelines.ces.ratelimit import RateLimiter, shared_rate_limiter
+from pipelines.ces.sse import DEFAULT_MAX_EVENT_BYTES, SseFormatError, parse_sse
+from pipelines.config import CesSettings
+
+logger = logging.getLogger("pipelines.ces.client")
+
+JSON_TYPE = "application/json"
+SSE_TYPE = "text/event-stream"
+HEADER_MISMATCH = -32020
+"""JSON-RPC code of a 2026-07-28 server whose routing headers disagree with the body."""
+
+_ERROR_BODY_LIMIT = 64 * 1024
+_MESSAGE_LIMIT = 500
+_SESSION_REQUIRED = re.compile(r"session|not initiali[sz]ed", re.IGNORECASE)
+_UNSUPPORTED_VERSION = re.compile(r"unsupported protocol version", re.IGNORECASE)
+_READ_ONLY_PREFIXES = ("get_", "list_")
+
+
+@dataclass
+class ClientStats:
+    """Counters of one client. `api_seconds` is wall time spent waiting on the server."""
+
+    requests: int = 0
+    tool_calls: dict[str, int] = field(default_factory=dict)
+    bytes_received: int = 0
+    api_seconds: float = 0.0
+    retries: int = 0
+    session_initializations: int = 0
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Whether a failed exchange is sent again. For now nothing is retried.
+
+    `_send` asks `retry_delay` after every failure. A request that is not idempotent (e.g.
+    `run_evaluation`) must never be re-sent once it may have reached the server.
+    """
+
+    def retry_delay(self, error: CesError, attempt: int, *, idempotent: bool) -> float | None:
+        """Seconds to wait before attempt `attempt + 1`, or None to give up with `error`."""
+        return None
+
+
+@dataclass(frozen=True)
+class _Session:
+    """What the `initialize` handshake negotiated. `session_id` is None for a stateless old server."""
+
+    protocol_version: str
+    session_id: str | None
+
+
+@dataclass(frozen=True)
+class _Exchange:
+    """One JSON-RPC message ready to POST; `request_id` is None for a notification."""
+
+    method: str
+    tool: str | None
+    request_id: int | None
+    body: bytes
+    headers: dict[str, str]
+
+    @property
+    def label(self) -> str:
+        return f"{self.method} {self.tool}" if self.tool else self.method
+
+
+class _Reply(NamedTuple):
+    result: Any
+    session_id: str | None
+
+
+class _CountingBody:
+    """Iterates a response body once, adding up the bytes received."""
+
+    def __init__(self, response: httpx.Response):
+        self._chunks = response.iter_bytes()
+        self.total = 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self._chunks:
+            self.total += len(chunk)
+            yield chunk
+
+    def read(self, limit: int | None = None) -> bytes:
+        parts: list[bytes] = []
+        size = 0
+        for chunk in self:
+            parts.append(chunk)
+            size += len(chunk)
+            if limit is not None and size >= limit:
+                break
+        return b"".join(parts)
+
+
+def _retry_after_seconds(value: str | None) -> float | None:
+    """Retry-After as seconds: either a number of seconds or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def _error_details(body: bytes) -> tuple[str | None, int | None]:
+    """(server message, JSON-RPC code) from an error body: JSON-RPC, Google API error, or text."""
+    try:
+        parsed = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        text = body.decode("utf-8", errors="replace").strip()
+        return (text[:_MESSAGE_LIMIT] or None), None
+    error = parsed.get("error") if isinstance(parsed, dict) else None
+    if isinstance(error, str):
+        return error[:_MESSAGE_LIMIT], None
+    if not isinstance(error, dict):
+        return body.decode("utf-8", errors="replace").strip()[:_MESSAGE_LIMIT] or None, None
+    message = str(error.get("message") or "")
+    if "jsonrpc" in parsed:
+        code = error.get("code")
+        return message[:_MESSAGE_LIMIT] or None, code if isinstance(code, int) else None
+    # Google API error: {"error": {"code": 403, "message": ..., "status": ..., "details": [{"reason": ...}]}}
+    status = error.get("status")
+    reasons = [d["reason"] for d in error.get("details") or () if isinstance(d, dict) and d.get("reason")]
+    text = f"{status}: {message}" if status else message
+    if reasons:
+        text += f" (reason: {', '.join(map(str, reasons))})"
+    return text[:_MESSAGE_LIMIT] or None, None
+
+
+def _is_response_to(message: Any, request_id: int) -> bool:
+    if not isinstance(message, dict) or ("result" not in message and "error" not in message):
+        return False
+    return message.get("id") == request_id or str(message.get("id")) == str(request_id)
+
+
+def _wants_handshake(error: CesError) -> bool:
+    """Does this rejection of a stateless request mean "open a session first"?
+
+    Session-era servers answer HTTP 400 saying a session id is missing (the MCP SDKs say
+    "Bad Request: Missing session ID", "Mcp-Session-Id header is required", "Server not
+    initialized"); a server that does not speak 2026-07-28 says the protocol version is
+    unsupported (-32022).
+    """
+    if isinstance(error, CesRpcError):
+        return error.code == protocol.UNSUPPORTED_PROTOCOL_VERSION and _offers_handshake(error.data)
+    if not isinstance(error, CesTransportError) or error.status_code != 400:
+        return False
+    if error.rpc_code == protocol.UNSUPPORTED_PROTOCOL_VERSION:
+        return True
+    message = error.server_message or ""
+    return bool(_SESSION_REQUIRED.search(message) or _UNSUPPORTED_VERSION.search(message))
+
+
+def _offers_handshake(data: Any) -> bool:
+    """True unless the -32022 data lists supported versions and none is a handshake version."""
+    supported = data.get("supported") if isinstance(data, dict) else None
+    if not isinstance(supported, list):
+        return True
+    return any(version in protocol.HANDSHAKE_PROTOCOL_VERSIONS for version in supported)
+
+
+class CesMcpClient:
+    """Calls CES MCP tools. Use as a context manager; share one instance between threads."""
+
+    def __init__(
+        self,
+        settings: CesSettings,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        rate_limiter: RateLimiter | None = None,
+        token_provider: TokenProvider | None = None,
+        retry_policy: RetryPolicy | None = None,
+        max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+    ):
+        self._url = settings.mcp_url
+        self._quota_project = settings.quota_project
+        self._http = httpx.Client(
+            transport=transport,
+            timeout=httpx.Timeout(settings.timeout_seconds, connect=settings.connect_timeout_seconds),
+            follow_redirects=False,
+            headers={"user-agent": f"{protocol.CLIENT_NAME}/{protocol.CLIENT_INFO['version']}"},
+        )
+        self._limiter = rate_limiter or shared_rate_limiter(settings.max_rps)
+        self._tokens = token_provider or token_provider_from_settings(settings)
+        self._retry_policy = retry_policy or RetryPolicy()
+        self._max_event_bytes = max_event_bytes
+        self._lock = threading.Lock()
+        self._session_lock = threading.Lock()
+        self._session: _Session | None = None
+        self._ids = itertools.count(1)
+        self._stats = ClientStats()
+        self._tools: dict[str, dict[str, Any]] | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """End the session, if the server gave one, and release connections."""
+        session = self._session
+        if session is not None and session.session_id:
+            self._terminate(session)
+        self._http.close()
+
+    def __repr__(self) -> str:
+        mode = "stateless" if self._session is None else f"session protocol {self._session.protocol_version}"
+        return f"CesMcpClient(url={self._url!r}, {mode}, auth={self._tokens!r})"
+
+    @property
+    def stats(self) -> ClientStats:
+        """A consistent snapshot of the counters."""
+        with self._lock:
+            return replace(self._stats, tool_calls=dict(self._stats.tool_calls))
+
+    # -- tools -------------------------------------------------------------------------------
+
+    def list_tools(self) -> list[dict[str, Any]]:
+        """Every tool the server offers (following `nextCursor`); refreshes the tool cache."""
+        tools: list[dict[str, Any]] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        while True:
+            result = self._request("tools/list", {"cursor": cursor} if cursor else {}, idempotent=True)
+            page = result.get("tools") if isinstance(result, dict) else None
+            if not isinstance(page, list):
+                raise CesProtocolError("tools/list result has no tools array")
+            tools.extend(tool for tool in page if isinstance(tool, dict))
+            cursor = result.get("nextCursor")
+            if not cursor:
+                break
+            if cursor in seen:
+                raise CesPagingError(f"tools/list returned the cursor {cursor!r} twice")
+            seen.add(cursor)
+        with self._lock:
+            self._tools = {tool["name"]: tool for tool in tools if isinstance(tool.get("name"), str)}
+        return tools
+
+    def tool_names(self) -> frozenset[str]:
+        """Names of the server's tools, listed once per client."""
+        with self._lock:
+            tools = self._tools
+        if tools is None:
+            self.list_tools()
+            with self._lock:
+                tools = self._tools or {}
+        return frozenset(tools)
+
+    def has_tool(self, name: str) -> bool:
+        return name in self.tool_names()
+
+    def call_tool(
+        self, name: str, arguments: Mapping[str, Any] | None = None, *, idempotent: bool | None = None
+    ) -> dict[str, Any]:
+        """Call a tool and return its output object.
+
+        `idempotent` says whether the call may be sent again after it may have reached the
+        server. By default it comes from the tool's `idempotentHint` when the tools were listed,
+        else from the CES naming convention: `get_*`/`list_*` tools are read-only and idempotent,
+        anything else (`run_evaluation`) is not.
+        """
+        if idempotent is None:
+            idempotent = self._is_idempotent(name)
+        with self._lock:
+            self._stats.tool_calls[name] = self._stats.tool_calls.get(name, 0) + 1
+        params = {"name": name, "arguments": dict(arguments or {})}
+        result = self._request("tools/call", params, idempotent=idempotent, tool=name)
+        return protocol.tool_result_payload(name, result)
+
+    def _is_idempotent(self, tool: str) -> bool:
+        with self._lock:
+            listed = (self._tools or {}).get(tool)
+        hint = (listed or {}).get("annotations", {}).get("idempotentHint")
+        return hint if isinstance(hint, bool) else tool.startswith(_READ_ONLY_PREFIXES)
+
+    # -- one JSON-RPC call -------------------------------------------------------------------
+
+    def _request(
+        self, method: str, params: dict[str, Any], *, idempotent: bool, tool: str | None = None
+    ) -> Any:
+        """Send a request; when the server says what it needs first, provide it and send again once.
+
+        Re-sending is safe even for non-idempotent calls here: each of these answers means the
+        server refused the request before acting on it.
+        """
+        session = self._session
+        try:
+            return self._send(self._build(method, params, session, tool), idempotent=idempotent).result
+        except (CesTransportError, CesRpcError) as exc:
+            if session is None and _wants_handshake(exc):
+                logger.info("%s asks for an MCP session; falling back to the initialize handshake", self._url)
+                session = self._open_session(stale=None)
+            elif session is not None and session.session_id and getattr(exc, "status_code", None) == 404:
+                logger.info("MCP session expired (HTTP 404); initialising a new one")
+                session = self._open_session(stale=session)
+            elif self._needs_tool_schemas(exc, tool):
+                logger.info("%s wants Mcp-Param headers for %s; listing tools to learn them", self._url, tool)
+                self.list_tools()
+            else:
+                raise
+        return self._send(self._build(method, params, session, tool), idempotent=idempotent).result
+
+    def _needs_tool_schemas(self, error: CesError, tool: str | None) -> bool:
+        code = error.code if isinstance(error, CesRpcError) else getattr(error, "rpc_code", None)
+        with self._lock:
+            unknown = self._tools is None
+        return tool is not None and code == HEADER_MISMATCH and unknown and self._session is None
+
+    def _build(
+        self, method: str, params: dict[str, Any] | None, session: _Session | None, tool: str | None = None
+    ) -> _Exchange:
+        """The body and protocol headers of one message, for the protocol era in use."""
+        headers = {"content-type": JSON_TYPE, "accept": f"{JSON_TYPE}, {SSE_TYPE}"}
+        if method == "initialize":
+            pass  # the handshake carries its version in the body, and no session yet
+        elif session is None:
+            params = {**(params or {}), "_meta": protocol.modern_meta()}
+            headers.update(protocol.modern_headers(method, params))
+            if tool is not None:
+                headers.update(
+                    protocol.param_headers(self._input_schema(tool), params.get("arguments") or {})
+                )
+        else:
+            headers[protocol.PROTOCOL_VERSION_HEADER] = session.protocol_version
+            if session.session_id:
+                headers[protocol.SESSION_ID_HEADER] = session.session_id
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        request_id = None
+        if not method.startswith("notifications/"):
+            with self._lock:
+                request_id = next(self._ids)
+            message["id"] = request_id
+        return _Exchange(method, tool, request_id, orjson.dumps(message), headers)
+
+    def _input_schema(self, tool: str) -> Any:
+        with self._lock:
+            return ((self._tools or {}).get(tool) or {}).get("inputSchema")
+
+    # -- sessions (for servers of the session era) -------------------------------------------
+
+    def _open_session(self, *, stale: _Session | None) -> _Session:
+        """Run the handshake, unless another thread already replaced `stale` meanwhile."""
+        with self._session_lock:
+            current = self._session
+            if current is not stale and current is not None:
+                return current
+            reply = self._send(self._build("initialize", protocol.initialize_params(), None), idempotent=True)
+            version = reply.result.get("protocolVersion") if isinstance(reply.result, dict) else None
+            session = _Session(
+                version if isinstance(version, str) else protocol.HANDSHAKE_PROTOCOL_VERSION, reply.session_id
+            )
+            self._send(self._build("notifications/initialized", None, session), idempotent=True)
+            self._session = session
+            with self._lock:
+                self._stats.session_initializations += 1
+            logger.info(
+                "MCP session initialised (protocol %s, %s)",
+                session.protocol_version,
+                "with a session id" if session.session_id else "no session id",
+            )
+            return session
+
+    def _terminate(self, session: _Session) -> None:
+        """Tell the server the session is over (best effort; it would expire anyway)."""
+        headers = {
+            protocol.SESSION_ID_HEADER: session.session_id or "",
+            protocol.PROTOCOL_VERSION_HEADER: session.protocol_version,
+        }
+        try:
+            headers.update(self._auth_headers()[0])
+            self._limiter.acquire()
+            response = self._http.delete(self._url, headers=headers)
+            logger.debug("DELETE session status=%s", response.status_code)
+        except (httpx.HTTPError, CesError) as exc:
+            logger.debug("ending the MCP session failed: %s", type(exc).__name__)
+
+    # -- the exchange and its retries ----------------------------------------------------------
+
+    def _send(self, exchange: _Exchange, *, idempotent: bool) -> _Reply:
+        """Every HTTP exchange goes through here: the one place that decides on sending again."""
+        attempt = 1
+        while True:
+            try:
+                return self._post(exchange)
+            except CesError as exc:
+                delay = self._retry_policy.retry_delay(exc, attempt, idempotent=idempotent)
+                if delay is None:
+                    raise
+                logger.debug("retrying %s in %.2fs after %s", exchange.label, delay, type(exc).__name__)
+            with self._lock:
+                self._stats.retries += 1
+            time.sleep(delay)
+            attempt += 1
+
+    def _auth_headers(self) -> tuple[dict[str, str], str | None]:
+        token = self._tokens.token()
+        headers = {"authorization": f"Bearer {token}"} if token else {}
+        quota_project = self._quota_project or self._tokens.quota_project()
+        if quota_project:
+            headers["x-goog-user-project"] = quota_project
+        return headers, token
+
+    def _post(self, exchange: _Exchange) -> _Reply:
+        """One HTTP attempt: paced, authenticated, timed and counted."""
+        self._limiter.acquire()
+        auth, token = self._auth_headers()
+        status: int | None = None
+        body: _CountingBody | None = None
+        started = time.perf_counter()
+        try:
+            with self._http.stream(
+                "POST", self._url, content=exchange.body, headers={**exchange.headers, **auth}
+            ) as response:
+                status = response.status_code
+                body = _CountingBody(response)
+                return self._read(exchange, response, body, token)
+        except httpx.TimeoutException as exc:
+            raise CesTransportError(
+                f"{exchange.label}: {self._url} timed out ({type(exc).__name__})"
+            ) from exc
+        except httpx.HTTPError as exc:
+            raise CesTransportError(f"{exchange.label}: request to {self._url} failed: {exc}") from exc
+        finally:
+            elapsed = time.perf_counter() - started
+            received = body.total if body is not None else 0
+            with self._lock:
+                self._stats.requests += 1
+                self._stats.api_seconds += elapsed
+                self._stats.bytes_received += received
+            logger.debug(
+                "POST %s status=%s elapsed=%.3fs bytes=%d", exchange.label, status, elapsed, received
+            )
+
+    def _read(
+        self, exchange: _Exchange, response: httpx.Response, body: _CountingBody, token: str | None
+    ) -> _Reply:
+        status = response.status_code
+        if status >= 300:
+            raise self._http_error(exchange, response, body.read(_ERROR_BODY_LIMIT), token)
+        session_id = response.headers.get(protocol.SESSION_ID_HEADER)
+        if exchange.request_id is None:
+            return _Reply(None, session_id)
+        if status in (202, 204):
+            raise CesProtocolError(f"{exchange.label}: the server answered HTTP {status} without a response")
+        content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+        if content_type == JSON_TYPE:
+            message = self._json_response(exchange, body.read())
+        elif content_type == SSE_TYPE:
+            message = self._sse_response(exchange, body)
+        else:
+            raise CesProtocolError(f"{exchange.label}: unexpected content type {content_type or 'none'!r}")
+        error = message.get("error")
+        if error is not None:
+            if not isinstance(error, dict):
+                raise CesProtocolError(f"{exchange.label}: malformed JSON-RPC error {str(error)[:200]!r}")
+            code = error.get("code")
+            raise CesRpcError(
+                code if isinstance(code, int) else 0,
+                _redact(str(error.get("message", "")), token),
+                error.get("data"),
+            )
+        return _Reply(message.get("result"), session_id)
+
+    def _json_response(self, exchange: _Exchange, raw: bytes) -> dict[str, Any]:
+        try:
+            parsed = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            raise CesProtocolError(f"{exchange.label}: response body is not JSON: {raw[:200]!r}") from None
+        messages = parsed if isinstance(parsed, list) else [parsed]
+        assert exchange.request_id is not None
+        for message in messages:
+            if _is_response_to(message, exchange.request_id):
+                return message
+        # A server that could not read the request id answers an error with `id: null`.
+        if isinstance(parsed, dict) and parsed.get("id") is None and isinstance(parsed.get("error"), dict):
+            return parsed
+        raise CesProtocolError(
+            f"{exchange.label}: the JSON body holds no response to request {exchange.request_id}"
+        )
+
+    def _sse_response(self, exchange: _Exchange, body: _CountingBody) -> dict[str, Any]:
+        """The response event of an SSE stream; notifications and server requests are skipped."""
+        assert exchange.request_id is not None
+        events = 0
+        try:
+            for event in parse_sse(body, max_event_bytes=self._max_event_bytes):
+                events += 1
+                if event.event != "message":
+                    continue
+                try:
+                    message = orjson.loads(event.data)
+                except orjson.JSONDecodeError:
+                    raise CesProtocolError(
+                        f"{exchange.label}: SSE event is not JSON: {event.data[:200]!r}"
+                    ) from None
+                if _is_response_to(message, exchange.request_id):
+                    return message
+                logger.debug(
+                    "skipping SSE message %s", message.get("method") if isinstance(message, dict) else ""
+                )
+        except SseFormatError as exc:
+            raise CesProtocolError(f"{exchange.label}: {exc}") from exc
+        raise CesTransportError(
+            f"{exchange.label}: the SSE stream from {self._url} ended after {events} event(s) "
+            f"without a response to request {exchange.request_id}"
+        )
+
+    def _http_error(
+        self, exchange: _Exchange, response: httpx.Response, raw: bytes, token: str | None
+    ) -> CesTransportError:
+        status = response.status_code
+        if status < 400:
+            location = response.headers.get("location", "")
+            return CesTransportError(
+                f"{exchange.label}: HTTP {status} redirect to {location!r} not followed; "
+                "set CES_MCP_URL to the final endpoint",
+                status_code=status,
+            )
+        server_message, rpc_code = _error_details(raw) if raw else (None, None)
+        server_message = _redact(server_message, token) if server_message else None
+        return CesTransportError(
+            f"{exchange.label}: HTTP {status} {response.reason_phrase} from {self._url}"
+            + (f": {server_message}" if server_message else ""),
+            status_code=status,
+            retry_after=_retry_after_seconds(response.headers.get("retry-after")),
+            server_message=server_message,
+            rpc_code=rpc_code,
+        )
+
+
+def _redact(text: str, token: str | None) -> str:
+    """A server may echo the credentials it rejected; they must not reach logs or messages."""
+    return text.replace(token, "***") if token else text

@@ -1,0 +1,126 @@
+"""Raw API records and the generic page-token pager.
+
+Every tool response the pipeline keeps is an `ApiRecord`: the tool, the exact arguments sent
+(page token included), the output object exactly as the server returned it, and when it was
+received. The raw lake stores these verbatim as JSON Lines, and an offline rebuild replays
+them, so a record must hold nothing the server did not say.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from pipelines.ces.errors import CesDataError, CesPagingError, CesProtocolError
+
+DEFAULT_MAX_PAGES = 100_000
+"""A guard against a server that never stops handing out new tokens."""
+
+
+class ToolClient(Protocol):
+    """The part of `CesMcpClient` the tool layer uses."""
+
+    def call_tool(
+        self, name: str, arguments: Mapping[str, Any] | None = None, *, idempotent: bool | None = None
+    ) -> dict[str, Any]: ...
+
+
+def utc_now_rfc3339() -> str:
+    """The current instant as RFC 3339 UTC with microseconds, e.g. 2026-01-02T03:04:05.123456Z."""
+    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
+class ApiRecord:
+    """One tool call as stored in the raw lake."""
+
+    tool: str
+    arguments: dict[str, Any]
+    result: dict[str, Any]
+    fetched_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "arguments": self.arguments,
+            "result": self.result,
+            "fetched_at": self.fetched_at,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ApiRecord:
+        """A record read back from the lake; a malformed one is a CesDataError naming what is wrong."""
+        tool, arguments, result, fetched_at = (
+            data.get(k) for k in ("tool", "arguments", "result", "fetched_at")
+        )
+        if not isinstance(tool, str) or not isinstance(arguments, dict) or not isinstance(result, dict):
+            raise CesDataError(f"not an API record (tool, arguments, result): {str(data)[:200]}")
+        return cls(tool, arguments, result, fetched_at if isinstance(fetched_at, str) else "")
+
+
+def as_record(item: ApiRecord | Mapping[str, Any]) -> ApiRecord:
+    return item if isinstance(item, ApiRecord) else ApiRecord.from_dict(item)
+
+
+def fetch_record(
+    client: ToolClient, tool: str, arguments: Mapping[str, Any], *, idempotent: bool | None = None
+) -> ApiRecord:
+    """Call a tool and keep the call as a record."""
+    arguments = dict(arguments)
+    result = client.call_tool(tool, arguments, idempotent=idempotent)
+    return ApiRecord(tool, arguments, result, utc_now_rfc3339())
+
+
+def page_items(result: Mapping[str, Any], items_key: str, tool: str) -> list[Any]:
+    """The items of one page; proto3 JSON omits an empty list, so a missing key is no items."""
+    items = result.get(items_key, [])
+    if not isinstance(items, list):
+        raise CesProtocolError(f"{tool}: {items_key!r} is not an array")
+    return items
+
+
+def iter_page_records(
+    client: ToolClient,
+    tool: str,
+    arguments: Mapping[str, Any],
+    *,
+    items_key: str,
+    max_pages: int = DEFAULT_MAX_PAGES,
+) -> Iterator[ApiRecord]:
+    """Each page of a list tool as a record, following `nextPageToken` until it is absent or empty.
+
+    A page may hold fewer items than asked, even none, and still carry a token: paging goes on.
+    A token handed out twice would loop forever, so it is a CesPagingError, as is passing
+    `max_pages`.
+    """
+    seen: set[str] = set()
+    token: str | None = None
+    for page_number in range(1, max_pages + 1):
+        record = fetch_record(client, tool, {**arguments, "pageToken": token} if token else arguments)
+        page_items(record.result, items_key, tool)
+        yield record
+        next_token = record.result.get("nextPageToken")
+        if not next_token:
+            return
+        if not isinstance(next_token, str):
+            raise CesProtocolError(f"{tool}: nextPageToken is not a string on page {page_number}")
+        if next_token in seen:
+            raise CesPagingError(f"{tool} returned the page token {next_token!r} twice (page {page_number})")
+        seen.add(next_token)
+        token = next_token
+    raise CesPagingError(f"{tool} still had more pages after {max_pages}; giving up")
+
+
+def iter_pages(
+    client: ToolClient,
+    tool: str,
+    arguments: Mapping[str, Any],
+    *,
+    items_key: str,
+    max_pages: int = DEFAULT_MAX_PAGES,
+) -> Iterator[dict[str, Any]]:
+    """Each page's raw result (see `iter_page_records`)."""
+    for record in iter_page_records(client, tool, arguments, items_key=items_key, max_pages=max_pages):
+        yield record.result

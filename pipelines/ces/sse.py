@@ -1,0 +1,117 @@
+"""A streaming Server-Sent Events parser (the WHATWG `text/event-stream` rules), pure and small.
+
+MCP Streamable HTTP may answer a POST with an SSE stream: notifications and pings first, the
+JSON-RPC response in some later event. The parser works on raw byte chunks so a large event
+is never split on Unicode line separators (U+2028 is legal inside JSON strings, and text
+line-splitters such as `str.splitlines` would cut there), and so memory stays bounded by one
+event rather than the whole body.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+DEFAULT_MAX_EVENT_BYTES = 256 * 1024 * 1024
+"""Large enough for any conversation trace, small enough to stop a runaway stream."""
+
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+_BOM = b"\xef\xbb\xbf"
+
+
+class SseFormatError(ValueError):
+    """The stream breaks the event-stream format, or one event exceeds the size limit."""
+
+
+@dataclass(frozen=True)
+class SseEvent:
+    """One dispatched event. `id` is the stream's last event id at dispatch, per the spec."""
+
+    data: str
+    event: str = "message"
+    id: str | None = None
+    retry: int | None = None
+
+
+def iter_lines(chunks: Iterable[bytes], *, max_line_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> Iterator[bytes]:
+    """Split byte chunks into lines ended by CRLF, LF or CR, wherever the chunk borders fall.
+
+    A final line without a terminator is yielded too; the event parser decides what it means.
+    """
+    parts: list[bytes] = []
+    pending_size = 0
+    skip_lf = False  # the previous chunk ended with CR, which may be the first half of CRLF
+    for chunk in chunks:
+        if skip_lf and chunk.startswith(b"\n"):
+            chunk = chunk[1:]
+        skip_lf = False
+        start = 0
+        for match in _LINE_END.finditer(chunk):
+            parts.append(chunk[start : match.start()])
+            yield b"".join(parts)
+            parts, pending_size = [], 0
+            start = match.end()
+            skip_lf = start == len(chunk) and match.group() == b"\r"
+        rest = chunk[start:]
+        if rest:
+            pending_size += len(rest)
+            if pending_size > max_line_bytes:
+                raise SseFormatError(f"an event-stream line exceeds {max_line_bytes} bytes")
+            parts.append(rest)
+    if parts:
+        yield b"".join(parts)
+
+
+def iter_events(
+    lines: Iterable[bytes], *, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
+) -> Iterator[SseEvent]:
+    """Parse lines into events: comments skipped, `data` lines joined by newlines.
+
+    Following the spec, an event is dispatched on a blank line and only when it has data;
+    an event cut off by the end of the stream is discarded (it may be truncated).
+    """
+    data: list[bytes] = []
+    data_size = 0
+    event_type = b""
+    last_id: str | None = None
+    retry: int | None = None
+    first = True
+    for line in lines:
+        if first:
+            first = False
+            if line.startswith(_BOM):
+                line = line[len(_BOM) :]
+        if not line:
+            if data:
+                yield SseEvent(
+                    data=b"\n".join(data).decode("utf-8", errors="replace"),
+                    event=event_type.decode("utf-8", errors="replace") or "message",
+                    id=last_id,
+                    retry=retry,
+                )
+            data, data_size, event_type = [], 0, b""
+            continue
+        if line.startswith(b":"):
+            continue
+        name, colon, value = line.partition(b":")
+        if colon and value.startswith(b" "):
+            value = value[1:]
+        if name == b"data":
+            data_size += len(value) + 1
+            if data_size > max_event_bytes:
+                raise SseFormatError(f"an event exceeds {max_event_bytes} bytes")
+            data.append(value)
+        elif name == b"event":
+            event_type = value
+        elif name == b"id" and b"\0" not in value:
+            last_id = value.decode("utf-8", errors="replace")
+        elif name == b"retry" and value.isdigit():
+            retry = int(value)
+
+
+def parse_sse(
+    chunks: Iterable[bytes], *, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
+) -> Iterator[SseEvent]:
+    """Events from raw body chunks (what `httpx.Response.iter_bytes()` yields)."""
+    return iter_events(iter_lines(chunks, max_line_bytes=max_event_bytes), max_event_bytes=max_event_bytes)

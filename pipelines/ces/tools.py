@@ -1,0 +1,267 @@
+"""The CES tools as typed calls, and how a window of conversations is fetched and replayed.
+
+Fetching (`iter_conversation_records`) and replaying (`resolve_conversations`) make every
+decision about a listed conversation through the same `ListingJudge`, so an offline rebuild
+from the raw lake yields exactly what the live fetch would have.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from pipelines.ces.errors import CesDataError
+from pipelines.ces.paging import (
+    ApiRecord,
+    ToolClient,
+    as_record,
+    fetch_record,
+    iter_page_records,
+    page_items,
+)
+from pipelines.ces.window import TimeWindow, needs_hydration
+from pipelines.transform.timeparse import parse_timestamp_micros
+
+logger = logging.getLogger("pipelines.ces.tools")
+
+LIST_CONVERSATIONS = "list_conversations"
+GET_CONVERSATION = "get_conversation"
+LIST_EVALUATION_RUNS = "list_evaluation_runs"
+GET_EVALUATION_RUN = "get_evaluation_run"
+LIST_EVALUATION_RESULTS = "list_evaluation_results"
+RUN_EVALUATION = "run_evaluation"
+GET_OPERATION = "get_operation"
+
+RejectHandler = Callable[[Any, str], None]
+"""`on_reject(obj, reason)`: receives a listed object that cannot be placed, and why."""
+
+
+class Verdict(enum.Enum):
+    ACCEPT = "accept"
+    DUPLICATE = "duplicate"
+    OUTSIDE = "outside"
+    REJECT = "reject"
+
+
+class ListingJudge:
+    """Decides what each listed conversation is: in the window, outside, a duplicate, or unusable.
+
+    The first listing of a name decides; later listings of it are duplicates. Only the names
+    of accepted and rejected conversations are remembered, never those outside the window
+    (a server that ignores the filter could list the whole history).
+    """
+
+    def __init__(self, window: TimeWindow):
+        self.window = window
+        self._seen: set[str] = set()
+
+    def judge(self, item: Any) -> tuple[Verdict, str]:
+        """(verdict, reason); the reason says what is wrong with a rejected item."""
+        if not isinstance(item, dict):
+            return Verdict.REJECT, "listed conversation is not a JSON object"
+        name = item.get("name")
+        if not isinstance(name, str) or not name:
+            return Verdict.REJECT, "conversation has no name"
+        if name in self._seen:
+            return Verdict.DUPLICATE, ""
+        start = item.get("startTime")
+        if not isinstance(start, str):
+            self._seen.add(name)
+            return Verdict.REJECT, "conversation has no startTime"
+        try:
+            parse_timestamp_micros(start)
+        except ValueError as exc:
+            self._seen.add(name)
+            return Verdict.REJECT, f"unparseable startTime: {exc}"
+        if not self.window.contains(item):
+            return Verdict.OUTSIDE, ""
+        self._seen.add(name)
+        return Verdict.ACCEPT, ""
+
+
+# -- conversations -----------------------------------------------------------------------------
+
+
+def list_conversations_arguments(
+    app: str, window: TimeWindow, *, sources: Sequence[str] = (), page_size: int = 100
+) -> dict[str, Any]:
+    """Arguments of the first list_conversations page; `sources` omitted means every source."""
+    arguments: dict[str, Any] = {"parent": app, "pageSize": page_size, "filter": window.aip160_filter()}
+    if sources:
+        arguments["sources"] = list(sources)
+    return arguments
+
+
+def get_conversation(client: ToolClient, name: str) -> dict[str, Any]:
+    return client.call_tool(GET_CONVERSATION, {"name": name})
+
+
+def iter_conversation_records(
+    client: ToolClient,
+    app: str,
+    window: TimeWindow,
+    *,
+    sources: Sequence[str] = (),
+    page_size: int = 100,
+    hydrate_workers: int = 4,
+) -> Iterator[ApiRecord]:
+    """The records of one app's conversations in `window`, in replay order.
+
+    For each list_conversations page: the page's record, then a get_conversation record for
+    each conversation first listed on that page, inside the window, whose turns are missing
+    (`needs_hydration`), in listing order. Hydrations run on `hydrate_workers` threads while
+    the caller handles the page record. Conversations outside the window are not fetched: the
+    server may ignore the filter, and the window is enforced here too.
+    """
+    judge = ListingJudge(window)
+    arguments = list_conversations_arguments(app, window, sources=sources, page_size=page_size)
+    with ThreadPoolExecutor(max_workers=max(1, hydrate_workers), thread_name_prefix="ces-hydrate") as pool:
+        for page in iter_page_records(client, LIST_CONVERSATIONS, arguments, items_key="conversations"):
+            names = [
+                item["name"]
+                for item in page_items(page.result, "conversations", LIST_CONVERSATIONS)
+                if judge.judge(item)[0] is Verdict.ACCEPT and needs_hydration(item)
+            ]
+            futures: list[Future[ApiRecord]] = [
+                pool.submit(fetch_record, client, GET_CONVERSATION, {"name": name}) for name in names
+            ]
+            try:
+                yield page
+                for future in futures:
+                    yield future.result()
+            finally:
+                for future in futures:
+                    future.cancel()
+
+
+def resolve_conversations(
+    records: Iterable[ApiRecord | Mapping[str, Any]],
+    window: TimeWindow,
+    *,
+    on_reject: RejectHandler | None = None,
+) -> Iterator[dict[str, Any]]:
+    """Replay conversation records into the window's conversations, each once, full when fetched.
+
+    Pure: no client. Records must be in the order `iter_conversation_records` yields them (as
+    the raw lake keeps them); plain dicts as read back from JSON Lines are accepted.
+
+    - Each conversation listed inside the window is yielded once, in order of first listing,
+      when its page is complete: the get_conversation version when one follows the page,
+      else the listed one.
+    - A conversation listed again on a later page is skipped: the first listing decided,
+      and the fetcher hydrated it right after that listing. (Yielding the last listing
+      instead would mean holding every page until the end.)
+    - Conversations outside the window are skipped (the server may ignore the filter).
+    - A listed object without a name, without a startTime or with an unparseable one cannot
+      be placed: it goes to `on_reject(obj, reason)`, or, without a handler, raises
+      CesDataError. It is never dropped silently.
+    - A get_conversation record that does not follow the page listing its conversation means
+      the records are out of order; that raises CesDataError rather than yielding summaries.
+
+    Memory: one page of conversations plus the names seen inside the window.
+    """
+    judge = ListingJudge(window)
+    pending: dict[str, dict[str, Any]] = {}
+    for raw in records:
+        record = as_record(raw)
+        if record.tool == LIST_CONVERSATIONS:
+            yield from pending.values()
+            pending = {}
+            for item in page_items(record.result, "conversations", LIST_CONVERSATIONS):
+                verdict, reason = judge.judge(item)
+                if verdict is Verdict.ACCEPT:
+                    pending[item["name"]] = item
+                elif verdict is Verdict.REJECT:
+                    _reject(item, reason, on_reject)
+        elif record.tool == GET_CONVERSATION:
+            name = record.arguments.get("name")
+            if not isinstance(name, str) or name not in pending:
+                raise CesDataError(
+                    f"get_conversation record for {name!r} does not follow the list_conversations page "
+                    "that listed it inside the window; records must stay in fetch order"
+                )
+            pending[name] = record.result
+        else:
+            logger.debug("ignoring a %s record among conversation records", record.tool)
+    yield from pending.values()
+
+
+def _reject(item: Any, reason: str, on_reject: RejectHandler | None) -> None:
+    if on_reject is None:
+        name = item.get("name") if isinstance(item, dict) else None
+        raise CesDataError(f"conversation {name or '(no name)'}: {reason}")
+    on_reject(item, reason)
+
+
+# -- evaluation runs, results and operations -----------------------------------------------------
+
+
+def iter_evaluation_run_records(client: ToolClient, app: str, *, page_size: int = 100) -> Iterator[ApiRecord]:
+    """The list_evaluation_runs pages of an app, as records for the raw lake."""
+    arguments = {"parent": app, "pageSize": page_size}
+    return iter_page_records(client, LIST_EVALUATION_RUNS, arguments, items_key="evaluationRuns")
+
+
+def iter_evaluation_runs(client: ToolClient, app: str, *, page_size: int = 100) -> Iterator[dict[str, Any]]:
+    for record in iter_evaluation_run_records(client, app, page_size=page_size):
+        yield from page_items(record.result, "evaluationRuns", LIST_EVALUATION_RUNS)
+
+
+def iter_evaluation_run_names(client: ToolClient, app: str, *, page_size: int = 100) -> Iterator[str]:
+    for run in iter_evaluation_runs(client, app, page_size=page_size):
+        if isinstance(run, dict) and isinstance(run.get("name"), str):
+            yield run["name"]
+
+
+def get_evaluation_run(client: ToolClient, name: str) -> dict[str, Any]:
+    return client.call_tool(GET_EVALUATION_RUN, {"name": name})
+
+
+def iter_evaluation_results(
+    client: ToolClient, app: str, run_name: str, *, page_size: int = 100
+) -> Iterator[dict[str, Any]]:
+    """The results of one evaluation run, across all evaluations of the app.
+
+    Only for servers that offer list_evaluation_results (check `client.has_tool`). Results
+    live under evaluations, so the parent is the `evaluations/-` wildcard, filtered by run.
+    """
+    arguments = {
+        "parent": f"{app}/evaluations/-",
+        "pageSize": page_size,
+        "filter": f'evaluation_run = "{run_name}"',
+    }
+    for record in iter_page_records(
+        client, LIST_EVALUATION_RESULTS, arguments, items_key="evaluationResults"
+    ):
+        yield from page_items(record.result, "evaluationResults", LIST_EVALUATION_RESULTS)
+
+
+def run_evaluation(
+    client: ToolClient,
+    app: str,
+    *,
+    evaluations: Sequence[str] | None = None,
+    evaluation_dataset: str | None = None,
+    display_name: str | None = None,
+    app_version: str | None = None,
+) -> dict[str, Any]:
+    """Start an evaluation run; returns the long-running Operation (poll it with `get_operation`).
+
+    Not idempotent: each call starts a new run, so it is never sent twice.
+    """
+    arguments: dict[str, Any] = {"app": app}
+    optional = {
+        "evaluations": list(evaluations) if evaluations is not None else None,
+        "evaluationDataset": evaluation_dataset,
+        "displayName": display_name,
+        "appVersion": app_version,
+    }
+    arguments.update({key: value for key, value in optional.items() if value is not None})
+    return client.call_tool(RUN_EVALUATION, arguments, idempotent=False)
+
+
+def get_operation(client: ToolClient, name: str) -> dict[str, Any]:
+    return client.call_tool(GET_OPERATION, {"name": name})

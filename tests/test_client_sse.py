@@ -1,0 +1,67 @@
+"""The event-stream parser on its own: framing rules, line endings and chunk borders."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipelines.ces.sse import SseEvent, SseFormatError, iter_lines, parse_sse
+
+
+def events(*chunks: bytes, **kwargs: int) -> list[SseEvent]:
+    return list(parse_sse(iter(chunks), **kwargs))
+
+
+def test_single_event_with_defaults() -> None:
+    assert events(b'data: {"a": 1}\n\n') == [SseEvent(data='{"a": 1}')]
+
+
+def test_comments_are_skipped_and_fields_are_kept() -> None:
+    stream = b": keep-alive\n\nevent: message\nid: 7\nretry: 1500\ndata: x\n\n: another comment\n"
+    assert events(stream) == [SseEvent(data="x", event="message", id="7", retry=1500)]
+
+
+def test_multi_line_data_is_joined_with_newlines() -> None:
+    assert events(b"data: first\ndata:second\ndata:  third\n\n") == [SseEvent(data="first\nsecond\n third")]
+
+
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n", b"\r"])
+def test_every_line_ending(eol: bytes) -> None:
+    stream = eol.join([b"event: ping", b"data: 1", b"", b"data: 2", b"data: 3", b"", b""])
+    assert events(stream) == [SseEvent(data="1", event="ping"), SseEvent(data="2\n3")]
+
+
+def test_crlf_split_across_chunks_is_one_line_end() -> None:
+    assert list(iter_lines([b"a\r", b"\nb\r", b"\r", b"\nc"])) == [b"a", b"b", b"", b"c"]
+
+
+def test_chunk_borders_anywhere() -> None:
+    stream = b'data: {"k": "v"}\r\n\r\nid: 2\r\ndata: tail\r\n\r\n'
+    whole = events(stream)
+    for size in (1, 2, 3, 7):
+        chunks = [stream[i : i + size] for i in range(0, len(stream), size)]
+        assert events(*chunks) == whole
+    assert whole == [SseEvent(data='{"k": "v"}'), SseEvent(data="tail", id="2")]
+
+
+def test_unicode_line_separators_inside_data_are_not_line_ends() -> None:
+    data = '{"text": "a\u2028b\u0085c"}'
+    assert events(f"data: {data}\n\n".encode()) == [SseEvent(data=data)]
+
+
+def test_event_without_data_is_not_dispatched_but_its_id_is_remembered() -> None:
+    assert events(b"id: prime\n\ndata: x\n\n") == [SseEvent(data="x", id="prime")]
+
+
+def test_event_cut_off_by_end_of_stream_is_discarded() -> None:
+    assert events(b"data: complete\n\ndata: truncated") == [SseEvent(data="complete")]
+
+
+def test_leading_byte_order_mark_is_ignored() -> None:
+    assert events(b"\xef\xbb\xbfdata: x\n\n") == [SseEvent(data="x")]
+
+
+def test_oversized_event_is_an_error() -> None:
+    with pytest.raises(SseFormatError):
+        events(b"data: " + b"x" * 100 + b"\n\n", max_event_bytes=50)
+    with pytest.raises(SseFormatError):
+        events(b"data: 1234567890\n" * 10 + b"\n", max_event_bytes=50)
