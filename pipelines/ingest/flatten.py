@@ -16,7 +16,8 @@ from pipelines.ces.tools import resolve_conversations
 from pipelines.ces.window import TimeWindow
 from pipelines.ingest.rejects import rejects_batch
 from pipelines.lake.store import Lake
-from pipelines.transform.conversations import REJECT_SOURCE, ConversationFlattener, Reject
+from pipelines.transform.conversations import REJECT_SOURCE, ConversationFlattener
+from pipelines.transform.rows import Reject
 from pipelines.transform.schemas import CONVERSATION_TABLES, REJECTS
 
 CONVERSATIONS_DATASET = "conversations"

@@ -16,10 +16,11 @@ from pipelines.ingest.flatten import CONVERSATIONS_DATASET, flatten_conversation
 from pipelines.ingest.load import load_conversation_partition
 from pipelines.orchestration.partitions import CES_API_POOL, DAILY_PARTITIONS, WAREHOUSE_POOL, partition_day
 from pipelines.orchestration.resources import CesResource, LakeResource, WarehouseResource
-from pipelines.transform.schemas import ALL_TABLES
+from pipelines.transform.schemas import CONVERSATION_TABLES, REJECTS
 
 GROUP = "conversations"
 RAW_PAGES = dg.AssetKey(["raw", "conversation_pages"])
+CONVERSATION_OUTPUT_TABLES = (*CONVERSATION_TABLES, REJECTS)
 
 
 def lake_key(table: str) -> dg.AssetKey:
@@ -82,7 +83,7 @@ def conversation_pages(
             kinds={"parquet"},
             description=spec.description,
         )
-        for spec in ALL_TABLES
+        for spec in CONVERSATION_OUTPUT_TABLES
     ],
     partitions_def=DAILY_PARTITIONS,
     name="lake_conversation_tables",
@@ -105,7 +106,7 @@ def lake_conversation_tables(
             f"{app} {day}: {result.rows.get('conversations', 0)} conversations, {result.rejects} rejects"
         )
     rows["rejects"] = rejects
-    for spec in ALL_TABLES:
+    for spec in CONVERSATION_OUTPUT_TABLES:
         yield dg.MaterializeResult(
             asset_key=lake_key(spec.name), metadata={"dagster/row_count": rows[spec.name]}
         )
@@ -120,7 +121,7 @@ def lake_conversation_tables(
             kinds={"duckdb"},
             description=spec.description,
         )
-        for spec in ALL_TABLES
+        for spec in CONVERSATION_OUTPUT_TABLES
     ],
     partitions_def=DAILY_PARTITIONS,
     pool=WAREHOUSE_POOL,
@@ -135,7 +136,7 @@ def warehouse_conversation_tables(
     for app in lake.lake().raw_apps(CONVERSATIONS_DATASET, day):
         rows.update(load_conversation_partition(lake.lake(), warehouse.warehouse(), app, day))
     context.log.info(f"{day}: loaded {dict(rows)}")
-    for spec in ALL_TABLES:
+    for spec in CONVERSATION_OUTPUT_TABLES:
         yield dg.MaterializeResult(
             asset_key=warehouse_key(spec.name), metadata={"dagster/row_count": rows[spec.name]}
         )

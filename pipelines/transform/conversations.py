@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 
 from pipelines.transform import values as v
+from pipelines.transform.rows import Reject, TableBuffers
 from pipelines.transform.schemas import (
     AGENT_TRANSFERS,
     CHUNKS,
@@ -26,37 +26,10 @@ from pipelines.transform.schemas import (
     TOOL_CALLS,
     TOOL_RESPONSES,
     TURNS,
-    TableSpec,
 )
 
 CONVERSATION_NAME = re.compile(r"(projects/[^/]+/locations/[^/]+/apps/[^/]+)/conversations/([^/]+)")
 REJECT_SOURCE = "conversation"
-
-
-@dataclass(frozen=True)
-class Reject:
-    """An object that could not be flattened: where it came from, which one, and why."""
-
-    source: str
-    resource_name: str | None
-    reason: str
-    raw: Any
-
-
-class _Rows:
-    """Row tuples of one table, transposed into a record batch on demand."""
-
-    __slots__ = ("rows", "spec")
-
-    def __init__(self, spec: TableSpec):
-        self.spec = spec
-        self.rows: list[tuple[Any, ...]] = []
-
-    def to_batch(self) -> pa.RecordBatch:
-        schema = self.spec.schema
-        columns = list(zip(*self.rows, strict=True)) if self.rows else [() for _ in schema]
-        arrays = [pa.array(column, type=field.type) for column, field in zip(columns, schema, strict=True)]
-        return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 class ConversationFlattener:
@@ -67,16 +40,15 @@ class ConversationFlattener:
     """
 
     def __init__(self) -> None:
-        self._tables = {spec.name: _Rows(spec) for spec in CONVERSATION_TABLES}
-        self._conversations = self._tables[CONVERSATIONS.name].rows
-        self._turns = self._tables[TURNS.name].rows
-        self._messages = self._tables[MESSAGES.name].rows
-        self._chunks = self._tables[CHUNKS.name].rows
-        self._tool_calls = self._tables[TOOL_CALLS.name].rows
-        self._tool_responses = self._tables[TOOL_RESPONSES.name].rows
-        self._agent_transfers = self._tables[AGENT_TRANSFERS.name].rows
-        self._spans = self._tables[SPANS.name].rows
-        self.rejects: list[Reject] = []
+        self._buffers = TableBuffers(CONVERSATION_TABLES, REJECT_SOURCE)
+        self._conversations = self._buffers.rows(CONVERSATIONS)
+        self._turns = self._buffers.rows(TURNS)
+        self._messages = self._buffers.rows(MESSAGES)
+        self._chunks = self._buffers.rows(CHUNKS)
+        self._tool_calls = self._buffers.rows(TOOL_CALLS)
+        self._tool_responses = self._buffers.rows(TOOL_RESPONSES)
+        self._agent_transfers = self._buffers.rows(AGENT_TRANSFERS)
+        self._spans = self._buffers.rows(SPANS)
 
     def __len__(self) -> int:
         """Conversations flattened since the last take."""
@@ -84,29 +56,14 @@ class ConversationFlattener:
 
     def add(self, conversation: Any) -> bool:
         """Flatten one conversation; on a schema violation roll it back, record a reject, return False."""
-        marks = [len(table.rows) for table in self._tables.values()]
-        try:
-            self._add(conversation)
-        except (v.SchemaViolation, RecursionError) as exc:
-            for table, mark in zip(self._tables.values(), marks, strict=True):
-                del table.rows[mark:]
-            name = conversation.get("name") if isinstance(conversation, dict) else None
-            self.rejects.append(
-                Reject(REJECT_SOURCE, name if isinstance(name, str) else None, str(exc), conversation)
-            )
-            return False
-        return True
+        return self._buffers.add(conversation, self._add)
 
     def take_batches(self) -> dict[str, pa.RecordBatch]:
         """One record batch per conversation table (possibly empty), then start afresh."""
-        batches = {name: table.to_batch() for name, table in self._tables.items()}
-        for table in self._tables.values():
-            table.rows.clear()
-        return batches
+        return self._buffers.take_batches()
 
     def take_rejects(self) -> list[Reject]:
-        rejects, self.rejects = self.rejects, []
-        return rejects
+        return self._buffers.take_rejects()
 
     # -- the walk ---------------------------------------------------------------------------
 

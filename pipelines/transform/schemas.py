@@ -186,5 +186,179 @@ CONVERSATION_TABLES: tuple[TableSpec, ...] = (
 )
 """Tables derived from conversations; every one is keyed by `conversation_name` first."""
 
-ALL_TABLES: tuple[TableSpec, ...] = (*CONVERSATION_TABLES, REJECTS)
+
+# -- evaluation runs ---------------------------------------------------------------------------
+
+_PROGRESS = (
+    ("total_count", pa.int32()),
+    ("passed_count", pa.int32()),
+    ("failed_count", pa.int32()),
+    ("error_count", pa.int32()),
+    ("completed_count", pa.int32()),
+    ("cancelled_count", pa.int32()),
+)
+
+EVALUATION_RUNS = TableSpec(
+    name="evaluation_runs",
+    schema=_schema(
+        ("evaluation_run_name", pa.string()),
+        ("app", pa.string()),
+        ("evaluation_run_id", pa.string()),
+        ("display_name", pa.string()),
+        ("create_time", TIMESTAMP),
+        ("initiated_by", pa.string()),
+        ("app_version", pa.string()),
+        ("app_version_display_name", pa.string()),
+        ("changelog", pa.string()),
+        ("changelog_create_time", TIMESTAMP),
+        ("evaluation_dataset", pa.string()),
+        ("evaluation_type", pa.string()),
+        ("state", pa.string()),
+        *_PROGRESS,
+        ("run_count", pa.int32()),
+        ("golden_run_method", pa.string()),
+        ("evaluation_channel", pa.string()),
+        ("tool_call_behaviour", pa.string()),
+        ("error_type", pa.string()),
+        ("error_message", pa.string()),
+        ("latency_session_count", pa.int32()),
+        ("scheduled_evaluation_run", pa.string()),
+        ("operation", pa.string()),
+        ("optimization_status", pa.string()),
+    ),
+    key=("evaluation_run_name",),
+    description="One row per evaluation run, as last fetched.",
+)
+
+EVALUATION_RUN_SUMMARIES = TableSpec(
+    name="evaluation_run_summaries",
+    schema=_schema(
+        ("evaluation_run_name", pa.string()),
+        ("evaluation_name", pa.string()),
+        ("passed_count", pa.int32()),
+        ("failed_count", pa.int32()),
+        ("error_count", pa.int32()),
+    ),
+    key=("evaluation_run_name", "evaluation_name"),
+    description="One row per entry of an evaluation run's evaluationRunSummaries.",
+)
+
+EVALUATION_RUN_LATENCIES = TableSpec(
+    name="evaluation_run_latencies",
+    schema=_schema(
+        ("evaluation_run_name", pa.string()),
+        ("kind", pa.string()),
+        ("subject", pa.string()),
+        ("display_name", pa.string()),
+        ("p50_seconds", pa.float64()),
+        ("p90_seconds", pa.float64()),
+        ("p99_seconds", pa.float64()),
+        ("call_count", pa.int32()),
+    ),
+    key=("evaluation_run_name", "kind", "subject"),
+    description="One row per tool, callback, guardrail and LLM-call latency entry of a run's latency report.",
+)
+
+EVALUATION_RUN_PERSONAS = TableSpec(
+    name="evaluation_run_personas",
+    schema=_schema(
+        ("evaluation_run_name", pa.string()),
+        ("persona_index", pa.int32()),
+        ("persona", pa.string()),
+        ("task_count", pa.int32()),
+    ),
+    key=("evaluation_run_name", "persona_index"),
+    description="One row per personaRunConfigs entry of an evaluation run.",
+)
+
+EVALUATION_RUN_EVALUATIONS = TableSpec(
+    name="evaluation_run_evaluations",
+    schema=_schema(
+        ("evaluation_run_name", pa.string()),
+        ("evaluation_index", pa.int32()),
+        ("evaluation_name", pa.string()),
+    ),
+    key=("evaluation_run_name", "evaluation_index"),
+    description="One row per evaluation a run covers (its `evaluations` list).",
+)
+
+EVALUATION_RUN_RESULTS = TableSpec(
+    name="evaluation_run_results",
+    schema=_schema(
+        ("evaluation_run_name", pa.string()),
+        ("result_index", pa.int32()),
+        ("evaluation_result_name", pa.string()),
+    ),
+    key=("evaluation_run_name", "result_index"),
+    description="One row per evaluation result name a run lists (its `evaluationResults`).",
+)
+
+EVALUATION_RUN_ERRORS = TableSpec(
+    name="evaluation_run_errors",
+    schema=_schema(
+        ("evaluation_run_name", pa.string()),
+        ("error_type", pa.string()),
+        ("error_message", pa.string()),
+        ("session_id", pa.string()),
+        ("user_facing_error_message", pa.string()),
+        ("status_code", pa.int32()),
+        ("status_message", pa.string()),
+        ("status_details", JSON),
+    ),
+    key=("evaluation_run_name",),
+    description="One row per evaluation run with an error: its errorInfo and the deprecated error Status.",
+    json_columns=frozenset({"status_details"}),
+)
+
+EVALUATION_RUN_SNAPSHOTS = TableSpec(
+    name="evaluation_run_snapshots",
+    schema=_schema(
+        ("evaluation_run_name", pa.string()),
+        ("observed_at", TIMESTAMP),
+        ("state", pa.string()),
+        *_PROGRESS,
+    ),
+    key=("evaluation_run_name", "observed_at"),
+    description="One row per observed change of an evaluation run's state or progress (append-only).",
+)
+
+EVALUATION_RESULTS = TableSpec(
+    name="evaluation_results",
+    schema=_schema(
+        ("evaluation_result_name", pa.string()),
+        ("evaluation_run_name", pa.string()),
+        ("evaluation_name", pa.string()),
+        ("display_name", pa.string()),
+        ("create_time", TIMESTAMP),
+        ("evaluation_status", pa.string()),
+        ("execution_state", pa.string()),
+        ("result_type", pa.string()),
+        ("persona", pa.string()),
+        ("app_version", pa.string()),
+        ("initiated_by", pa.string()),
+        ("error_type", pa.string()),
+        ("error_message", pa.string()),
+    ),
+    key=("evaluation_result_name",),
+    description="One row per evaluation result of a run (status PASS/FAIL/SKIPPED, execution state).",
+)
+
+EVALUATION_RUN_TABLES: tuple[TableSpec, ...] = (
+    EVALUATION_RUNS,
+    EVALUATION_RUN_SUMMARIES,
+    EVALUATION_RUN_LATENCIES,
+    EVALUATION_RUN_PERSONAS,
+    EVALUATION_RUN_EVALUATIONS,
+    EVALUATION_RUN_RESULTS,
+    EVALUATION_RUN_ERRORS,
+)
+"""Tables derived from an EvaluationRun; replaced as a whole whenever the run is seen again."""
+
+ALL_TABLES: tuple[TableSpec, ...] = (
+    *CONVERSATION_TABLES,
+    REJECTS,
+    *EVALUATION_RUN_TABLES,
+    EVALUATION_RUN_SNAPSHOTS,
+    EVALUATION_RESULTS,
+)
 TABLES_BY_NAME = {spec.name: spec for spec in ALL_TABLES}

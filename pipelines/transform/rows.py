@@ -1,0 +1,82 @@
+"""Row buffers shared by the flatteners: tuples per table, transposed to Arrow on demand,
+with all-or-nothing rollback of one source object across every table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from pipelines.transform import values as v
+from pipelines.transform.schemas import TableSpec
+
+
+@dataclass(frozen=True)
+class Reject:
+    """An object that could not be flattened: where it came from, which one, and why."""
+
+    source: str
+    resource_name: str | None
+    reason: str
+    raw: Any
+
+
+class RowBuffer:
+    """Row tuples of one table; `to_batch()` transposes them into Arrow columns in C."""
+
+    __slots__ = ("rows", "spec")
+
+    def __init__(self, spec: TableSpec):
+        self.spec = spec
+        self.rows: list[tuple[Any, ...]] = []
+
+    def to_batch(self) -> pa.RecordBatch:
+        schema = self.spec.schema
+        columns = list(zip(*self.rows, strict=True)) if self.rows else [() for _ in schema]
+        arrays = [pa.array(column, type=field.type) for column, field in zip(columns, schema, strict=True)]
+        return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+class TableBuffers:
+    """One `RowBuffer` per table, filled one source object at a time.
+
+    `add(obj, flatten)` runs `flatten(obj)`; if it raises a `SchemaViolation` (or the object
+    is too deeply nested for Python), every row it appended is removed again and the object
+    becomes a `Reject` with the reason. Nothing half-flattened ever reaches a batch.
+    """
+
+    def __init__(self, specs: Iterable[TableSpec], reject_source: str):
+        self.tables = {spec.name: RowBuffer(spec) for spec in specs}
+        self.reject_source = reject_source
+        self.rejects: list[Reject] = []
+
+    def rows(self, spec: TableSpec) -> list[tuple[Any, ...]]:
+        return self.tables[spec.name].rows
+
+    def add(self, obj: Any, flatten: Callable[[Any], None]) -> bool:
+        marks = [len(table.rows) for table in self.tables.values()]
+        try:
+            flatten(obj)
+        except (v.SchemaViolation, RecursionError) as exc:
+            for table, mark in zip(self.tables.values(), marks, strict=True):
+                del table.rows[mark:]
+            name = obj.get("name") if isinstance(obj, dict) else None
+            reason = str(exc) if isinstance(exc, v.SchemaViolation) else "object nested too deeply"
+            self.rejects.append(
+                Reject(self.reject_source, name if isinstance(name, str) else None, reason, obj)
+            )
+            return False
+        return True
+
+    def take_batches(self) -> dict[str, pa.RecordBatch]:
+        batches = {name: table.to_batch() for name, table in self.tables.items()}
+        for table in self.tables.values():
+            table.rows.clear()
+        return batches
+
+    def take_rejects(self) -> list[Reject]:
+        rejects, self.rejects = self.rejects, []
+        return rejects
