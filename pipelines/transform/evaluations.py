@@ -1,0 +1,276 @@
+"""Flatten CES `EvaluationRun` and `EvaluationResult` JSON into the evaluation tables.
+
+A run is replaced as a whole whenever it is seen again, so every run-derived table is
+keyed by `evaluation_run_name` first. Progress observations become snapshot rows, built
+here too so the loader only decides which of them are new.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import pyarrow as pa
+
+from pipelines.transform import values as v
+from pipelines.transform.rows import Reject, RowBuffer, TableBuffers
+from pipelines.transform.schemas import (
+    EVALUATION_RESULTS,
+    EVALUATION_RUN_ERRORS,
+    EVALUATION_RUN_EVALUATIONS,
+    EVALUATION_RUN_LATENCIES,
+    EVALUATION_RUN_PERSONAS,
+    EVALUATION_RUN_RESULTS,
+    EVALUATION_RUN_SNAPSHOTS,
+    EVALUATION_RUN_SUMMARIES,
+    EVALUATION_RUN_TABLES,
+    EVALUATION_RUNS,
+)
+
+RUN_NAME = re.compile(r"(projects/[^/]+/locations/[^/]+/apps/[^/]+)/evaluationRuns/([^/]+)")
+RESULT_NAME = re.compile(r"(projects/[^/]+/locations/[^/]+/apps/[^/]+/evaluations/[^/]+)/results/[^/]+")
+RUN_REJECT_SOURCE = "evaluation_run"
+RESULT_REJECT_SOURCE = "evaluation_result"
+PROGRESS_FIELDS = (
+    "totalCount",
+    "passedCount",
+    "failedCount",
+    "errorCount",
+    "completedCount",
+    "cancelledCount",
+)
+
+_LATENCY_KINDS = (
+    # (report field, kind, subject reader, display-name field)
+    ("toolLatencies", "tool", None, "toolDisplayName"),
+    ("callbackLatencies", "callback", "stage", None),
+    ("guardrailLatencies", "guardrail", "guardrail", "guardrailDisplayName"),
+    ("llmCallLatencies", "llm_call", "model", None),
+)
+
+
+def run_name(run: dict[str, Any]) -> tuple[str, str, str]:
+    """(name, app, run id) of an EvaluationRun, or a SchemaViolation."""
+    name = v.text(run.get("name"), "name")
+    match = RUN_NAME.fullmatch(name or "")
+    if match is None:
+        raise v.SchemaViolation(f"name: not an evaluation run resource name: {str(name)[:120]!r}")
+    return name, match.group(1), match.group(2)
+
+
+def progress_counts(run: dict[str, Any]) -> tuple[int, ...]:
+    progress = v.message(run.get("progress"), "progress")
+    return tuple(v.int32(progress.get(field), f"progress.{field}") for field in PROGRESS_FIELDS)
+
+
+class EvaluationRunFlattener:
+    """Accumulates evaluation runs; one record batch per run table on `take_batches()`."""
+
+    def __init__(self) -> None:
+        self._buffers = TableBuffers(EVALUATION_RUN_TABLES, RUN_REJECT_SOURCE)
+
+    def __len__(self) -> int:
+        return len(self._buffers.rows(EVALUATION_RUNS))
+
+    def add(self, run: Any) -> bool:
+        return self._buffers.add(run, self._add)
+
+    def take_batches(self) -> dict[str, pa.RecordBatch]:
+        return self._buffers.take_batches()
+
+    def take_rejects(self) -> list[Reject]:
+        return self._buffers.take_rejects()
+
+    def _add(self, run: Any) -> None:
+        run = v.message(run, "evaluationRun")
+        name, app, run_id = run_name(run)
+        config = v.message(run.get("config"), "config")
+        error_info = v.message(run.get("errorInfo"), "errorInfo")
+        status = v.message(run.get("error"), "error")
+        report = v.message(run.get("latencyReport"), "latencyReport")
+        optimization = v.message(run.get("optimizationConfig"), "optimizationConfig")
+        error_message = v.text(error_info.get("errorMessage"), "errorInfo.errorMessage")
+        if not error_info:
+            error_message = v.text(status.get("message"), "error.message")
+        self._buffers.rows(EVALUATION_RUNS).append(
+            (
+                name,
+                app,
+                run_id,
+                v.text(run.get("displayName"), "displayName"),
+                v.timestamp(run.get("createTime"), "createTime"),
+                v.text(run.get("initiatedBy"), "initiatedBy"),
+                v.text(run.get("appVersion"), "appVersion"),
+                v.text(run.get("appVersionDisplayName"), "appVersionDisplayName"),
+                v.text(run.get("changelog"), "changelog"),
+                v.timestamp(run.get("changelogCreateTime"), "changelogCreateTime"),
+                v.text(run.get("evaluationDataset"), "evaluationDataset"),
+                v.text(run.get("evaluationType"), "evaluationType"),
+                v.text(run.get("state"), "state"),
+                *progress_counts(run),
+                v.int32(run.get("runCount"), "runCount"),
+                v.text(run.get("goldenRunMethod"), "goldenRunMethod"),
+                v.text(config.get("evaluationChannel"), "config.evaluationChannel"),
+                v.text(config.get("toolCallBehaviour"), "config.toolCallBehaviour"),
+                v.text(error_info.get("errorType"), "errorInfo.errorType"),
+                error_message,
+                v.int32(report.get("sessionCount"), "latencyReport.sessionCount"),
+                v.text(run.get("scheduledEvaluationRun"), "scheduledEvaluationRun"),
+                v.text(run.get("operation"), "operation"),
+                v.text(optimization.get("status"), "optimizationConfig.status"),
+            )
+        )
+        self._add_summaries(name, run)
+        self._add_latencies(name, report)
+        self._add_lists(name, run)
+        if error_info or status:
+            details = v.array(status.get("details"), "error.details")
+            self._buffers.rows(EVALUATION_RUN_ERRORS).append(
+                (
+                    name,
+                    v.text(error_info.get("errorType"), "errorInfo.errorType"),
+                    v.text(error_info.get("errorMessage"), "errorInfo.errorMessage"),
+                    v.text(error_info.get("sessionId"), "errorInfo.sessionId"),
+                    v.text(error_info.get("userFacingErrorMessage"), "errorInfo.userFacingErrorMessage"),
+                    v.int32(status.get("code"), "error.code") if status else None,
+                    v.text(status.get("message"), "error.message"),
+                    v.json_text(details, "error.details") if details else None,
+                )
+            )
+
+    def _add_summaries(self, name: str, run: dict[str, Any]) -> None:
+        summaries = v.message(run.get("evaluationRunSummaries"), "evaluationRunSummaries")
+        rows = self._buffers.rows(EVALUATION_RUN_SUMMARIES)
+        for evaluation, summary in summaries.items():
+            summary = v.message(summary, f"evaluationRunSummaries[{evaluation}]")
+            rows.append(
+                (
+                    name,
+                    evaluation,
+                    v.int32(summary.get("passedCount"), "passedCount"),
+                    v.int32(summary.get("failedCount"), "failedCount"),
+                    v.int32(summary.get("errorCount"), "errorCount"),
+                )
+            )
+
+    def _add_latencies(self, name: str, report: dict[str, Any]) -> None:
+        rows = self._buffers.rows(EVALUATION_RUN_LATENCIES)
+        for field, kind, subject_field, display_field in _LATENCY_KINDS:
+            for index, entry in enumerate(v.array(report.get(field), f"latencyReport.{field}")):
+                label = f"latencyReport.{field}[{index}]"
+                entry = v.message(entry, label)
+                metrics = v.message(entry.get("latencyMetrics"), f"{label}.latencyMetrics")
+                if subject_field is None:
+                    subject = _tool_subject(entry, label)
+                else:
+                    subject = v.text(entry.get(subject_field), f"{label}.{subject_field}")
+                rows.append(
+                    (
+                        name,
+                        kind,
+                        subject,
+                        v.text(entry.get(display_field), f"{label}.{display_field}")
+                        if display_field
+                        else None,
+                        v.duration(metrics.get("p50Latency"), f"{label}.p50Latency"),
+                        v.duration(metrics.get("p90Latency"), f"{label}.p90Latency"),
+                        v.duration(metrics.get("p99Latency"), f"{label}.p99Latency"),
+                        v.int32(metrics.get("callCount"), f"{label}.callCount"),
+                    )
+                )
+
+    def _add_lists(self, name: str, run: dict[str, Any]) -> None:
+        personas = self._buffers.rows(EVALUATION_RUN_PERSONAS)
+        for index, config in enumerate(v.array(run.get("personaRunConfigs"), "personaRunConfigs")):
+            config = v.message(config, f"personaRunConfigs[{index}]")
+            personas.append(
+                (
+                    name,
+                    index,
+                    v.text(config.get("persona"), "personaRunConfigs.persona"),
+                    v.int32(config.get("taskCount"), "personaRunConfigs.taskCount"),
+                )
+            )
+        evaluations = self._buffers.rows(EVALUATION_RUN_EVALUATIONS)
+        for index, evaluation in enumerate(v.array(run.get("evaluations"), "evaluations")):
+            evaluations.append((name, index, v.text(evaluation, "evaluations[]")))
+        results = self._buffers.rows(EVALUATION_RUN_RESULTS)
+        for index, result in enumerate(v.array(run.get("evaluationResults"), "evaluationResults")):
+            results.append((name, index, v.text(result, "evaluationResults[]")))
+
+
+def _tool_subject(entry: dict[str, Any], label: str) -> str | None:
+    """The tool's resource name, or `{toolset}/{toolId}` for a toolset tool."""
+    tool = v.text(entry.get("tool"), f"{label}.tool")
+    if tool:
+        return tool
+    toolset_tool = v.message(entry.get("toolsetTool"), f"{label}.toolsetTool")
+    toolset = v.text(toolset_tool.get("toolset"), f"{label}.toolsetTool.toolset")
+    tool_id = v.text(toolset_tool.get("toolId"), f"{label}.toolsetTool.toolId")
+    if toolset is None:
+        return None
+    return f"{toolset}/{tool_id}" if tool_id else toolset
+
+
+def snapshot_row(run: dict[str, Any], observed_at_micros: int) -> tuple[Any, ...]:
+    """One `evaluation_run_snapshots` row: the run's state and progress at `observed_at`."""
+    name, _, _ = run_name(run)
+    return (name, observed_at_micros, v.text(run.get("state"), "state"), *progress_counts(run))
+
+
+def snapshots_batch(rows: Iterable[tuple[Any, ...]]) -> pa.RecordBatch:
+    buffer = RowBuffer(EVALUATION_RUN_SNAPSHOTS)
+    buffer.rows.extend(rows)
+    return buffer.to_batch()
+
+
+class EvaluationResultFlattener:
+    """Accumulates EvaluationResults into the `evaluation_results` table."""
+
+    def __init__(self) -> None:
+        self._buffers = TableBuffers((EVALUATION_RESULTS,), RESULT_REJECT_SOURCE)
+
+    def add(self, result: Any) -> bool:
+        return self._buffers.add(result, self._add)
+
+    def take_batches(self) -> dict[str, pa.RecordBatch]:
+        return self._buffers.take_batches()
+
+    def take_rejects(self) -> list[Reject]:
+        return self._buffers.take_rejects()
+
+    def _add(self, result: Any) -> None:
+        result = v.message(result, "evaluationResult")
+        name = v.text(result.get("name"), "name")
+        match = RESULT_NAME.fullmatch(name or "")
+        if match is None:
+            raise v.SchemaViolation(f"name: not an evaluation result resource name: {str(name)[:120]!r}")
+        error_info = v.message(result.get("errorInfo"), "errorInfo")
+        status = v.message(result.get("error"), "error")
+        persona = v.message(result.get("persona"), "persona")
+        if "goldenResult" in result:
+            result_type = "golden"
+        elif "scenarioResult" in result:
+            result_type = "scenario"
+        else:
+            result_type = None
+        self._buffers.rows(EVALUATION_RESULTS).append(
+            (
+                name,
+                v.text(result.get("evaluationRun"), "evaluationRun"),
+                match.group(1),
+                v.text(result.get("displayName"), "displayName"),
+                v.timestamp(result.get("createTime"), "createTime"),
+                v.text(result.get("evaluationStatus"), "evaluationStatus"),
+                v.text(result.get("executionState"), "executionState"),
+                result_type,
+                v.text(persona.get("name"), "persona.name"),
+                v.text(result.get("appVersion"), "appVersion"),
+                v.text(result.get("initiatedBy"), "initiatedBy"),
+                v.text(error_info.get("errorType"), "errorInfo.errorType"),
+                v.text(error_info.get("errorMessage"), "errorInfo.errorMessage")
+                if error_info
+                else v.text(status.get("message"), "error.message"),
+            )
+        )
