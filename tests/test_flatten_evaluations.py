@@ -1,0 +1,231 @@
+"""Flattening EvaluationRun and EvaluationResult JSON: exact values, errors, rejects."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+from conversation_samples import APP
+
+from pipelines.transform.evaluations import (
+    EvaluationResultFlattener,
+    EvaluationRunFlattener,
+    snapshot_row,
+    snapshots_batch,
+)
+from pipelines.transform.schemas import EVALUATION_RUN_SNAPSHOTS, EVALUATION_RUN_TABLES
+
+RUN = f"{APP}/evaluationRuns/run-1"
+
+
+def completed_run() -> dict:
+    return {
+        "name": RUN,
+        "displayName": "nightly",
+        "createTime": "2026-11-02T03:00:00.5Z",
+        "initiatedBy": "ops@example.com",
+        "appVersion": f"{APP}/versions/7",
+        "appVersionDisplayName": "v7",
+        "evaluations": [f"{APP}/evaluations/e1", f"{APP}/evaluations/e2"],
+        "evaluationResults": [f"{APP}/evaluations/e1/results/r1"],
+        "evaluationType": "GOLDEN",
+        "state": "COMPLETED",
+        "progress": {
+            "totalCount": 10,
+            "passedCount": 6,
+            "failedCount": 3,
+            "errorCount": 1,
+            "completedCount": 9,
+        },
+        "config": {"evaluationChannel": "TEXT", "toolCallBehaviour": "FAKE"},
+        "evaluationRunSummaries": {
+            f"{APP}/evaluations/e1": {"passedCount": 4, "failedCount": 1},
+            f"{APP}/evaluations/e2": {"passedCount": 2, "failedCount": 2, "errorCount": 1},
+        },
+        "latencyReport": {
+            "toolLatencies": [
+                {
+                    "tool": f"{APP}/tools/lookup",
+                    "toolDisplayName": "Lookup",
+                    "latencyMetrics": {
+                        "p50Latency": "0.1s",
+                        "p90Latency": "0.5s",
+                        "p99Latency": "1.25s",
+                        "callCount": 40,
+                    },
+                },
+                {
+                    "toolsetTool": {"toolset": f"{APP}/toolsets/crm", "toolId": "get_customer"},
+                    "latencyMetrics": {"p50Latency": "0.2s", "callCount": 3},
+                },
+            ],
+            "callbackLatencies": [{"stage": "beforeModel", "latencyMetrics": {"p50Latency": "0.001s"}}],
+            "guardrailLatencies": [
+                {"guardrail": f"{APP}/guardrails/pii", "guardrailDisplayName": "PII", "latencyMetrics": {}}
+            ],
+            "llmCallLatencies": [
+                {"model": "gemini-2.5-flash", "latencyMetrics": {"p99Latency": "3s", "callCount": "12"}}
+            ],
+            "sessionCount": 10,
+        },
+        "runCount": 1,
+        "personaRunConfigs": [
+            {"persona": f"{APP}/evaluationPersonas/angry", "taskCount": 5},
+            {"taskCount": 2},
+        ],
+        "goldenRunMethod": "STABLE",
+        "operation": "projects/p1/locations/us/operations/op-1",
+    }
+
+
+def flatten(runs: list) -> tuple[dict, list]:
+    flattener = EvaluationRunFlattener()
+    for run in runs:
+        flattener.add(run)
+    return {k: b.to_pylist() for k, b in flattener.take_batches().items()}, flattener.take_rejects()
+
+
+def test_every_run_table_has_its_schema() -> None:
+    flattener = EvaluationRunFlattener()
+    assert flattener.add(completed_run())
+    batches = flattener.take_batches()
+    for spec in EVALUATION_RUN_TABLES:
+        assert batches[spec.name].schema == spec.schema
+
+
+def test_run_row() -> None:
+    tables, rejects = flatten([completed_run()])
+    assert rejects == []
+    (row,) = tables["evaluation_runs"]
+    assert row["evaluation_run_name"] == RUN and row["app"] == APP and row["evaluation_run_id"] == "run-1"
+    assert row["create_time"] == datetime(2026, 11, 2, 3, 0, 0, 500000, tzinfo=UTC)
+    assert (row["state"], row["evaluation_type"], row["golden_run_method"]) == (
+        "COMPLETED",
+        "GOLDEN",
+        "STABLE",
+    )
+    counts = [
+        row[k] for k in ("total_count", "passed_count", "failed_count", "error_count", "completed_count")
+    ]
+    assert counts == [10, 6, 3, 1, 9]
+    assert row["cancelled_count"] == 0
+    assert (row["evaluation_channel"], row["tool_call_behaviour"]) == ("TEXT", "FAKE")
+    assert row["latency_session_count"] == 10 and row["run_count"] == 1
+    assert row["error_type"] is None and row["error_message"] is None
+    assert tables["evaluation_run_errors"] == []
+
+
+def test_summaries_latencies_personas_and_lists() -> None:
+    tables, _ = flatten([completed_run()])
+    assert [
+        (s["evaluation_name"][-2:], s["passed_count"], s["failed_count"], s["error_count"])
+        for s in tables["evaluation_run_summaries"]
+    ] == [("e1", 4, 1, 0), ("e2", 2, 2, 1)]
+    latencies = [
+        (
+            r["kind"],
+            r["subject"],
+            r["display_name"],
+            r["p50_seconds"],
+            r["p90_seconds"],
+            r["p99_seconds"],
+            r["call_count"],
+        )
+        for r in tables["evaluation_run_latencies"]
+    ]
+    assert latencies == [
+        ("tool", f"{APP}/tools/lookup", "Lookup", 0.1, 0.5, 1.25, 40),
+        ("tool", f"{APP}/toolsets/crm/get_customer", None, 0.2, None, None, 3),
+        ("callback", "beforeModel", None, 0.001, None, None, 0),
+        ("guardrail", f"{APP}/guardrails/pii", "PII", None, None, None, 0),
+        ("llm_call", "gemini-2.5-flash", None, None, None, 3.0, 12),
+    ]
+    assert [
+        (p["persona_index"], p["persona"], p["task_count"]) for p in tables["evaluation_run_personas"]
+    ] == [
+        (0, f"{APP}/evaluationPersonas/angry", 5),
+        (1, None, 2),
+    ]
+    assert [e["evaluation_name"] for e in tables["evaluation_run_evaluations"]] == completed_run()[
+        "evaluations"
+    ]
+    assert [r["evaluation_result_name"] for r in tables["evaluation_run_results"]] == [
+        f"{APP}/evaluations/e1/results/r1"
+    ]
+
+
+def test_error_info_wins_over_the_deprecated_status() -> None:
+    both = dict(
+        completed_run(),
+        state="ERROR",
+        errorInfo={"errorType": "QUOTA_EXHAUSTED", "errorMessage": "quota", "sessionId": "s-1"},
+        error={"code": 8, "message": "RESOURCE_EXHAUSTED", "details": [{"@type": "t/x", "a": 1}]},
+    )
+    status_only = dict(
+        completed_run(), name=f"{APP}/evaluationRuns/run-2", error={"code": 13, "message": "internal"}
+    )
+    tables, _ = flatten([both, status_only])
+    runs = tables["evaluation_runs"]
+    assert [(r["error_type"], r["error_message"]) for r in runs] == [
+        ("QUOTA_EXHAUSTED", "quota"),
+        (None, "internal"),
+    ]
+    errors = tables["evaluation_run_errors"]
+    assert [(e["error_type"], e["session_id"], e["status_code"], e["status_message"]) for e in errors] == [
+        ("QUOTA_EXHAUSTED", "s-1", 8, "RESOURCE_EXHAUSTED"),
+        (None, None, 13, "internal"),
+    ]
+    assert json.loads(errors[0]["status_details"]) == [{"@type": "t/x", "a": 1}]
+
+
+def test_bad_runs_are_rejected_and_the_rest_load() -> None:
+    bad_duration = completed_run()
+    bad_duration["name"] = f"{APP}/evaluationRuns/bad"
+    bad_duration["latencyReport"]["toolLatencies"][0]["latencyMetrics"]["p50Latency"] = "fast"
+    tables, rejects = flatten([bad_duration, completed_run(), {"name": "nope"}])
+    assert [r["evaluation_run_name"] for r in tables["evaluation_runs"]] == [RUN]
+    assert {r["evaluation_run_name"] for r in tables["evaluation_run_latencies"]} == {RUN}
+    assert [(r.resource_name, r.source) for r in rejects] == [
+        (f"{APP}/evaluationRuns/bad", "evaluation_run"),
+        ("nope", "evaluation_run"),
+    ]
+    assert "p50Latency" in rejects[0].reason
+
+
+def test_snapshots() -> None:
+    row = snapshot_row(completed_run(), 1_700_000_000_000_000)
+    batch = snapshots_batch([row])
+    assert batch.schema == EVALUATION_RUN_SNAPSHOTS.schema
+    assert batch.to_pylist()[0]["state"] == "COMPLETED" and batch.to_pylist()[0]["passed_count"] == 6
+    assert snapshots_batch([]).num_rows == 0
+
+
+def test_results() -> None:
+    flattener = EvaluationResultFlattener()
+    result = {
+        "name": f"{APP}/evaluations/e1/results/r1",
+        "evaluationRun": RUN,
+        "displayName": "r1",
+        "createTime": "2026-11-02T03:01:00Z",
+        "evaluationStatus": "FAIL",
+        "executionState": "COMPLETED",
+        "persona": {"name": f"{APP}/evaluationPersonas/angry", "displayName": "Angry"},
+        "goldenResult": {"turnReplayResults": []},
+    }
+    errored = {
+        "name": f"{APP}/evaluations/e2/results/r2",
+        "executionState": "ERROR",
+        "errorInfo": {"errorType": "RUNTIME_FAILURE", "errorMessage": "boom"},
+    }
+    assert flattener.add(result) and flattener.add(errored) and not flattener.add({"name": RUN})
+    rows = flattener.take_batches()["evaluation_results"].to_pylist()
+    assert [
+        (r["evaluation_name"][-2:], r["evaluation_status"], r["execution_state"], r["result_type"])
+        for r in rows
+    ] == [
+        ("e1", "FAIL", "COMPLETED", "golden"),
+        ("e2", None, "ERROR", None),
+    ]
+    assert rows[0]["persona"] == f"{APP}/evaluationPersonas/angry"
+    assert (rows[1]["error_type"], rows[1]["error_message"]) == ("RUNTIME_FAILURE", "boom")
+    assert len(flattener.take_rejects()) == 1
