@@ -177,7 +177,8 @@ class ToolServer:
 
     def __call__(self, call: Call) -> Response:
         if call.method == "tools/list":
-            return rpc_result(call, {"tools": [{"name": name, "inputSchema": {"type": "object"}} for name in self.tools]})
+            listed = [{"name": name, "inputSchema": {"type": "object"}} for name in self.tools]
+            return rpc_result(call, {"tools": listed})
         if call.method == "tools/call" and call.tool in self.tools:
             return rpc_result(call, tool_result(self.tools[call.tool](call.arguments)))
         return rpc_error(call, -32601, f"unknown method {call.method} {call.tool}")

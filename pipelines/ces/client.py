@@ -156,29 +156,36 @@ def _retry_after_seconds(value: str | None) -> float | None:
     return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
-def _error_details(body: bytes) -> tuple[str | None, int | None]:
-    """(server message, JSON-RPC code) from an error body: JSON-RPC, Google API error, or text."""
+class _ErrorBody(NamedTuple):
+    message: str | None
+    rpc_code: int | None = None
+    rpc_data: Any = None
+
+
+def _error_details(body: bytes) -> _ErrorBody:
+    """What an error body says: a JSON-RPC error, a Google API error, or plain text."""
     try:
         parsed = orjson.loads(body)
     except orjson.JSONDecodeError:
-        text = body.decode("utf-8", errors="replace").strip()
-        return (text[:_MESSAGE_LIMIT] or None), None
+        return _ErrorBody(body.decode("utf-8", errors="replace").strip()[:_MESSAGE_LIMIT] or None)
     error = parsed.get("error") if isinstance(parsed, dict) else None
     if isinstance(error, str):
-        return error[:_MESSAGE_LIMIT], None
+        return _ErrorBody(error[:_MESSAGE_LIMIT])
     if not isinstance(error, dict):
-        return body.decode("utf-8", errors="replace").strip()[:_MESSAGE_LIMIT] or None, None
+        return _ErrorBody(body.decode("utf-8", errors="replace").strip()[:_MESSAGE_LIMIT] or None)
     message = str(error.get("message") or "")
     if "jsonrpc" in parsed:
         code = error.get("code")
-        return message[:_MESSAGE_LIMIT] or None, code if isinstance(code, int) else None
+        return _ErrorBody(
+            message[:_MESSAGE_LIMIT] or None, code if isinstance(code, int) else None, error.get("data")
+        )
     # Google API error: {"error": {"code": 403, "message": ..., "status": ..., "details": [{"reason": ...}]}}
     status = error.get("status")
     reasons = [d["reason"] for d in error.get("details") or () if isinstance(d, dict) and d.get("reason")]
     text = f"{status}: {message}" if status else message
     if reasons:
         text += f" (reason: {', '.join(map(str, reasons))})"
-    return text[:_MESSAGE_LIMIT] or None, None
+    return _ErrorBody(text[:_MESSAGE_LIMIT] or None)
 
 
 def _is_response_to(message: Any, request_id: int) -> bool:
@@ -200,7 +207,7 @@ def _wants_handshake(error: CesError) -> bool:
     if not isinstance(error, CesTransportError) or error.status_code != 400:
         return False
     if error.rpc_code == protocol.UNSUPPORTED_PROTOCOL_VERSION:
-        return True
+        return _offers_handshake(error.rpc_data)
     message = error.server_message or ""
     return bool(_SESSION_REQUIRED.search(message) or _UNSUPPORTED_VERSION.search(message))
 
@@ -577,15 +584,16 @@ class CesMcpClient:
                 "set CES_MCP_URL to the final endpoint",
                 status_code=status,
             )
-        server_message, rpc_code = _error_details(raw) if raw else (None, None)
-        server_message = _redact(server_message, token) if server_message else None
+        details = _error_details(raw) if raw else _ErrorBody(None)
+        server_message = _redact(details.message, token) if details.message else None
         return CesTransportError(
             f"{exchange.label}: HTTP {status} {response.reason_phrase} from {self._url}"
             + (f": {server_message}" if server_message else ""),
             status_code=status,
             retry_after=_retry_after_seconds(response.headers.get("retry-after")),
             server_message=server_message,
-            rpc_code=rpc_code,
+            rpc_code=details.rpc_code,
+            rpc_data=details.rpc_data,
         )
 
 

@@ -14,8 +14,8 @@ class CesTransportError(CesError):
 
     `status_code` is the HTTP status when there was one; `retry_after` the server's
     Retry-After in seconds; `server_message` the message the server put in its error body
-    (JSON-RPC `error.message` or a Google API `error.message`), and `rpc_code` the JSON-RPC
-    error code when the body carried one. The retry layer decides with these fields.
+    (JSON-RPC `error.message` or a Google API `error.message`), and `rpc_code`/`rpc_data` the
+    JSON-RPC error code and data when the body carried one. The retry layer decides with these.
     """
 
     def __init__(
@@ -26,12 +26,14 @@ class CesTransportError(CesError):
         retry_after: float | None = None,
         server_message: str | None = None,
         rpc_code: int | None = None,
+        rpc_data: Any = None,
     ):
         super().__init__(message)
         self.status_code = status_code
         self.retry_after = retry_after
         self.server_message = server_message
         self.rpc_code = rpc_code
+        self.rpc_data = rpc_data
 
 
 class CesAuthError(CesError):

@@ -1,0 +1,383 @@
+"""The client against real HTTP servers on loopback: framings, results, errors, headers, secrets."""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+from typing import Any
+
+import orjson
+import pytest
+from client_fixtures import (
+    Call,
+    fast_limiter,
+    mcp_server,
+    rpc_error,
+    rpc_result,
+    settings_for,
+    sse_message,
+    sse_response,
+    tool_result,
+)
+from starlette.responses import Response
+
+from pipelines.ces.client import CesMcpClient, RetryPolicy
+from pipelines.ces.errors import CesError, CesProtocolError, CesRpcError, CesToolError, CesTransportError
+from pipelines.ces.tools import run_evaluation
+
+TOKEN = "ya29.secret-test-token"
+PAYLOAD = {"conversations": [{"name": "c1"}], "nextPageToken": ""}
+
+
+def client_for(url: str, **settings: Any) -> CesMcpClient:
+    return CesMcpClient(settings_for(url, **settings), rate_limiter=fast_limiter())
+
+
+def answer(result: dict[str, Any]) -> Any:
+    return lambda call: rpc_result(call, result)
+
+
+def reply(response: Response) -> Any:
+    return lambda call: response
+
+
+def call_once(handler: Any, tool: str = "list_conversations", **settings: Any) -> dict[str, Any]:
+    """Serve `handler`, make one tool call through a fresh client, return its output."""
+    with mcp_server(handler) as (_, url), client_for(url, **settings) as client:
+        return client.call_tool(tool, {})
+
+
+# -- framings ----------------------------------------------------------------------------------
+
+
+def test_json_body_with_structured_content() -> None:
+    with mcp_server(answer(tool_result(PAYLOAD))) as (server, url), client_for(url) as client:
+        assert client.call_tool("list_conversations", {"parent": "p"}) == PAYLOAD
+    (call,) = server.calls
+    assert call.tool == "list_conversations" and call.arguments == {"parent": "p"}
+    assert call.body["jsonrpc"] == "2.0" and isinstance(call.id, int)
+
+
+def test_stateless_request_carries_the_2026_envelope_and_routing_headers() -> None:
+    with (
+        mcp_server(answer(tool_result(PAYLOAD))) as (server, url),
+        client_for(url, access_token=TOKEN, quota_project="billing-proj") as client,
+    ):
+        client.call_tool("get_conversation", {"name": "c1"})
+    (call,) = server.calls  # no initialize, no notifications: one POST
+    headers = call.headers
+    assert headers["content-type"] == "application/json"
+    assert headers["accept"] == "application/json, text/event-stream"
+    assert headers["authorization"] == f"Bearer {TOKEN}"
+    assert headers["x-goog-user-project"] == "billing-proj"
+    assert headers["mcp-protocol-version"] == "2026-07-28"
+    assert headers["mcp-method"] == "tools/call"
+    assert headers["mcp-name"] == "get_conversation"
+    assert "mcp-session-id" not in headers
+    meta = call.params["_meta"]
+    assert meta["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
+    assert meta["io.modelcontextprotocol/clientInfo"]["name"] == "ces-pipeline"
+    assert meta["io.modelcontextprotocol/clientCapabilities"] == {}
+
+
+def test_no_token_means_no_authorization_header() -> None:
+    with mcp_server(answer(tool_result(PAYLOAD))) as (server, url), client_for(url) as client:
+        client.call_tool("get_conversation", {"name": "c1"})
+    assert "authorization" not in server.calls[0].headers
+    assert "x-goog-user-project" not in server.calls[0].headers
+
+
+def sse_handler(*chunks: str, delay: float = 0.0) -> Any:
+    """An SSE answer whose chunks may use `{id}` for the request id."""
+
+    def handle(call: Call) -> Response:
+        return sse_response([chunk.replace("{id}", str(call.id)) for chunk in chunks], delay=delay)
+
+    return handle
+
+
+def response_json(result: dict[str, Any]) -> str:
+    """A JSON-RPC response whose id is the `{id}` placeholder of `sse_handler`."""
+    return (
+        orjson.dumps({"jsonrpc": "2.0", "id": 999_999, "result": result}).decode().replace("999999", "{id}")
+    )
+
+
+def test_sse_response_after_comments_notifications_and_server_requests() -> None:
+    progress = {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progress": 1}}
+    ping = {"jsonrpc": "2.0", "id": "srv-1", "method": "ping"}
+    other = {"jsonrpc": "2.0", "id": 424242, "result": {"stale": True}}
+    handler = sse_handler(
+        ": stream opened\n\n",
+        sse_message(progress, event_id="e1"),
+        "event: message\nretry: 3000\n" + sse_message(ping),
+        sse_message(other),
+        f"id: e4\ndata: {response_json(tool_result(PAYLOAD))}\n\n",
+    )
+    assert call_once(handler) == PAYLOAD
+
+
+def test_sse_multi_line_data_with_crlf_split_across_chunks() -> None:
+    body = response_json(tool_result(PAYLOAD))
+    half = body.index(',"result"')  # a newline between JSON tokens is whitespace
+    event = f"event: message\r\ndata: {body[:half]}\r\ndata: {body[half:]}\r\n\r\n"
+    assert call_once(sse_handler(": hello\r\n\r\n", event[:10], event[10:-3], event[-3:])) == PAYLOAD
+
+
+def test_sse_stream_ending_without_the_response_is_a_transport_error() -> None:
+    notification = sse_message({"jsonrpc": "2.0", "method": "notifications/x"})
+    handler = sse_handler(": nothing to see\n\n", notification)
+    with pytest.raises(CesTransportError, match=r"ended after 1 event\(s\) without a response") as info:
+        call_once(handler)
+    assert info.value.status_code is None
+
+
+def test_sse_is_read_as_a_stream_and_left_once_the_response_arrived() -> None:
+    handler = sse_handler(f"data: {response_json(tool_result(PAYLOAD))}\n\n", ": still open\n\n", delay=5.0)
+    started = time.monotonic()
+    assert call_once(handler) == PAYLOAD
+    assert time.monotonic() - started < 3.0
+
+
+def test_silence_longer_than_the_read_timeout_is_a_transport_error() -> None:
+    handler = sse_handler(": wait\n\n", f"data: {response_json(tool_result(PAYLOAD))}\n\n", delay=2.0)
+    with pytest.raises(CesTransportError, match="timed out"):
+        call_once(handler, timeout_seconds=0.3)
+
+
+def test_connection_refused_is_a_transport_error() -> None:
+    with mcp_server(answer({})) as (_, url):
+        pass  # the server is gone now
+    with client_for(url) as client, pytest.raises(CesTransportError, match="failed"):
+        client.call_tool("list_conversations", {})
+
+
+# -- results -----------------------------------------------------------------------------------
+
+
+def test_text_only_result_is_parsed_from_concatenated_text_items() -> None:
+    text = orjson.dumps(PAYLOAD).decode()
+    items = [{"type": "text", "text": text[:5]}, {"type": "image"}, {"type": "text", "text": text[5:]}]
+    assert call_once(answer({"content": items})) == PAYLOAD
+
+
+def test_structured_content_wins_over_text() -> None:
+    result = {"content": [{"type": "text", "text": "a summary, not JSON"}], "structuredContent": PAYLOAD}
+    assert call_once(answer(result)) == PAYLOAD
+
+
+@pytest.mark.parametrize(
+    ("result", "match"),
+    [
+        (
+            {"content": [{"type": "text", "text": "<html>oops</html>"}]},
+            "list_conversations returned text that",
+        ),
+        ({"content": [{"type": "text", "text": "[1, 2]"}]}, "not an object"),
+        ({"content": []}, "neither structuredContent nor text"),
+    ],
+)
+def test_unusable_results_are_protocol_errors_naming_the_tool(result: dict[str, Any], match: str) -> None:
+    with pytest.raises(CesProtocolError, match=match):
+        call_once(answer(result))
+
+
+def test_is_error_result_is_a_tool_error_with_the_server_message() -> None:
+    result = {"isError": True, "content": [{"type": "text", "text": "Conversation not found: c9"}]}
+    with pytest.raises(CesToolError) as info:
+        call_once(answer(result), "get_conversation")
+    assert info.value.tool == "get_conversation"
+    assert info.value.server_message == "Conversation not found: c9"
+
+
+def test_json_rpc_error_object() -> None:
+    def handler(call: Call) -> Response:
+        return rpc_error(call, -32602, "Invalid params: pageSize", {"field": "pageSize"})
+
+    with pytest.raises(CesRpcError) as info:
+        call_once(handler)
+    assert (info.value.code, info.value.server_message, info.value.data) == (
+        -32602,
+        "Invalid params: pageSize",
+        {"field": "pageSize"},
+    )
+
+
+def test_json_body_answering_another_request_is_a_protocol_error() -> None:
+    other = Response(orjson.dumps({"jsonrpc": "2.0", "id": -5, "result": {}}), media_type="application/json")
+    with pytest.raises(CesProtocolError, match="no response to request"):
+        call_once(reply(other))
+
+
+@pytest.mark.parametrize(
+    ("response", "match"),
+    [
+        (Response(b"hello", media_type="text/plain"), "unexpected content type 'text/plain'"),
+        (Response(status_code=202), "HTTP 202 without a response"),
+    ],
+)
+def test_answers_that_are_no_response(response: Response, match: str) -> None:
+    with pytest.raises(CesProtocolError, match=match):
+        call_once(reply(response))
+
+
+# -- HTTP errors -------------------------------------------------------------------------------
+
+
+def google_error(status: int, code: str, message: str, reason: str | None = None, **headers: str) -> Response:
+    error: dict[str, Any] = {"code": status, "message": message, "status": code}
+    if reason:
+        error["details"] = [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": reason}]
+    body = orjson.dumps({"error": error})
+    return Response(body, status_code=status, media_type="application/json", headers=headers)
+
+
+@pytest.mark.parametrize(
+    ("response", "status", "message", "retry_after"),
+    [
+        (
+            google_error(401, "UNAUTHENTICATED", "Request had invalid authentication credentials."),
+            401,
+            "UNAUTHENTICATED: Request had invalid authentication credentials.",
+            None,
+        ),
+        (
+            google_error(403, "PERMISSION_DENIED", "CES API has not been used", "SERVICE_DISABLED"),
+            403,
+            "PERMISSION_DENIED: CES API has not been used (reason: SERVICE_DISABLED)",
+            None,
+        ),
+        (
+            google_error(429, "RESOURCE_EXHAUSTED", "Quota exceeded", **{"Retry-After": "7"}),
+            429,
+            "RESOURCE_EXHAUSTED: Quota exceeded",
+            7.0,
+        ),
+        (Response(b"upstream connect error", status_code=500), 500, "upstream connect error", None),
+    ],
+)
+def test_http_errors_carry_status_server_message_and_retry_after(
+    response: Response, status: int, message: str, retry_after: float | None
+) -> None:
+    with pytest.raises(CesTransportError) as info:
+        call_once(reply(response))
+    error = info.value
+    assert (error.status_code, error.server_message, error.retry_after) == (status, message, retry_after)
+    assert f"HTTP {status}" in str(error) and message in str(error)
+
+
+def test_retry_after_as_http_date() -> None:
+    when = format_datetime(datetime.now(UTC) + timedelta(seconds=120), usegmt=True)
+    response = Response(b"", status_code=503, headers={"Retry-After": when})
+    with pytest.raises(CesTransportError) as info:
+        call_once(reply(response))
+    assert info.value.retry_after is not None and 100 < info.value.retry_after <= 120
+
+
+def test_json_rpc_error_body_with_http_status() -> None:
+    def handler(call: Call) -> Response:
+        return rpc_error(call, -32602, "params._meta is malformed", status=400)
+
+    with pytest.raises(CesTransportError) as info:
+        call_once(handler)
+    assert (info.value.status_code, info.value.rpc_code) == (400, -32602)
+    assert info.value.server_message == "params._meta is malformed"
+
+
+def test_redirects_are_not_followed() -> None:
+    response = Response(status_code=307, headers={"location": "https://elsewhere.example/mcp"})
+    with (
+        mcp_server(reply(response)) as (server, url),
+        client_for(url) as client,
+        pytest.raises(CesTransportError, match="not followed") as info,
+    ):
+        client.call_tool("list_conversations", {})
+    assert "redirect to 'https://elsewhere.example/mcp'" in str(info.value)
+    assert len(server.calls) == 1
+
+
+# -- secrets -----------------------------------------------------------------------------------
+
+
+def test_token_never_appears_in_repr_errors_or_debug_logs(caplog: pytest.LogCaptureFixture) -> None:
+    def echo_token(call: Call) -> Response:
+        if call.tool == "get_conversation":
+            return rpc_result(call, tool_result(PAYLOAD))
+        return Response(f"rejected credentials {call.headers['authorization']}".encode(), status_code=401)
+
+    caplog.set_level(logging.DEBUG)
+    with mcp_server(echo_token) as (_, url), client_for(url, access_token=TOKEN) as client:
+        client.call_tool("get_conversation", {"name": "c1"})
+        with pytest.raises(CesTransportError) as info:
+            client.call_tool("list_conversations", {})
+        assert TOKEN not in repr(client)
+    assert "rejected credentials Bearer ***" in str(info.value)
+    assert TOKEN not in str(info.value) and TOKEN not in (info.value.server_message or "")
+    assert any("tools/call get_conversation" in r.getMessage() for r in caplog.records)
+    assert all(TOKEN not in r.getMessage() for r in caplog.records)
+
+
+# -- stats and the retry hook ------------------------------------------------------------------
+
+
+def test_stats_count_requests_tool_calls_bytes_and_time() -> None:
+    with mcp_server(answer(tool_result(PAYLOAD))) as (_, url), client_for(url) as client:
+        for _ in range(3):
+            client.call_tool("get_conversation", {"name": "c1"})
+        client.call_tool("list_conversations", {})
+        stats = client.stats
+    assert stats.requests == 4
+    assert stats.tool_calls == {"get_conversation": 3, "list_conversations": 1}
+    assert stats.bytes_received > 4 * len(orjson.dumps(PAYLOAD))
+    assert stats.api_seconds > 0
+    assert (stats.retries, stats.session_initializations) == (0, 0)
+
+
+class RecordingPolicy(RetryPolicy):
+    """Retries once, immediately, and remembers what it was asked."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, int, bool]] = []
+
+    def retry_delay(self, error: CesError, attempt: int, *, idempotent: bool) -> float | None:
+        self.asked.append((type(error).__name__, attempt, idempotent))
+        return 0.0 if idempotent and attempt == 1 else None
+
+
+def flaky_then_ok() -> Any:
+    failures: set[str] = set()
+
+    def handle(call: Call) -> Response:
+        if call.tool not in failures:
+            failures.add(call.tool or "")
+            return Response(b"try again", status_code=503)
+        return rpc_result(call, tool_result(PAYLOAD))
+
+    return handle
+
+
+def test_every_exchange_goes_through_the_retry_policy() -> None:
+    policy = RecordingPolicy()
+    with (
+        mcp_server(flaky_then_ok()) as (server, url),
+        CesMcpClient(settings_for(url), rate_limiter=fast_limiter(), retry_policy=policy) as client,
+    ):
+        assert client.call_tool("list_conversations", {}) == PAYLOAD
+        with pytest.raises(CesTransportError):
+            run_evaluation(client, "projects/p/locations/l/apps/a", evaluations=["e1"])
+        stats = client.stats
+    assert policy.asked == [("CesTransportError", 1, True), ("CesTransportError", 1, False)]
+    assert stats.retries == 1 and stats.requests == 3
+    assert [c.tool for c in server.calls] == ["list_conversations", "list_conversations", "run_evaluation"]
+
+
+def test_default_policy_sends_nothing_twice() -> None:
+    with (
+        mcp_server(flaky_then_ok()) as (server, url),
+        client_for(url) as client,
+        pytest.raises(CesTransportError),
+    ):
+        client.call_tool("list_conversations", {})
+    assert len(server.calls) == 1
