@@ -81,13 +81,13 @@ def completed_run() -> dict:
 def flatten(runs: list) -> tuple[dict, list]:
     flattener = EvaluationRunFlattener()
     for run in runs:
-        flattener.add(run)
+        flattener.add(run, 0)
     return {k: b.to_pylist() for k, b in flattener.take_batches().items()}, flattener.take_rejects()
 
 
 def test_every_run_table_has_its_schema() -> None:
     flattener = EvaluationRunFlattener()
-    assert flattener.add(completed_run())
+    assert flattener.add(completed_run(), 0)
     batches = flattener.take_batches()
     for spec in EVALUATION_RUN_TABLES:
         assert batches[spec.name].schema == spec.schema

@@ -16,12 +16,19 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipelines.lake.paths import app_from_segment, partition_dir
+from pipelines.lake.paths import app_from_segment, app_segment, partition_dir
 from pipelines.transform.schemas import TableSpec
 
 RAW_FILE = "records.jsonl.gz"
 TABLE_FILE = "part-0.parquet"
 _PARTITION = re.compile(r"app=([^/]+)/date=(\d{4}-\d{2}-\d{2})$")
+_OBSERVATION = re.compile(r"app=([^/]+)/fetched=([0-9TZ]+)\.jsonl\.gz$")
+_KEY = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def _safe_key(key: str) -> str:
+    """A document key as one harmless file name."""
+    return _KEY.sub(lambda m: f"%{ord(m.group()):02X}", key)[:200]
 
 
 @dataclass(frozen=True)
@@ -89,6 +96,46 @@ class Lake:
         """Apps with raw records for `day`: what a flatten or rebuild of that day covers."""
         return [app for app, found in self.raw_partitions(dataset) if found == day]
 
+    # -- observations: raw records that accumulate rather than replace --------------------------
+
+    def write_observation(
+        self, dataset: str, app: str, stamp: str, records: Iterable[dict[str, Any]]
+    ) -> WrittenFile:
+        """One fetch's records, kept next to every earlier fetch: `stamp` orders them."""
+        path = f"{self.root}/raw/{dataset}/app={app_segment(app)}/fetched={stamp}.jsonl.gz"
+        return self._write_jsonl(path, records)
+
+    def observations(self, dataset: str) -> list[tuple[str, str]]:
+        """(app, path) of every observation file, oldest first."""
+        found = []
+        for path in self.fs.glob(f"{self.root}/raw/{dataset}/app=*/fetched=*.jsonl.gz"):
+            match = _OBSERVATION.search(path)
+            if match:
+                found.append((match.group(2), app_from_segment(match.group(1)), path))
+        return [(app, path) for _, app, path in sorted(found)]
+
+    def read_jsonl(self, path: str) -> Iterator[dict[str, Any]]:
+        with self.fs.open(path, "rb") as handle, gzip.GzipFile(fileobj=handle) as gz:
+            for line in gz:
+                if line.strip():
+                    yield orjson.loads(line)
+
+    # -- small state documents ----------------------------------------------------------------
+
+    def write_state(self, kind: str, key: str, document: dict[str, Any]) -> str:
+        """A small JSON document under `state/<kind>/`, written atomically."""
+        path = f"{self.root}/state/{kind}/{_safe_key(key)}.json"
+        with self._atomic(path) as handle:
+            handle.write(orjson.dumps(document))
+        return path
+
+    def read_states(self, kind: str) -> list[dict[str, Any]]:
+        documents = []
+        for path in sorted(self.fs.glob(f"{self.root}/state/{kind}/*.json")):
+            with self.fs.open(path, "rb") as handle:
+                documents.append(orjson.loads(handle.read()))
+        return documents
+
     # -- flattened tables ---------------------------------------------------------------------
 
     def table_path(self, table: str, app: str, day: date) -> str:
@@ -109,6 +156,19 @@ class Lake:
                 writer.close()
 
     # -- atomic replacement -------------------------------------------------------------------
+
+    def _write_jsonl(self, path: str, records: Iterable[dict[str, Any]]) -> WrittenFile:
+        """Stream records into a gzip JSON Lines file that appears only once complete."""
+        count = 0
+        with (
+            self._atomic(path) as handle,
+            gzip.GzipFile(fileobj=handle, mode="wb", compresslevel=5, mtime=0) as gz,
+        ):
+            for record in records:
+                gz.write(orjson.dumps(record))
+                gz.write(b"\n")
+                count += 1
+        return WrittenFile(path, count, self.fs.size(path))
 
     @contextmanager
     def _atomic(self, path: str) -> Iterator[IO[bytes]]:

@@ -73,8 +73,9 @@ class EvaluationRunFlattener:
     def __len__(self) -> int:
         return len(self._buffers.rows(EVALUATION_RUNS))
 
-    def add(self, run: Any) -> bool:
-        return self._buffers.add(run, self._add)
+    def add(self, run: Any, observed_at: int) -> bool:
+        """Flatten one run fetched at `observed_at` (epoch microseconds); False if rejected."""
+        return self._buffers.add(run, lambda obj: self._add(obj, observed_at))
 
     def take_batches(self) -> dict[str, pa.RecordBatch]:
         return self._buffers.take_batches()
@@ -82,7 +83,7 @@ class EvaluationRunFlattener:
     def take_rejects(self) -> list[Reject]:
         return self._buffers.take_rejects()
 
-    def _add(self, run: Any) -> None:
+    def _add(self, run: Any, observed_at: int) -> None:
         run = v.message(run, "evaluationRun")
         name, app, run_id = run_name(run)
         config = v.message(run.get("config"), "config")
@@ -119,6 +120,7 @@ class EvaluationRunFlattener:
                 v.text(run.get("scheduledEvaluationRun"), "scheduledEvaluationRun"),
                 v.text(run.get("operation"), "operation"),
                 v.text(optimization.get("status"), "optimizationConfig.status"),
+                observed_at,
             )
         )
         self._add_summaries(name, run)

@@ -225,9 +225,10 @@ EVALUATION_RUNS = TableSpec(
         ("scheduled_evaluation_run", pa.string()),
         ("operation", pa.string()),
         ("optimization_status", pa.string()),
+        ("observed_at", TIMESTAMP),
     ),
     key=("evaluation_run_name",),
-    description="One row per evaluation run, as last fetched.",
+    description="One row per evaluation run, as last fetched (observed_at: when).",
 )
 
 EVALUATION_RUN_SUMMARIES = TableSpec(

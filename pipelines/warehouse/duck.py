@@ -13,10 +13,21 @@ from datetime import date
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 
 from pipelines.ces.window import TimeWindow
 from pipelines.sqlfiles import sql_files, sql_text
-from pipelines.transform.schemas import ALL_TABLES, CONVERSATION_TABLES, CONVERSATIONS, REJECTS
+from pipelines.transform.evaluations import RESULT_REJECT_SOURCE, RUN_REJECT_SOURCE
+from pipelines.transform.schemas import (
+    ALL_TABLES,
+    CONVERSATION_TABLES,
+    CONVERSATIONS,
+    EVALUATION_RESULTS,
+    EVALUATION_RUN_SNAPSHOTS,
+    EVALUATION_RUN_TABLES,
+    EVALUATION_RUNS,
+    REJECTS,
+)
 from pipelines.warehouse.types import schema_mismatches
 
 
@@ -91,12 +102,75 @@ class Warehouse:
                 raise
         return inserted
 
+    def upsert_evaluations(
+        self,
+        app: str,
+        day: date,
+        run_batches: Mapping[str, pa.RecordBatch],
+        snapshots: pa.RecordBatch,
+        result_batches: Mapping[str, pa.RecordBatch],
+        rejects: pa.RecordBatch,
+    ) -> dict[str, int]:
+        """Replace the given runs in every run table, upsert results, append changed snapshots.
+
+        One transaction: a run never shows its new summaries beside its old latencies.
+        """
+        written: dict[str, int] = {}
+        with self.connect() as conn:
+            self.ensure_schema(conn)
+            relations = {
+                "incoming_evaluation_runs": run_batches[EVALUATION_RUNS.name],
+                "incoming_snapshots": snapshots,
+                "incoming_evaluation_results": result_batches[EVALUATION_RESULTS.name],
+                "incoming_rejects": rejects,
+            }
+            for name, batch in relations.items():
+                conn.register(name, pa.Table.from_batches([batch]))
+            conn.execute("BEGIN TRANSACTION")
+            try:
+                conn.execute(sql_text("warehouse/stage_evaluation_runs.sql"))
+                for spec in EVALUATION_RUN_TABLES:
+                    relation = f"incoming_{spec.name}"
+                    if relation not in relations:
+                        conn.register(relation, pa.Table.from_batches([run_batches[spec.name]]))
+                    conn.execute(sql_text("warehouse/delete_evaluation_run_rows.sql").format(table=spec.name))
+                    written[spec.name] = _insert_run_rows(conn, spec.name, relation)
+                written[EVALUATION_RUN_SNAPSHOTS.name] = _rowcount(
+                    conn.execute(sql_text("warehouse/insert_new_snapshots.sql"))
+                )
+                conn.execute(sql_text("warehouse/delete_evaluation_results.sql"))
+                written[EVALUATION_RESULTS.name] = _insert_run_rows(
+                    conn, EVALUATION_RESULTS.name, "incoming_evaluation_results"
+                )
+                for source in (RUN_REJECT_SOURCE, RESULT_REJECT_SOURCE):
+                    conn.execute(
+                        sql_text("warehouse/delete_partition_rejects.sql"),
+                        {"app": app, "day": day, "source": source},
+                    )
+                written[REJECTS.name] = _insert_relation(conn, REJECTS.name, "incoming_rejects")
+                conn.execute("DROP TABLE accepted_evaluation_runs")
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        return written
+
+    def unfinished_evaluation_runs(self) -> list[tuple[str, str]]:
+        """(app, run name) of every run still QUEUED or RUNNING; empty without a warehouse."""
+        if not Path(self.path).exists():
+            return []
+        with self.connect(read_only=True) as conn:
+            if EVALUATION_RUNS.name not in _tables(conn):
+                return []
+            rows = conn.execute(sql_text("warehouse/unfinished_evaluation_runs.sql")).fetchall()
+            return [(app, name) for app, name in rows]
+
     def row_counts(self) -> dict[str, int]:
         """Rows per contract table (0 for a table not created yet)."""
         if not Path(self.path).exists():
             return {spec.name: 0 for spec in ALL_TABLES}
         with self.connect(read_only=True) as conn:
-            existing = {row[0] for row in conn.execute(sql_text("warehouse/list_tables.sql")).fetchall()}
+            existing = _tables(conn)
             count_sql = sql_text("warehouse/count_rows.sql")
             return {
                 spec.name: conn.execute(count_sql.format(table=spec.name)).fetchone()[0]
@@ -104,6 +178,26 @@ class Warehouse:
                 else 0
                 for spec in ALL_TABLES
             }
+
+
+def _tables(conn: duckdb.DuckDBPyConnection) -> set[str]:
+    return {row[0] for row in conn.execute(sql_text("warehouse/list_tables.sql")).fetchall()}
+
+
+def _rowcount(cursor: duckdb.DuckDBPyConnection) -> int:
+    row = cursor.fetchone()
+    return int(row[0]) if row else 0
+
+
+def _insert_relation(conn: duckdb.DuckDBPyConnection, table: str, relation: str) -> int:
+    return _rowcount(
+        conn.execute(sql_text("warehouse/insert_relation.sql").format(table=table, relation=relation))
+    )
+
+
+def _insert_run_rows(conn: duckdb.DuckDBPyConnection, table: str, relation: str) -> int:
+    text = sql_text("warehouse/insert_evaluation_run_rows.sql").format(table=table, relation=relation)
+    return _rowcount(conn.execute(text))
 
 
 def _insert_parquet(conn: duckdb.DuckDBPyConnection, table: str, path: str) -> int:

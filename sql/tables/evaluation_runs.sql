@@ -1,4 +1,4 @@
--- One row per evaluation run, as last fetched. Key: (evaluation_run_name).
+-- One row per evaluation run, as last fetched (observed_at: when). Key: (evaluation_run_name).
 CREATE TABLE IF NOT EXISTS evaluation_runs (
     evaluation_run_name VARCHAR,
     app VARCHAR,
@@ -28,5 +28,6 @@ CREATE TABLE IF NOT EXISTS evaluation_runs (
     latency_session_count INTEGER,
     scheduled_evaluation_run VARCHAR,
     operation VARCHAR,
-    optimization_status VARCHAR
+    optimization_status VARCHAR,
+    observed_at TIMESTAMPTZ
 );

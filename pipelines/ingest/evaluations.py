@@ -1,0 +1,182 @@
+"""Evaluation runs: fetch every run of an app, keep each fetch raw, load the latest state.
+
+Each fetch is one observation file in the raw lake (`raw/evaluation_runs/app=…/fetched=…`),
+never replaced, so the history of a run's progress can be replayed. Loading an observation
+replaces the runs it holds in every run table, upserts their results, and appends a snapshot
+row for each run whose state or progress changed since the last one stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from typing import Any
+
+from pipelines.ces.client import CesMcpClient
+from pipelines.ces.paging import ApiRecord, as_record, fetch_record, iter_page_records, page_items
+from pipelines.ces.tools import (
+    GET_EVALUATION_RUN,
+    LIST_EVALUATION_RESULTS,
+    LIST_EVALUATION_RUNS,
+    iter_evaluation_run_records,
+)
+from pipelines.ingest.rejects import rejects_batch
+from pipelines.lake.store import Lake
+from pipelines.transform.evaluations import (
+    EvaluationResultFlattener,
+    EvaluationRunFlattener,
+    snapshot_row,
+    snapshots_batch,
+)
+from pipelines.transform.timeparse import parse_timestamp_micros
+from pipelines.warehouse.duck import Warehouse
+
+EVALUATION_RUNS_DATASET = "evaluation_runs"
+STARTED_RUNS_STATE = "started_evaluation_runs"
+UNFINISHED_STATES = frozenset({"QUEUED", "RUNNING", "EVALUATION_RUN_STATE_UNSPECIFIED"})
+
+
+@dataclass
+class EvaluationFetchResult:
+    app: str
+    path: str = ""
+    runs: int = 0
+    results: int = 0
+    records: int = 0
+
+
+def fetch_stamp(now: datetime | None = None) -> str:
+    """A sortable, path-safe UTC instant naming one fetch, e.g. 20261129T201500123456Z."""
+    return (now or datetime.now(UTC)).astimezone(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+
+
+def runs_started_here(lake: Lake, app: str) -> list[str]:
+    """Evaluation runs this pipeline started for `app` (recorded by `evaluate`)."""
+    return [
+        doc["evaluation_run"]
+        for doc in lake.read_states(STARTED_RUNS_STATE)
+        if doc.get("app") == app and isinstance(doc.get("evaluation_run"), str)
+    ]
+
+
+def _unique(names: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(names))
+
+
+def fetch_evaluation_runs(
+    client: CesMcpClient,
+    lake: Lake,
+    app: str,
+    *,
+    names: Sequence[str] = (),
+    discover: bool = True,
+    page_size: int = 100,
+    workers: int = 4,
+) -> EvaluationFetchResult:
+    """Fetch the app's evaluation runs (and their results) into a new observation file.
+
+    Runs come from `list_evaluation_runs` when `discover` is set and the server offers it,
+    plus `names` and the runs started by this pipeline. Each is fetched in full with
+    `get_evaluation_run`, several at a time (the client's rate limit still applies).
+    """
+    result = EvaluationFetchResult(app)
+    prefix = f"{app}/evaluationRuns/"
+
+    def records() -> Iterator[dict[str, Any]]:
+        wanted: list[str] = []
+        if discover and client.has_tool(LIST_EVALUATION_RUNS):
+            for page in iter_evaluation_run_records(client, app, page_size=page_size):
+                yield page.to_dict()
+                wanted.extend(
+                    run["name"]
+                    for run in page_items(page.result, "evaluationRuns", LIST_EVALUATION_RUNS)
+                    if isinstance(run, dict) and isinstance(run.get("name"), str)
+                )
+        wanted = _unique([*wanted, *names, *runs_started_here(lake, app)])
+        wanted = [name for name in wanted if name.startswith(prefix)]
+        with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="ces-eval") as pool:
+            for record in pool.map(lambda n: fetch_record(client, GET_EVALUATION_RUN, {"name": n}), wanted):
+                result.runs += 1
+                yield record.to_dict()
+        if client.has_tool(LIST_EVALUATION_RESULTS):
+            for name in wanted:
+                arguments = {
+                    "parent": f"{app}/evaluations/-",
+                    "pageSize": page_size,
+                    "filter": f'evaluation_run = "{name}"',
+                }
+                for page in iter_page_records(
+                    client, LIST_EVALUATION_RESULTS, arguments, items_key="evaluationResults"
+                ):
+                    result.results += len(
+                        page_items(page.result, "evaluationResults", LIST_EVALUATION_RESULTS)
+                    )
+                    yield page.to_dict()
+
+    written = lake.write_observation(EVALUATION_RUNS_DATASET, app, fetch_stamp(), records())
+    result.path, result.records = written.path, written.rows
+    return result
+
+
+@dataclass
+class EvaluationObservation:
+    """What one fetch saw: each run once (full when fetched) with when, and the results."""
+
+    runs: list[tuple[dict[str, Any], int]] = field(default_factory=list)
+    results: list[dict[str, Any]] = field(default_factory=list)
+
+
+def replay_evaluation_records(records: Iterable[ApiRecord | Mapping[str, Any]]) -> EvaluationObservation:
+    """Pure: the runs and results of one observation file, a full get beating a listing."""
+    runs: dict[str, tuple[Any, int]] = {}
+    results: dict[str, Any] = {}
+    unnamed: list[tuple[Any, int]] = []
+    for raw in records:
+        record = as_record(raw)
+        observed = parse_timestamp_micros(record.fetched_at) if record.fetched_at else 0
+        if record.tool == LIST_EVALUATION_RUNS:
+            for run in page_items(record.result, "evaluationRuns", LIST_EVALUATION_RUNS):
+                name = run.get("name") if isinstance(run, dict) else None
+                if isinstance(name, str):
+                    runs.setdefault(name, (run, observed))
+                else:
+                    unnamed.append((run, observed))
+        elif record.tool == GET_EVALUATION_RUN:
+            runs[str(record.arguments.get("name"))] = (record.result, observed)
+        elif record.tool == LIST_EVALUATION_RESULTS:
+            for item in page_items(record.result, "evaluationResults", LIST_EVALUATION_RESULTS):
+                key = item.get("name") if isinstance(item, dict) else None
+                results[key if isinstance(key, str) else f"#{len(results)}"] = item
+    return EvaluationObservation([*runs.values(), *unnamed], list(results.values()))
+
+
+def load_evaluation_observation(
+    warehouse: Warehouse, app: str, observation: EvaluationObservation, day: date
+) -> dict[str, int]:
+    """Upsert one observation's runs and results; returns rows written per table."""
+    runs = EvaluationRunFlattener()
+    snapshots = []
+    for run, observed in observation.runs:
+        if runs.add(run, observed):
+            snapshots.append(snapshot_row(run, observed))
+    results = EvaluationResultFlattener()
+    for item in observation.results:
+        results.add(item)
+    rejects = runs.take_rejects() + results.take_rejects()
+    return warehouse.upsert_evaluations(
+        app,
+        day,
+        runs.take_batches(),
+        snapshots_batch(snapshots),
+        results.take_batches(),
+        rejects_batch(rejects, app, day),
+    )
+
+
+def load_observation_file(lake: Lake, warehouse: Warehouse, app: str, path: str) -> dict[str, int]:
+    """Replay and load one observation file; its fetch day is the rejects' partition date."""
+    stamp = path.rsplit("fetched=", 1)[1][:8]
+    day = date(int(stamp[:4]), int(stamp[4:6]), int(stamp[6:8]))
+    return load_evaluation_observation(warehouse, app, replay_evaluation_records(lake.read_jsonl(path)), day)
