@@ -16,6 +16,7 @@ DEFAULT_MAX_RPS = 10.0
 """The documented CES read quota is 600 requests per minute per project."""
 
 APP_NAME_PATTERN = re.compile(r"^projects/[^/]+/locations/[^/]+/apps/[^/]+$")
+EVALUATION_RUN_NAME_PATTERN = re.compile(r"^projects/[^/]+/locations/[^/]+/apps/[^/]+/evaluationRuns/[^/]+$")
 KNOWN_SOURCES = ("LIVE", "SIMULATOR", "EVAL", "AGENT_TOOL")
 
 
@@ -43,6 +44,8 @@ class CesSettings:
     """Read timeout: the longest silence tolerated while waiting for (or streaming) a response."""
     connect_timeout_seconds: float = 10.0
     page_size: int = 100
+    evaluation_runs: tuple[str, ...] = ()
+    """Evaluation runs always fetched, besides those `list_evaluation_runs` finds."""
 
     def __post_init__(self) -> None:
         for app in self.apps:
@@ -50,6 +53,12 @@ class CesSettings:
                 raise ConfigError(
                     f"CES_APPS: {app!r} is not an app resource name "
                     "(projects/{project}/locations/{location}/apps/{app})"
+                )
+        for run in self.evaluation_runs:
+            if not EVALUATION_RUN_NAME_PATTERN.match(run):
+                raise ConfigError(
+                    f"CES_EVALUATION_RUNS: {run!r} is not an evaluation run resource name "
+                    "(projects/{project}/locations/{location}/apps/{app}/evaluationRuns/{run})"
                 )
         if self.max_rps <= 0:
             raise ConfigError(f"CES_MAX_RPS must be positive, got {self.max_rps}")
@@ -67,7 +76,7 @@ class StorageSettings:
     warehouse: str = "data/warehouse.duckdb"
 
 
-def _float(env: Mapping[str, str], name: str, default: float) -> float:
+def env_number(env: Mapping[str, str], name: str, default: float) -> float:
     raw = env.get(name)
     if raw is None or raw == "":
         return default
@@ -87,10 +96,11 @@ def ces_settings_from_env(env: Mapping[str, str] | None = None) -> CesSettings:
         sources=sources,
         access_token=env.get("CES_ACCESS_TOKEN") or None,
         quota_project=env.get("CES_QUOTA_PROJECT") or None,
-        max_rps=_float(env, "CES_MAX_RPS", DEFAULT_MAX_RPS),
-        timeout_seconds=_float(env, "CES_TIMEOUT_SECONDS", 60.0),
-        connect_timeout_seconds=_float(env, "CES_CONNECT_TIMEOUT_SECONDS", 10.0),
-        page_size=int(_float(env, "CES_PAGE_SIZE", 100)),
+        max_rps=env_number(env, "CES_MAX_RPS", DEFAULT_MAX_RPS),
+        timeout_seconds=env_number(env, "CES_TIMEOUT_SECONDS", 60.0),
+        connect_timeout_seconds=env_number(env, "CES_CONNECT_TIMEOUT_SECONDS", 10.0),
+        page_size=int(env_number(env, "CES_PAGE_SIZE", 100)),
+        evaluation_runs=_split_csv(env.get("CES_EVALUATION_RUNS")),
     )
 
 

@@ -9,14 +9,21 @@ from pipelines.orchestration.conversation_assets import (
     ingest_conversations_job,
     rebuild_conversations_job,
 )
+from pipelines.orchestration.evaluation_assets import (
+    EVALUATION_ASSETS,
+    ingest_evaluation_runs_job,
+    start_evaluation_job,
+    unfinished_evaluation_runs_sensor,
+)
 from pipelines.orchestration.resources import resources_from_env
 
 
 def build_definitions() -> dg.Definitions:
     """Definitions bound to the current environment (`CES_*` variables)."""
     return dg.Definitions(
-        assets=CONVERSATION_ASSETS,
-        jobs=[ingest_conversations_job, rebuild_conversations_job],
+        assets=[*CONVERSATION_ASSETS, *EVALUATION_ASSETS],
+        jobs=[ingest_conversations_job, rebuild_conversations_job, ingest_evaluation_runs_job, start_evaluation_job],
+        sensors=[unfinished_evaluation_runs_sensor],
         resources=resources_from_env(),
     )
 

@@ -4,7 +4,6 @@ Each asset is a thin call into `pipelines.ingest`; all the logic is plain Python
 its own. Every materialization reports row counts (`dagster/row_count`) per table.
 """
 
-from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 import dagster as dg
 
 from pipelines.ces.client import CesMcpClient
-from pipelines.config import DEFAULT_MAX_RPS, DEFAULT_MCP_URL, CesSettings
+from pipelines.config import DEFAULT_MAX_RPS, DEFAULT_MCP_URL, CesSettings, env_number
 from pipelines.lake.store import Lake
 from pipelines.warehouse.duck import Warehouse
 
@@ -24,6 +24,9 @@ class CesResource(dg.ConfigurableResource):
     quota_project: str | None = None
     max_rps: float = DEFAULT_MAX_RPS
     page_size: int = 100
+    timeout_seconds: float = 60.0
+    connect_timeout_seconds: float = 10.0
+    evaluation_runs: str = ""
 
     def settings(self) -> CesSettings:
         return CesSettings(
@@ -34,6 +37,9 @@ class CesResource(dg.ConfigurableResource):
             quota_project=self.quota_project or None,
             max_rps=self.max_rps,
             page_size=self.page_size,
+            timeout_seconds=self.timeout_seconds,
+            connect_timeout_seconds=self.connect_timeout_seconds,
+            evaluation_runs=_csv(self.evaluation_runs),
         )
 
     @contextmanager
@@ -79,8 +85,11 @@ def resources_from_env() -> dict[str, dg.ConfigurableResource]:
             sources=_from_env("CES_SOURCES", ""),
             access_token=_from_env("CES_ACCESS_TOKEN", None),
             quota_project=_from_env("CES_QUOTA_PROJECT", None),
-            max_rps=float(os.environ.get("CES_MAX_RPS") or DEFAULT_MAX_RPS),
-            page_size=int(os.environ.get("CES_PAGE_SIZE") or 100),
+            evaluation_runs=_from_env("CES_EVALUATION_RUNS", ""),
+            max_rps=env_number(os.environ, "CES_MAX_RPS", DEFAULT_MAX_RPS),
+            page_size=int(env_number(os.environ, "CES_PAGE_SIZE", 100)),
+            timeout_seconds=env_number(os.environ, "CES_TIMEOUT_SECONDS", 60.0),
+            connect_timeout_seconds=env_number(os.environ, "CES_CONNECT_TIMEOUT_SECONDS", 10.0),
         ),
         "lake": LakeResource(root=_from_env("CES_LAKE", "data/lake")),
         "warehouse": WarehouseResource(path=_from_env("CES_WAREHOUSE", "data/warehouse.duckdb")),

@@ -1,0 +1,112 @@
+"""Starting an evaluation run: `run_evaluation`, then `get_operation` until it is done.
+
+`run_evaluation` is not idempotent, so it is sent exactly once; if anything goes wrong after
+the request may have reached the server, the error names the operation (when known) so a
+person can follow up instead of a retry starting a second run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from pipelines.ces.client import CesMcpClient
+from pipelines.ces.errors import CesError
+from pipelines.ces.tools import get_operation, run_evaluation
+from pipelines.ingest.evaluations import STARTED_RUNS_STATE
+from pipelines.lake.store import Lake
+
+
+class EvaluationTriggerError(RuntimeError):
+    """Starting or following an evaluation failed; `operation` is set once the server named one."""
+
+    def __init__(self, message: str, operation: str | None = None):
+        super().__init__(message if operation is None else f"{message} (operation {operation})")
+        self.operation = operation
+
+
+@dataclass
+class StartedEvaluation:
+    app: str
+    operation: str
+    evaluation_run: str
+    polls: int
+
+
+def evaluation_run_of(operation: dict[str, Any]) -> str | None:
+    """The evaluation run an operation created: from its response, else its metadata."""
+    for part in ("response", "metadata"):
+        body = operation.get(part)
+        if isinstance(body, dict) and isinstance(body.get("evaluationRun"), str):
+            return body["evaluationRun"]
+    return None
+
+
+def start_evaluation(
+    client: CesMcpClient,
+    lake: Lake,
+    app: str,
+    *,
+    evaluations: Sequence[str] | None = None,
+    evaluation_dataset: str | None = None,
+    display_name: str | None = None,
+    app_version: str | None = None,
+    poll_seconds: float = 2.0,
+    timeout_seconds: float = 600.0,
+    on_operation: Callable[[str], None] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> StartedEvaluation:
+    """Start a run, wait for its operation, and record the run as started by this pipeline."""
+    if bool(evaluations) == bool(evaluation_dataset):
+        raise ValueError("give either evaluations or an evaluation dataset, not both and not neither")
+    try:
+        operation = run_evaluation(
+            client,
+            app,
+            evaluations=evaluations,
+            evaluation_dataset=evaluation_dataset,
+            display_name=display_name,
+            app_version=app_version,
+        )
+    except CesError as exc:
+        raise EvaluationTriggerError(
+            f"run_evaluation failed: {exc}. It may or may not have started a run: check the app's "
+            "evaluation runs before trying again"
+        ) from exc
+    name = operation.get("name")
+    if not isinstance(name, str) or not name:
+        raise EvaluationTriggerError(f"run_evaluation returned no operation name: {str(operation)[:200]}")
+    if on_operation:
+        on_operation(name)
+    lake.write_state(STARTED_RUNS_STATE, name, _started(app, name, evaluation_run_of(operation)))
+    deadline = time.monotonic() + timeout_seconds
+    polls = 0
+    while not operation.get("done"):
+        if time.monotonic() > deadline:
+            raise EvaluationTriggerError(f"operation not done after {timeout_seconds:.0f} s", name)
+        sleep(poll_seconds)
+        try:
+            operation = get_operation(client, name)
+        except CesError as exc:
+            raise EvaluationTriggerError(f"get_operation failed: {exc}", name) from exc
+        polls += 1
+    error = operation.get("error")
+    if isinstance(error, dict):
+        raise EvaluationTriggerError(f"evaluation failed: {error.get('message') or error}", name)
+    run = evaluation_run_of(operation)
+    if run is None:
+        raise EvaluationTriggerError("the finished operation names no evaluation run", name)
+    lake.write_state(STARTED_RUNS_STATE, name, _started(app, name, run))
+    return StartedEvaluation(app, name, run, polls)
+
+
+def _started(app: str, operation: str, run: str | None) -> dict[str, Any]:
+    return {
+        "app": app,
+        "operation": operation,
+        "evaluation_run": run,
+        "recorded_at": datetime.now(UTC).isoformat(),
+    }
