@@ -83,13 +83,76 @@ def _run_days(job_name: str, days: list[date], verb: str) -> int:
     return 0
 
 
+def _ingest_evaluation_runs(run_config: dict | None = None) -> int:
+    """Run the evaluation run job once and report what it loaded."""
+    from pipelines.definitions import build_definitions
+    from pipelines.orchestration.run import instance_with_pools, run_job
+
+    with console.status("fetching evaluation runs"):
+        outcome = run_job(
+            build_definitions(),
+            "ingest_evaluation_runs",
+            instance=instance_with_pools(),
+            run_config=run_config,
+        )
+    if not outcome.success:
+        console.print(f"[red]✗ evaluation runs: {outcome.error}")
+        return 1
+    runs = outcome.value("warehouse/evaluation_runs", "dagster/row_count")
+    results = outcome.value("warehouse/evaluation_results", "dagster/row_count")
+    console.print(f"[green]evaluation runs: {runs} loaded, {results} results.")
+    return 0
+
+
 def cmd_ingest(args: argparse.Namespace) -> int:
     settings = ces_settings_from_env()
     if not settings.apps:
         console.print("[red]error: CES_APPS is not set. Name the apps to ingest, e.g.")
         console.print("  export CES_APPS=projects/my-project/locations/us/apps/my-app")
         return 2
-    return _run_days("ingest_conversations", _days(args.since, args.until), "ingested")
+    conversations = _run_days("ingest_conversations", _days(args.since, args.until), "ingested")
+    evaluations = 0 if args.skip_evaluations else _ingest_evaluation_runs()
+    return max(conversations, evaluations)
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from pipelines.ces.client import CesMcpClient
+    from pipelines.ingest.trigger import EvaluationTriggerError, start_evaluation
+    from pipelines.lake.store import Lake
+
+    evaluations = [e.strip() for e in (args.evaluations or "").split(",") if e.strip()]
+    if bool(evaluations) == bool(args.dataset):
+        console.print("[red]error: give exactly one of --evaluations a,b or --dataset D")
+        return 2
+    settings = ces_settings_from_env()
+    lake = Lake(storage_settings_from_env().lake)
+    try:
+        with (
+            CesMcpClient(settings) as client,
+            console.status("waiting for the evaluation to start") as status,
+        ):
+            started = start_evaluation(
+                client,
+                lake,
+                args.app,
+                evaluations=evaluations or None,
+                evaluation_dataset=args.dataset,
+                display_name=args.display_name,
+                app_version=args.app_version,
+                poll_seconds=args.poll_seconds,
+                on_operation=lambda name: status.update(f"operation {name}: waiting until done"),
+            )
+    except EvaluationTriggerError as exc:
+        console.print(f"[red]error: {exc}")
+        if exc.operation:
+            console.print(f"Follow it up with get_operation {exc.operation}; do not re-run blindly.")
+        return 1
+    out.print(f"operation {started.operation}")
+    out.print(f"evaluation run {started.evaluation_run}")
+    config = {
+        "ops": {"raw__evaluation_runs": {"config": {"names": [started.evaluation_run], "discover": False}}}
+    }
+    return _ingest_evaluation_runs(config)
 
 
 def cmd_rebuild(args: argparse.Namespace) -> int:
@@ -212,7 +275,17 @@ def build_parser() -> argparse.ArgumentParser:
     ingest = commands.add_parser("ingest", help="ingest conversations started in [since, until) (UTC)")
     ingest.add_argument("--since", type=_day, required=True)
     ingest.add_argument("--until", type=_day, required=True)
+    ingest.add_argument("--skip-evaluations", action="store_true", help="conversations only")
     ingest.set_defaults(func=cmd_ingest)
+
+    evaluate = commands.add_parser("evaluate", help="start an evaluation run, wait for it to start, load it")
+    evaluate.add_argument("--app", required=True, help="projects/{p}/locations/{l}/apps/{a}")
+    evaluate.add_argument("--evaluations", help="comma-separated evaluation ids or names")
+    evaluate.add_argument("--dataset", help="evaluation dataset id or name")
+    evaluate.add_argument("--app-version")
+    evaluate.add_argument("--display-name")
+    evaluate.add_argument("--poll-seconds", type=float, default=2.0)
+    evaluate.set_defaults(func=cmd_evaluate)
 
     rebuild = commands.add_parser(
         "rebuild", help="re-derive Parquet and warehouse from the raw lake (no API)"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +74,21 @@ def run_job_for_days(
         if on_outcome:
             on_outcome(outcome)
     return outcomes
+
+
+def run_job(
+    definitions: dg.Definitions,
+    job_name: str,
+    *,
+    instance: dg.DagsterInstance,
+    run_config: dict[str, Any] | None = None,
+) -> PartitionOutcome:
+    """Run an unpartitioned job once; the outcome's `day` is today (UTC)."""
+    job = definitions.resolve_job_def(job_name)
+    config = {**QUIET_LOGS, **(run_config or {})}
+    result = job.execute_in_process(instance=instance, raise_on_error=False, run_config=config)
+    today = datetime.now(UTC).date()
+    return PartitionOutcome(today, result.run_id, result.success, _first_error(result), _metadata(result))
 
 
 def _first_error(result: dg.ExecuteInProcessResult) -> str | None:
