@@ -1,0 +1,94 @@
+"""The process-wide request pacing."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+
+from pipelines.ces.ratelimit import RateLimiter, shared_rate_limiter
+
+
+def acquire_from_threads(
+    limiter: RateLimiter, threads: int, each: int
+) -> tuple[list[float], list[float], float]:
+    """(granted slot times, times the callers got through, wall time) for threads x each acquires."""
+    granted: list[float] = []
+    returned: list[float] = []
+    lock = threading.Lock()
+    start = threading.Barrier(threads)
+
+    def work() -> None:
+        start.wait()
+        for _ in range(each):
+            slot = limiter.acquire()
+            now = time.monotonic()
+            with lock:
+                granted.append(slot)
+                returned.append(now)
+
+    workers = [threading.Thread(target=work) for _ in range(threads)]
+    began = time.monotonic()
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    return sorted(granted), returned, time.monotonic() - began
+
+
+@pytest.mark.parametrize("burst", [1, 5])
+def test_acquires_across_threads_never_exceed_the_rate(burst: int) -> None:
+    rps, total = 200.0, 60
+    limiter = RateLimiter(rps, burst=burst)
+    granted, returned, elapsed = acquire_from_threads(limiter, threads=6, each=total // 6)
+    assert elapsed >= (total - burst) / rps * 0.98
+    # in any window, at most `burst` permits plus one per interval
+    interval = 1 / rps
+    for i in range(len(granted)):
+        for j in range(i + burst, len(granted)):
+            assert granted[j] - granted[i] >= (j - i - burst + 1) * interval - 1e-9
+    # nobody got through before its slot
+    assert min(r - g for r, g in zip(sorted(returned), granted, strict=True)) >= -1e-3
+
+
+def test_idle_time_does_not_bank_more_than_the_burst() -> None:
+    now = [100.0]
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        now[0] += seconds
+
+    limiter = RateLimiter(10, burst=3, clock=lambda: now[0], sleep=sleep)
+    limiter.acquire()
+    now[0] += 60  # a long idle minute
+    grants = [limiter.acquire() for _ in range(5)]
+    assert grants == [160.0, 160.0, 160.0, pytest.approx(160.1), pytest.approx(160.2)]
+    assert slept == [pytest.approx(0.1), pytest.approx(0.1)]
+
+
+def test_invalid_rates_are_refused() -> None:
+    with pytest.raises(ValueError):
+        RateLimiter(0)
+    with pytest.raises(ValueError):
+        RateLimiter(5, burst=0)
+
+
+def test_one_shared_limiter_per_process_and_rate() -> None:
+    assert shared_rate_limiter(7.5) is shared_rate_limiter(7.5)
+    assert shared_rate_limiter(7.5) is not shared_rate_limiter(8)
+    assert shared_rate_limiter(7.5).max_rps == 7.5
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_process_gets_its_own_limiter() -> None:
+    parent = shared_rate_limiter(3)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child reports whether it got a fresh limiter
+        os.write(write, b"1" if shared_rate_limiter(3) is not parent else b"0")
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert os.read(read, 1) == b"1"
