@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dagster as dg
 
+from pipelines.orchestration.checks import WAREHOUSE_CHECKS
 from pipelines.orchestration.conversation_assets import (
     CONVERSATION_ASSETS,
     ingest_conversations_job,
@@ -22,7 +23,13 @@ def build_definitions() -> dg.Definitions:
     """Definitions bound to the current environment (`CES_*` variables)."""
     return dg.Definitions(
         assets=[*CONVERSATION_ASSETS, *EVALUATION_ASSETS],
-        jobs=[ingest_conversations_job, rebuild_conversations_job, ingest_evaluation_runs_job, start_evaluation_job],
+        jobs=[
+            ingest_conversations_job,
+            rebuild_conversations_job,
+            ingest_evaluation_runs_job,
+            start_evaluation_job,
+        ],
+        asset_checks=WAREHOUSE_CHECKS,
         sensors=[unfinished_evaluation_runs_sensor],
         resources=resources_from_env(),
     )

@@ -4,7 +4,6 @@ Each asset is a thin call into `pipelines.ingest`; all the logic is plain Python
 its own. Every materialization reports row counts (`dagster/row_count`) per table.
 """
 
-
 from collections import Counter
 from collections.abc import Iterator
 
@@ -13,6 +12,7 @@ import dagster as dg
 from pipelines.ingest.fetch import fetch_conversation_partition
 from pipelines.ingest.flatten import CONVERSATIONS_DATASET, flatten_conversation_partition
 from pipelines.ingest.load import load_conversation_partition
+from pipelines.lake.checks import rows_outside_partition
 from pipelines.orchestration.partitions import CES_API_POOL, DAILY_PARTITIONS, WAREHOUSE_POOL, partition_day
 from pipelines.orchestration.resources import CesResource, LakeResource, WarehouseResource
 from pipelines.transform.schemas import CONVERSATION_TABLES, REJECTS
@@ -84,12 +84,20 @@ def conversation_pages(
         )
         for spec in CONVERSATION_OUTPUT_TABLES
     ],
+    check_specs=[
+        dg.AssetCheckSpec(
+            "rows_in_partition",
+            asset=lake_key("conversations"),
+            blocking=True,
+            description="Every conversation in a day's Parquet started on that day (UTC).",
+        )
+    ],
     partitions_def=DAILY_PARTITIONS,
     name="lake_conversation_tables",
 )
 def lake_conversation_tables(
     context: dg.AssetExecutionContext, lake: LakeResource
-) -> Iterator[dg.MaterializeResult]:
+) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
     """Flatten the partition's raw records into one Parquet file per table and app.
 
     Covers every app with raw records for the day, so a rebuild needs no CES settings.
@@ -109,6 +117,16 @@ def lake_conversation_tables(
         yield dg.MaterializeResult(
             asset_key=lake_key(spec.name), metadata={"dagster/row_count": rows[spec.name]}
         )
+    outside = {
+        app: rows_outside_partition(lake.lake(), "conversations", "start_time", app, day)
+        for app in lake.lake().raw_apps(CONVERSATIONS_DATASET, day)
+    }
+    yield dg.AssetCheckResult(
+        check_name="rows_in_partition",
+        asset_key=lake_key("conversations"),
+        passed=not any(outside.values()),
+        metadata={"rows_outside": sum(outside.values()), "apps": dg.MetadataValue.json(outside)},
+    )
 
 
 @dg.multi_asset(

@@ -3,7 +3,6 @@
 A sensor re-fetches runs still QUEUED or RUNNING until they finish; a job starts new runs.
 """
 
-
 from collections import Counter
 from collections.abc import Iterator
 

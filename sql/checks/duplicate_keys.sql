@@ -1,0 +1,9 @@
+-- Keys of {table} that occur more than once; the key is ({key}). Expect none.
+-- Returns one row: how many keys repeat, and up to 10 of them.
+SELECT count(*) AS failures, list(duplicate)[1:10] AS sample
+FROM (
+    SELECT struct_pack({key}) AS duplicate
+    FROM {table}
+    GROUP BY ALL
+    HAVING count(*) > 1
+);

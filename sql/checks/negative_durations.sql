@@ -1,0 +1,20 @@
+-- Rows with a negative duration in any table that has one. Expect none.
+-- Returns one row: how many, and up to 10 of them.
+SELECT count(*) AS failures, list(offender)[1:10] AS sample
+FROM (
+    SELECT struct_pack(table_name := 'conversations', name := conversation_name, seconds := duration_seconds) AS offender
+    FROM conversations WHERE duration_seconds < 0
+    UNION ALL
+    SELECT struct_pack(table_name := 'turns', name := conversation_name, seconds := duration_seconds)
+    FROM turns WHERE duration_seconds < 0
+    UNION ALL
+    SELECT struct_pack(table_name := 'spans', name := conversation_name, seconds := duration_seconds)
+    FROM spans WHERE duration_seconds < 0
+    UNION ALL
+    SELECT struct_pack(
+        table_name := 'evaluation_run_latencies',
+        name := evaluation_run_name,
+        seconds := least(p50_seconds, p90_seconds, p99_seconds)
+    )
+    FROM evaluation_run_latencies WHERE least(p50_seconds, p90_seconds, p99_seconds) < 0
+);
