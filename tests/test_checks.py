@@ -1,0 +1,86 @@
+"""Each data check passes on good data and fails, with figures, on purpose-made bad data."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+import pytest
+from conversation_samples import APP, full_conversation
+from test_warehouse import DAY, write_partition
+
+from pipelines.ingest.load import load_conversation_partition
+from pipelines.lake.checks import rows_outside_partition
+from pipelines.lake.store import Lake
+from pipelines.transform.schemas import ALL_TABLES, CONVERSATIONS, SPANS, TURNS
+from pipelines.warehouse import checks
+from pipelines.warehouse.duck import Warehouse
+
+
+@pytest.fixture
+def loaded(tmp_path: Path) -> Warehouse:
+    lake = Lake(str(tmp_path / "lake"))
+    warehouse = Warehouse(str(tmp_path / "w.duckdb"))
+    write_partition(lake, APP, DAY, [full_conversation("a"), full_conversation("b")])
+    load_conversation_partition(lake, warehouse, APP, DAY)
+    return warehouse
+
+
+def test_all_checks_pass_on_loaded_data(loaded: Warehouse) -> None:
+    with loaded.connect(read_only=True) as conn:
+        for spec in ALL_TABLES:
+            assert checks.duplicate_keys(conn, spec).passed, spec.name
+        assert checks.orphan_spans(conn).passed
+        assert checks.negative_durations(conn).passed
+        assert checks.turn_count_mismatches(conn).passed
+        freshness = checks.newest_conversation(conn)
+        assert (
+            freshness.newest_start == datetime(2026, 11, 1, 10, tzinfo=UTC) and freshness.conversations == 2
+        )
+        assert freshness.age_hours(datetime(2026, 11, 1, 12, tzinfo=UTC)) == 2.0
+
+
+def test_duplicate_keys_are_counted_with_a_sample(loaded: Warehouse) -> None:
+    with loaded.connect() as conn:
+        conn.execute("INSERT INTO turns SELECT * FROM turns WHERE turn_index = 0")
+        outcome = checks.duplicate_keys(conn, TURNS)
+        assert outcome.failures == 2
+        assert {"conversation_name": f"{APP}/conversations/a", "turn_index": 0} in outcome.sample
+        assert checks.duplicate_keys(conn, CONVERSATIONS).passed
+
+
+def test_orphan_spans_fail(loaded: Warehouse) -> None:
+    with loaded.connect() as conn:
+        conn.execute("DELETE FROM spans WHERE name = 'LLM' AND conversation_name LIKE '%/a'")
+        outcome = checks.orphan_spans(conn)
+        assert outcome.failures == 1 and outcome.sample[0]["parent_span_id"] == 1
+        assert checks.duplicate_keys(conn, SPANS).passed
+
+
+def test_negative_durations_fail(loaded: Warehouse) -> None:
+    with loaded.connect() as conn:
+        conn.execute("UPDATE spans SET duration_seconds = -0.5 WHERE name = 'TTS'")
+        conn.execute("UPDATE conversations SET duration_seconds = -1 WHERE conversation_id = 'a'")
+        outcome = checks.negative_durations(conn)
+        assert outcome.failures == 3
+        assert {row["table_name"] for row in outcome.sample} == {"spans", "conversations"}
+
+
+def test_turn_count_mismatches_are_reported(loaded: Warehouse) -> None:
+    with loaded.connect() as conn:
+        conn.execute("UPDATE conversations SET turn_count = 5 WHERE conversation_id = 'b'")
+        outcome = checks.turn_count_mismatches(conn)
+        assert outcome.failures == 1
+        assert outcome.sample[0]["turn_count"] == 5 and outcome.sample[0]["turns_loaded"] == 2
+
+
+def test_rows_outside_their_partition_are_found(tmp_path: Path) -> None:
+    lake = Lake(str(tmp_path / "lake"))
+    write_partition(
+        lake, APP, DAY, [full_conversation("a"), full_conversation("late", start="2026-11-02T00:00:00Z")]
+    )
+    assert rows_outside_partition(lake, "conversations", "start_time", APP, DAY) == 1
+    write_partition(lake, APP, DAY, [full_conversation("a")])
+    assert rows_outside_partition(lake, "conversations", "start_time", APP, DAY) == 0
+    write_partition(lake, APP, date(2026, 11, 3), [])
+    assert rows_outside_partition(lake, "conversations", "start_time", APP, date(2026, 11, 3)) == 0
