@@ -106,6 +106,8 @@ def test_session_server_gets_a_handshake_then_the_request_again() -> None:
     assert "_meta" not in retried.params
     assert stats.session_initializations == 1 and stats.requests == 5
     assert server_logic.sessions == set()  # ended on close
+    client.close()  # closing again sends nothing
+    assert methods(server.calls).count("DELETE") == 1
 
 
 def test_expired_session_is_reinitialised_once() -> None:

@@ -94,10 +94,10 @@ class _HttpxAuthResponse:
 
 
 class HttpxAuthRequest:
-    """`google.auth.transport.Request` over httpx: google-auth calls it to refresh tokens."""
+    """`google.auth.transport.Request` over httpx: google-auth calls it to refresh tokens.
 
-    def __init__(self, client: httpx.Client | None = None):
-        self._client = client or httpx.Client(timeout=httpx.Timeout(30.0, connect=10.0))
+    Refreshes are rare (about hourly), so each uses a short-lived connection.
+    """
 
     def __call__(
         self,
@@ -111,12 +111,8 @@ class HttpxAuthRequest:
         from google.auth.exceptions import TransportError
 
         try:
-            response = self._client.request(
-                method,
-                url,
-                content=body,
-                headers=headers,
-                timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT,
+            response = httpx.request(
+                method, url, content=body, headers=headers, timeout=30.0 if timeout is None else timeout
             )
         except httpx.HTTPError as exc:
             raise TransportError(f"token request to {url} failed: {exc}") from exc

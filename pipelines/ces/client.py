@@ -52,8 +52,6 @@ logger = logging.getLogger("pipelines.ces.client")
 
 JSON_TYPE = "application/json"
 SSE_TYPE = "text/event-stream"
-HEADER_MISMATCH = -32020
-"""JSON-RPC code of a 2026-07-28 server whose routing headers disagree with the body."""
 
 _ERROR_BODY_LIMIT = 64 * 1024
 _MESSAGE_LIMIT = 500
@@ -264,8 +262,8 @@ class CesMcpClient:
 
     def close(self) -> None:
         """End the session, if the server gave one, and release connections."""
-        session = self._session
-        if session is not None and session.session_id:
+        session, self._session = self._session, None
+        if session is not None and session.session_id and not self._http.is_closed:
             self._terminate(session)
         self._http.close()
 
@@ -370,7 +368,7 @@ class CesMcpClient:
         code = error.code if isinstance(error, CesRpcError) else getattr(error, "rpc_code", None)
         with self._lock:
             unknown = self._tools is None
-        return tool is not None and code == HEADER_MISMATCH and unknown and self._session is None
+        return tool is not None and code == protocol.HEADER_MISMATCH and unknown and self._session is None
 
     def _build(
         self, method: str, params: dict[str, Any] | None, session: _Session | None, tool: str | None = None

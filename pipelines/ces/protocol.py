@@ -41,6 +41,8 @@ X_MCP_HEADER_KEY = "x-mcp-header"
 
 UNSUPPORTED_PROTOCOL_VERSION = -32022
 """JSON-RPC error code of a server that does not speak the requested protocol version."""
+HEADER_MISMATCH = -32020
+"""JSON-RPC error code of a 2026-07-28 server whose routing headers disagree with the body."""
 
 _MAX_MESSAGE_CHARS = 2000
 _HEADER_SAFE = re.compile(r"[\x20-\x7e]*")
