@@ -17,6 +17,7 @@ from pipelines.orchestration.evaluation_assets import (
     unfinished_evaluation_runs_sensor,
 )
 from pipelines.orchestration.resources import resources_from_env
+from pipelines.orchestration.schedules import SCHEDULES
 
 
 def build_definitions() -> dg.Definitions:
@@ -30,6 +31,7 @@ def build_definitions() -> dg.Definitions:
             start_evaluation_job,
         ],
         asset_checks=WAREHOUSE_CHECKS,
+        schedules=SCHEDULES,
         sensors=[unfinished_evaluation_runs_sensor],
         resources=resources_from_env(),
     )

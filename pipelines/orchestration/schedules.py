@@ -1,0 +1,54 @@
+"""Schedules: conversations hourly (today plus a lookback for late data), evaluation runs daily.
+
+Conversations arrive late and in-progress ones (no `endTime`) still change, so the hourly run
+refreshes the current UTC day and the `CES_LOOKBACK_DAYS` before it; a conversation seen
+again replaces its old rows.
+"""
+
+import os
+from datetime import UTC, date, datetime, timedelta
+
+import dagster as dg
+
+from pipelines.orchestration.conversation_assets import ingest_conversations_job
+from pipelines.orchestration.evaluation_assets import ingest_evaluation_runs_job
+from pipelines.orchestration.partitions import START_DATE
+
+LOOKBACK_DAYS = int(os.environ.get("CES_LOOKBACK_DAYS") or 2)
+CONVERSATIONS_CRON = os.environ.get("CES_CONVERSATIONS_CRON") or "5 * * * *"
+EVALUATIONS_CRON = os.environ.get("CES_EVALUATIONS_CRON") or "30 4 * * *"
+
+
+def days_to_refresh(now: datetime, lookback_days: int, first_day: date) -> list[date]:
+    """The UTC days an hourly run ingests: today and `lookback_days` before it, never before `first_day`."""
+    today = (now.astimezone(UTC) if now.tzinfo else now).date()
+    days = [today - timedelta(days=offset) for offset in range(lookback_days, -1, -1)]
+    return [day for day in days if day >= first_day]
+
+
+@dg.schedule(
+    job=ingest_conversations_job,
+    cron_schedule=CONVERSATIONS_CRON,
+    execution_timezone="UTC",
+    default_status=dg.DefaultScheduleStatus.STOPPED,
+    description="Hourly: ingest today's conversations and the lookback days before (late data).",
+)
+def conversations_hourly(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest]:
+    now = context.scheduled_execution_time
+    stamp = now.strftime("%Y%m%dT%H%M")
+    return [
+        dg.RunRequest(partition_key=day.isoformat(), run_key=f"{day.isoformat()}@{stamp}")
+        for day in days_to_refresh(now, LOOKBACK_DAYS, date.fromisoformat(START_DATE))
+    ]
+
+
+evaluation_runs_daily = dg.ScheduleDefinition(
+    name="evaluation_runs_daily",
+    job=ingest_evaluation_runs_job,
+    cron_schedule=EVALUATIONS_CRON,
+    execution_timezone="UTC",
+    default_status=dg.DefaultScheduleStatus.STOPPED,
+    description="Daily: fetch every evaluation run of the configured apps.",
+)
+
+SCHEDULES = [conversations_hourly, evaluation_runs_daily]
