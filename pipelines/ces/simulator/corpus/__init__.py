@@ -1,0 +1,19 @@
+"""Deterministic synthetic CES data: pure functions of a `SimulatorScale`, no I/O."""
+
+from pipelines.ces.simulator.corpus.conversations import (
+    ConversationHeader,
+    ConversationKey,
+    conversation,
+    conversation_header,
+    resolve_conversation_name,
+)
+from pipelines.ces.simulator.corpus.scale import SimulatorScale
+
+__all__ = [
+    "ConversationHeader",
+    "ConversationKey",
+    "SimulatorScale",
+    "conversation",
+    "conversation_header",
+    "resolve_conversation_name",
+]

@@ -1,0 +1,560 @@
+"""Synthetic CES conversations, each rebuilt on demand from (seed, app, day, index).
+
+A conversation's cheap facts (name, start time, source, timestamp precision) come from one
+hash of its coordinates (`conversation_header`), so a list page can filter and order thousands
+of candidates without building them; the full object (`conversation`) comes from a random stream
+seeded by the same coordinates. Nothing is stored, so memory stays flat at any scale.
+
+The output is proto3 JSON of google.cloud.ces.v1.Conversation as the service emits it, plus the
+fields the reference documents ahead of the published protos (ToolCall/ToolResponse
+`parentToolCallId`, `agentName`, `targetApp`; Image `altText`; Turn `userIntendedText`).
+"""
+
+from __future__ import annotations
+
+import base64
+import random
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from pipelines.ces.simulator.corpus.catalog import Agent, AppCatalog, Callback, Guardrail, Tool, app_catalog
+from pipelines.ces.simulator.corpus.protojson import (
+    NANOS_PER_DAY,
+    NANOS_PER_MICRO,
+    NANOS_PER_MILLI,
+    NANOS_PER_SECOND,
+    between,
+    epoch_nanos,
+    seeded_random,
+    stable_digest,
+    timestamp,
+)
+from pipelines.ces.simulator.corpus.scale import SimulatorScale
+from pipelines.ces.simulator.corpus.traces import ROOT_SPAN_NAME, Clock, Span, clamp_depth
+
+SOURCES = ("LIVE", "SIMULATOR", "EVAL", "AGENT_TOOL")
+_SOURCE_CUTS = (178, 208, 238)  # of 256: ~70% LIVE, ~12% SIMULATOR, ~12% EVAL, ~6% AGENT_TOOL
+INPUT_TYPES = (
+    "INPUT_TYPE_TEXT",
+    "INPUT_TYPE_EVENT",
+    "INPUT_TYPE_AUDIO",
+    "INPUT_TYPE_IMAGE",
+    "INPUT_TYPE_BLOB",
+    "INPUT_TYPE_TOOL_RESPONSE",
+    "INPUT_TYPE_VARIABLES",
+)
+_QUANTA = (NANOS_PER_MILLI, NANOS_PER_MICRO, 1)
+_LANGUAGES = (
+    ("en-US", 55),
+    ("en-GB", 10),
+    ("de-DE", 10),
+    ("fr-FR", 7),
+    ("es-ES", 7),
+    ("ja-JP", 6),
+    ("pt-BR", 5),
+)
+_GREETINGS = {
+    "de-DE": "Hallo, ich brauche Hilfe.",
+    "fr-FR": "Bonjour, j'ai besoin d'aide.",
+    "es-ES": "Hola, necesito ayuda.",
+    "ja-JP": "こんにちは、助けてください。",
+    "pt-BR": "Olá, preciso de ajuda.",
+}
+_IN_PROGRESS_HOURS = 6
+_ID_PATTERN = re.compile(r"(\d{4})(\d{2})(\d{2})-(\d{6})-([0-9a-f]{8})")
+
+
+@dataclass(frozen=True)
+class ConversationKey:
+    """Coordinates of one conversation: app index, day index within the window, index within the day."""
+
+    app: int
+    day: int
+    index: int
+
+
+@dataclass(frozen=True)
+class ConversationHeader:
+    """What listing needs to know about a conversation without building it."""
+
+    key: ConversationKey
+    name: str
+    start: int
+    """startTime in nanoseconds since the epoch; always inside the conversation's UTC day."""
+    source: str
+    quantum: int
+    """Timestamp precision of this conversation in nanoseconds (1e6, 1e3 or 1)."""
+
+
+def conversation_header(scale: SimulatorScale, key: ConversationKey) -> ConversationHeader:
+    app = scale.app_names[key.app]
+    day = scale.start_date + timedelta(days=key.day)
+    digest = stable_digest(scale.seed, "conversation", app, key.day, key.index)
+    slot = NANOS_PER_DAY // max(scale.conversations_per_day, 1)
+    offset = int.from_bytes(digest[0:4], "big") * slot // 2**32
+    start = epoch_nanos(day) + key.index * slot + offset
+    quantum = _QUANTA[digest[5] % len(_QUANTA)]
+    start -= start % (NANOS_PER_SECOND if digest[6] < 64 else quantum)
+    source = SOURCES[sum(digest[4] >= cut for cut in _SOURCE_CUTS)]
+    conversation_id = f"{day:%Y%m%d}-{key.index:06d}-{digest[8:12].hex()}"
+    return ConversationHeader(key, f"{app}/conversations/{conversation_id}", start, source, quantum)
+
+
+def resolve_conversation_name(scale: SimulatorScale, name: str) -> ConversationKey | None:
+    """The key of a conversation this scale serves under `name`, or None (the caller answers NOT_FOUND)."""
+    app_name, sep, conversation_id = name.rpartition("/conversations/")
+    app = scale.app_index(app_name) if sep else None
+    match = _ID_PATTERN.fullmatch(conversation_id)
+    if app is None or match is None:
+        return None
+    year, month, day_of_month, index, _ = match.groups()
+    try:
+        day = (
+            scale.start_date.replace(year=int(year), month=int(month), day=int(day_of_month))
+            - scale.start_date
+        ).days
+    except ValueError:
+        return None
+    if not (0 <= day < scale.days and int(index) < scale.conversations_per_day):
+        return None
+    key = ConversationKey(app, day, int(index))
+    return key if conversation_header(scale, key).name == name else None
+
+
+def conversation(scale: SimulatorScale, key: ConversationKey) -> dict[str, Any]:
+    """The full conversation at `key` (turns with messages, chunks and span trees)."""
+    return _ConversationBuilder(scale, conversation_header(scale, key)).build()
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+_VALUES: dict[str, Callable[[random.Random, AppCatalog], Any]] = {
+    "order_id": lambda rng, _: f"A-{between(rng, 10000, 99999)}",
+    "tracking": lambda rng, _: f"1Z{rng.getrandbits(40):010X}",
+    "customer_id": lambda rng, _: f"C-{between(rng, 100000, 999999)}",
+    "subject": lambda rng, _: rng.choice(("Damaged item", "Late delivery", "Wrong size", "Billing question")),
+    "priority": lambda rng, _: rng.choice(("low", "normal", "high", "urgent")),
+    "amount": lambda rng, _: round(rng.uniform(5, 480), 2),
+    "order_status": lambda rng, _: rng.choice(("PROCESSING", "SHIPPED", "DELIVERED", "DELAYED")),
+    "date": lambda rng, _: f"2026-11-{between(rng, 2, 28):02d}",
+    "small_int": lambda rng, _: between(rng, 0, 12),
+    "carrier": lambda rng, _: rng.choice(("UPS", "DHL", "FedEx", "La Poste")),
+    "city": lambda rng, _: rng.choice(("Frankfurt", "Lyon", "Osaka", "Denver", "Leeds")),
+    "bool": lambda rng, _: rng.random() < 0.5,
+    "tier": lambda rng, _: rng.choice(("bronze", "silver", "gold", "platinum")),
+    "ticket_id": lambda rng, _: f"T-{rng.getrandbits(32):08x}",
+    "refund_state": lambda rng, _: rng.choice(("PENDING", "APPROVED")),
+    "request": lambda rng, catalog: rng.choice(catalog.user_texts),
+    "summary": lambda rng, catalog: rng.choice(catalog.agent_texts),
+    "query": lambda rng, _: rng.choice(("x200 laptop", "usb-c dock", "noise cancelling headset")),
+    "sku": lambda rng, _: f"SKU-{between(rng, 1000, 9999)}",
+    "region": lambda rng, _: rng.choice(("eu-central", "us-east", "ap-northeast")),
+    "timezone": lambda rng, _: rng.choice(("Europe/Berlin", "America/New_York", "Asia/Tokyo")),
+}
+_TOOL_ERRORS = (
+    ("UNAVAILABLE", "upstream service unavailable"),
+    ("DEADLINE_EXCEEDED", "tool call timed out after 10s"),
+    ("NOT_FOUND", "no record matches the given id"),
+)
+_IMAGE_MAGIC = (
+    ("image/png", b"\x89PNG\r\n\x1a\n"),
+    ("image/jpeg", b"\xff\xd8\xff\xe0"),
+    ("image/webp", b"RIFF"),
+)
+_PAYLOAD_OPTIONS = ("Track my order", "Talk to an agent", "See return policy", "Book a demo", "Pricing")
+
+
+def _message(role: str, chunks: list[dict[str, Any]], at: int) -> dict[str, Any]:
+    return {"role": role, "chunks": chunks, "eventTime": timestamp(at)}
+
+
+def _asr_variant(text: str, rng: random.Random) -> str:
+    """What a speech recogniser might make of `text`: lower case, punctuation lost, a word dropped."""
+    words = re.sub(r"[^\w\s'-]", "", text).lower().split()
+    if len(words) > 3 and rng.random() < 0.5:
+        del words[rng.randrange(len(words))]
+    return " ".join(words)
+
+
+class _ConversationBuilder:
+    """Walks one conversation forward in time, turn by turn, emitting messages and spans together."""
+
+    def __init__(self, scale: SimulatorScale, header: ConversationHeader):
+        key = header.key
+        self.scale = scale
+        self.header = header
+        self.catalog = app_catalog(scale, key.app)
+        self.rng = rng = seeded_random(
+            scale.seed, "conversation-body", scale.app_names[key.app], key.day, key.index
+        )
+        self.modality = rng.choices(("text", "audio", "multimodal"), (62, 28, 10))[0]
+        self.audio = self.modality == "audio"
+        self.language = rng.choices([lang for lang, _ in _LANGUAGES], [w for _, w in _LANGUAGES])[0]
+        self.clock = Clock(header.start, header.quantum, rng)
+        roll = rng.random()
+        self.entry_agent: Agent | None = (
+            self.catalog.root_agent
+            if roll < 0.8
+            else rng.choice(self.catalog.sub_agents)
+            if roll < 0.9
+            else None
+        )
+        self.agent = self.entry_agent or self.catalog.root_agent
+        self.model = self.catalog.audio_model if self.audio else rng.choice(self.catalog.text_models)
+        self.context_tokens = between(rng, 900, 2400)
+        self.simulated_caller = self.audio and header.source in ("SIMULATOR", "EVAL")
+        self.input_types: set[str] = set()
+
+    # ----------------------------------------------------------------------------- conversation
+    def build(self) -> dict[str, Any]:
+        rng, scale, header = self.rng, self.scale, self.header
+        weights = [k * k for k in range(1, scale.max_turns - scale.min_turns + 2)]
+        turn_count = scale.min_turns + rng.choices(range(len(weights)), weights)[0]
+        self.clock.advance(200, 2_000)
+        turns = []
+        for turn_index in range(turn_count):
+            if turn_index:
+                self.clock.advance(2_000, 45_000)
+            turns.append(self._turn(turn_index))
+
+        out: dict[str, Any] = {"name": header.name, "startTime": timestamp(header.start)}
+        if not self._in_progress():
+            out["endTime"] = timestamp(self.clock.advance(100, 2_500))
+        legacy = rng.random()
+        if legacy >= 0.04:  # ~4% predate turns and carry only the deprecated top-level messages
+            out["turns"] = turns
+            out["turnCount"] = len(turns)
+        if rng.random() < 0.25:
+            out["channelType"] = {"text": "TEXT", "audio": "AUDIO", "multimodal": "MULTIMODAL"}[self.modality]
+        out["source"] = header.source
+        out["inputTypes"] = [t for t in INPUT_TYPES if t in self.input_types]
+        if self.entry_agent is not None:
+            out["entryAgent"] = self.entry_agent.name
+        deployment = self._deployment()
+        if deployment:
+            out["deployment"] = deployment
+        if header.source != "EVAL" or rng.random() < 0.5:
+            versions = self.catalog.versions
+            version = min(
+                len(versions) - 1, header.key.day * len(versions) // scale.days + (rng.random() < 0.1)
+            )
+            out["appVersion"] = versions[version][0]
+        out["languageCode"] = self.language
+        if legacy < 0.08:  # the rest of that 8% carry both
+            out["messages"] = [message for turn in turns for message in turn["messages"]]
+        return out
+
+    def _in_progress(self) -> bool:
+        """Only conversations that started in the last hours of the window may still be open."""
+        window_end = epoch_nanos(self.scale.end_date)
+        recent = window_end - self.header.start < _IN_PROGRESS_HOURS * 3600 * NANOS_PER_SECOND
+        return recent and self.rng.random() < 0.5
+
+    def _deployment(self) -> str | None:
+        source, deployments = self.header.source, self.catalog.deployments
+        if source == "LIVE":
+            return deployments[0] if self.rng.random() < 0.9 else deployments[1]
+        if source == "SIMULATOR" and self.rng.random() < 0.4:
+            return deployments[1]
+        return None
+
+    # ----------------------------------------------------------------------------- one turn
+    def _turn(self, turn_index: int) -> dict[str, Any]:
+        rng, clock, catalog = self.rng, self.clock, self.catalog
+        user_chunks, intended_text, turn_inputs = self._user_input(turn_index)
+        root = Span(ROOT_SPAN_NAME, clock.now, clock.now, {})
+        messages = [_message("user", user_chunks, root.start)]
+        spans = root.children
+        agent = self.agent
+
+        if self.audio:
+            spans.append(clock.leaf("VAD", {"agent": agent.display_name}, 80, 450))
+        if rng.random() < 0.7:
+            spans.append(self._guardrail(agent, catalog.guardrails[rng.randrange(2)]))
+        if rng.random() < 0.45:
+            spans.append(self._callback(agent, catalog.callbacks[0]))
+        calls = rng.choices((0, 1, 2), (45, 40, 15))[0]
+        tools = [rng.choice(catalog.tools) for _ in range(calls)]
+        first_llm = self._llm(agent, output_tokens=(8, 60) if tools else (20, 220))
+        spans.append(first_llm)
+
+        if tools:
+            call_ids = [self._call_id() for _ in tools]
+            args = [self._values(tool.args) for tool in tools]
+            messages.append(
+                _message(
+                    "agent",
+                    [
+                        self._tool_call(tool, call_id, arg, agent, parent_id=None)
+                        for tool, call_id, arg in zip(tools, call_ids, args, strict=True)
+                    ],
+                    first_llm.end,
+                )
+            )
+            response_chunks: list[dict[str, Any]] = []
+            for tool, call_id in zip(tools, call_ids, strict=True):
+                spans.append(self._tool_span(tool, call_id, agent, None, response_chunks))
+            messages.append(_message("agent", response_chunks, clock.now))
+
+        final_chunks: list[dict[str, Any]] = []
+        transfer_to = self._transfer_target(agent)
+        if transfer_to is not None:
+            final_chunks.append(
+                {"agentTransfer": {"targetAgent": transfer_to.name, "displayName": transfer_to.display_name}}
+            )
+            agent_span = clock.open(f"AGENT:{transfer_to.agent_id}", {"agent": transfer_to.display_name})
+            agent_span.children.append(self._llm(transfer_to, output_tokens=(20, 220)))
+            spans.append(clock.close(agent_span))
+            final_llm = agent_span.children[-1]
+            self.agent = agent = transfer_to
+        elif tools:
+            final_llm = self._llm(agent, output_tokens=(20, 220))
+            spans.append(final_llm)
+        else:
+            final_llm = first_llm
+        first_output = final_llm.start + final_llm.attributes["time to first chunk (ms)"] * NANOS_PER_MILLI
+
+        if rng.random() < 0.3:
+            spans.append(self._callback(agent, catalog.callbacks[2]))
+        if rng.random() < 0.3:
+            spans.append(self._guardrail(agent, catalog.guardrails[2]))
+        if self.audio:
+            tts = clock.leaf("TTS", {"agent": agent.display_name, "voice": "en-US-Chirp3-HD"}, 120, 700)
+            spans.append(tts)
+            first_output = tts.start
+
+        if turn_index == 0 and rng.random() < 0.6:
+            final_chunks.insert(
+                0,
+                {
+                    "defaultVariables": {
+                        "customer_tier": "unknown",
+                        "language": self.language,
+                        "max_refund": 500,
+                    }
+                },
+            )
+        if tools and rng.random() < 0.55:
+            final_chunks.append(
+                {"updatedVariables": {"last_tool": tools[-1].display_name, "resolved": rng.random() < 0.6}}
+            )
+        final_chunks.extend(self._agent_output())
+        messages.append(_message("agent", final_chunks, clock.advance(1, 40)))
+        root.end = clock.advance(1, 30)
+        root.attributes = {
+            "perceived latency (ms)": max(0, (first_output - root.start) // NANOS_PER_MILLI),
+            "input types": turn_inputs,
+        }
+        clamp_depth(root, self.scale.span_depth)
+        turn: dict[str, Any] = {"messages": messages, "rootSpan": root.to_json()}
+        if intended_text:
+            turn["userIntendedText"] = intended_text
+        self.context_tokens += between(rng, 60, 260)
+        return turn
+
+    def _user_input(self, turn_index: int) -> tuple[list[dict[str, Any]], str | None, list[str]]:
+        """Chunks of the user's message, the caller's intended text (simulated callers), input types."""
+        rng, catalog = self.rng, self.catalog
+        chunks: list[dict[str, Any]] = []
+        kinds: list[str] = []
+        intended = None
+        text = rng.choice(catalog.user_texts)
+        if turn_index == 0 and self.language in _GREETINGS and rng.random() < 0.6:
+            text = _GREETINGS[self.language]
+        if turn_index == 0 and rng.random() < 0.15:
+            chunks.append(
+                {
+                    "updatedVariables": {
+                        "customer_id": _VALUES["customer_id"](rng, catalog),
+                        "channel": "app" if rng.random() < 0.5 else "web",
+                    }
+                }
+            )
+            kinds.append("INPUT_TYPE_VARIABLES")
+        if turn_index == 0 and not self.audio and rng.random() < 0.12:
+            chunks.append({"payload": {"event": "welcome", "locale": self.language}})
+            kinds.append("INPUT_TYPE_EVENT")
+        elif self.audio:
+            audio = {"mimeType": "audio/l16; rate=16000", "data": _b64(rng.randbytes(between(rng, 48, 120)))}
+            if self.simulated_caller and rng.random() < 0.8:
+                intended, text = text, _asr_variant(text, rng)
+            chunks += [{"blob": audio}, {"transcript": text}]
+            kinds.append("INPUT_TYPE_AUDIO")
+        else:
+            chunks.append({"text": text})
+            kinds.append("INPUT_TYPE_TEXT")
+            if self.modality == "multimodal":
+                roll = rng.random()
+                if roll < 0.5:
+                    mime_type, magic = rng.choice(_IMAGE_MAGIC)
+                    image = {
+                        "mimeType": mime_type,
+                        "data": _b64(magic + rng.randbytes(between(rng, 40, 110))),
+                    }
+                    if rng.random() < 0.6:
+                        image["altText"] = rng.choice(
+                            ("photo of the damaged box", "screenshot of the invoice")
+                        )
+                    chunks.append({"image": image})
+                    kinds.append("INPUT_TYPE_IMAGE")
+                elif roll < 0.75:
+                    chunks.append(
+                        {
+                            "blob": {
+                                "mimeType": "application/pdf",
+                                "data": _b64(b"%PDF-1.7\n" + rng.randbytes(between(rng, 40, 110))),
+                            }
+                        }
+                    )
+                    kinds.append("INPUT_TYPE_BLOB")
+        self.input_types.update(kinds)
+        return chunks, intended, kinds
+
+    def _agent_output(self) -> list[dict[str, Any]]:
+        rng = self.rng
+        text = rng.choice(self.catalog.agent_texts)
+        if self.audio:
+            chunks = [
+                {"transcript": text},
+                {
+                    "blob": {
+                        "mimeType": "audio/l16; rate=24000",
+                        "data": _b64(rng.randbytes(between(rng, 64, 140))),
+                    }
+                },
+            ]
+        else:
+            chunks = [{"text": text}]
+        if rng.random() < 0.12:
+            options = rng.sample(_PAYLOAD_OPTIONS, 2)
+            chunks.append(
+                {"payload": {"richContent": [[{"type": "chips", "options": [{"text": o} for o in options]}]]}}
+            )
+        return chunks
+
+    def _transfer_target(self, agent: Agent) -> Agent | None:
+        if agent is self.catalog.root_agent and self.rng.random() < 0.12:
+            return self.rng.choice(self.catalog.sub_agents)
+        return None
+
+    # ----------------------------------------------------------------------------- tools
+    def _call_id(self) -> str:
+        return f"call_{self.rng.getrandbits(64):016x}"
+
+    def _values(self, spec: tuple[tuple[str, str], ...]) -> dict[str, Any]:
+        return {name: _VALUES[kind](self.rng, self.catalog) for name, kind in spec}
+
+    def _attribution(self, tool: Tool, agent: Agent, parent_id: str | None) -> dict[str, Any]:
+        """The output-only fields shared by a call and its response."""
+        out: dict[str, Any] = {}
+        if parent_id:
+            out["parentToolCallId"] = parent_id
+        if agent is not self.catalog.root_agent:
+            out["agentName"] = agent.display_name
+        if self.header.source == "AGENT_TOOL":
+            out["targetApp"] = self.catalog.app_name if tool.tool else "PROJECT"
+        return out
+
+    def _tool_call(
+        self, tool: Tool, call_id: str, args: dict[str, Any], agent: Agent, parent_id: str | None
+    ) -> dict[str, Any]:
+        return {
+            "toolCall": {
+                **tool.identifier(),
+                "id": call_id,
+                "displayName": tool.display_name,
+                "args": args,
+                **self._attribution(tool, agent, parent_id),
+            }
+        }
+
+    def _tool_response(self, tool: Tool, call_id: str, agent: Agent, parent_id: str | None) -> dict[str, Any]:
+        rng = self.rng
+        if rng.random() < 0.1:
+            code, message = rng.choice(_TOOL_ERRORS)
+            response: dict[str, Any] = {"error": {"code": code, "message": message}}
+        else:
+            response = {"output": self._values(tool.output)}
+        return {
+            "toolResponse": {
+                **tool.identifier(),
+                "id": call_id,
+                "displayName": tool.display_name,
+                "response": response,
+                **self._attribution(tool, agent, parent_id),
+            }
+        }
+
+    def _tool_span(
+        self, tool: Tool, call_id: str, agent: Agent, parent_id: str | None, chunks: list[dict[str, Any]]
+    ) -> Span:
+        """The Tool span of one call; an agent tool's span holds its sub-agent's LLM and Tool spans.
+
+        Chunks for the sub-agent's calls, then the call's own response chunk, are appended to `chunks`.
+        """
+        rng, clock = self.rng, self.clock
+        span = clock.open("Tool", {"name": tool.display_name, "agent": agent.display_name})
+        if tool.sub_agent is not None:
+            sub_agent = tool.sub_agent
+            span.children.append(self._llm(sub_agent, output_tokens=(8, 60)))
+            for sub_name in tool.sub_tools[: between(rng, 1, len(tool.sub_tools))]:
+                sub_tool = self.catalog.tool(sub_name)
+                sub_id = self._call_id()
+                chunks.append(
+                    self._tool_call(sub_tool, sub_id, self._values(sub_tool.args), sub_agent, call_id)
+                )
+                span.children.append(self._tool_span(sub_tool, sub_id, sub_agent, call_id, chunks))
+        elif rng.random() < 0.5:
+            span.children.append(
+                clock.leaf(
+                    f"TOOL:{tool.display_name}",
+                    {"http status": 200, "endpoint": tool.tool or tool.toolset},
+                    40,
+                    900,
+                )
+            )
+        chunks.append(self._tool_response(tool, call_id, agent, parent_id))
+        return clock.close(span, 60, 400)
+
+    # ----------------------------------------------------------------------------- other spans
+    def _llm(self, agent: Agent, output_tokens: tuple[int, int]) -> Span:
+        rng, clock = self.rng, self.clock
+        span = clock.open("LLM", {})
+        clock.close(span, 250, 2_200)
+        length_ms = (span.end - span.start) // NANOS_PER_MILLI
+        attributes: dict[str, Any] = {
+            "agent": agent.display_name,
+            "model": self.model,
+            "input token count": self.context_tokens + between(rng, 0, 400),
+            "output token count": between(rng, *output_tokens),
+            "time to first chunk (ms)": between(
+                rng, length_ms // 5, max(length_ms // 5, length_ms * 7 // 10)
+            ),
+        }
+        if self.audio:
+            attributes["time to first audio (ms)"] = attributes["time to first chunk (ms)"] + between(
+                rng, 20, 120
+            )
+            attributes["audio duration (ms)"] = between(rng, 800, 6_000)
+        span.attributes = attributes
+        return span
+
+    def _guardrail(self, agent: Agent, guardrail: Guardrail) -> Span:
+        return self.clock.leaf(
+            "Guardrail", {"agent": agent.display_name, "name": guardrail.display_name}, 15, 140
+        )
+
+    def _callback(self, agent: Agent, callback: Callback) -> Span:
+        attributes = {
+            "agent": agent.display_name,
+            "stage": callback.stage,
+            "description": callback.description,
+        }
+        if self.rng.random() < 0.25:
+            return self.clock.instant("Callback", attributes)
+        return self.clock.leaf("Callback", attributes, 1, 35)

@@ -1,0 +1,108 @@
+"""Running the simulator: in a background thread for tests and demos, or in the foreground for the CLI.
+
+Both bind the socket themselves before uvicorn starts, so port 0 resolves to the real port that
+is then announced, and both switch uvicorn's access log off (request lines would be harmless, but
+nothing about requests needs to be logged, and headers never are).
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import uvicorn
+
+from pipelines.ces.simulator.corpus.scale import SimulatorScale
+from pipelines.ces.simulator.server import MCP_PATH, SimulatorConfig, SimulatorState, create_app
+
+_STARTUP_TIMEOUT_SECONDS = 15.0
+
+
+@dataclass(frozen=True)
+class SimulatorHandle:
+    """A running simulator: where it listens and what it serves."""
+
+    url: str
+    """The MCP endpoint, e.g. http://127.0.0.1:PORT/mcp."""
+    config: SimulatorConfig
+    state: SimulatorState
+
+    @property
+    def scale(self) -> SimulatorScale:
+        return self.config.scale
+
+    @property
+    def apps(self) -> tuple[str, ...]:
+        """App resource names, as a user puts them in CES_APPS."""
+        return self.config.scale.app_names
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.setblocking(False)
+    return sock
+
+
+def _endpoint(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}{MCP_PATH}"
+
+
+def _server(config: SimulatorConfig, state: SimulatorState) -> uvicorn.Server:
+    app = create_app(config, state)
+    return uvicorn.Server(uvicorn.Config(app, lifespan="off", access_log=False, log_level="warning"))
+
+
+@contextmanager
+def running_simulator(
+    config: SimulatorConfig | None = None, host: str = "127.0.0.1", port: int = 0
+) -> Iterator[SimulatorHandle]:
+    """Serve the simulator from a background thread while the block runs; stop it cleanly afterwards."""
+    config = config or SimulatorConfig()
+    state = SimulatorState()
+    sock = _bind(host, port)
+    server = _server(config, state)
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, name="ces-simulator", daemon=True
+    )
+    thread.start()
+    try:
+        deadline = time.monotonic() + _STARTUP_TIMEOUT_SECONDS
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the CES simulator failed to start")
+            time.sleep(0.005)
+        yield SimulatorHandle(_endpoint(sock), config, state)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=_STARTUP_TIMEOUT_SECONDS)
+        sock.close()
+
+
+def serve(
+    config: SimulatorConfig | None = None,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    announce: Callable[[str], None] = print,
+) -> None:
+    """Serve in the foreground until interrupted. Once listening, announce the endpoint URL and then
+    each app resource name, one per call, so a user knows what to set as CES_MCP_URL and CES_APPS."""
+    config = config or SimulatorConfig()
+    sock = _bind(host, port)
+    server = _server(config, SimulatorState())
+    announce(_endpoint(sock))
+    for app in config.scale.app_names:
+        announce(app)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()

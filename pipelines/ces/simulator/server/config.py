@@ -1,0 +1,48 @@
+"""Every knob of the simulated server in one immutable object."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from starlette.types import ASGIApp
+
+from pipelines.ces.simulator.corpus.scale import SimulatorScale
+
+ResponseMode = Literal["json", "sse", "mixed"]
+FaultInjector = Callable[[ASGIApp], ASGIApp]
+"""Wraps the whole MCP ASGI app (outermost, before auth): the seam for injecting transport faults."""
+
+
+@dataclass(frozen=True)
+class SimulatorConfig:
+    """How the simulated CES MCP server behaves; the data it serves is `scale`."""
+
+    scale: SimulatorScale = field(default_factory=SimulatorScale)
+    page_size_default: int = 20
+    """Page size when a list request gives none (or 0)."""
+    page_size_max: int = 50
+    """Larger requested page sizes are capped to this, as Google's list methods do."""
+    summary_fraction: float = 0.15
+    """Share of listed conversations sent without `turns` (`turnCount` kept): clients must hydrate them."""
+    short_page_fraction: float = 0.1
+    """Share of conversation pages deliberately shorter than asked, some empty, still with a next token."""
+    response_mode: ResponseMode = "mixed"
+    """"json": application/json bodies; "sse": text/event-stream; "mixed": alternate per request."""
+    structured_content: bool = True
+    """When False, tool results carry only the JSON text content (and tools declare no outputSchema)."""
+    require_session: bool = False
+    """Behave like an older session-based server: initialize first, then send `Mcp-Session-Id`."""
+    required_token: str | None = field(default=None, repr=False)
+    """When set, every request needs `Authorization: Bearer <token>`. Never logged."""
+    faults: FaultInjector | None = None
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.page_size_default <= self.page_size_max:
+            raise ValueError("need 1 <= page_size_default <= page_size_max")
+        for name in ("summary_fraction", "short_page_fraction"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be within [0, 1]")
+        if self.response_mode not in ("json", "sse", "mixed"):
+            raise ValueError(f"unknown response_mode {self.response_mode!r}")

@@ -1,0 +1,60 @@
+"""Where evaluation runs and operations are found, and which progress step each is at.
+
+Seeded runs are pure functions of the scale; runs started through `run_evaluation` live in the
+state. A run that is still moving advances one step per `get_evaluation_run`: the first poll
+shows its starting step, each further poll one step more. Listings show the step the latest poll
+returned, so a client that polls a run and then lists its results sees the same progress.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+from pipelines.ces.simulator.corpus.evaluations import RUN_STEPS, RunPlan, seeded_runs
+from pipelines.ces.simulator.corpus.scale import SimulatorScale
+from pipelines.ces.simulator.server.state import SimulatorState
+
+OPERATION_POLLS_UNTIL_DONE = 2
+"""A started operation reports done on its second `get_operation`."""
+
+
+class EvaluationRegistry:
+    def __init__(self, scale: SimulatorScale, state: SimulatorState):
+        self.scale = scale
+        self.state = state
+
+    @cached_property
+    def _seeded_by_name(self) -> dict[str, RunPlan]:
+        return {plan.name: plan for app in range(self.scale.apps) for plan in seeded_runs(self.scale, app)}
+
+    @cached_property
+    def _seeded_by_operation(self) -> dict[str, RunPlan]:
+        return {plan.operation: plan for plan in self._seeded_by_name.values()}
+
+    def runs(self, app_index: int) -> list[RunPlan]:
+        return [*seeded_runs(self.scale, app_index), *self.state.started_runs(app_index)]
+
+    def run(self, name: str) -> RunPlan | None:
+        return self._seeded_by_name.get(name) or self.state.started_run(name=name)
+
+    @staticmethod
+    def _step(plan: RunPlan, polls: int) -> int:
+        return min(plan.start_step + polls, RUN_STEPS)
+
+    def poll(self, plan: RunPlan) -> int:
+        """The step a `get_evaluation_run` returns now; moves a queued or running run forward."""
+        return self._step(plan, self.state.poll_run(plan.name))
+
+    def current_step(self, plan: RunPlan) -> int:
+        """The step the latest poll returned (the starting step before any poll)."""
+        return self._step(plan, max(self.state.run_polls(plan.name) - 1, 0))
+
+    def poll_operation(self, name: str) -> tuple[RunPlan, bool] | None:
+        """The run an operation created and whether the operation is done now, or None if unknown."""
+        seeded = self._seeded_by_operation.get(name)
+        if seeded is not None:
+            return seeded, True
+        started = self.state.started_run(operation=name)
+        if started is None:
+            return None
+        return started, self.state.poll_operation(name) + 1 >= OPERATION_POLLS_UNTIL_DONE

@@ -1,0 +1,269 @@
+"""The CES tools the simulator serves: argument checking and the answer of each tool.
+
+Every handler takes the tool's `arguments` object and returns the response message as a JSON
+object (what becomes `structuredContent`), or raises `ToolError` for a tool-level failure
+(NOT_FOUND, INVALID_ARGUMENT), which the protocol layer reports as an `isError` result.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from pipelines.ces.simulator.corpus.catalog import app_catalog
+from pipelines.ces.simulator.corpus.conversations import SOURCES, conversation, resolve_conversation_name
+from pipelines.ces.simulator.corpus.evaluations import (
+    RunRequest,
+    evaluation_results_json,
+    evaluation_run_json,
+    operation_json,
+    requested_run,
+)
+from pipelines.ces.simulator.corpus.protojson import NANOS_PER_MICRO, timestamp
+from pipelines.ces.simulator.server.config import SimulatorConfig
+from pipelines.ces.simulator.server.conversation_listing import ConversationListing, ConversationQuery
+from pipelines.ces.simulator.server.errors import ToolError
+from pipelines.ces.simulator.server.evaluation_registry import EvaluationRegistry
+from pipelines.ces.simulator.server.filters import parse_equality_filter, parse_start_time_filter
+from pipelines.ces.simulator.server.paging import decode_page_token, encode_page_token, fingerprint, page_size
+from pipelines.ces.simulator.server.state import SimulatorState
+from pipelines.ces.simulator.server.tool_schemas import TOOL_DEFINITIONS
+
+_APP_NAME = re.compile(r"projects/[^/]+/locations/[^/]+/apps/[^/]+")
+_ORDER_BY = re.compile(r"\s*(name|create_time|update_time)(?:\s+(asc|desc))?\s*")
+_RUN_FILTER_FIELDS = frozenset({"state", "evaluation_type"})
+_RESULT_FILTER_FIELDS = frozenset({"evaluation_run"})
+
+Handler = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def _string(arguments: dict[str, Any], field: str, *, required: bool = False) -> str:
+    value = arguments.get(field)
+    if value is None or value == "":
+        if required:
+            raise ToolError("INVALID_ARGUMENT", f"{field} is required")
+        return ""
+    if not isinstance(value, str):
+        raise ToolError("INVALID_ARGUMENT", f"{field} must be a string, got {type(value).__name__}")
+    return value
+
+
+def _sources(arguments: dict[str, Any]) -> frozenset[str]:
+    """`sources` wins over the deprecated `source`; neither (or only SOURCE_UNSPECIFIED) means all."""
+    requested = arguments.get("sources")
+    if requested in (None, []):
+        single = _string(arguments, "source")
+        requested = [single] if single else []
+    if not isinstance(requested, list):
+        raise ToolError("INVALID_ARGUMENT", "sources must be a list of Source values")
+    wanted = set()
+    for source in requested:
+        if source == "SOURCE_UNSPECIFIED":
+            continue
+        if source not in SOURCES:
+            raise ToolError(
+                "INVALID_ARGUMENT", f"invalid value {source!r} for Source; expected one of {SOURCES}"
+            )
+        wanted.add(source)
+    return frozenset(wanted or SOURCES)
+
+
+class ToolBox:
+    """The simulator's tools: their listing and their dispatch."""
+
+    def __init__(self, config: SimulatorConfig, state: SimulatorState):
+        self.config = config
+        self.scale = config.scale
+        self.state = state
+        self.listing = ConversationListing(config)
+        self.registry = EvaluationRegistry(config.scale, state)
+        self._handlers: dict[str, Handler] = {
+            "list_conversations": self.list_conversations,
+            "get_conversation": self.get_conversation,
+            "list_evaluation_runs": self.list_evaluation_runs,
+            "get_evaluation_run": self.get_evaluation_run,
+            "run_evaluation": self.run_evaluation,
+            "get_operation": self.get_operation,
+            "list_evaluation_results": self.list_evaluation_results,
+        }
+
+    def definitions(self) -> list[dict[str, Any]]:
+        """The `tools/list` entries; without structured content no tool may declare an outputSchema."""
+        if self.config.structured_content:
+            return list(TOOL_DEFINITIONS)
+        return [{k: v for k, v in tool.items() if k != "outputSchema"} for tool in TOOL_DEFINITIONS]
+
+    def handler(self, name: str) -> Handler | None:
+        return self._handlers.get(name)
+
+    # ------------------------------------------------------------------------------ helpers
+    def _app(self, name: str, field: str) -> int:
+        if not _APP_NAME.fullmatch(name):
+            raise ToolError(
+                "INVALID_ARGUMENT",
+                f"{field} {name!r} is not an app name (projects/{{p}}/locations/{{l}}/apps/{{app}})",
+            )
+        app = self.scale.app_index(name)
+        if app is None:
+            raise ToolError("NOT_FOUND", f"app {name} not found")
+        return app
+
+    def _page(
+        self, arguments: dict[str, Any], items: list[dict[str, Any]], field: str, request_fingerprint: str
+    ) -> dict[str, Any]:
+        """One page of an already ordered list (evaluation runs and results)."""
+        size = page_size(arguments.get("pageSize"), self.config.page_size_default, self.config.page_size_max)
+        token = _string(arguments, "pageToken")
+        position = decode_page_token(token, request_fingerprint)[0] if token else 0
+        out: dict[str, Any] = {}
+        if items[position : position + size]:
+            out[field] = items[position : position + size]
+        if position + size < len(items):
+            out["nextPageToken"] = encode_page_token(request_fingerprint, position + size, 0)
+        return out
+
+    # ------------------------------------------------------------------------------ conversations
+    def list_conversations(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        parent = _string(arguments, "parent", required=True)
+        app = self._app(parent, "parent")
+        size = page_size(arguments.get("pageSize"), self.config.page_size_default, self.config.page_size_max)
+        filter_text = _string(arguments, "filter")
+        window = parse_start_time_filter(filter_text)
+        sources = _sources(arguments)
+        request_fingerprint = fingerprint("list_conversations", parent, filter_text.strip(), sorted(sources))
+        token = _string(arguments, "pageToken")
+        position, page_number = decode_page_token(token, request_fingerprint) if token else (0, 0)
+        query = ConversationQuery(app, window, sources, request_fingerprint)
+        page = self.listing.page(query, position, page_number, size)
+        out: dict[str, Any] = {}
+        if page.conversations:
+            out["conversations"] = page.conversations
+        if page.next_position is not None:
+            out["nextPageToken"] = encode_page_token(request_fingerprint, page.next_position, page_number + 1)
+        return out
+
+    def get_conversation(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        name = _string(arguments, "name", required=True)
+        key = resolve_conversation_name(self.scale, name)
+        if key is None:
+            raise ToolError("NOT_FOUND", f"conversation {name} not found")
+        return conversation(self.scale, key)
+
+    # ------------------------------------------------------------------------------ evaluation runs
+    def list_evaluation_runs(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        parent = _string(arguments, "parent", required=True)
+        app = self._app(parent, "parent")
+        filter_text = _string(arguments, "filter")
+        wanted = parse_equality_filter(filter_text, _RUN_FILTER_FIELDS)
+        order_by = _string(arguments, "orderBy") or "update_time"
+        order = _ORDER_BY.fullmatch(order_by)
+        if order is None:
+            raise ToolError(
+                "INVALID_ARGUMENT",
+                f"invalid orderBy {order_by!r}: use name, create_time or update_time, optionally desc",
+            )
+        catalog = app_catalog(self.scale, app)
+        rows = []
+        for plan in self.registry.runs(app):
+            step = self.registry.current_step(plan)
+            run = evaluation_run_json(plan, step, catalog)
+            if all(run.get({"evaluation_type": "evaluationType"}.get(k, k)) == v for k, v in wanted.items()):
+                sort_key = {
+                    "name": plan.name,
+                    "create_time": plan.create_time,
+                    "update_time": plan.update_time(step),
+                }[order.group(1)]
+                rows.append((sort_key, plan.name, run))
+        rows.sort(key=lambda row: (row[0], row[1]), reverse=order.group(2) == "desc")
+        request_fingerprint = fingerprint(
+            "list_evaluation_runs", parent, filter_text.strip(), order_by.strip()
+        )
+        return self._page(arguments, [run for _, _, run in rows], "evaluationRuns", request_fingerprint)
+
+    def get_evaluation_run(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        name = _string(arguments, "name", required=True)
+        plan = self.registry.run(name)
+        if plan is None:
+            raise ToolError("NOT_FOUND", f"evaluation run {name} not found")
+        return evaluation_run_json(plan, self.registry.poll(plan), app_catalog(self.scale, plan.app_index))
+
+    def run_evaluation(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        app_name = _string(arguments, "app", required=True)
+        app = self._app(app_name, "app")
+        catalog = app_catalog(self.scale, app)
+        requested = arguments.get("evaluations") or []
+        dataset_ref = _string(arguments, "evaluationDataset")
+        if not isinstance(requested, list) or not all(isinstance(e, str) for e in requested):
+            raise ToolError("INVALID_ARGUMENT", "evaluations must be a list of evaluation IDs")
+        if bool(requested) == bool(dataset_ref):
+            raise ToolError(
+                "INVALID_ARGUMENT", "exactly one of evaluations and evaluationDataset must be set"
+            )
+        by_reference = {ref: e for e in catalog.evaluations for ref in (e.name, e.name.rsplit("/", 1)[-1])}
+        missing = [ref for ref in requested if ref not in by_reference]
+        if missing:
+            raise ToolError("NOT_FOUND", f"evaluation {missing[0]} not found in {app_name}")
+        dataset = None
+        if dataset_ref:
+            dataset = next(
+                (d for d in catalog.datasets if dataset_ref in (d.name, d.name.rsplit("/", 1)[-1])), None
+            )
+            if dataset is None:
+                raise ToolError("NOT_FOUND", f"evaluation dataset {dataset_ref} not found in {app_name}")
+        now = self.state.clock()
+        now -= now % NANOS_PER_MICRO
+        evaluations = (
+            dataset.evaluations if dataset else tuple(dict.fromkeys(by_reference[r] for r in requested))
+        )
+        display_name = (
+            _string(arguments, "displayName") or f"{app_name.rsplit('/', 1)[-1]} run - {timestamp(now)}"
+        )
+        plan = self.state.start_run(
+            lambda sequence: requested_run(
+                self.scale,
+                RunRequest(
+                    app_index=app,
+                    sequence=sequence,
+                    evaluations=evaluations,
+                    dataset=dataset,
+                    display_name=display_name,
+                    app_version=_string(arguments, "appVersion") or None,
+                    create_time=now,
+                ),
+            )
+        )
+        return operation_json(plan, done=False)
+
+    def get_operation(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        name = _string(arguments, "name", required=True)
+        found = self.registry.poll_operation(name)
+        if found is None:
+            raise ToolError("NOT_FOUND", f"operation {name} not found")
+        plan, done = found
+        return operation_json(plan, done=done)
+
+    # ------------------------------------------------------------------------------ evaluation results
+    def list_evaluation_results(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        parent = _string(arguments, "parent", required=True)
+        app_name, sep, evaluation_id = parent.rpartition("/evaluations/")
+        if not sep or not evaluation_id or "/" in evaluation_id:
+            raise ToolError(
+                "INVALID_ARGUMENT",
+                f"parent {parent!r} must be an evaluation name or {{app}}/evaluations/- for all",
+            )
+        app = self._app(app_name, "parent")
+        catalog = app_catalog(self.scale, app)
+        if evaluation_id != "-" and parent not in {e.name for e in catalog.evaluations}:
+            raise ToolError("NOT_FOUND", f"evaluation {parent} not found")
+        filter_text = _string(arguments, "filter")
+        run_name = parse_equality_filter(filter_text, _RESULT_FILTER_FIELDS).get("evaluation_run")
+        results = [
+            result
+            for plan in sorted(self.registry.runs(app), key=lambda p: (p.create_time, p.name))
+            if run_name in (None, plan.name)
+            for result in evaluation_results_json(plan, self.registry.current_step(plan), catalog)
+            if evaluation_id == "-" or result["name"].startswith(parent + "/results/")
+        ]
+        request_fingerprint = fingerprint("list_evaluation_results", parent, filter_text.strip())
+        return self._page(arguments, results, "evaluationResults", request_fingerprint)
