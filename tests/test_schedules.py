@@ -11,7 +11,11 @@ from pipelines.orchestration.schedules import conversations_hourly, days_to_refr
 
 def test_hourly_refreshes_today_and_the_lookback_days() -> None:
     now = datetime(2026, 11, 29, 0, 5, tzinfo=UTC)
-    assert days_to_refresh(now, 2, date(2026, 1, 1)) == [date(2026, 11, 27), date(2026, 11, 28), date(2026, 11, 29)]
+    assert days_to_refresh(now, 2, date(2026, 1, 1)) == [
+        date(2026, 11, 27),
+        date(2026, 11, 28),
+        date(2026, 11, 29),
+    ]
     assert days_to_refresh(now, 0, date(2026, 1, 1)) == [date(2026, 11, 29)]
 
 

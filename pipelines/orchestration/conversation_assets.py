@@ -164,13 +164,11 @@ CONVERSATION_ASSETS = [conversation_pages, lake_conversation_tables, warehouse_c
 ingest_conversations_job = dg.define_asset_job(
     "ingest_conversations",
     selection=dg.AssetSelection.assets(*CONVERSATION_ASSETS),
-    partitions_def=DAILY_PARTITIONS,
     description="Fetch, flatten and load the conversations of one UTC day for every configured app.",
 )
 
 rebuild_conversations_job = dg.define_asset_job(
     "rebuild_conversations",
     selection=dg.AssetSelection.assets(lake_conversation_tables, warehouse_conversation_tables),
-    partitions_def=DAILY_PARTITIONS,
     description="Re-derive one UTC day's Parquet tables and warehouse rows from the raw lake, no API calls.",
 )
