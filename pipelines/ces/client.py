@@ -62,7 +62,12 @@ _READ_ONLY_PREFIXES = ("get_", "list_")
 
 @dataclass
 class ClientStats:
-    """Counters of one client. `api_seconds` is wall time spent waiting on the server."""
+    """Counters of one client.
+
+    `requests` counts HTTP exchanges (handshakes and re-sends included), `tool_calls` the
+    `call_tool` calls per tool, `bytes_received` response body bytes, `api_seconds` the wall
+    time spent waiting on the server, `retries` the re-sends the retry policy asked for.
+    """
 
     requests: int = 0
     tool_calls: dict[str, int] = field(default_factory=dict)
@@ -334,7 +339,8 @@ class CesMcpClient:
     def _is_idempotent(self, tool: str) -> bool:
         with self._lock:
             listed = (self._tools or {}).get(tool)
-        hint = (listed or {}).get("annotations", {}).get("idempotentHint")
+        annotations = (listed or {}).get("annotations")
+        hint = annotations.get("idempotentHint") if isinstance(annotations, dict) else None
         return hint if isinstance(hint, bool) else tool.startswith(_READ_ONLY_PREFIXES)
 
     # -- one JSON-RPC call -------------------------------------------------------------------
