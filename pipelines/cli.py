@@ -18,7 +18,8 @@ from rich.table import Table
 from pipelines.config import ConfigError, ces_settings_from_env, load_dotenv_file, storage_settings_from_env
 
 console = Console(stderr=True)
-out = Console()
+out = Console(width=None if sys.stdout.isatty() else 160)
+"""Tables go to stdout; piped output gets a wide fixed width rather than 80 columns."""
 
 
 def _day(value: str) -> date:
@@ -203,8 +204,7 @@ def _print_rows(columns: Sequence[str], rows: Sequence[Sequence[object]], fmt: s
 
 
 def _simulator_config(args: argparse.Namespace):
-    from pipelines.ces.simulator.data import SimulatorScale
-    from pipelines.ces.simulator.server import SimulatorConfig
+    from pipelines.ces.simulator import SimulatorConfig, SimulatorScale
 
     scale = SimulatorScale(
         seed=args.seed,
@@ -221,14 +221,14 @@ def _simulator_config(args: argparse.Namespace):
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from pipelines.ces.simulator.runner import serve
+    from pipelines.ces.simulator import serve
 
     serve(_simulator_config(args), host=args.host, port=args.port)
     return 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from pipelines.ces.simulator.runner import running_simulator
+    from pipelines.ces.simulator import running_simulator
     from pipelines.warehouse.duck import Warehouse
     from pipelines.warehouse.queries import run_query
 
@@ -236,11 +236,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
     with running_simulator(config) as sim:
         os.environ["CES_MCP_URL"] = sim.url
         os.environ["CES_APPS"] = ",".join(sim.apps)
+        os.environ.setdefault("CES_MAX_RPS", "200")  # a local server: no quota to respect
         console.print(f"Simulator at {sim.url} serving {len(sim.apps)} apps")
         first = config.scale.start_date
-        code = _run_days(
-            "ingest_conversations", _days(first, first + timedelta(days=config.scale.days)), "ingested"
-        )
+        window = _days(first, first + timedelta(days=config.scale.days))
+        code = max(_run_days("ingest_conversations", window, "ingested"), _ingest_evaluation_runs())
     warehouse = storage_settings_from_env().warehouse
     counts = Warehouse(warehouse).row_counts()
     table = Table("table", "rows", title=f"Warehouse {warehouse}")

@@ -104,9 +104,7 @@ def _first_error(result: dg.ExecuteInProcessResult) -> str | None:
 def _metadata(result: dg.ExecuteInProcessResult) -> dict[str, dict[str, Any]]:
     found: dict[str, dict[str, Any]] = {}
     for event in result.get_asset_materialization_events():
-        materialization = event.asset_materialization
-        if materialization is None:
-            continue
+        materialization = event.materialization
         found[materialization.asset_key.to_user_string()] = {
             key: getattr(value, "value", value) for key, value in materialization.metadata.items()
         }
