@@ -1,0 +1,144 @@
+"""The whole pipeline through Dagster against the simulator over HTTP: ingest, re-ingest,
+rebuild and evaluation runs, checked against counts computed independently from the corpus.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pytest
+
+from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
+from pipelines.ces.simulator.corpus import ConversationKey, conversation
+from pipelines.definitions import build_definitions
+from pipelines.orchestration.run import run_job, run_job_for_days
+from pipelines.transform.schemas import ALL_TABLES
+from pipelines.warehouse.duck import Warehouse
+
+SCALE = SimulatorScale(
+    seed=5, apps=2, days=2, conversations_per_day=10, max_turns=3, evaluation_runs_per_app=4
+)
+DAYS = [SCALE.start_date + timedelta(days=i) for i in range(SCALE.days)]
+
+
+def expected_counts() -> Counter[str]:
+    """Rows per table, counted straight from the corpus JSON (no flattener involved)."""
+    counts: Counter[str] = Counter()
+    kinds = {"toolCall": "tool_calls", "toolResponse": "tool_responses", "agentTransfer": "agent_transfers"}
+    for app in range(SCALE.apps):
+        for day in range(SCALE.days):
+            for index in range(SCALE.conversations_per_day):
+                item = conversation(SCALE, ConversationKey(app, day, index))
+                counts["conversations"] += 1
+                messages = list(item.get("messages", []))
+                for turn in item.get("turns", []):
+                    counts["turns"] += 1
+                    messages += turn.get("messages", [])
+                    stack = [turn["rootSpan"]] if "rootSpan" in turn else []
+                    while stack:
+                        span = stack.pop()
+                        counts["spans"] += 1
+                        stack += span.get("childSpans", [])
+                counts["messages"] += len(messages)
+                for message in messages:
+                    for chunk in message.get("chunks", []):
+                        counts["chunks"] += 1
+                        for key, table in kinds.items():
+                            counts[table] += key in chunk
+    return counts
+
+
+def snapshot(warehouse: Warehouse) -> dict[str, list[tuple[Any, ...]]]:
+    with warehouse.connect(read_only=True) as conn:
+        return {
+            spec.name: sorted(conn.execute(f"SELECT * FROM {spec.name}").fetchall(), key=repr)
+            for spec in ALL_TABLES
+            if spec.name != "evaluation_run_snapshots"
+        }
+
+
+@pytest.fixture
+def pipeline_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    with running_simulator(SimulatorConfig(scale=SCALE, summary_fraction=0.3)) as sim:
+        monkeypatch.setenv("CES_MCP_URL", sim.url)
+        monkeypatch.setenv("CES_APPS", ",".join(sim.apps))
+        monkeypatch.setenv("CES_LAKE", str(tmp_path / "lake"))
+        monkeypatch.setenv("CES_WAREHOUSE", str(tmp_path / "warehouse.duckdb"))
+        monkeypatch.setenv("CES_MAX_RPS", "500")
+        yield sim, Warehouse(str(tmp_path / "warehouse.duckdb"))
+
+
+def test_ingest_twice_and_rebuild_hold_exactly_the_corpus(pipeline_env) -> None:
+    _, warehouse = pipeline_env
+    definitions = build_definitions()
+    instance = dg.DagsterInstance.ephemeral()
+
+    outcomes = run_job_for_days(definitions, "ingest_conversations", DAYS, instance=instance)
+    assert [o.error for o in outcomes] == [None, None]
+    expected = expected_counts()
+    counts = warehouse.row_counts()
+    for table in ("conversations", "turns", "messages", "chunks", "tool_calls", "tool_responses", "spans"):
+        assert counts[table] == expected[table], table
+    assert counts["agent_transfers"] == expected["agent_transfers"]
+    assert counts["rejects"] == 0
+    loaded = sum(o.value("warehouse/conversations", "dagster/row_count") for o in outcomes)
+    assert loaded == expected["conversations"]
+    assert sum(o.value("raw/conversation_pages", "conversations_hydrated") for o in outcomes) > 0
+    assert all(o.value("raw/conversation_pages", "requests") > 0 for o in outcomes)
+    first = snapshot(warehouse)
+
+    again = run_job_for_days(definitions, "ingest_conversations", DAYS, instance=instance)
+    assert all(o.success for o in again)
+    assert snapshot(warehouse) == first
+
+    rebuilt = run_job_for_days(definitions, "rebuild_conversations", DAYS, instance=instance)
+    assert all(o.success for o in rebuilt)
+    assert "raw/conversation_pages" not in rebuilt[0].metadata
+    assert snapshot(warehouse) == first
+
+
+def test_blocking_checks_run_with_the_ingest(pipeline_env) -> None:
+    definitions = build_definitions()
+    instance = dg.DagsterInstance.ephemeral()
+    job = definitions.resolve_job_def("ingest_conversations")
+    result = job.execute_in_process(partition_key=DAYS[0].isoformat(), instance=instance)
+    evaluations = {
+        (e.asset_key.to_user_string(), e.check_name): e.passed for e in result.get_asset_check_evaluations()
+    }
+    assert evaluations[("lake/conversations", "rows_in_partition")] is True
+    assert evaluations[("warehouse/spans", "spans_have_parents")] is True
+    assert evaluations[("warehouse/spans", "no_negative_durations")] is True
+    assert evaluations[("warehouse/conversations", "unique_keys")] is True
+    assert evaluations[("warehouse/turns", "turn_counts_agree")] is True
+
+
+def test_evaluation_runs_are_loaded_with_consistent_counts(pipeline_env) -> None:
+    _, warehouse = pipeline_env
+    definitions = build_definitions()
+    outcome = run_job(definitions, "ingest_evaluation_runs", instance=dg.DagsterInstance.ephemeral())
+    assert outcome.success, outcome.error
+    assert (
+        outcome.value("warehouse/evaluation_runs", "dagster/row_count")
+        == SCALE.apps * SCALE.evaluation_runs_per_app
+    )
+    with warehouse.connect(read_only=True) as conn:
+        states = dict(conn.execute("SELECT state, count(*) FROM evaluation_runs GROUP BY state").fetchall())
+        assert sum(states.values()) == SCALE.apps * SCALE.evaluation_runs_per_app
+        inconsistent = conn.execute(
+            """
+            SELECT r.evaluation_run_name
+            FROM evaluation_runs AS r
+            JOIN (
+                SELECT evaluation_run_name, sum(passed_count) AS passed, sum(failed_count) AS failed
+                FROM evaluation_run_summaries GROUP BY ALL
+            ) AS s USING (evaluation_run_name)
+            WHERE s.passed <> r.passed_count OR s.failed <> r.failed_count
+            """
+        ).fetchall()
+        assert inconsistent == []
+        snapshots = conn.execute("SELECT count(*) FROM evaluation_run_snapshots").fetchone()[0]
+        assert snapshots == SCALE.apps * SCALE.evaluation_runs_per_app
