@@ -29,7 +29,6 @@ class SimulatorHandle:
     url: str
     """The MCP endpoint, e.g. http://127.0.0.1:PORT/mcp."""
     config: SimulatorConfig
-    state: SimulatorState
 
     @property
     def scale(self) -> SimulatorScale:
@@ -56,8 +55,8 @@ def _endpoint(sock: socket.socket) -> str:
     return f"http://{f'[{host}]' if ':' in host else host}:{port}{MCP_PATH}"
 
 
-def _server(config: SimulatorConfig, state: SimulatorState) -> uvicorn.Server:
-    app = create_app(config, state)
+def _server(config: SimulatorConfig) -> uvicorn.Server:
+    app = create_app(config, SimulatorState())
     return uvicorn.Server(uvicorn.Config(app, lifespan="off", access_log=False, log_level="warning"))
 
 
@@ -67,9 +66,8 @@ def running_simulator(
 ) -> Iterator[SimulatorHandle]:
     """Serve the simulator from a background thread while the block runs; stop it cleanly afterwards."""
     config = config or SimulatorConfig()
-    state = SimulatorState()
     sock = _bind(host, port)
-    server = _server(config, state)
+    server = _server(config)
     thread = threading.Thread(
         target=server.run, kwargs={"sockets": [sock]}, name="ces-simulator", daemon=True
     )
@@ -80,11 +78,15 @@ def running_simulator(
             if not thread.is_alive() or time.monotonic() > deadline:
                 raise RuntimeError("the CES simulator failed to start")
             time.sleep(0.005)
-        yield SimulatorHandle(_endpoint(sock), config, state)
+        yield SimulatorHandle(_endpoint(sock), config)
     finally:
         server.should_exit = True
         thread.join(timeout=_STARTUP_TIMEOUT_SECONDS)
         sock.close()
+
+
+def _print_line(line: str) -> None:
+    print(line, flush=True)  # flushed: the announcement is read by whoever started us, often via a pipe
 
 
 def serve(
@@ -92,13 +94,13 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 0,
     *,
-    announce: Callable[[str], None] = print,
+    announce: Callable[[str], None] = _print_line,
 ) -> None:
     """Serve in the foreground until interrupted. Once listening, announce the endpoint URL and then
     each app resource name, one per call, so a user knows what to set as CES_MCP_URL and CES_APPS."""
     config = config or SimulatorConfig()
     sock = _bind(host, port)
-    server = _server(config, SimulatorState())
+    server = _server(config)
     announce(_endpoint(sock))
     for app in config.scale.app_names:
         announce(app)

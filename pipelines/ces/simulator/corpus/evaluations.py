@@ -460,7 +460,7 @@ def _outcome_detail(result: ResultPlan, rng: random.Random, catalog: AppCatalog)
                     {
                         "turnLatency": duration(between(rng, 600, 4_000) * NANOS_PER_MILLI),
                         "semanticSimilarityResult": {
-                            "score": round(rng.uniform(0.7, 1.0) if passed else rng.uniform(0.1, 0.6), 3),
+                            "score": between(rng, 3, 4) if passed else between(rng, 0, 2),
                             "outcome": "PASS" if passed else "FAIL",
                         },
                         "toolInvocationScore": round(

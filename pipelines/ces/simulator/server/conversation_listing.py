@@ -79,10 +79,12 @@ class ConversationListing:
         return (step * offset + (mix >> 32)) % count
 
     def _wanted(self, query: ConversationQuery, page_number: int, size: int) -> int:
+        """How many conversations this page will hold at most; a quarter of the short pages are empty."""
         draw = stable_int(self.scale.seed, "short-page", query.salt, page_number) / _UNIT
-        if draw < self.config.short_page_fraction:
-            return int(draw / self.config.short_page_fraction * size)  # 0 .. size-1
-        return size
+        if draw >= self.config.short_page_fraction:
+            return size
+        shortness = draw / self.config.short_page_fraction
+        return 0 if shortness < 0.25 else max(1, int(shortness * size))
 
     def _is_summary(self, header: ConversationHeader) -> bool:
         return stable_int(self.scale.seed, "summary", header.name) / _UNIT < self.config.summary_fraction

@@ -32,7 +32,8 @@ from pipelines.ces.simulator.server.tool_schemas import TOOL_DEFINITIONS
 
 _APP_NAME = re.compile(r"projects/[^/]+/locations/[^/]+/apps/[^/]+")
 _ORDER_BY = re.compile(r"\s*(name|create_time|update_time)(?:\s+(asc|desc))?\s*")
-_RUN_FILTER_FIELDS = frozenset({"state", "evaluation_type"})
+_RUN_FILTER_FIELDS = {"state": "state", "evaluation_type": "evaluationType"}
+"""Filterable fields of list_evaluation_runs and their JSON names."""
 _RESULT_FILTER_FIELDS = frozenset({"evaluation_run"})
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
@@ -155,7 +156,7 @@ class ToolBox:
         parent = _string(arguments, "parent", required=True)
         app = self._app(parent, "parent")
         filter_text = _string(arguments, "filter")
-        wanted = parse_equality_filter(filter_text, _RUN_FILTER_FIELDS)
+        wanted = parse_equality_filter(filter_text, frozenset(_RUN_FILTER_FIELDS))
         order_by = _string(arguments, "orderBy") or "update_time"
         order = _ORDER_BY.fullmatch(order_by)
         if order is None:
@@ -168,7 +169,7 @@ class ToolBox:
         for plan in self.registry.runs(app):
             step = self.registry.current_step(plan)
             run = evaluation_run_json(plan, step, catalog)
-            if all(run.get({"evaluation_type": "evaluationType"}.get(k, k)) == v for k, v in wanted.items()):
+            if all(run.get(_RUN_FILTER_FIELDS[field]) == value for field, value in wanted.items()):
                 sort_key = {
                     "name": plan.name,
                     "create_time": plan.create_time,

@@ -1,0 +1,138 @@
+"""Evaluation runs that move: polling progression, run_evaluation and its operation, results listing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from simulator_fixtures import McpHttp, parse_evaluation_run, parse_operation
+
+from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
+
+SCALE = SimulatorScale(apps=1, days=1, conversations_per_day=5, evaluation_runs_per_app=5)
+
+
+@pytest.fixture
+def served() -> Iterator[tuple[McpHttp, str]]:
+    with running_simulator(SimulatorConfig(scale=SCALE, response_mode="json")) as handle:
+        caller = McpHttp(handle.url)
+        yield caller, handle.apps[0]
+        caller.close()
+
+
+def _run_named(caller: McpHttp, app: str, state: str) -> dict[str, Any]:
+    runs = caller.all_items("list_evaluation_runs", "evaluationRuns", parent=app)
+    return next(run for run in runs if run["state"] == state)
+
+
+def _finished(run: dict[str, Any]) -> int:
+    return sum(run["progress"].get(f, 0) for f in ("completedCount", "errorCount", "cancelledCount"))
+
+
+def test_a_queued_run_advances_on_each_poll_until_completed(served: tuple[McpHttp, str]) -> None:
+    caller, app = served
+    name = _run_named(caller, app, "QUEUED")["name"]
+    polls = [caller.call("get_evaluation_run", name=name) for _ in range(6)]
+    states = [run["state"] for run in polls]
+    assert states[0] == "QUEUED" and "RUNNING" in states and states[-1] == states[-2] == "COMPLETED"
+    assert states.index("COMPLETED") <= 5
+    finished = [_finished(run) for run in polls]
+    assert finished == sorted(finished) and finished[-1] == polls[-1]["progress"]["totalCount"]
+    for run in polls:
+        parse_evaluation_run(run)
+    # Listings show what the latest poll showed.
+    listed = next(
+        r for r in caller.all_items("list_evaluation_runs", "evaluationRuns", parent=app) if r["name"] == name
+    )
+    assert listed == polls[-1]
+    results = caller.all_items(
+        "list_evaluation_results",
+        "evaluationResults",
+        parent=f"{app}/evaluations/-",
+        filter=f'evaluation_run = "{name}"',
+    )
+    assert sorted(r["name"] for r in results) == sorted(polls[-1]["evaluationResults"])
+    assert all(r["executionState"] in ("COMPLETED", "ERROR") for r in results)
+
+
+def test_a_finished_run_stays_put(served: tuple[McpHttp, str]) -> None:
+    caller, app = served
+    name = _run_named(caller, app, "CANCELLED")["name"]
+    first, second = (caller.call("get_evaluation_run", name=name) for _ in range(2))
+    assert first == second and first["progress"]["cancelledCount"] > 0
+
+
+def test_run_evaluation_starts_a_new_run_each_time(served: tuple[McpHttp, str]) -> None:
+    caller, app = served
+    before = {r["name"] for r in caller.all_items("list_evaluation_runs", "evaluationRuns", parent=app)}
+    operation = caller.call(
+        "run_evaluation",
+        app=app,
+        evaluations=["order-status", f"{app}/evaluations/refund-happy-path"],
+        displayName="smoke",
+    )
+    parse_operation(operation)
+    assert operation["name"].startswith("projects/sim-project/locations/us/operations/")
+    assert "done" not in operation and operation["metadata"]["@type"].endswith(
+        "RunEvaluationOperationMetadata"
+    )
+    run_name = operation["metadata"]["evaluationRun"]
+    assert run_name not in before
+
+    polled = [caller.call("get_operation", name=operation["name"]) for _ in range(2)]
+    assert "done" not in polled[0] and polled[1]["done"] is True
+    assert polled[1]["response"] == {
+        "@type": "type.googleapis.com/google.cloud.ces.v1beta.RunEvaluationResponse",
+        "evaluationRun": run_name,
+    }
+    parse_operation(polled[1])
+
+    run = caller.call("get_evaluation_run", name=run_name)
+    assert (
+        run["state"] == "QUEUED" and run["displayName"] == "smoke" and run["operation"] == operation["name"]
+    )
+    assert run["evaluations"] == [f"{app}/evaluations/order-status", f"{app}/evaluations/refund-happy-path"]
+    after = {r["name"] for r in caller.all_items("list_evaluation_runs", "evaluationRuns", parent=app)}
+    assert after == before | {run_name}
+
+    again = caller.call("run_evaluation", app=app, evaluationDataset="golden-regression")
+    assert again["metadata"]["evaluationRun"] not in after and again["name"] != operation["name"]
+    dataset_run = caller.call("get_evaluation_run", name=again["metadata"]["evaluationRun"])
+    assert dataset_run["evaluationDataset"] == f"{app}/evaluationDatasets/golden-regression"
+    assert "evaluations" not in dataset_run
+
+
+@pytest.mark.parametrize(
+    ("arguments", "status"),
+    [
+        ({"evaluations": ["order-status"], "evaluationDataset": "golden-regression"}, "INVALID_ARGUMENT"),
+        ({}, "INVALID_ARGUMENT"),
+        ({"evaluations": ["no-such-evaluation"]}, "NOT_FOUND"),
+        ({"evaluationDataset": "no-such-dataset"}, "NOT_FOUND"),
+    ],
+)
+def test_run_evaluation_refuses_bad_requests(
+    served: tuple[McpHttp, str], arguments: dict, status: str
+) -> None:
+    caller, app = served
+    assert caller.call_error("run_evaluation", app=app, **arguments).startswith(f"{status}:")
+
+
+def test_evaluation_run_listing_filters_and_orders(served: tuple[McpHttp, str]) -> None:
+    caller, app = served
+    completed = caller.all_items(
+        "list_evaluation_runs", "evaluationRuns", parent=app, filter='state = "COMPLETED"'
+    )
+    assert completed and all(r["state"] == "COMPLETED" for r in completed)
+    by_name = caller.all_items("list_evaluation_runs", "evaluationRuns", parent=app, orderBy="name desc")
+    assert [r["name"] for r in by_name] == sorted((r["name"] for r in by_name), reverse=True)
+    paged = list(caller.pages("list_evaluation_runs", parent=app, pageSize=2))
+    assert len(paged) == 3 and "nextPageToken" not in paged[-1]
+    assert caller.call_error("list_evaluation_runs", parent=app, filter="display_name = x").startswith(
+        "INVALID_ARGUMENT:"
+    )
+    assert caller.call_error("get_evaluation_run", name=f"{app}/evaluationRuns/none").startswith("NOT_FOUND:")
+    assert caller.call_error(
+        "get_operation", name="projects/sim-project/locations/us/operations/x"
+    ).startswith("NOT_FOUND:")

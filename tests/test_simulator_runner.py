@@ -1,0 +1,47 @@
+"""Starting and stopping the simulator: the background context manager and the foreground `serve`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import httpx
+import pytest
+
+from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
+
+LIST_TOOLS = b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
+HEADERS = {"accept": "application/json", "content-type": "application/json"}
+
+
+def test_running_simulator_serves_on_loopback_and_stops() -> None:
+    config = SimulatorConfig(scale=SimulatorScale(apps=3))
+    with running_simulator(config) as handle:
+        assert handle.url.startswith("http://127.0.0.1:") and handle.url.endswith("/mcp")
+        assert handle.apps == (
+            "projects/sim-project/locations/us/apps/support-bot",
+            "projects/sim-project/locations/us/apps/sales-bot",
+            "projects/sim-project/locations/us/apps/app-3",
+        )
+        assert handle.config is config and handle.scale is config.scale
+        assert httpx.post(handle.url, content=LIST_TOOLS, headers=HEADERS).status_code == 200
+    with pytest.raises(httpx.ConnectError):
+        httpx.post(handle.url, content=LIST_TOOLS, headers=HEADERS)
+
+
+def test_serve_announces_the_real_url_and_the_apps() -> None:
+    script = "from pipelines.ces.simulator import serve; serve(port=0)"
+    server = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().strip()
+        apps = [server.stdout.readline().strip() for _ in range(2)]
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp") and not url.endswith(":0/mcp")
+        assert apps == [
+            "projects/sim-project/locations/us/apps/support-bot",
+            "projects/sim-project/locations/us/apps/sales-bot",
+        ]
+        assert httpx.post(url, content=LIST_TOOLS, headers=HEADERS, timeout=10).status_code == 200
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
