@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pipelines.ces.client import CesMcpClient
-from pipelines.ces.errors import CesError
+from pipelines.ces.errors import CesError, CesRpcError, CesToolError
 from pipelines.ces.tools import get_operation, run_evaluation
 from pipelines.ingest.evaluations import STARTED_RUNS_STATE
 from pipelines.lake.store import Lake
@@ -71,10 +71,12 @@ def start_evaluation(
             display_name=display_name,
             app_version=app_version,
         )
+    except (CesToolError, CesRpcError) as exc:
+        raise EvaluationTriggerError(f"the server refused to start the evaluation: {exc}") from exc
     except CesError as exc:
         raise EvaluationTriggerError(
-            f"run_evaluation failed: {exc}. It may or may not have started a run: check the app's "
-            "evaluation runs before trying again"
+            f"run_evaluation did not answer ({exc}); it may or may not have started a run: check the "
+            "app's evaluation runs before trying again"
         ) from exc
     name = operation.get("name")
     if not isinstance(name, str) or not name:

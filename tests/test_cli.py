@@ -1,0 +1,173 @@
+"""The `ces-pipeline` command as a user runs it: a separate process against the simulator."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
+from pipelines.warehouse.duck import Warehouse
+
+ROOT = Path(__file__).resolve().parent.parent
+SCALE = SimulatorScale(
+    seed=3, apps=2, days=2, conversations_per_day=6, max_turns=3, evaluation_runs_per_app=2
+)
+
+
+def cli(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    shutil.copytree(ROOT / "dagster_home", tmp_path / "dagster_home")
+    return tmp_path
+
+
+def base_env(workdir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CES_", "DAGSTER_"))}
+    env.update(
+        DAGSTER_HOME=str(workdir / "dagster_home"),
+        CES_LAKE=str(workdir / "lake"),
+        CES_WAREHOUSE=str(workdir / "warehouse.duckdb"),
+        CES_MAX_RPS="500",
+        PYTHONPATH=str(ROOT),
+    )
+    return env
+
+
+def test_ingest_twice_gives_the_same_rows_and_query_reads_them(workdir: Path) -> None:
+    with running_simulator(SimulatorConfig(scale=SCALE)) as sim:
+        env = base_env(workdir) | {"CES_MCP_URL": sim.url, "CES_APPS": ",".join(sim.apps)}
+        window = ["--since", "2026-11-01", "--until", "2026-11-03"]
+        first = cli("ingest", *window, env=env, cwd=workdir)
+        assert first.returncode == 0, first.stderr
+        assert "ingested 2 days: 24 conversations loaded" in first.stderr
+        counts = Warehouse(str(workdir / "warehouse.duckdb")).row_counts()
+        assert counts["conversations"] == 24 and counts["evaluation_runs"] == 4
+        second = cli("ingest", *window, env=env, cwd=workdir)
+        assert second.returncode == 0, second.stderr
+        again = Warehouse(str(workdir / "warehouse.duckdb")).row_counts()
+        # Conversations are settled: the same rows. Unfinished evaluation runs progressed in
+        # between, so their rows are the new truth: same runs, one more snapshot each at most.
+        assert {t: n for t, n in again.items() if not t.startswith("evaluation")} == {
+            t: n for t, n in counts.items() if not t.startswith("evaluation")
+        }
+        assert again["evaluation_runs"] == counts["evaluation_runs"]
+        assert (
+            counts["evaluation_run_snapshots"]
+            <= again["evaluation_run_snapshots"]
+            <= 2 * counts["evaluation_runs"]
+        )
+
+    listed = cli("query", "--list", env=env, cwd=workdir)
+    assert "daily_volume" in listed.stdout and "Conversations per UTC day" in listed.stdout
+    volume = cli("query", "daily_volume", "--format", "json", env=env, cwd=workdir)
+    rows = json.loads(volume.stdout)
+    assert [(r["day"], r["conversations"]) for r in rows] == [("2026-11-01", 12), ("2026-11-02", 12)]
+    as_csv = cli("query", "daily_volume", "--format", "csv", env=env, cwd=workdir)
+    assert as_csv.stdout.splitlines()[0].startswith("day,conversations,live")
+    unknown = cli("query", "no_such_query", env=env, cwd=workdir)
+    assert unknown.returncode == 2 and "no query named 'no_such_query'" in unknown.stderr
+
+
+def test_ingest_fails_clearly_when_the_server_is_unreachable(workdir: Path) -> None:
+    env = base_env(workdir) | {
+        "CES_MCP_URL": "http://127.0.0.1:9/mcp",
+        "CES_APPS": "projects/p/locations/us/apps/a",
+        "CES_TIMEOUT_SECONDS": "2",
+        "CES_CONNECT_TIMEOUT_SECONDS": "1",
+    }
+    result = cli(
+        "ingest", "--since", "2026-11-01", "--until", "2026-11-02", "--skip-evaluations", env=env, cwd=workdir
+    )
+    assert result.returncode == 1
+    assert "2026-11-01" in result.stderr and "1 of 1 days failed" in result.stderr
+
+
+def test_ingest_without_apps_is_a_configuration_error(workdir: Path) -> None:
+    result = cli(
+        "ingest", "--since", "2026-11-01", "--until", "2026-11-02", env=base_env(workdir), cwd=workdir
+    )
+    assert result.returncode == 2 and "CES_APPS is not set" in result.stderr
+    bad = cli(
+        "ingest",
+        "--since",
+        "2026-11-01",
+        "--until",
+        "2026-11-02",
+        env=base_env(workdir) | {"CES_APPS": "my-app"},
+        cwd=workdir,
+    )
+    assert bad.returncode == 2 and "not an app resource name" in bad.stderr
+
+
+def test_demo_prints_row_counts_and_a_trend(workdir: Path) -> None:
+    result = cli(
+        "demo",
+        "--apps",
+        "1",
+        "--days",
+        "2",
+        "--conversations-per-day",
+        "5",
+        env=base_env(workdir),
+        cwd=workdir,
+    )
+    assert result.returncode == 0, result.stderr
+    for table in ("conversations", "spans", "tool_calls", "evaluation_runs", "evaluation_run_latencies"):
+        assert table in result.stdout
+    assert "│ conversations              │ 10   │" in result.stdout
+    assert "2026-11-01" in result.stdout and "2026-11-02" in result.stdout
+
+
+def test_evaluate_starts_a_run_and_loads_it(workdir: Path) -> None:
+    with running_simulator(SimulatorConfig(scale=SCALE)) as sim:
+        env = base_env(workdir) | {"CES_MCP_URL": sim.url, "CES_APPS": ",".join(sim.apps)}
+        app = sim.apps[0]
+        result = cli(
+            "evaluate",
+            "--app",
+            app,
+            "--evaluations",
+            "refund-happy-path,angry-customer",
+            "--display-name",
+            "from the CLI",
+            "--poll-seconds",
+            "0.05",
+            env=env,
+            cwd=workdir,
+        )
+        assert result.returncode == 0, result.stderr
+        run_name = next(
+            line.split()[-1] for line in result.stdout.splitlines() if line.startswith("evaluation run ")
+        )
+        assert run_name.startswith(f"{app}/evaluationRuns/")
+        with Warehouse(str(workdir / "warehouse.duckdb")).connect(read_only=True) as conn:
+            row = conn.execute(
+                "SELECT display_name, operation FROM evaluation_runs WHERE evaluation_run_name = ?",
+                [run_name],
+            ).fetchone()
+        assert row is not None and row[0] == "from the CLI"
+        operation = next(
+            line.split()[-1] for line in result.stdout.splitlines() if line.startswith("operation ")
+        )
+        assert row[1] == operation
+        refused = cli("evaluate", "--app", app, "--evaluations", "no-such-evaluation", env=env, cwd=workdir)
+        assert refused.returncode == 1 and "refused to start the evaluation" in refused.stderr
+        assert "NOT_FOUND" in refused.stderr
+        conflicting = cli("evaluate", "--app", app, env=env, cwd=workdir)
+        assert conflicting.returncode == 2 and "exactly one of" in conflicting.stderr
