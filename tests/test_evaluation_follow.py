@@ -1,0 +1,76 @@
+"""Following evaluation runs to completion with the sensor, against the simulator over HTTP."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dagster as dg
+
+from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
+from pipelines.definitions import build_definitions
+from pipelines.orchestration.evaluation_assets import unfinished_evaluation_runs_sensor
+from pipelines.orchestration.resources import WarehouseResource
+from pipelines.orchestration.run import QUIET_LOGS, run_job
+from pipelines.warehouse.duck import Warehouse
+
+SCALE = SimulatorScale(seed=9, apps=1, days=1, conversations_per_day=1, evaluation_runs_per_app=6)
+
+
+def test_the_sensor_follows_unfinished_runs_until_they_complete(tmp_path: Path, monkeypatch) -> None:
+    warehouse = Warehouse(str(tmp_path / "w.duckdb"))
+    with running_simulator(SimulatorConfig(scale=SCALE)) as sim:
+        for key, value in {
+            "CES_MCP_URL": sim.url,
+            "CES_APPS": sim.apps[0],
+            "CES_LAKE": str(tmp_path / "lake"),
+            "CES_WAREHOUSE": warehouse.path,
+            "CES_MAX_RPS": "500",
+        }.items():
+            monkeypatch.setenv(key, value)
+        definitions = build_definitions()
+        instance = dg.DagsterInstance.ephemeral()
+        assert run_job(definitions, "ingest_evaluation_runs", instance=instance).success
+        unfinished = warehouse.unfinished_evaluation_runs()
+        assert unfinished, "the simulator serves queued and running runs"
+
+        context = dg.build_sensor_context(
+            instance=instance, resources={"warehouse": WarehouseResource(path=warehouse.path)}
+        )
+        job = definitions.resolve_job_def("ingest_evaluation_runs")
+        ticks = 0
+        while True:
+            result = unfinished_evaluation_runs_sensor(context)
+            if isinstance(result, dg.SkipReason):
+                break
+            (request,) = result.run_requests
+            names = request.run_config["ops"]["raw__evaluation_runs"]["config"]["names"]
+            assert names == sorted(name for _, name in warehouse.unfinished_evaluation_runs())
+            run_config = {**request.run_config, **QUIET_LOGS}
+            assert job.execute_in_process(run_config=run_config, instance=instance).success
+            ticks += 1
+            assert ticks < 20, "runs never finished"
+        assert "no evaluation run is queued or running" in result.skip_message
+        assert warehouse.unfinished_evaluation_runs() == []
+
+    followed = [name for _, name in unfinished]
+    with warehouse.connect(read_only=True) as conn:
+        final = dict(
+            conn.execute(
+                "SELECT evaluation_run_name, state FROM evaluation_runs WHERE evaluation_run_name IN "
+                "(SELECT unnest(?::VARCHAR[]))",
+                [followed],
+            ).fetchall()
+        )
+        assert set(final.values()) <= {"COMPLETED", "ERROR", "CANCELLED"} and len(final) == len(followed)
+        history = conn.execute(
+            "SELECT evaluation_run_name, list(state ORDER BY observed_at), "
+            "list(completed_count ORDER BY observed_at) FROM evaluation_run_snapshots GROUP BY 1"
+        ).fetchall()
+    progressed = {name: (states, counts) for name, states, counts in history if name in followed}
+    for name, (states, counts) in progressed.items():
+        assert states[-1] == final[name]
+        assert counts == sorted(counts), f"progress went backwards for {name}"
+        assert len(states) >= 2
+    assert any(
+        states[0] in ("QUEUED", "RUNNING") and states[-1] == "COMPLETED" for states, _ in progressed.values()
+    )
