@@ -19,6 +19,7 @@ from pipelines.transform.schemas import (
     EVALUATION_RUN_TABLES,
     REJECTS,
 )
+from pipelines.warehouse.lock import WarehouseBusyError
 
 GROUP = "evaluations"
 RAW_EVALUATION_RUNS = dg.AssetKey(["raw", "evaluation_runs"])
@@ -127,8 +128,8 @@ def unfinished_evaluation_runs_sensor(
     """Re-fetch runs still QUEUED or RUNNING until they finish. Small and fast: one query a tick."""
     try:
         unfinished = warehouse.warehouse().unfinished_evaluation_runs()
-    except Exception as exc:  # the warehouse may be locked by a load in progress
-        return dg.SkipReason(f"warehouse not readable right now: {exc}")
+    except WarehouseBusyError as exc:
+        return dg.SkipReason(f"warehouse busy, trying again next tick: {exc}")
     if not unfinished:
         return dg.SkipReason("no evaluation run is queued or running")
     names = sorted(name for _, name in unfinished)

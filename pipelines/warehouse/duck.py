@@ -7,6 +7,7 @@ re-run leaves exactly the same rows.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import date
@@ -28,6 +29,7 @@ from pipelines.transform.schemas import (
     EVALUATION_RUNS,
     REJECTS,
 )
+from pipelines.warehouse.lock import WarehouseBusyError, warehouse_lock
 from pipelines.warehouse.types import schema_mismatches
 
 
@@ -35,22 +37,41 @@ class WarehouseSchemaError(RuntimeError):
     """The warehouse file's tables do not match the table schemas of this version."""
 
 
+DEFAULT_LOCK_TIMEOUT_SECONDS = float(os.environ.get("CES_WAREHOUSE_LOCK_TIMEOUT") or 900)
+
+
 class Warehouse:
     """A DuckDB database file holding the contract tables and views."""
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, *, lock_timeout_seconds: float = DEFAULT_LOCK_TIMEOUT_SECONDS):
         self.path = path
+        self.lock_timeout_seconds = lock_timeout_seconds
 
     @contextmanager
-    def connect(self, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+    def connect(
+        self, *, read_only: bool = False, lock_timeout_seconds: float | None = None
+    ) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A connection holding the warehouse lock: exclusive to write, shared to read.
+
+        Waits up to `lock_timeout_seconds` for another ingest to finish, then raises
+        WarehouseBusyError; a file held by a program outside ces-pipeline is reported too.
+        """
         if not read_only:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        conn = duckdb.connect(self.path, read_only=read_only)
-        try:
-            conn.execute("SET TimeZone = 'UTC'")
-            yield conn
-        finally:
-            conn.close()
+        timeout = self.lock_timeout_seconds if lock_timeout_seconds is None else lock_timeout_seconds
+        with warehouse_lock(self.path, exclusive=not read_only, timeout_seconds=timeout):
+            try:
+                conn = duckdb.connect(self.path, read_only=read_only)
+            except duckdb.IOException as exc:
+                raise WarehouseBusyError(
+                    f"cannot open {self.path}: {exc}. Is it open in another program (a BI tool)? "
+                    "Close it, or point that program at a copy."
+                ) from exc
+            try:
+                conn.execute("SET TimeZone = 'UTC'")
+                yield conn
+            finally:
+                conn.close()
 
     def ensure_schema(self, conn: duckdb.DuckDBPyConnection) -> None:
         """Create missing tables, (re)create the views, and fail clearly on a drifted table."""
@@ -155,11 +176,14 @@ class Warehouse:
                 raise
         return written
 
-    def unfinished_evaluation_runs(self) -> list[tuple[str, str]]:
-        """(app, run name) of every run still QUEUED or RUNNING; empty without a warehouse."""
+    def unfinished_evaluation_runs(self, *, lock_timeout_seconds: float = 5.0) -> list[tuple[str, str]]:
+        """(app, run name) of every run still QUEUED or RUNNING; empty without a warehouse.
+
+        Waits only briefly for a load in progress: a sensor tick must stay short.
+        """
         if not Path(self.path).exists():
             return []
-        with self.connect(read_only=True) as conn:
+        with self.connect(read_only=True, lock_timeout_seconds=lock_timeout_seconds) as conn:
             if EVALUATION_RUNS.name not in _tables(conn):
                 return []
             rows = conn.execute(sql_text("warehouse/unfinished_evaluation_runs.sql")).fetchall()

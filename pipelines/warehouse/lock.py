@@ -1,0 +1,50 @@
+"""One writer at a time on the warehouse file, across every process on the machine.
+
+DuckDB allows a single read-write process per database file and fails at once when another
+holds it. Ingest runs may overlap (parallel partitions, the Dagster daemon, a second CLI), so
+every warehouse connection first takes an advisory lock on `<warehouse>.lock`: exclusive to
+write, shared to read. Writers queue instead of failing; a lock not granted in time is a
+clear error, never a half-done load.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+class WarehouseBusyError(RuntimeError):
+    """The warehouse stayed locked by another process for longer than the wait allowed."""
+
+
+@contextmanager
+def warehouse_lock(database_path: str, *, exclusive: bool, timeout_seconds: float) -> Iterator[None]:
+    """Hold the warehouse's lock file (exclusive or shared) for the duration of the block."""
+    lock_path = f"{database_path}.lock"
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+        deadline = time.monotonic() + timeout_seconds
+        delay = 0.01
+        while True:
+            try:
+                fcntl.flock(fd, mode | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    action = "write to" if exclusive else "read"
+                    raise WarehouseBusyError(
+                        f"could not {action} {database_path}: another ingest held it for more than "
+                        f"{timeout_seconds:g} s (lock file {lock_path})"
+                    ) from None
+                time.sleep(delay)
+                delay = min(delay * 2, 0.5)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
