@@ -46,6 +46,8 @@ class CesSettings:
     page_size: int = 100
     evaluation_runs: tuple[str, ...] = ()
     """Evaluation runs always fetched, besides those `list_evaluation_runs` finds."""
+    rate_limit_file: str | None = None
+    """Where processes share the request rate (one limit for all); None: this process only."""
 
     def __post_init__(self) -> None:
         for app in self.apps:
@@ -101,7 +103,16 @@ def ces_settings_from_env(env: Mapping[str, str] | None = None) -> CesSettings:
         connect_timeout_seconds=env_number(env, "CES_CONNECT_TIMEOUT_SECONDS", 10.0),
         page_size=int(env_number(env, "CES_PAGE_SIZE", 100)),
         evaluation_runs=_split_csv(env.get("CES_EVALUATION_RUNS")),
+        rate_limit_file=default_rate_limit_file(env),
     )
+
+
+def default_rate_limit_file(env: Mapping[str, str]) -> str | None:
+    """`CES_RATE_LIMIT_FILE`, else a file in `DAGSTER_HOME` so every run of the instance shares it."""
+    if env.get("CES_RATE_LIMIT_FILE"):
+        return env["CES_RATE_LIMIT_FILE"]
+    home = env.get("DAGSTER_HOME")
+    return os.path.join(home, "ces-rate-limit.state") if home else None
 
 
 def storage_settings_from_env(env: Mapping[str, str] | None = None) -> StorageSettings:

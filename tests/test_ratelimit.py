@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
+import multiprocessing
 import os
+import struct
 import threading
 import time
 
 import pytest
 
-from pipelines.ces.ratelimit import RateLimiter, shared_rate_limiter
+from pipelines.ces.ratelimit import FileRateLimiter, RateLimiter, rate_limiter_for, shared_rate_limiter
 
 
 def acquire_from_threads(
@@ -92,3 +95,37 @@ def test_a_forked_process_gets_its_own_limiter() -> None:
         os._exit(0)
     os.waitpid(pid, 0)
     assert os.read(read, 1) == b"1"
+
+
+def _grant_times(path: str, rps: float, count: int, queue) -> None:
+    limiter = FileRateLimiter(path, rps)
+    queue.put([limiter.acquire() for _ in range(count)])
+
+
+def test_processes_sharing_a_state_file_share_one_rate(tmp_path) -> None:
+    path = str(tmp_path / "rate.state")
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    workers = [context.Process(target=_grant_times, args=(path, 40.0, 10, queue)) for _ in range(3)]
+    for worker in workers:
+        worker.start()
+    grants = sorted(t for _ in workers for t in queue.get(timeout=30))
+    for worker in workers:
+        worker.join(10)
+    assert len(grants) == 30
+    gaps = [b - a for a, b in itertools.pairwise(grants)]
+    assert min(gaps) >= 1 / 40 - 1e-6, "two permits were granted closer than the rate allows"
+    assert grants[-1] - grants[0] >= 29 / 40 - 1e-6
+
+
+def test_a_state_file_from_a_clock_step_is_ignored(tmp_path) -> None:
+    path = tmp_path / "rate.state"
+    path.write_bytes(struct.pack("<d", time.time() + 3600))
+    started = time.monotonic()
+    FileRateLimiter(str(path), 10.0).acquire()
+    assert time.monotonic() - started < 0.5
+
+
+def test_rate_limiter_for_picks_the_file_when_configured(tmp_path) -> None:
+    assert isinstance(rate_limiter_for(5.0, str(tmp_path / "s")), FileRateLimiter)
+    assert rate_limiter_for(5.0, None) is shared_rate_limiter(5.0)

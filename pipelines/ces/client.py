@@ -44,7 +44,7 @@ from pipelines.ces.errors import (
     CesRpcError,
     CesTransportError,
 )
-from pipelines.ces.ratelimit import RateLimiter, shared_rate_limiter
+from pipelines.ces.ratelimit import FileRateLimiter, RateLimiter, rate_limiter_for
 from pipelines.ces.sse import DEFAULT_MAX_EVENT_BYTES, SseFormatError, parse_sse
 from pipelines.config import CesSettings
 
@@ -231,7 +231,7 @@ class CesMcpClient:
         settings: CesSettings,
         *,
         transport: httpx.BaseTransport | None = None,
-        rate_limiter: RateLimiter | None = None,
+        rate_limiter: RateLimiter | FileRateLimiter | None = None,
         token_provider: TokenProvider | None = None,
         retry_policy: RetryPolicy | None = None,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
@@ -244,7 +244,7 @@ class CesMcpClient:
             follow_redirects=False,
             headers={"user-agent": f"{protocol.CLIENT_NAME}/{protocol.CLIENT_INFO['version']}"},
         )
-        self._limiter = rate_limiter or shared_rate_limiter(settings.max_rps)
+        self._limiter = rate_limiter or rate_limiter_for(settings.max_rps, settings.rate_limit_file)
         self._tokens = token_provider or token_provider_from_settings(settings)
         self._retry_policy = retry_policy or RetryPolicy()
         self._max_event_bytes = max_event_bytes

@@ -1,4 +1,4 @@
-"""Client-side pacing so every thread of a process stays under the CES request quota.
+"""Client-side pacing so every thread, and every process, stays under the CES request quota.
 
 CES read quota is per project (typically 600 requests per minute), and ingestion is bound by
 it, so requests are spaced evenly rather than sent in bursts that the server would answer
@@ -8,7 +8,9 @@ thread, and each caller learns at once when its slot is, then sleeps outside the
 
 from __future__ import annotations
 
+import fcntl
 import os
+import struct
 import threading
 import time
 from collections.abc import Callable
@@ -57,6 +59,55 @@ class RateLimiter:
         return f"RateLimiter(max_rps={self.max_rps}, burst={self.burst})"
 
 
+class FileRateLimiter:
+    """The same GCRA, with its one timestamp kept in a file under an exclusive `flock`.
+
+    Every process that points at the same file shares one rate: parallel partitions of a
+    backfill, the Dagster daemon's runs and a CLI ingest together stay under `max_rps`.
+    Wall-clock time is stored, so the file stays meaningful across processes and reboots.
+    """
+
+    _FORMAT = "<d"
+
+    def __init__(
+        self, path: str, max_rps: float, *, burst: int = 1, sleep: Callable[[float], None] = time.sleep
+    ):
+        if max_rps <= 0:
+            raise ValueError(f"max_rps must be positive, got {max_rps}")
+        self.path = path
+        self.max_rps = max_rps
+        self.burst = max(1, burst)
+        self._interval = 1.0 / max_rps
+        self._tolerance = self._interval * (self.burst - 1)
+        self._sleep = sleep
+        self._lock = threading.Lock()
+
+    def acquire(self) -> float:
+        """Block until a permit is free; return the wall-clock time it was granted for."""
+        with self._lock:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                raw = os.pread(fd, struct.calcsize(self._FORMAT), 0)
+                now = time.time()
+                stored = (
+                    struct.unpack(self._FORMAT, raw)[0] if len(raw) == struct.calcsize(self._FORMAT) else now
+                )
+                # A timestamp far in the future can only come from a clock step: start afresh.
+                arrival = now if stored > now + 60 else max(stored, now)
+                granted_at = max(now, arrival - self._tolerance)
+                os.pwrite(fd, struct.pack(self._FORMAT, arrival + self._interval), 0)
+            finally:
+                os.close(fd)  # closing releases the flock
+        wait = granted_at - now
+        if wait > 0:
+            self._sleep(wait)
+        return granted_at
+
+    def __repr__(self) -> str:
+        return f"FileRateLimiter(path={self.path!r}, max_rps={self.max_rps})"
+
+
 _shared: dict[tuple[int, float], RateLimiter] = {}
 _shared_lock = threading.Lock()
 
@@ -73,3 +124,11 @@ def shared_rate_limiter(max_rps: float) -> RateLimiter:
         if limiter is None:
             limiter = _shared[key] = RateLimiter(max_rps)
         return limiter
+
+
+def rate_limiter_for(max_rps: float, state_file: str | None) -> RateLimiter | FileRateLimiter:
+    """The limiter a client should use: shared by every process through `state_file` when one
+    is configured (`CES_RATE_LIMIT_FILE`, or inside `DAGSTER_HOME`), else by this process."""
+    if state_file:
+        return FileRateLimiter(state_file, max_rps)
+    return shared_rate_limiter(max_rps)

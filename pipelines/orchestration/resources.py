@@ -9,7 +9,13 @@ from contextlib import contextmanager
 import dagster as dg
 
 from pipelines.ces.client import CesMcpClient
-from pipelines.config import DEFAULT_MAX_RPS, DEFAULT_MCP_URL, CesSettings, env_number
+from pipelines.config import (
+    DEFAULT_MAX_RPS,
+    DEFAULT_MCP_URL,
+    CesSettings,
+    default_rate_limit_file,
+    env_number,
+)
 from pipelines.lake.store import Lake
 from pipelines.warehouse.duck import Warehouse
 
@@ -27,6 +33,7 @@ class CesResource(dg.ConfigurableResource):
     timeout_seconds: float = 60.0
     connect_timeout_seconds: float = 10.0
     evaluation_runs: str = ""
+    rate_limit_file: str | None = None
 
     def settings(self) -> CesSettings:
         return CesSettings(
@@ -40,6 +47,7 @@ class CesResource(dg.ConfigurableResource):
             timeout_seconds=self.timeout_seconds,
             connect_timeout_seconds=self.connect_timeout_seconds,
             evaluation_runs=_csv(self.evaluation_runs),
+            rate_limit_file=self.rate_limit_file or default_rate_limit_file(os.environ),
         )
 
     @contextmanager
