@@ -15,7 +15,13 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from pipelines.config import ConfigError, ces_settings_from_env, load_dotenv_file, storage_settings_from_env
+from pipelines.config import (
+    CesSettings,
+    ConfigError,
+    ces_settings_from_env,
+    load_dotenv_file,
+    storage_settings_from_env,
+)
 
 console = Console(stderr=True)
 out = Console(width=None if sys.stdout.isatty() else 160)
@@ -38,14 +44,19 @@ def _days(since: date, until: date) -> list[date]:
 # -- ingest / rebuild ---------------------------------------------------------------------------
 
 
-def _run_days(job_name: str, days: list[date], verb: str) -> int:
+_JOBS = {"ingest": ("ingest_conversations", "ingested"), "rebuild": ("rebuild_conversations", "rebuilt")}
+
+
+def _run_partitions(command: str, partitions: list[tuple[str, date]], parallel: int) -> int:
+    """Run the command's partitioned job for every (app, day) with a live progress display."""
+    job_name, verb = _JOBS[command]
     from pipelines.definitions import build_definitions
-    from pipelines.orchestration.run import instance_with_pools, run_job_for_days
+    from pipelines.orchestration.run import PartitionOutcome, instance_with_pools, run_partitions
 
     definitions = build_definitions()
     instance = instance_with_pools()
-    totals = {"conversations": 0, "pages": 0, "rejects": 0}
-    failures = []
+    totals = {"conversations": 0, "pages": 0, "requests": 0, "rejects": 0}
+    failures: list[PartitionOutcome] = []
     started = time.monotonic()
     with Progress(
         TextColumn("[bold]{task.description}"),
@@ -54,65 +65,81 @@ def _run_days(job_name: str, days: list[date], verb: str) -> int:
         TextColumn("{task.fields[detail]}"),
         TimeElapsedColumn(),
         console=console,
-        transient=False,
     ) as progress:
-        task = progress.add_task(f"{verb} days", total=len(days), detail="")
+        task = progress.add_task(f"{verb} partitions", total=len(partitions), detail="")
 
-        def on_outcome(outcome) -> None:
+        def on_outcome(outcome: PartitionOutcome) -> None:
             totals["conversations"] += outcome.value("warehouse/conversations", "dagster/row_count")
             totals["pages"] += outcome.value("raw/conversation_pages", "pages")
+            totals["requests"] += outcome.value("raw/conversation_pages", "requests")
             totals["rejects"] += outcome.value("warehouse/rejects", "dagster/row_count")
             if not outcome.success:
                 failures.append(outcome)
-                progress.console.print(f"[red]✗ {outcome.day}: {outcome.error}")
+                progress.console.print(f"[red]✗ {outcome.label}: {outcome.error}")
             rate = totals["conversations"] / max(time.monotonic() - started, 1e-9)
             progress.update(
                 task,
                 advance=1,
-                detail=f"{totals['pages']} pages · {totals['conversations']} conversations · {rate:.0f}/s",
+                detail=(
+                    f"{totals['pages']} pages · {totals['requests']} requests · "
+                    f"{totals['conversations']} conversations · {rate:.0f}/s"
+                ),
             )
 
-        run_job_for_days(definitions, job_name, days, instance=instance, on_outcome=on_outcome)
+        run_partitions(
+            definitions, job_name, partitions, instance=instance, parallel=parallel, on_outcome=on_outcome
+        )
     if totals["rejects"]:
         console.print(f"[yellow]{totals['rejects']} objects rejected: see the rejects table.")
     if failures:
-        console.print(
-            f"[red]{len(failures)} of {len(days)} days failed; re-run them with the same --since/--until."
-        )
+        console.print(f"[red]{len(failures)} of {len(partitions)} partitions failed. Retry one alone with:")
+        for failure in failures:
+            following = failure.day + timedelta(days=1)
+            console.print(
+                f"  ces-pipeline {command} --since {failure.day} --until {following} --app {failure.app}"
+            )
         return 1
-    console.print(f"[green]{verb} {len(days)} days: {totals['conversations']} conversations loaded.")
+    console.print(
+        f"[green]{verb} {len(partitions)} partitions: {totals['conversations']} conversations loaded."
+    )
     return 0
 
 
-def _ingest_evaluation_runs(run_config: dict | None = None) -> int:
-    """Run the evaluation run job once and report what it loaded."""
+def _ingest_evaluation_runs(apps: Sequence[str], run_config: dict | None = None) -> int:
+    """Run the evaluation run job for each app and report what it loaded."""
     from pipelines.definitions import build_definitions
-    from pipelines.orchestration.run import instance_with_pools, run_job
+    from pipelines.orchestration.run import instance_with_pools, run_app_job
 
     with console.status("fetching evaluation runs"):
-        outcome = run_job(
+        outcomes = run_app_job(
             build_definitions(),
             "ingest_evaluation_runs",
+            apps,
             instance=instance_with_pools(),
             run_config=run_config,
         )
-    if not outcome.success:
-        console.print(f"[red]✗ evaluation runs: {outcome.error}")
-        return 1
-    runs = outcome.value("warehouse/evaluation_runs", "dagster/row_count")
-    results = outcome.value("warehouse/evaluation_results", "dagster/row_count")
-    console.print(f"[green]evaluation runs: {runs} loaded, {results} results.")
-    return 0
+    failed = [outcome for outcome in outcomes if not outcome.success]
+    for outcome in failed:
+        console.print(f"[red]✗ evaluation runs of {outcome.app}: {outcome.error}")
+    runs = sum(outcome.value("warehouse/evaluation_runs", "dagster/row_count") for outcome in outcomes)
+    results = sum(outcome.value("warehouse/evaluation_results", "dagster/row_count") for outcome in outcomes)
+    console.print(
+        f"[green]evaluation runs: {runs} loaded, {results} results, from {len(outcomes) - len(failed)} apps."
+    )
+    return 1 if failed else 0
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
     settings = ces_settings_from_env()
-    if not settings.apps:
+    apps = args.app or list(settings.apps)
+    if not apps:
         console.print("[red]error: CES_APPS is not set. Name the apps to ingest, e.g.")
         console.print("  export CES_APPS=projects/my-project/locations/us/apps/my-app")
         return 2
-    conversations = _run_days("ingest_conversations", _days(args.since, args.until), "ingested")
-    evaluations = 0 if args.skip_evaluations else _ingest_evaluation_runs()
+    CesSettings(apps=tuple(apps))  # validates --app values like CES_APPS
+    partitions = [(app, day) for day in _days(args.since, args.until) for app in apps]
+    conversations = _run_partitions("ingest", partitions, args.parallel)
+    evaluations = 0 if args.skip_evaluations else _ingest_evaluation_runs(apps)
     return max(conversations, evaluations)
 
 
@@ -153,11 +180,26 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     config = {
         "ops": {"raw__evaluation_runs": {"config": {"names": [started.evaluation_run], "discover": False}}}
     }
-    return _ingest_evaluation_runs(config)
+    return _ingest_evaluation_runs([args.app], config)
 
 
 def cmd_rebuild(args: argparse.Namespace) -> int:
-    return _run_days("rebuild_conversations", _days(args.since, args.until), "rebuilt")
+    from pipelines.ingest.flatten import CONVERSATIONS_DATASET
+    from pipelines.lake.store import Lake
+
+    days = set(_days(args.since, args.until))
+    lake = Lake(storage_settings_from_env().lake)
+    partitions = [
+        (app, day)
+        for app, day in lake.raw_partitions(CONVERSATIONS_DATASET)
+        if day in days and (not args.app or app in args.app)
+    ]
+    if not partitions:
+        console.print(
+            f"[yellow]no raw conversation pages in {lake.root} for that window: nothing to rebuild."
+        )
+        return 0
+    return _run_partitions("rebuild", partitions, args.parallel)
 
 
 # -- query ----------------------------------------------------------------------------------------
@@ -240,7 +282,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         console.print(f"Simulator at {sim.url} serving {len(sim.apps)} apps")
         first = config.scale.start_date
         window = _days(first, first + timedelta(days=config.scale.days))
-        code = max(_run_days("ingest_conversations", window, "ingested"), _ingest_evaluation_runs())
+        partitions = [(app, day) for day in window for app in sim.apps]
+        code = max(_run_partitions("ingest", partitions, 2), _ingest_evaluation_runs(sim.apps))
     warehouse = storage_settings_from_env().warehouse
     counts = Warehouse(warehouse).row_counts()
     table = Table("table", "rows", title=f"Warehouse {warehouse}")
@@ -268,6 +311,18 @@ def _add_scale_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--require-session", action="store_true", help="demand initialize + Mcp-Session-Id")
 
 
+def _add_partition_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--app", action="append", help="only this app (repeatable); default: every app of CES_APPS"
+    )
+    parser.add_argument(
+        "--parallel",
+        type=int,
+        default=int(os.environ.get("CES_PARALLEL_PARTITIONS") or 2),
+        help="partitions run at once in separate processes (default CES_PARALLEL_PARTITIONS or 2)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ces-pipeline", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -276,6 +331,7 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--since", type=_day, required=True)
     ingest.add_argument("--until", type=_day, required=True)
     ingest.add_argument("--skip-evaluations", action="store_true", help="conversations only")
+    _add_partition_options(ingest)
     ingest.set_defaults(func=cmd_ingest)
 
     evaluate = commands.add_parser("evaluate", help="start an evaluation run, wait for it to start, load it")
@@ -292,6 +348,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rebuild.add_argument("--since", type=_day, required=True)
     rebuild.add_argument("--until", type=_day, required=True)
+    _add_partition_options(rebuild)
     rebuild.set_defaults(func=cmd_rebuild)
 
     query = commands.add_parser("query", help="run a named query from sql/queries/")

@@ -17,7 +17,7 @@ from pipelines.orchestration.evaluation_assets import (
     unfinished_evaluation_runs_sensor,
 )
 from pipelines.orchestration.resources import resources_from_env
-from pipelines.orchestration.schedules import SCHEDULES
+from pipelines.orchestration.schedules import SCHEDULES, SENSORS
 
 
 def build_definitions() -> dg.Definitions:
@@ -32,7 +32,7 @@ def build_definitions() -> dg.Definitions:
         ],
         asset_checks=WAREHOUSE_CHECKS,
         schedules=SCHEDULES,
-        sensors=[unfinished_evaluation_runs_sensor],
+        sensors=[unfinished_evaluation_runs_sensor, *SENSORS],
         resources=resources_from_env(),
     )
 

@@ -55,7 +55,7 @@ def test_ingest_twice_gives_the_same_rows_and_query_reads_them(workdir: Path) ->
         window = ["--since", "2026-11-01", "--until", "2026-11-03"]
         first = cli("ingest", *window, env=env, cwd=workdir)
         assert first.returncode == 0, first.stderr
-        assert "ingested 2 days: 24 conversations loaded" in first.stderr
+        assert "ingested 4 partitions: 24 conversations loaded" in first.stderr
         counts = Warehouse(str(workdir / "warehouse.duckdb")).row_counts()
         assert counts["conversations"] == 24 and counts["evaluation_runs"] == 4
         second = cli("ingest", *window, env=env, cwd=workdir)
@@ -95,7 +95,11 @@ def test_ingest_fails_clearly_when_the_server_is_unreachable(workdir: Path) -> N
         "ingest", "--since", "2026-11-01", "--until", "2026-11-02", "--skip-evaluations", env=env, cwd=workdir
     )
     assert result.returncode == 1
-    assert "2026-11-01" in result.stderr and "1 of 1 days failed" in result.stderr
+    assert "2026-11-01" in result.stderr and "1 of 1 partitions failed" in result.stderr
+    assert (
+        "ces-pipeline ingest --since 2026-11-01 --until 2026-11-02 --app projects/p/locations/us/apps/a"
+        in (result.stderr.replace("\n", ""))
+    )
 
 
 def test_ingest_without_apps_is_a_configuration_error(workdir: Path) -> None:

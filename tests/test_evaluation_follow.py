@@ -10,7 +10,7 @@ from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_sim
 from pipelines.definitions import build_definitions
 from pipelines.orchestration.evaluation_assets import unfinished_evaluation_runs_sensor
 from pipelines.orchestration.resources import WarehouseResource
-from pipelines.orchestration.run import QUIET_LOGS, run_job
+from pipelines.orchestration.run import QUIET_LOGS, run_app_job
 from pipelines.warehouse.duck import Warehouse
 
 SCALE = SimulatorScale(seed=9, apps=1, days=1, conversations_per_day=1, evaluation_runs_per_app=6)
@@ -29,7 +29,9 @@ def test_the_sensor_follows_unfinished_runs_until_they_complete(tmp_path: Path, 
             monkeypatch.setenv(key, value)
         definitions = build_definitions()
         instance = dg.DagsterInstance.ephemeral()
-        assert run_job(definitions, "ingest_evaluation_runs", instance=instance).success
+        assert all(
+            o.success for o in run_app_job(definitions, "ingest_evaluation_runs", sim.apps, instance=instance)
+        )
         unfinished = warehouse.unfinished_evaluation_runs()
         assert unfinished, "the simulator serves queued and running runs"
 
@@ -43,10 +45,13 @@ def test_the_sensor_follows_unfinished_runs_until_they_complete(tmp_path: Path, 
             if isinstance(result, dg.SkipReason):
                 break
             (request,) = result.run_requests
+            assert request.partition_key == sim.apps[0]
             names = request.run_config["ops"]["raw__evaluation_runs"]["config"]["names"]
             assert names == sorted(name for _, name in warehouse.unfinished_evaluation_runs())
             run_config = {**request.run_config, **QUIET_LOGS}
-            assert job.execute_in_process(run_config=run_config, instance=instance).success
+            assert job.execute_in_process(
+                run_config=run_config, instance=instance, partition_key=request.partition_key
+            ).success
             ticks += 1
             assert ticks < 20, "runs never finished"
         assert "no evaluation run is queued or running" in result.skip_message

@@ -15,7 +15,8 @@ import pytest
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
 from pipelines.ces.simulator.corpus import ConversationKey, conversation
 from pipelines.definitions import build_definitions
-from pipelines.orchestration.run import run_job, run_job_for_days
+from pipelines.orchestration.partitions import partition_key, register_apps
+from pipelines.orchestration.run import run_app_job, run_partitions
 from pipelines.transform.schemas import ALL_TABLES
 from pipelines.warehouse.duck import Warehouse
 
@@ -73,12 +74,14 @@ def pipeline_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 
 def test_ingest_twice_and_rebuild_hold_exactly_the_corpus(pipeline_env) -> None:
-    _, warehouse = pipeline_env
+    sim, warehouse = pipeline_env
     definitions = build_definitions()
     instance = dg.DagsterInstance.ephemeral()
 
-    outcomes = run_job_for_days(definitions, "ingest_conversations", DAYS, instance=instance)
-    assert [o.error for o in outcomes] == [None, None]
+    partitions = [(app, day) for day in DAYS for app in sim.apps]
+    outcomes = run_partitions(definitions, "ingest_conversations", partitions, instance=instance)
+    assert [o.error for o in outcomes] == [None] * 4
+    assert {(o.app, o.day) for o in outcomes} == set(partitions)
     expected = expected_counts()
     counts = warehouse.row_counts()
     for table in ("conversations", "turns", "messages", "chunks", "tool_calls", "tool_responses", "spans"):
@@ -91,21 +94,23 @@ def test_ingest_twice_and_rebuild_hold_exactly_the_corpus(pipeline_env) -> None:
     assert all(o.value("raw/conversation_pages", "requests") > 0 for o in outcomes)
     first = snapshot(warehouse)
 
-    again = run_job_for_days(definitions, "ingest_conversations", DAYS, instance=instance)
+    again = run_partitions(definitions, "ingest_conversations", partitions, instance=instance)
     assert all(o.success for o in again)
     assert snapshot(warehouse) == first
 
-    rebuilt = run_job_for_days(definitions, "rebuild_conversations", DAYS, instance=instance)
+    rebuilt = run_partitions(definitions, "rebuild_conversations", partitions, instance=instance)
     assert all(o.success for o in rebuilt)
     assert "raw/conversation_pages" not in rebuilt[0].metadata
     assert snapshot(warehouse) == first
 
 
 def test_blocking_checks_run_with_the_ingest(pipeline_env) -> None:
+    sim, _ = pipeline_env
     definitions = build_definitions()
     instance = dg.DagsterInstance.ephemeral()
+    register_apps(instance, sim.apps)
     job = definitions.resolve_job_def("ingest_conversations")
-    result = job.execute_in_process(partition_key=DAYS[0].isoformat(), instance=instance)
+    result = job.execute_in_process(partition_key=partition_key(sim.apps[0], DAYS[0]), instance=instance)
     evaluations = {
         (e.asset_key.to_user_string(), e.check_name): e.passed for e in result.get_asset_check_evaluations()
     }
@@ -117,14 +122,16 @@ def test_blocking_checks_run_with_the_ingest(pipeline_env) -> None:
 
 
 def test_evaluation_runs_are_loaded_with_consistent_counts(pipeline_env) -> None:
-    _, warehouse = pipeline_env
+    sim, warehouse = pipeline_env
     definitions = build_definitions()
-    outcome = run_job(definitions, "ingest_evaluation_runs", instance=dg.DagsterInstance.ephemeral())
-    assert outcome.success, outcome.error
-    assert (
-        outcome.value("warehouse/evaluation_runs", "dagster/row_count")
-        == SCALE.apps * SCALE.evaluation_runs_per_app
+    outcomes = run_app_job(
+        definitions, "ingest_evaluation_runs", sim.apps, instance=dg.DagsterInstance.ephemeral()
     )
+    assert [o.error for o in outcomes] == [None] * SCALE.apps
+    for outcome in outcomes:
+        assert (
+            outcome.value("warehouse/evaluation_runs", "dagster/row_count") == SCALE.evaluation_runs_per_app
+        )
     with warehouse.connect(read_only=True) as conn:
         states = dict(conn.execute("SELECT state, count(*) FROM evaluation_runs GROUP BY state").fetchall())
         assert sum(states.values()) == SCALE.apps * SCALE.evaluation_runs_per_app

@@ -5,8 +5,15 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta, timezone
 
 import dagster as dg
+import pytest
 
-from pipelines.orchestration.schedules import conversations_hourly, days_to_refresh
+from pipelines.orchestration.partitions import register_apps
+from pipelines.orchestration.schedules import (
+    configured_apps_sensor,
+    conversations_hourly,
+    days_to_refresh,
+    evaluation_runs_daily,
+)
 
 
 def test_hourly_refreshes_today_and_the_lookback_days() -> None:
@@ -29,8 +36,41 @@ def test_no_day_before_the_first_partition() -> None:
     assert days_to_refresh(now, 2, date(2026, 1, 1)) == [date(2026, 1, 1)]
 
 
-def test_the_schedule_requests_one_keyed_run_per_day() -> None:
-    context = dg.build_schedule_context(scheduled_execution_time=datetime(2026, 11, 29, 13, 5, tzinfo=UTC))
+APPS = ["projects/p/locations/us/apps/a", "projects/p/locations/us/apps/b"]
+
+
+@pytest.fixture
+def instance():
+    with dg.instance_for_test() as instance:
+        yield instance
+
+
+def test_the_hourly_schedule_requests_one_keyed_run_per_app_and_day(instance: dg.DagsterInstance) -> None:
+    register_apps(instance, APPS)
+    context = dg.build_schedule_context(
+        instance=instance, scheduled_execution_time=datetime(2026, 11, 29, 13, 5, tzinfo=UTC)
+    )
     requests = conversations_hourly(context)
-    assert [r.partition_key for r in requests] == ["2026-11-27", "2026-11-28", "2026-11-29"]
-    assert requests[0].run_key == "2026-11-27@20261129T1305"
+    keys = [r.partition_key.keys_by_dimension for r in requests]
+    assert keys == [
+        {"app": app, "date": day} for day in ("2026-11-27", "2026-11-28", "2026-11-29") for app in APPS
+    ]
+    assert requests[0].run_key == f"{APPS[0]}|2026-11-27@20261129T1305"
+
+
+def test_the_daily_schedule_requests_every_app(instance: dg.DagsterInstance) -> None:
+    register_apps(instance, APPS)
+    context = dg.build_schedule_context(
+        instance=instance, scheduled_execution_time=datetime(2026, 11, 29, 4, 30, tzinfo=UTC)
+    )
+    assert [r.partition_key for r in evaluation_runs_daily(context)] == APPS
+
+
+def test_configured_apps_become_partitions(instance: dg.DagsterInstance, monkeypatch) -> None:
+    register_apps(instance, APPS[:1])
+    monkeypatch.setenv("CES_APPS", ",".join(APPS))
+    result = configured_apps_sensor(dg.build_sensor_context(instance=instance))
+    (request,) = result.dynamic_partitions_requests
+    assert request.partition_keys == APPS[1:]
+    register_apps(instance, APPS)
+    assert isinstance(configured_apps_sensor(dg.build_sensor_context(instance=instance)), dg.SkipReason)

@@ -3,7 +3,7 @@
 A sensor re-fetches runs still QUEUED or RUNNING until they finish; a job starts new runs.
 """
 
-from collections import Counter
+import time
 from collections.abc import Iterator
 
 import dagster as dg
@@ -11,7 +11,7 @@ from pydantic import Field
 
 from pipelines.ingest.evaluations import fetch_evaluation_runs, load_observation_file
 from pipelines.ingest.trigger import start_evaluation
-from pipelines.orchestration.partitions import CES_API_POOL, WAREHOUSE_POOL
+from pipelines.orchestration.partitions import APP_PARTITIONS, CES_API_POOL, WAREHOUSE_POOL
 from pipelines.orchestration.resources import CesResource, LakeResource, WarehouseResource
 from pipelines.transform.schemas import (
     EVALUATION_RESULTS,
@@ -35,43 +35,42 @@ class EvaluationRunsConfig(dg.Config):
 
 @dg.asset(
     key=RAW_EVALUATION_RUNS,
+    partitions_def=APP_PARTITIONS,
     group_name=GROUP,
     pool=CES_API_POOL,
     kinds={"python"},
-    description="Each fetch of the apps' evaluation runs and results, as received (a file per fetch).",
+    description="Each fetch of an app's evaluation runs and results, as received (a file per fetch).",
 )
 def evaluation_run_observations(
     context: dg.AssetExecutionContext, config: EvaluationRunsConfig, ces: CesResource, lake: LakeResource
 ) -> dg.MaterializeResult:
+    app = context.partition_key
     settings = ces.settings()
-    names = list(dict.fromkeys([*settings.evaluation_runs, *config.names]))
-    apps = list(dict.fromkeys([*settings.apps, *(name.split("/evaluationRuns/")[0] for name in names)]))
-    if not apps:
-        raise dg.Failure("CES_APPS is not set and no evaluation run was named: nothing to fetch.")
-    files: list[list[str]] = []
-    totals: Counter[str] = Counter()
+    names = [
+        name
+        for name in dict.fromkeys([*settings.evaluation_runs, *config.names])
+        if name.startswith(f"{app}/")
+    ]
+    started = time.monotonic()
     with ces.client() as client:
-        for app in apps:
-            result = fetch_evaluation_runs(
-                client,
-                lake.lake(),
-                app,
-                names=[name for name in names if name.startswith(f"{app}/")],
-                discover=config.discover,
-                page_size=settings.page_size,
-            )
-            files.append([app, result.path])
-            totals.update(runs=result.runs, results=result.results, records=result.records)
-            context.log.info(f"{app}: {result.runs} evaluation runs, {result.results} results")
+        result = fetch_evaluation_runs(
+            client, lake.lake(), app, names=names, discover=config.discover, page_size=settings.page_size
+        )
         stats = client.stats
+    context.log.info(
+        f"{app}: {result.runs} evaluation runs, {result.results} results, {stats.requests} requests"
+    )
     return dg.MaterializeResult(
         metadata={
-            "dagster/row_count": totals["records"],
-            "evaluation_runs": totals["runs"],
-            "evaluation_results": totals["results"],
-            "observation_files": dg.MetadataValue.json(files),
+            "dagster/row_count": result.records,
+            "evaluation_runs": result.runs,
+            "evaluation_results": result.results,
+            "observation_file": result.path,
             "requests": stats.requests,
+            "retries": stats.retries,
             "api_seconds": round(stats.api_seconds, 3),
+            "bytes_received": stats.bytes_received,
+            "elapsed_seconds": round(time.monotonic() - started, 3),
         }
     )
 
@@ -87,21 +86,23 @@ def evaluation_run_observations(
         )
         for spec in EVALUATION_OUTPUT_TABLES
     ],
+    partitions_def=APP_PARTITIONS,
     pool=WAREHOUSE_POOL,
     name="warehouse_evaluation_tables",
 )
 def warehouse_evaluation_tables(
     context: dg.AssetExecutionContext, lake: LakeResource, warehouse: WarehouseResource
 ) -> Iterator[dg.MaterializeResult]:
-    """Load the observation files of the latest fetch into the evaluation tables."""
-    event = context.instance.get_latest_materialization_event(RAW_EVALUATION_RUNS)
-    if event is None or event.asset_materialization is None:
-        raise dg.Failure("no evaluation run fetch to load yet: materialize raw/evaluation_runs first")
-    files = event.asset_materialization.metadata["observation_files"].value
-    rows: Counter[str] = Counter()
-    for app, path in files:
-        rows.update(load_observation_file(lake.lake(), warehouse.warehouse(), app, path))
-    context.log.info(f"loaded {dict(rows)}")
+    """Load the app's latest fetch (its observation file) into the evaluation tables."""
+    app = context.partition_key
+    latest = context.instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=RAW_EVALUATION_RUNS, asset_partitions=[app]), limit=1, ascending=False
+    ).records
+    if not latest or latest[0].asset_materialization is None:
+        raise dg.Failure(f"no evaluation run fetch of {app} to load: materialize raw/evaluation_runs first")
+    path = latest[0].asset_materialization.metadata["observation_file"].value
+    rows = load_observation_file(lake.lake(), warehouse.warehouse(), app, path)
+    context.log.info(f"{app}: loaded {rows}")
     for spec in EVALUATION_OUTPUT_TABLES:
         yield dg.MaterializeResult(
             asset_key=["warehouse", spec.name], metadata={"dagster/row_count": rows[spec.name]}
@@ -125,31 +126,49 @@ ingest_evaluation_runs_job = dg.define_asset_job(
 def unfinished_evaluation_runs_sensor(
     context: dg.SensorEvaluationContext, warehouse: WarehouseResource
 ) -> dg.SensorResult | dg.SkipReason:
-    """Re-fetch runs still QUEUED or RUNNING until they finish. Small and fast: one query a tick."""
+    """Re-fetch runs still QUEUED or RUNNING until they finish: one run per app that has some.
+
+    Small and fast: one query a tick, and an app whose previous fetch is still in flight is
+    left alone.
+    """
     try:
         unfinished = warehouse.warehouse().unfinished_evaluation_runs()
     except WarehouseBusyError as exc:
         return dg.SkipReason(f"warehouse busy, trying again next tick: {exc}")
     if not unfinished:
         return dg.SkipReason("no evaluation run is queued or running")
-    names = sorted(name for _, name in unfinished)
-    in_flight = context.instance.get_run_records(
-        dg.RunsFilter(
-            job_name=ingest_evaluation_runs_job.name,
-            statuses=[dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED],
-        ),
-        limit=1,
-    )
-    if in_flight:
-        return dg.SkipReason("an evaluation run fetch is already in progress")
-    config = EvaluationRunsConfig(names=names, discover=False)
-    return dg.SensorResult(
-        run_requests=[
-            dg.RunRequest(
-                run_config=dg.RunConfig(ops={"raw__evaluation_runs": config}),
-                tags={"ces/evaluation_runs": str(len(names))},
+    by_app: dict[str, list[str]] = {}
+    for app, name in unfinished:
+        by_app.setdefault(app, []).append(name)
+    in_flight = {
+        record.dagster_run.tags.get("dagster/partition")
+        for record in context.instance.get_run_records(
+            dg.RunsFilter(
+                job_name=ingest_evaluation_runs_job.name,
+                statuses=[
+                    dg.DagsterRunStatus.QUEUED,
+                    dg.DagsterRunStatus.STARTING,
+                    dg.DagsterRunStatus.STARTED,
+                ],
             )
-        ]
+        )
+    }
+    requests = [
+        dg.RunRequest(
+            partition_key=app,
+            run_config=dg.RunConfig(
+                ops={"raw__evaluation_runs": EvaluationRunsConfig(names=sorted(names), discover=False)}
+            ),
+            tags={"ces/unfinished_runs": str(len(names))},
+        )
+        for app, names in sorted(by_app.items())
+        if app not in in_flight
+    ]
+    if not requests:
+        return dg.SkipReason("every app with unfinished runs already has a fetch in progress")
+    return dg.SensorResult(
+        run_requests=requests,
+        dynamic_partitions_requests=[APP_PARTITIONS.build_add_request(sorted(by_app))],
     )
 
 

@@ -1,21 +1,25 @@
-"""Running the ingest job for a list of days through Dagster, as the CLI does.
+"""Running the Dagster jobs from the CLI: partitions one by one or in parallel processes.
 
 Runs go through the Dagster instance in `DAGSTER_HOME`, so every CLI ingest shows up in the
 Dagster UI with its materializations, row counts and logs, exactly like a scheduled run.
+Parallel partitions run in separate processes (flattening is CPU-bound); they share one CES
+request rate through the rate-limit file and queue on the warehouse lock to write.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
 
-from pipelines.orchestration.partitions import CES_API_POOL
+from pipelines.orchestration.partitions import CES_API_POOL, partition_key, register_apps
 
 DEFAULT_CES_API_CONCURRENCY = 4
 QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
@@ -23,8 +27,9 @@ QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 @dataclass
 class PartitionOutcome:
-    """How one day's run ended: its run id, success, the first error and its metadata."""
+    """How one run ended: its partition, run id, success, the first error and its metadata."""
 
+    app: str | None
     day: date
     run_id: str
     success: bool
@@ -33,6 +38,10 @@ class PartitionOutcome:
 
     def value(self, asset: str, key: str, default: Any = 0) -> Any:
         return self.metadata.get(asset, {}).get(key, default)
+
+    @property
+    def label(self) -> str:
+        return f"{self.app} {self.day}" if self.app else str(self.day)
 
 
 def ensure_dagster_home() -> Path:
@@ -52,50 +61,91 @@ def instance_with_pools() -> dg.DagsterInstance:
     return instance
 
 
-def run_job_for_days(
+def execute_partition(
+    definitions: dg.Definitions, job_name: str, app: str, day: date, instance: dg.DagsterInstance
+) -> PartitionOutcome:
+    """Run `job_name` for one (app, day) partition in this process."""
+    job = definitions.resolve_job_def(job_name)
+    result = job.execute_in_process(
+        partition_key=partition_key(app, day), instance=instance, raise_on_error=False, run_config=QUIET_LOGS
+    )
+    return PartitionOutcome(app, day, result.run_id, result.success, _first_error(result), _metadata(result))
+
+
+def _execute_in_worker(job_name: str, app: str, day: date) -> PartitionOutcome:
+    """Worker-process entry point: definitions and instance are rebuilt from the environment."""
+    from pipelines.definitions import build_definitions
+
+    with dg.DagsterInstance.get() as instance:
+        return execute_partition(build_definitions(), job_name, app, day, instance)
+
+
+def run_partitions(
     definitions: dg.Definitions,
     job_name: str,
-    days: Sequence[date],
+    partitions: Sequence[tuple[str, date]],
     *,
     instance: dg.DagsterInstance,
+    parallel: int = 1,
     on_outcome: Callable[[PartitionOutcome], None] | None = None,
 ) -> list[PartitionOutcome]:
-    """Run `job_name` once per day (partition); a failed day does not stop the others."""
-    job = definitions.resolve_job_def(job_name)
-    outcomes = []
-    for day in days:
-        result = job.execute_in_process(
-            partition_key=day.isoformat(), instance=instance, raise_on_error=False, run_config=QUIET_LOGS
-        )
-        outcome = PartitionOutcome(
-            day, result.run_id, result.success, _first_error(result), _metadata(result)
-        )
+    """Run `job_name` once per (app, day); a failed partition never stops the others.
+
+    With `parallel` > 1 the partitions run in that many worker processes, which need a
+    persistent instance (`DAGSTER_HOME`), not an ephemeral one.
+    """
+    register_apps(instance, [app for app, _ in partitions])
+    outcomes: list[PartitionOutcome] = []
+
+    def done(outcome: PartitionOutcome) -> None:
         outcomes.append(outcome)
         if on_outcome:
             on_outcome(outcome)
-    return outcomes
+
+    if parallel <= 1 or len(partitions) <= 1:
+        for app, day in partitions:
+            done(execute_partition(definitions, job_name, app, day, instance))
+    else:
+        if instance.is_ephemeral:
+            raise ValueError("parallel partitions need a persistent Dagster instance (set DAGSTER_HOME)")
+        with ProcessPoolExecutor(max_workers=parallel, mp_context=get_context("spawn")) as pool:
+            futures = [pool.submit(_execute_in_worker, job_name, app, day) for app, day in partitions]
+            for future in as_completed(futures):
+                done(future.result())
+    return sorted(outcomes, key=lambda o: (o.day, o.app or ""))
 
 
-def run_job(
+def run_app_job(
     definitions: dg.Definitions,
     job_name: str,
+    apps: Sequence[str],
     *,
     instance: dg.DagsterInstance,
     run_config: dict[str, Any] | None = None,
-) -> PartitionOutcome:
-    """Run an unpartitioned job once; the outcome's `day` is today (UTC)."""
+) -> list[PartitionOutcome]:
+    """Run an app-partitioned job once per app, one after the other; the outcome's day is today."""
+    register_apps(instance, apps)
     job = definitions.resolve_job_def(job_name)
     config = {**QUIET_LOGS, **(run_config or {})}
-    result = job.execute_in_process(instance=instance, raise_on_error=False, run_config=config)
     today = datetime.now(UTC).date()
-    return PartitionOutcome(today, result.run_id, result.success, _first_error(result), _metadata(result))
+    outcomes = []
+    for app in apps:
+        result = job.execute_in_process(
+            partition_key=app, instance=instance, raise_on_error=False, run_config=config
+        )
+        outcomes.append(
+            PartitionOutcome(
+                app, today, result.run_id, result.success, _first_error(result), _metadata(result)
+            )
+        )
+    return outcomes
 
 
 def _first_error(result: dg.ExecuteInProcessResult) -> str | None:
     for event in result.all_events:
         if event.is_step_failure and event.step_failure_data and event.step_failure_data.error:
             error = event.step_failure_data.error
-            while error.cause is not None and error.message.startswith("Error occurred while executing"):
+            while error.cause is not None and "Error occurred while executing" in error.message:
                 error = error.cause
             return f"{event.step_key}: {error.message.strip()}"
     return None if result.success else "run failed"
