@@ -29,6 +29,7 @@ from pipelines.transform.schemas import (
     EVALUATION_RUNS,
     REJECTS,
 )
+from pipelines.warehouse.catalog import install as install_views_and_descriptions
 from pipelines.warehouse.lock import WarehouseBusyError, warehouse_lock
 from pipelines.warehouse.types import schema_mismatches
 
@@ -74,7 +75,7 @@ class Warehouse:
                 conn.close()
 
     def ensure_schema(self, conn: duckdb.DuckDBPyConnection) -> None:
-        """Create missing tables, (re)create the views, and fail clearly on a drifted table."""
+        """Create missing tables, (re)create the views, describe both, fail clearly on a drifted table."""
         for path in sql_files("tables"):
             conn.execute(path.read_text())
         problems = [problem for spec in ALL_TABLES for problem in schema_mismatches(conn, spec)]
@@ -82,8 +83,7 @@ class Warehouse:
             raise WarehouseSchemaError(
                 f"warehouse {self.path} does not match this version: " + "; ".join(problems)
             )
-        for path in sql_files("views"):
-            conn.execute(path.read_text())
+        install_views_and_descriptions(conn)
 
     def replace_conversation_partition(
         self, app: str, day: date, table_files: Mapping[str, str], rejects_file: str

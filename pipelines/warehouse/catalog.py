@@ -1,0 +1,119 @@
+"""What a warehouse reader sees besides the tables: the views and the descriptions.
+
+Views (`sql/views/<view>.sql`, one per file) are created in dependency order, so a view may
+read another one whatever their names. Descriptions (`sql/comments/<table or view>.sql`) are
+plain `COMMENT ON TABLE | VIEW | COLUMN … IS '…';` statements; only those that differ from the
+warehouse's current comments are executed, so applying them on every load costs one catalog
+query. BI tools show these comments as table and column descriptions.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import duckdb
+
+from pipelines.sqlfiles import sql_files, sql_text
+
+_LINE_COMMENT = re.compile(r"--[^\n]*")
+_COMMENT_STATEMENT = re.compile(
+    r"COMMENT\s+ON\s+(?P<kind>TABLE|VIEW|COLUMN)\s+(?P<target>[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)?)"
+    r"\s+IS\s+'(?P<text>(?:[^']|'')*)'\s*;",
+    re.IGNORECASE,
+)
+
+
+def _without_comments(text: str) -> str:
+    return _LINE_COMMENT.sub("", text)
+
+
+@cache
+def view_files() -> tuple[Path, ...]:
+    """The view files, each after every view it reads (ties broken by name)."""
+    files = {path.stem: path for path in sql_files("views")}
+    reads = {
+        name: {
+            other
+            for other in files
+            if other != name and re.search(rf"\b{other}\b", _without_comments(path.read_text()))
+        }
+        for name, path in files.items()
+    }
+    ordered: list[str] = []
+    while len(ordered) < len(files):
+        ready = sorted(name for name in files if name not in ordered and reads[name] <= set(ordered))
+        if not ready:
+            cycle = sorted(set(files) - set(ordered))
+            raise ValueError(f"views read each other in a cycle: {', '.join(cycle)}")
+        ordered.extend(ready)
+    return tuple(files[name] for name in ordered)
+
+
+def view_names() -> list[str]:
+    return [path.stem for path in view_files()]
+
+
+def create_views(conn: duckdb.DuckDBPyConnection) -> None:
+    """(Re)create every view; a re-created view loses its comment until `apply_comments`."""
+    for path in view_files():
+        conn.execute(path.read_text())
+
+
+@dataclass(frozen=True)
+class Description:
+    """One `COMMENT ON` statement of `sql/comments/`."""
+
+    kind: str  # TABLE, VIEW or COLUMN
+    relation: str
+    column: str | None
+    text: str
+    statement: str
+
+
+@cache
+def descriptions() -> tuple[Description, ...]:
+    """Every description in `sql/comments/*.sql`, in file order."""
+    found = []
+    for path in sql_files("comments"):
+        for match in _COMMENT_STATEMENT.finditer(_without_comments(path.read_text())):
+            relation, _, column = match["target"].partition(".")
+            found.append(
+                Description(
+                    kind=match["kind"].upper(),
+                    relation=relation,
+                    column=column or None,
+                    text=match["text"].replace("''", "'"),
+                    statement=match.group(0),
+                )
+            )
+    return tuple(found)
+
+
+def install(conn: duckdb.DuckDBPyConnection) -> None:
+    """(Re)create the views and bring every description up to date in one transaction, so
+    readers never see a view missing or undescribed. Call it outside a transaction."""
+    conn.execute("BEGIN TRANSACTION")
+    try:
+        create_views(conn)
+        apply_comments(conn)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def apply_comments(conn: duckdb.DuckDBPyConnection) -> int:
+    """Bring every table, view and column description up to date; returns statements run."""
+    current: dict[tuple[str, str | None], str | None] = {}
+    for relation, column, comment in conn.execute(sql_text("warehouse/current_comments.sql")).fetchall():
+        current[(relation, column)] = comment
+    applied = 0
+    for description in descriptions():
+        key = (description.relation, description.column)
+        if key in current and current[key] != description.text:
+            conn.execute(description.statement)
+            applied += 1
+    return applied

@@ -1,0 +1,18 @@
+-- How slow is each component (LLM, Tool, Callback, Guardrail, TTS, VAD, Agent, whole Turn) per day?
+-- Grain: one row per (day, app, component); day is the UTC date of the conversation's start_time.
+-- Components come from component_spans; percentiles are exact and interpolated (quantile_cont)
+-- over the spans' duration_seconds.
+CREATE OR REPLACE VIEW daily_component_latency AS
+SELECT
+    day,
+    app,
+    component,
+    count(*) AS spans,
+    quantile_cont(duration_seconds, 0.5) AS p50_seconds,
+    quantile_cont(duration_seconds, 0.9) AS p90_seconds,
+    quantile_cont(duration_seconds, 0.99) AS p99_seconds,
+    max(duration_seconds) AS max_seconds,
+    sum(duration_seconds) AS total_seconds
+FROM component_spans
+WHERE duration_seconds IS NOT NULL
+GROUP BY ALL;

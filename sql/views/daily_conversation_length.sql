@@ -1,0 +1,24 @@
+-- How long are conversations, in turns and in seconds, and how is that changing day by day?
+-- Grain: one row per (day, app); day is the UTC date of the conversation's start_time.
+-- Turn percentiles use turn_count as the API reports it, over every conversation; duration
+-- percentiles use duration_seconds (end_time - start_time) over the ended conversations only.
+-- Percentiles are exact and interpolated (quantile_cont).
+CREATE OR REPLACE VIEW daily_conversation_length AS
+SELECT
+    CAST(timezone('UTC', start_time) AS DATE) AS day,
+    app,
+    count(*) AS conversations,
+    count(duration_seconds) AS ended_conversations,
+    avg(turn_count) AS turns_avg,
+    quantile_cont(turn_count, 0.5) AS turns_p50,
+    quantile_cont(turn_count, 0.9) AS turns_p90,
+    quantile_cont(turn_count, 0.99) AS turns_p99,
+    max(turn_count) AS turns_max,
+    avg(duration_seconds) AS duration_avg_seconds,
+    quantile_cont(duration_seconds, 0.5) AS duration_p50_seconds,
+    quantile_cont(duration_seconds, 0.9) AS duration_p90_seconds,
+    quantile_cont(duration_seconds, 0.99) AS duration_p99_seconds,
+    max(duration_seconds) AS duration_max_seconds
+FROM conversations
+WHERE start_time IS NOT NULL
+GROUP BY ALL;

@@ -1,0 +1,33 @@
+-- How many LLM calls and tokens does each model use per day, and how fast is its first chunk?
+-- Grain: one row per (day, app, model); day is the UTC date of the conversation's start_time.
+-- Read from LLM spans (component_spans.component = 'LLM') and their attributes "model",
+-- "input token count", "output token count" and "time to first chunk (ms)"; a span without a
+-- model is counted under "unknown". Token sums skip spans that lack the count.
+CREATE OR REPLACE VIEW daily_llm_usage AS
+WITH llm AS (
+    SELECT
+        day,
+        app,
+        coalesce(attributes ->> 'model', 'unknown') AS model,
+        CAST(round(TRY_CAST(attributes ->> 'input token count' AS DOUBLE)) AS BIGINT) AS input_tokens,
+        CAST(round(TRY_CAST(attributes ->> 'output token count' AS DOUBLE)) AS BIGINT) AS output_tokens,
+        TRY_CAST(attributes ->> 'time to first chunk (ms)' AS DOUBLE) AS first_chunk_ms,
+        duration_seconds
+    FROM component_spans
+    WHERE component = 'LLM'
+)
+SELECT
+    day,
+    app,
+    model,
+    count(*) AS llm_calls,
+    CAST(coalesce(sum(input_tokens), 0) AS BIGINT) AS input_tokens,
+    CAST(coalesce(sum(output_tokens), 0) AS BIGINT) AS output_tokens,
+    CAST(coalesce(sum(input_tokens), 0) + coalesce(sum(output_tokens), 0) AS BIGINT) AS total_tokens,
+    quantile_cont(first_chunk_ms, 0.5) AS first_chunk_p50_ms,
+    quantile_cont(first_chunk_ms, 0.9) AS first_chunk_p90_ms,
+    quantile_cont(first_chunk_ms, 0.99) AS first_chunk_p99_ms,
+    quantile_cont(duration_seconds, 0.5) AS p50_seconds,
+    quantile_cont(duration_seconds, 0.9) AS p90_seconds
+FROM llm
+GROUP BY ALL;

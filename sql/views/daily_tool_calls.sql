@@ -1,0 +1,37 @@
+-- How often is each tool called, and how often does it fail, per day?
+-- Grain: one row per (day, app, tool); day is the UTC date of the conversation's start_time.
+-- tool is the tool's resource name, or "{toolset}/{toolId}" for a toolset tool; display_name
+-- is its display name when the API gave one, else the last segment of tool.
+-- calls counts toolCall chunks, responses toolResponse chunks; a response is an error when its
+-- struct has an "error" key. error_rate = errors / responses (NULL without responses).
+CREATE OR REPLACE VIEW daily_tool_calls AS
+WITH events AS (
+    SELECT
+        conversation_name,
+        coalesce(tool, toolset || '/' || toolset_tool_id) AS tool,
+        display_name,
+        'call' AS kind,
+        false AS is_error
+    FROM tool_calls
+    UNION ALL
+    SELECT
+        conversation_name,
+        coalesce(tool, toolset || '/' || toolset_tool_id) AS tool,
+        display_name,
+        'response' AS kind,
+        coalesce(is_error, false) AS is_error
+    FROM tool_responses
+)
+SELECT
+    CAST(timezone('UTC', c.start_time) AS DATE) AS day,
+    c.app,
+    e.tool,
+    coalesce(max(e.display_name), regexp_extract(e.tool, '[^/]+$')) AS display_name,
+    count(*) FILTER (WHERE e.kind = 'call') AS calls,
+    count(*) FILTER (WHERE e.kind = 'response') AS responses,
+    count(*) FILTER (WHERE e.is_error) AS errors,
+    count(*) FILTER (WHERE e.is_error) / nullif(count(*) FILTER (WHERE e.kind = 'response'), 0) AS error_rate
+FROM events AS e
+JOIN conversations AS c USING (conversation_name)
+WHERE c.start_time IS NOT NULL
+GROUP BY day, c.app, e.tool;

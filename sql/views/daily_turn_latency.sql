@@ -1,0 +1,20 @@
+-- How long does a caller wait for the agent (perceived latency), and how long does a turn take?
+-- Grain: one row per (day, app); day is the UTC date of the conversation's start_time.
+-- Read from each turn's root span: its "perceived latency (ms)" attribute and its duration.
+-- Percentiles are exact and interpolated (quantile_cont); a turn without the attribute counts
+-- in turns but not in the perceived latency percentiles.
+CREATE OR REPLACE VIEW daily_turn_latency AS
+SELECT
+    day,
+    app,
+    count(*) AS turns,
+    count(TRY_CAST(attributes ->> 'perceived latency (ms)' AS DOUBLE)) AS turns_with_perceived_latency,
+    quantile_cont(TRY_CAST(attributes ->> 'perceived latency (ms)' AS DOUBLE), 0.5) AS perceived_p50_ms,
+    quantile_cont(TRY_CAST(attributes ->> 'perceived latency (ms)' AS DOUBLE), 0.9) AS perceived_p90_ms,
+    quantile_cont(TRY_CAST(attributes ->> 'perceived latency (ms)' AS DOUBLE), 0.99) AS perceived_p99_ms,
+    quantile_cont(duration_seconds, 0.5) AS duration_p50_seconds,
+    quantile_cont(duration_seconds, 0.9) AS duration_p90_seconds,
+    quantile_cont(duration_seconds, 0.99) AS duration_p99_seconds
+FROM component_spans
+WHERE component = 'Turn'
+GROUP BY ALL;

@@ -1,0 +1,25 @@
+-- How fast was each tool, guardrail, callback and model in each evaluation run?
+-- Grain: one row per (evaluation_run_name, kind, subject) of a run's latency report, with the
+-- run's app, create_time, day (UTC date of create_time), state and app version.
+-- kind is tool, callback, guardrail or llm_call; subject the tool's resource name (or
+-- "{toolset}/{toolId}"), the callback stage, the guardrail's resource name or the model; label
+-- is the display name when the report gave one, else the last segment of subject.
+CREATE OR REPLACE VIEW evaluation_latency_by_run AS
+SELECT
+    r.app,
+    r.evaluation_run_name,
+    r.display_name AS run_display_name,
+    r.create_time,
+    CAST(timezone('UTC', r.create_time) AS DATE) AS day,
+    r.state,
+    r.app_version,
+    coalesce(r.app_version_display_name, regexp_extract(r.app_version, '[^/]+$')) AS app_version_label,
+    l.kind,
+    l.subject,
+    coalesce(l.display_name, regexp_extract(l.subject, '[^/]+$')) AS label,
+    l.p50_seconds,
+    l.p90_seconds,
+    l.p99_seconds,
+    l.call_count
+FROM evaluation_run_latencies AS l
+JOIN evaluation_runs AS r USING (evaluation_run_name);
