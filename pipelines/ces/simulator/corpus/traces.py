@@ -60,7 +60,8 @@ def clamp_depth(root: Span, max_depth: int) -> None:
         root.children = [leaf for child in root.children for leaf in _preorder_leaves(child)]
         return
     for child in root.children:
-        clamp_depth(child, max_depth - 1)
+        if child.children:
+            clamp_depth(child, max_depth - 1)
 
 
 class Clock:
@@ -107,8 +108,3 @@ class Clock:
         span.end = span.start + self.quantum
         self.now = span.end
         return span
-
-
-def count_spans(span_json: dict[str, Any]) -> int:
-    """Spans in a JSON span tree, root included."""
-    return 1 + sum(count_spans(child) for child in span_json.get("childSpans", ()))

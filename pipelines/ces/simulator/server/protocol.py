@@ -37,7 +37,6 @@ from pipelines.ces.simulator.server.tools import ToolBox
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODERN_VERSIONS = ("2026-07-28",)
 PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
-CLIENT_INFO_META = "io.modelcontextprotocol/clientInfo"
 CLIENT_CAPABILITIES_META = "io.modelcontextprotocol/clientCapabilities"
 LOG_LEVEL_META = "io.modelcontextprotocol/logLevel"
 SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
@@ -45,7 +44,6 @@ SERVER_INFO = {"name": "ces-simulator", "title": "CES MCP simulator", "version":
 INSTRUCTIONS = "Simulated Customer Engagement Suite (CES) MCP server with synthetic data."
 _CAPABILITIES = {"tools": {"listChanged": False}, "logging": {}}
 _LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-_NAME_BEARING = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 
 def _decode_header_value(value: str | None) -> str | None:
@@ -91,10 +89,9 @@ def modern_version(message: RpcMessage, headers: Mapping[str, str]) -> str | Non
         )
     if headers.get("mcp-method") != message.method:
         raise _reject(HEADER_MISMATCH, "mcp-method header does not match the request body's method")
-    name_key = _NAME_BEARING.get(message.method)
-    named = message.params.get(name_key) if name_key else None
-    if named is not None and _decode_header_value(headers.get("mcp-name")) != named:
-        raise _reject(HEADER_MISMATCH, f"mcp-name header does not match the request body's {name_key!r}")
+    tool = message.params.get("name") if message.method == "tools/call" else None
+    if tool is not None and _decode_header_value(headers.get("mcp-name")) != tool:
+        raise _reject(HEADER_MISMATCH, "mcp-name header does not match the request body's tool name")
     if version not in MODERN_VERSIONS:
         raise _reject(
             UNSUPPORTED_PROTOCOL_VERSION,
