@@ -17,7 +17,7 @@ import duckdb
 import pyarrow as pa
 
 from pipelines.ces.window import TimeWindow
-from pipelines.sqlfiles import sql_files, sql_text
+from pipelines.sqlfiles import sql_text
 from pipelines.transform.evaluations import RESULT_REJECT_SOURCE, RUN_REJECT_SOURCE
 from pipelines.transform.schemas import (
     ALL_TABLES,
@@ -31,6 +31,7 @@ from pipelines.transform.schemas import (
 )
 from pipelines.warehouse.catalog import install as install_views_and_descriptions
 from pipelines.warehouse.lock import WarehouseBusyError, warehouse_lock
+from pipelines.warehouse.migrations import migrate
 from pipelines.warehouse.types import schema_mismatches
 
 
@@ -76,8 +77,7 @@ class Warehouse:
 
     def ensure_schema(self, conn: duckdb.DuckDBPyConnection) -> None:
         """Create missing tables, (re)create the views, describe both, fail clearly on a drifted table."""
-        for path in sql_files("tables"):
-            conn.execute(path.read_text())
+        migrate(conn, _tables(conn))
         problems = [problem for spec in ALL_TABLES for problem in schema_mismatches(conn, spec)]
         if problems:
             raise WarehouseSchemaError(

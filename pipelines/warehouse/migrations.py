@@ -1,0 +1,88 @@
+"""Schema versions of the warehouse file, and the migrations between them.
+
+`sql/tables/` always holds the current schema. `sql/migrations/NNNN_name.sql` turns a file
+of version NNNN-1 into version NNNN. A new file is created at the latest version; an older
+file (a `schema_version` table below the latest, or contract tables but no version at all,
+which is version 1) is migrated on open, one version per transaction.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from pipelines.sqlfiles import sql_files, sql_text
+
+_MIGRATION = re.compile(r"(\d{4})_(\w+)\.sql")
+BASELINE_VERSION = 1
+"""The first released schema, which kept no version table."""
+
+
+class WarehouseVersionError(RuntimeError):
+    """The warehouse file was written by a newer ces-pipeline than this one."""
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    path: Path
+
+
+def migrations() -> list[Migration]:
+    found = []
+    for path in sql_files("migrations"):
+        match = _MIGRATION.fullmatch(path.name)
+        if match is None:
+            raise ValueError(f"migration file {path.name} is not named NNNN_name.sql")
+        found.append(Migration(int(match.group(1)), match.group(2), path))
+    return sorted(found, key=lambda m: m.version)
+
+
+def latest_version() -> int:
+    return max([BASELINE_VERSION, *(m.version for m in migrations())])
+
+
+def current_version(conn: duckdb.DuckDBPyConnection, existing_tables: set[str]) -> int | None:
+    """The file's schema version; None for a new, empty file."""
+    conn.execute(sql_text("warehouse/create_schema_version.sql"))
+    (version,) = conn.execute(sql_text("warehouse/current_schema_version.sql")).fetchone()
+    if version is not None:
+        return int(version)
+    return BASELINE_VERSION if existing_tables - {"schema_version"} else None
+
+
+def migrate(conn: duckdb.DuckDBPyConnection, existing_tables: set[str]) -> list[Migration]:
+    """Bring the file to the latest version; create the current tables. Returns what was applied."""
+    latest = latest_version()
+    version = current_version(conn, existing_tables)
+    if version is not None and version > latest:
+        raise WarehouseVersionError(
+            f"this warehouse is at schema version {version}, newer than this ces-pipeline knows ({latest}): "
+            "upgrade ces-pipeline, or point CES_WAREHOUSE at another file"
+        )
+    applied = []
+    if version is not None:
+        for migration in migrations():
+            if migration.version <= version:
+                continue
+            conn.execute("BEGIN TRANSACTION")
+            try:
+                conn.execute(migration.path.read_text())
+                conn.execute(
+                    sql_text("warehouse/record_schema_version.sql"),
+                    {"version": migration.version, "name": migration.name},
+                )
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            applied.append(migration)
+    for path in sql_files("tables"):
+        conn.execute(path.read_text())
+    if version is None:
+        conn.execute(sql_text("warehouse/record_schema_version.sql"), {"version": latest, "name": "created"})
+    return applied
