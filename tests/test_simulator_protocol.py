@@ -8,6 +8,8 @@ import httpx
 import orjson
 import pytest
 from simulator_fixtures import ACCEPT_BOTH, MODERN_VERSION, McpHttp, messages_of, sse_events
+from starlette.responses import PlainTextResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
 
@@ -210,3 +212,17 @@ def test_modern_envelope_errors(json_server: McpHttp) -> None:
     assert json_server.post(body, headers=headers).json()["error"]["code"] == -32602
     body, headers = _modern("resources/list", {})
     assert json_server.post(body, headers=headers).status_code == 404
+
+
+def test_fault_injection_seam_wraps_the_whole_app() -> None:
+    def unavailable(app: ASGIApp) -> ASGIApp:
+        async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
+            await PlainTextResponse("try later", status_code=503, headers={"Retry-After": "1"})(
+                scope, receive, send
+            )
+
+        return wrapped
+
+    with running_simulator(SimulatorConfig(scale=SCALE, faults=unavailable, required_token="t")) as handle:
+        response = McpHttp(handle.url).post(LIST_TOOLS)  # outermost: even before the token check
+    assert response.status_code == 503 and response.headers["retry-after"] == "1"

@@ -17,7 +17,7 @@ import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import date, timedelta
 from typing import Any
 
 from pipelines.ces.simulator.corpus.catalog import Agent, AppCatalog, Callback, Guardrail, Tool, app_catalog
@@ -90,6 +90,11 @@ class ConversationHeader:
 
 
 def conversation_header(scale: SimulatorScale, key: ConversationKey) -> ConversationHeader:
+    """Name, start time, source and precision of the conversation at `key`, from one hash.
+
+    The id reads `YYYYMMDD-NNNNNN-xxxxxxxx` (day, index, 8 hex digits of the hash): opaque-looking,
+    yet `resolve_conversation_name` can map it back, and a tampered id does not resolve.
+    """
     app = scale.app_names[key.app]
     day = scale.start_date + timedelta(days=key.day)
     digest = stable_digest(scale.seed, "conversation", app, key.day, key.index)
@@ -112,10 +117,7 @@ def resolve_conversation_name(scale: SimulatorScale, name: str) -> ConversationK
         return None
     year, month, day_of_month, index, _ = match.groups()
     try:
-        day = (
-            scale.start_date.replace(year=int(year), month=int(month), day=int(day_of_month))
-            - scale.start_date
-        ).days
+        day = (date(int(year), int(month), int(day_of_month)) - scale.start_date).days
     except ValueError:
         return None
     if not (0 <= day < scale.days and int(index) < scale.conversations_per_day):
