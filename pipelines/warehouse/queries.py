@@ -1,44 +1,264 @@
-"""Named queries: `sql/queries/NAME.sql`, run read-only with bound parameters."""
+"""Named queries: `sql/queries/NAME.sql`, run read-only with typed, bound parameters.
+
+A query's header declares what it is and what it takes:
+
+    -- Conversations per UTC day, in total and by source.          (first line: the description)
+    -- param app VARCHAR = NULL: only this app (resource name or app id); every app when unset
+    -- param since DATE = 1970-01-01: first UTC day included
+
+`-- param NAME TYPE [= DEFAULT]: description`. TYPE is VARCHAR, DATE, TIMESTAMP, INTEGER,
+DOUBLE, BOOLEAN, or CHOICE(a|b|c) for a VARCHAR limited to those values. Without a default the
+parameter is required; `NULL` as the default means "unset". Values given as text (the CLI's
+`--param since=2026-11-01`) are parsed to that type and bound as DuckDB named parameters
+(`$since`): never spliced into the SQL text.
+"""
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pipelines.sqlfiles import SQL_DIR, first_comment_line, sql_files
+import duckdb
+
+from pipelines.sqlfiles import SQL_DIR, sql_files
 from pipelines.warehouse.duck import Warehouse
 
 _NAME = re.compile(r"[a-z0-9_]+")
 _PARAMETER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+_STRING_LITERAL = re.compile(r"'(?:[^']|'')*'")
+_DECLARATION = re.compile(
+    r"--\s*param\s+(?P<name>[a-z_][a-z0-9_]*)\s+(?P<type>[A-Z]+(?:\([^)]*\))?)"
+    r"(?:\s*=\s*(?P<default>.*?))?\s*:\s+(?P<description>.+)"
+)
+_SCALAR_TYPES = ("VARCHAR", "DATE", "TIMESTAMP", "INTEGER", "DOUBLE", "BOOLEAN")
+_TRUE = {"true", "t", "yes", "y", "1", "on"}
+_FALSE = {"false", "f", "no", "n", "0", "off"}
 
 
 class NamedQueryError(ValueError):
-    """Unknown query, missing parameter, or no warehouse yet."""
+    """Unknown query, bad or missing parameter, or no warehouse yet."""
+
+
+@dataclass(frozen=True)
+class QueryParameter:
+    """One `-- param` declaration of a named query."""
+
+    name: str
+    type: str
+    default: Any
+    description: str
+    required: bool
+    choices: tuple[str, ...] = ()
+
+    def signature(self) -> str:
+        """How `--list` shows it: `since DATE = 1970-01-01`."""
+        kind = f"CHOICE({'|'.join(self.choices)})" if self.choices else self.type
+        if self.required:
+            return f"{self.name} {kind} (required)"
+        return f"{self.name} {kind} = {'NULL' if self.default is None else _show(self.default)}"
+
+    def parse(self, value: Any) -> Any:
+        """The typed value of `value` (text from the command line, or already typed)."""
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            return self._check_choice(value)
+        text = value.strip()
+        try:
+            if self.type == "VARCHAR":
+                return self._check_choice(value)
+            if self.type == "DATE":
+                return date.fromisoformat(text)
+            if self.type == "TIMESTAMP":
+                stamp = datetime.fromisoformat(text.replace("Z", "+00:00"))
+                return stamp.replace(tzinfo=UTC) if stamp.tzinfo is None else stamp.astimezone(UTC)
+            if self.type == "INTEGER":
+                return int(text)
+            if self.type == "DOUBLE":
+                number = float(text)
+                if not math.isfinite(number):
+                    raise ValueError(text)
+                return number
+            if self.type == "BOOLEAN":
+                if text.lower() in _TRUE:
+                    return True
+                if text.lower() in _FALSE:
+                    return False
+                raise ValueError(text)
+        except ValueError:
+            raise NamedQueryError(
+                f"parameter {self.name} expects {_EXPECTED[self.type]}, got {value!r}"
+            ) from None
+        raise NamedQueryError(f"parameter {self.name} has an unknown type {self.type}")
+
+    def _check_choice(self, value: Any) -> Any:
+        if self.choices and value not in self.choices:
+            raise NamedQueryError(
+                f"parameter {self.name} expects one of {', '.join(self.choices)}, got {value!r}"
+            )
+        return value
+
+
+_EXPECTED = {
+    "VARCHAR": "text",
+    "DATE": "a date (YYYY-MM-DD)",
+    "TIMESTAMP": "a timestamp (YYYY-MM-DDTHH:MM:SS[Z|±HH:MM], UTC when no offset)",
+    "INTEGER": "an integer",
+    "DOUBLE": "a number",
+    "BOOLEAN": "true or false",
+}
+
+
+def _show(value: Any) -> str:
+    return value.isoformat() if isinstance(value, date | datetime) else str(value)
+
+
+@dataclass(frozen=True)
+class NamedQuery:
+    """A named query: its description, declared parameters and SQL text."""
+
+    name: str
+    description: str
+    parameters: tuple[QueryParameter, ...]
+    sql: str
+
+    def bind(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        """Every declared parameter's typed value: the given one, else its default."""
+        declared = {parameter.name: parameter for parameter in self.parameters}
+        unknown = sorted(set(given) - set(declared))
+        if unknown:
+            takes = ", ".join(declared) if declared else "no parameters"
+            raise NamedQueryError(
+                f"query {self.name} has no parameter {', '.join(unknown)}; it takes: {takes}"
+            )
+        values = {}
+        for name, parameter in declared.items():
+            if name in given:
+                values[name] = parameter.parse(given[name])
+            elif parameter.required:
+                raise NamedQueryError(f"query {self.name} needs --param {name}=… ({parameter.description})")
+            else:
+                values[name] = parameter.default
+        return values
+
+    def execute(
+        self, conn: duckdb.DuckDBPyConnection, params: Mapping[str, Any] | None = None
+    ) -> tuple[list[str], list[tuple]]:
+        """Columns and rows of the query on an open connection."""
+        values = self.bind(params or {})
+        try:
+            cursor = conn.execute(self.sql, values)
+        except duckdb.CatalogException as exc:
+            raise NamedQueryError(
+                f"query {self.name} cannot run on this warehouse ({exc}); load it once with this "
+                "version (`ces-pipeline ingest` or `rebuild`) to create the views it reads"
+            ) from exc
+        columns = [description[0] for description in cursor.description]
+        return columns, cursor.fetchall()
+
+
+def parse_query(name: str, text: str) -> NamedQuery:
+    """Read a query file's header and check that it declares exactly the parameters it uses."""
+    description = ""
+    parameters: list[QueryParameter] = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if not stripped.startswith("--"):
+            break
+        if re.match(r"--\s*param\b", stripped):
+            parameters.append(_parse_declaration(name, stripped))
+        elif not description:
+            description = stripped.lstrip("-").strip()
+    body = "\n".join(line.split("--", 1)[0] for line in text.splitlines())
+    used = set(_PARAMETER.findall(_STRING_LITERAL.sub("''", body)))
+    declared = {parameter.name for parameter in parameters}
+    if used != declared:
+        problems = []
+        if used - declared:
+            problems.append(f"uses undeclared ${', $'.join(sorted(used - declared))}")
+        if declared - used:
+            problems.append(f"declares unused {', '.join(sorted(declared - used))}")
+        raise NamedQueryError(f"query {name}: {'; '.join(problems)}")
+    return NamedQuery(name, description, tuple(parameters), text)
+
+
+def _parse_declaration(query: str, line: str) -> QueryParameter:
+    match = _DECLARATION.fullmatch(line)
+    if match is None:
+        raise NamedQueryError(
+            f"query {query}: bad declaration {line!r}; expected "
+            "`-- param NAME TYPE [= DEFAULT]: description`"
+        )
+    kind, choices = match["type"], ()
+    choice = re.fullmatch(r"CHOICE\((.+)\)", kind)
+    if choice:
+        kind, choices = "VARCHAR", tuple(part.strip() for part in choice.group(1).split("|"))
+    if kind not in _SCALAR_TYPES:
+        raise NamedQueryError(f"query {query}: parameter {match['name']} has an unknown type {kind}")
+    partial = QueryParameter(match["name"], kind, None, match["description"].strip(), True, choices)
+    if match["default"] is None:
+        return partial
+    default_text = match["default"].strip()
+    default = None if default_text.upper() == "NULL" else partial.parse(default_text)
+    return QueryParameter(partial.name, kind, default, partial.description, False, choices)
+
+
+def _query_path(name: str) -> Path:
+    return SQL_DIR / "queries" / f"{name}.sql"
+
+
+@cache
+def _load(name: str, text: str) -> NamedQuery:
+    return parse_query(name, text)
+
+
+def named_query(name: str) -> NamedQuery:
+    """The query `sql/queries/NAME.sql`, or a NamedQueryError listing the known ones."""
+    if not _NAME.fullmatch(name) or not _query_path(name).is_file():
+        known = ", ".join(query.name for query in named_queries())
+        raise NamedQueryError(f"no query named {name!r}; known queries: {known}")
+    return _load(name, _query_path(name).read_text())
+
+
+def named_queries() -> list[NamedQuery]:
+    """Every named query, by name."""
+    return [_load(path.stem, path.read_text()) for path in sql_files("queries")]
 
 
 def list_queries() -> list[tuple[str, str]]:
     """(name, one-line description) of every named query."""
-    return [(path.stem, first_comment_line(path)) for path in sql_files("queries")]
+    return [(query.name, query.description) for query in named_queries()]
 
 
-def run_query(warehouse_path: str, name: str, params: Mapping[str, Any]) -> tuple[list[str], list[tuple]]:
-    """Columns and rows of a named query; parameters are bound, never spliced into the text."""
-    if not _NAME.fullmatch(name) or not (SQL_DIR / "queries" / f"{name}.sql").is_file():
-        known = ", ".join(n for n, _ in list_queries())
-        raise NamedQueryError(f"no query named {name!r}; known queries: {known}")
+def run_query(
+    warehouse_path: str, name: str, params: Mapping[str, Any] | None = None
+) -> tuple[list[str], list[tuple]]:
+    """Columns and rows of a named query, on a read-only connection to the warehouse."""
+    query = named_query(name)
+    query.bind(params or {})  # a bad parameter is reported before the warehouse is opened
     if not Path(warehouse_path).exists():
         raise NamedQueryError(f"no warehouse at {warehouse_path}: run `ces-pipeline ingest` first")
-    text = (SQL_DIR / "queries" / f"{name}.sql").read_text()
-    wanted = set(_PARAMETER.findall(text))
-    missing = wanted - set(params)
-    if missing:
-        raise NamedQueryError(f"query {name} needs --param for: {', '.join(sorted(missing))}")
-    unknown = set(params) - wanted
-    if unknown:
-        raise NamedQueryError(f"query {name} takes no parameter {', '.join(sorted(unknown))}")
     with Warehouse(warehouse_path).connect(read_only=True) as conn:
-        cursor = conn.execute(text, {key: params[key] for key in wanted})
-        columns = [description[0] for description in cursor.description]
-        return columns, cursor.fetchall()
+        return query.execute(conn, params)
+
+
+def parse_param_options(items: Sequence[str]) -> dict[str, str]:
+    """`NAME=VALUE` strings (the CLI's repeated `--param`) as a dict; a malformed one is an error."""
+    params: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise NamedQueryError(f"--param expects NAME=VALUE, got {item!r}")
+        if key in params:
+            raise NamedQueryError(f"--param {key} given twice")
+        params[key] = value
+    return params

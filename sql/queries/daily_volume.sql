@@ -1,4 +1,7 @@
 -- Conversations per UTC day, in total and by source, with turns and in-progress counts.
+-- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
+-- param since DATE = 1970-01-01: first UTC day included
+-- param until DATE = 9999-12-31: first UTC day excluded
 SELECT
     day,
     sum(conversations) AS conversations,
@@ -9,5 +12,7 @@ SELECT
     sum(turns) AS turns,
     sum(in_progress) AS in_progress
 FROM daily_conversations_by_source
+WHERE ($app IS NULL OR $app IN (app, split_part(app, '/', 6)))
+    AND day >= $since AND day < $until
 GROUP BY day
 ORDER BY day;

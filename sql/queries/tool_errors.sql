@@ -1,9 +1,16 @@
--- Tool responses and error rate per tool over the whole warehouse, most errors first.
+-- Tool calls, responses and error rate per tool, most errors first.
+-- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
+-- param since DATE = 1970-01-01: first UTC day included
+-- param until DATE = 9999-12-31: first UTC day excluded
 SELECT
     tool,
+    any_value(display_name) AS display_name,
+    sum(calls) AS calls,
     sum(responses) AS responses,
     sum(errors) AS errors,
-    round(sum(errors) / sum(responses), 4) AS error_rate
-FROM daily_tool_error_rate
+    round(sum(errors) / nullif(sum(responses), 0), 4) AS error_rate
+FROM daily_tool_calls
+WHERE ($app IS NULL OR $app IN (app, split_part(app, '/', 6)))
+    AND day >= $since AND day < $until
 GROUP BY tool
 ORDER BY errors DESC, tool;
