@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from datetime import date, timedelta
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -194,37 +195,61 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
         for app, day in lake.raw_partitions(CONVERSATIONS_DATASET)
         if day in days and (not args.app or app in args.app)
     ]
-    if not partitions:
-        console.print(
-            f"[yellow]no raw conversation pages in {lake.root} for that window: nothing to rebuild."
-        )
-        return 0
-    return _run_partitions("rebuild", partitions, args.parallel)
+    code = 0
+    if partitions:
+        code = _run_partitions("rebuild", partitions, args.parallel)
+    else:
+        console.print(f"[yellow]no raw conversation pages in {lake.root} for that window.")
+    if not args.skip_evaluations:
+        from pipelines.ingest.evaluations import rebuild_evaluations
+        from pipelines.warehouse.duck import Warehouse
+
+        with console.status("replaying evaluation run fetches"):
+            replayed = rebuild_evaluations(lake, Warehouse(storage_settings_from_env().warehouse), args.app)
+        console.print(f"[green]evaluation runs: {replayed} fetches replayed.")
+    return code
 
 
 # -- query ----------------------------------------------------------------------------------------
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    from pipelines.warehouse.queries import NamedQueryError, list_queries, run_query
+    from pipelines.warehouse.queries import NamedQueryError, named_queries, parse_param_options, run_query
 
-    if args.list or not args.name:
-        for name, description in list_queries():
-            out.print(f"[bold]{name}[/bold]  {description}")
-        return 0
-    params = {}
-    for item in args.param:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            console.print(f"[red]error: --param expects NAME=VALUE, got {item!r}")
-            return 2
-        params[key] = value
     try:
+        if args.list or not args.name:
+            for query in named_queries():
+                out.print(f"[bold]{query.name}[/bold]  {escape(query.description)}")
+                for parameter in query.parameters:
+                    out.print(f"    --param {parameter.signature()}  {parameter.description}", markup=False)
+            return 0
+        params = parse_param_options(args.param)
         columns, rows = run_query(storage_settings_from_env().warehouse, args.name, params)
     except NamedQueryError as exc:
-        console.print(f"[red]error: {exc}")
+        console.print(f"[red]error: {escape(str(exc))}")
         return 2
     _print_rows(columns, rows, args.format)
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from pipelines.report import ReportError, default_report_path, write_report
+
+    warehouse = storage_settings_from_env().warehouse
+    target = args.out or default_report_path(warehouse)
+    params = {
+        key: value
+        for key, value in (("app", args.app), ("since", args.since), ("until", args.until))
+        if value is not None
+    }
+    try:
+        with console.status("building the report"):
+            report = write_report(warehouse, target, params)
+    except ReportError as exc:
+        console.print(f"[red]error: {escape(str(exc))}")
+        return 2
+    console.print(f"[green]report written to {escape(report.path)}: {report.charts} charts, {report.size_bytes:,} bytes")
+    out.print(report.path, markup=False)
     return 0
 
 
@@ -348,6 +373,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rebuild.add_argument("--since", type=_day, required=True)
     rebuild.add_argument("--until", type=_day, required=True)
+    rebuild.add_argument("--skip-evaluations", action="store_true", help="conversations only")
     _add_partition_options(rebuild)
     rebuild.set_defaults(func=cmd_rebuild)
 
@@ -357,6 +383,15 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
     query.add_argument("--list", action="store_true", help="list the named queries")
     query.set_defaults(func=cmd_query)
+
+    report = commands.add_parser(
+        "report", help="write the dashboard: one self-contained HTML file, viewable offline"
+    )
+    report.add_argument("--out", help="where to write it (default: report.html beside the warehouse)")
+    report.add_argument("--app", help="only this app (full resource name or app id)")
+    report.add_argument("--since", type=_day, help="first UTC day included")
+    report.add_argument("--until", type=_day, help="first UTC day excluded")
+    report.set_defaults(func=cmd_report)
 
     simulate = commands.add_parser("simulate", help="serve the local CES MCP simulator")
     simulate.add_argument("--host", default="127.0.0.1")

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
+from pipelines.transform.schemas import ALL_TABLES
 from pipelines.warehouse.duck import Warehouse
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,6 +36,14 @@ def cli(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProce
 def workdir(tmp_path: Path) -> Path:
     shutil.copytree(ROOT / "dagster_home", tmp_path / "dagster_home")
     return tmp_path
+
+
+def table_contents(path: Path) -> dict[str, list[tuple]]:
+    with Warehouse(str(path)).connect(read_only=True) as conn:
+        return {
+            spec.name: sorted(conn.execute(f"SELECT * FROM {spec.name}").fetchall(), key=repr)
+            for spec in ALL_TABLES
+        }
 
 
 def base_env(workdir: Path) -> dict[str, str]:
@@ -72,6 +81,15 @@ def test_ingest_twice_gives_the_same_rows_and_query_reads_them(workdir: Path) ->
             <= again["evaluation_run_snapshots"]
             <= 2 * counts["evaluation_runs"]
         )
+
+    before = table_contents(workdir / "warehouse.duckdb")
+    shutil.rmtree(workdir / "lake" / "tables")
+    (workdir / "warehouse.duckdb").unlink()
+    rebuilt = cli("rebuild", *window, env=env, cwd=workdir)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert "rebuilt 4 partitions: 24 conversations loaded" in rebuilt.stderr
+    assert "evaluation runs: 4 fetches replayed" in rebuilt.stderr
+    assert table_contents(workdir / "warehouse.duckdb") == before
 
     listed = cli("query", "--list", env=env, cwd=workdir)
     assert "daily_volume" in listed.stdout and "Conversations per UTC day" in listed.stdout

@@ -180,3 +180,19 @@ def load_observation_file(lake: Lake, warehouse: Warehouse, app: str, path: str)
     stamp = path.rsplit("fetched=", 1)[1][:8]
     day = date(int(stamp[:4]), int(stamp[4:6]), int(stamp[6:8]))
     return load_evaluation_observation(warehouse, app, replay_evaluation_records(lake.read_jsonl(path)), day)
+
+
+def rebuild_evaluations(lake: Lake, warehouse: Warehouse, apps: Sequence[str] | None = None) -> int:
+    """Replay every evaluation observation file, oldest first, into the warehouse (no API call).
+
+    Loading is idempotent and an older observation never overwrites a newer one, so the
+    replay yields the same runs, results and snapshots as the original loads. Returns the
+    number of files replayed.
+    """
+    replayed = 0
+    for app, path in lake.observations(EVALUATION_RUNS_DATASET):
+        if apps and app not in apps:
+            continue
+        load_observation_file(lake, warehouse, app, path)
+        replayed += 1
+    return replayed
