@@ -96,10 +96,11 @@ def test_run_evaluation_starts_a_new_run_each_time(served: tuple[McpHttp, str]) 
     after = {r["name"] for r in caller.all_items("list_evaluation_runs", "evaluationRuns", parent=app)}
     assert after == before | {run_name}
 
-    again = caller.call("run_evaluation", app=app, evaluationDataset="golden-regression")
+    again = caller.call("run_evaluation", app=app, evaluationDataset="golden-regression", appVersion="2")
     assert again["metadata"]["evaluationRun"] not in after and again["name"] != operation["name"]
     dataset_run = caller.call("get_evaluation_run", name=again["metadata"]["evaluationRun"])
     assert dataset_run["evaluationDataset"] == f"{app}/evaluationDatasets/golden-regression"
+    assert dataset_run["appVersion"] == f"{app}/versions/2" and dataset_run["appVersionDisplayName"] == "v2.0"
     assert "evaluations" not in dataset_run
 
 
@@ -110,6 +111,7 @@ def test_run_evaluation_starts_a_new_run_each_time(served: tuple[McpHttp, str]) 
         ({}, "INVALID_ARGUMENT"),
         ({"evaluations": ["no-such-evaluation"]}, "NOT_FOUND"),
         ({"evaluationDataset": "no-such-dataset"}, "NOT_FOUND"),
+        ({"evaluations": ["order-status"], "appVersion": "versions/99"}, "NOT_FOUND"),
     ],
 )
 def test_run_evaluation_refuses_bad_requests(

@@ -115,7 +115,8 @@ class RunRequest:
     evaluations: tuple[Evaluation, ...]
     dataset: Dataset | None
     display_name: str
-    app_version: str | None
+    app_version: tuple[str, str] | None
+    """(resource name, display name) from the catalog; None means the latest version."""
     create_time: int
 
 
@@ -270,10 +271,6 @@ def requested_run(scale: SimulatorScale, request: RunRequest) -> RunPlan:
     run_id = (
         f"run-{request.sequence:05d}-{stable_hex(scale.seed, catalog.app_name, request.sequence, length=6)}"
     )
-    version = next(
-        (v for v in catalog.versions if request.app_version in (v[0], v[0].rsplit("/", 1)[-1], v[1])),
-        catalog.versions[-1],
-    )
     return _plan(
         catalog,
         rng,
@@ -286,7 +283,7 @@ def requested_run(scale: SimulatorScale, request: RunRequest) -> RunPlan:
         start_step=0,
         operation=operation_name(scale, stable_hex(scale.seed, "requested-operation", run_id, length=16)),
         display_name=request.display_name,
-        app_version=version,
+        app_version=request.app_version or catalog.versions[-1],
         error_style=None,
         scheduled_by=None,
     )

@@ -212,6 +212,10 @@ class ToolBox:
             )
             if dataset is None:
                 raise ToolError("NOT_FOUND", f"evaluation dataset {dataset_ref} not found in {app_name}")
+        version_ref = _string(arguments, "appVersion")
+        version = next((v for v in catalog.versions if version_ref in (v[0], v[0].rsplit("/", 1)[-1])), None)
+        if version_ref and version is None:
+            raise ToolError("NOT_FOUND", f"app version {version_ref} not found in {app_name}")
         now = self.state.clock()
         now -= now % NANOS_PER_MICRO
         evaluations = (
@@ -229,7 +233,7 @@ class ToolBox:
                     evaluations=evaluations,
                     dataset=dataset,
                     display_name=display_name,
-                    app_version=_string(arguments, "appVersion") or None,
+                    app_version=version,
                     create_time=now,
                 ),
             )
