@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dagster as dg
 
-from pipelines.orchestration.checks import WAREHOUSE_CHECKS
 from pipelines.orchestration.conversation_assets import (
     CONVERSATION_ASSETS,
     ingest_conversations_job,
@@ -30,7 +29,6 @@ def build_definitions() -> dg.Definitions:
             ingest_evaluation_runs_job,
             start_evaluation_job,
         ],
-        asset_checks=WAREHOUSE_CHECKS,
         schedules=SCHEDULES,
         sensors=[unfinished_evaluation_runs_sensor, *SENSORS],
         resources=resources_from_env(),

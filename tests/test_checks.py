@@ -7,12 +7,23 @@ from pathlib import Path
 
 import pytest
 from conversation_samples import APP, full_conversation
+from test_flatten_evaluations import completed_run
 from test_warehouse import DAY, write_partition
 
+from pipelines.ingest.evaluations import EvaluationObservation, load_evaluation_observation
 from pipelines.ingest.load import load_conversation_partition
 from pipelines.lake.checks import rows_outside_partition
 from pipelines.lake.store import Lake
-from pipelines.transform.schemas import ALL_TABLES, CONVERSATIONS, SPANS, TURNS
+from pipelines.transform.schemas import (
+    CONVERSATION_TABLES,
+    CONVERSATIONS,
+    EVALUATION_RESULTS,
+    EVALUATION_RUN_SNAPSHOTS,
+    EVALUATION_RUN_SUMMARIES,
+    EVALUATION_RUN_TABLES,
+    SPANS,
+    TURNS,
+)
 from pipelines.warehouse import checks
 from pipelines.warehouse.duck import Warehouse
 
@@ -28,12 +39,13 @@ def loaded(tmp_path: Path) -> Warehouse:
 
 def test_all_checks_pass_on_loaded_data(loaded: Warehouse) -> None:
     with loaded.connect(read_only=True) as conn:
-        for spec in ALL_TABLES:
+        checks.scope_partition(conn, APP, DAY)
+        for spec in CONVERSATION_TABLES:
             assert checks.duplicate_keys(conn, spec).passed, spec.name
         assert checks.orphan_spans(conn).passed
         assert checks.negative_durations(conn).passed
         assert checks.turn_count_mismatches(conn).passed
-        freshness = checks.newest_conversation(conn)
+        freshness = checks.newest_conversation(conn, APP)
         assert (
             freshness.newest_start == datetime(2026, 11, 1, 10, tzinfo=UTC) and freshness.conversations == 2
         )
@@ -43,6 +55,7 @@ def test_all_checks_pass_on_loaded_data(loaded: Warehouse) -> None:
 def test_duplicate_keys_are_counted_with_a_sample(loaded: Warehouse) -> None:
     with loaded.connect() as conn:
         conn.execute("INSERT INTO turns SELECT * FROM turns WHERE turn_index = 0")
+        checks.scope_partition(conn, APP, DAY)
         outcome = checks.duplicate_keys(conn, TURNS)
         assert outcome.failures == 2
         assert {"conversation_name": f"{APP}/conversations/a", "turn_index": 0} in outcome.sample
@@ -52,6 +65,7 @@ def test_duplicate_keys_are_counted_with_a_sample(loaded: Warehouse) -> None:
 def test_orphan_spans_fail(loaded: Warehouse) -> None:
     with loaded.connect() as conn:
         conn.execute("DELETE FROM spans WHERE name = 'LLM' AND conversation_name LIKE '%/a'")
+        checks.scope_partition(conn, APP, DAY)
         outcome = checks.orphan_spans(conn)
         assert outcome.failures == 1 and outcome.sample[0]["parent_span_id"] == 1
         assert checks.duplicate_keys(conn, SPANS).passed
@@ -61,6 +75,7 @@ def test_negative_durations_fail(loaded: Warehouse) -> None:
     with loaded.connect() as conn:
         conn.execute("UPDATE spans SET duration_seconds = -0.5 WHERE name = 'TTS'")
         conn.execute("UPDATE conversations SET duration_seconds = -1 WHERE conversation_id = 'a'")
+        checks.scope_partition(conn, APP, DAY)
         outcome = checks.negative_durations(conn)
         assert outcome.failures == 3
         assert {row["table_name"] for row in outcome.sample} == {"spans", "conversations"}
@@ -69,9 +84,38 @@ def test_negative_durations_fail(loaded: Warehouse) -> None:
 def test_turn_count_mismatches_are_reported(loaded: Warehouse) -> None:
     with loaded.connect() as conn:
         conn.execute("UPDATE conversations SET turn_count = 5 WHERE conversation_id = 'b'")
+        checks.scope_partition(conn, APP, DAY)
         outcome = checks.turn_count_mismatches(conn)
         assert outcome.failures == 1
         assert outcome.sample[0]["turn_count"] == 5 and outcome.sample[0]["turns_loaded"] == 2
+
+
+def test_checks_look_only_at_their_partition(loaded: Warehouse) -> None:
+    with loaded.connect() as conn:
+        conn.execute("INSERT INTO turns SELECT * FROM turns")
+        checks.scope_partition(conn, APP, DAY)
+        assert checks.duplicate_keys(conn, TURNS).failures == 4
+        checks.scope_partition(conn, APP, date(2026, 11, 2))
+        assert checks.duplicate_keys(conn, TURNS).passed
+        checks.scope_partition(conn, "projects/p1/locations/us/apps/other", DAY)
+        assert checks.duplicate_keys(conn, TURNS).passed
+
+
+def test_evaluation_checks(tmp_path: Path) -> None:
+    warehouse = Warehouse(str(tmp_path / "w.duckdb"))
+    load_evaluation_observation(warehouse, APP, EvaluationObservation(runs=[(completed_run(), 1)]), DAY)
+    with warehouse.connect() as conn:
+        for spec in (*EVALUATION_RUN_TABLES, EVALUATION_RUN_SNAPSHOTS, EVALUATION_RESULTS):
+            assert checks.duplicate_run_keys(conn, spec, APP).passed, spec.name
+        assert checks.negative_latencies(conn, APP).passed
+        conn.execute("INSERT INTO evaluation_run_summaries SELECT * FROM evaluation_run_summaries LIMIT 1")
+        conn.execute("UPDATE evaluation_run_latencies SET p99_seconds = -1 WHERE kind = 'llm_call'")
+        assert checks.duplicate_run_keys(conn, EVALUATION_RUN_SUMMARIES, APP).failures == 1
+        assert checks.duplicate_run_keys(
+            conn, EVALUATION_RUN_SUMMARIES, "projects/p/locations/l/apps/x"
+        ).passed
+        outcome = checks.negative_latencies(conn, APP)
+        assert outcome.failures == 1 and outcome.sample[0]["kind"] == "llm_call"
 
 
 def test_rows_outside_their_partition_are_found(tmp_path: Path) -> None:

@@ -1,109 +1,122 @@
-"""Dagster asset checks on the warehouse tables. Blocking where bad data would spread."""
+"""Asset checks, evaluated in the same step as the warehouse load they check.
+
+Each load yields its checks' results right after committing, scoped to what it loaded (the
+partition's conversations, or the app's evaluation runs). Blocking checks keep bad data from
+spreading to downstream assets; warnings are reported without stopping anything.
+"""
 
 import os
-from collections.abc import Callable
+from collections.abc import Iterator
+from datetime import date
 
 import dagster as dg
 import duckdb
 
-from pipelines.orchestration.resources import WarehouseResource
-from pipelines.transform.schemas import ALL_TABLES, EVALUATION_RUN_SNAPSHOTS, REJECTS, TableSpec
+from pipelines.transform.schemas import (
+    CONVERSATION_TABLES,
+    EVALUATION_RESULTS,
+    EVALUATION_RUN_SNAPSHOTS,
+    EVALUATION_RUN_TABLES,
+    TableSpec,
+)
 from pipelines.warehouse import checks
 
 FRESHNESS_HOURS = float(os.environ.get("CES_FRESHNESS_HOURS") or 48)
-"""How old the newest conversation may be before the freshness check warns."""
+"""How old an app's newest conversation may be before the freshness check warns."""
 
 
-def _result(outcome: checks.CheckOutcome, **extra: object) -> dg.AssetCheckResult:
+def _key(table: str) -> dg.AssetKey:
+    return dg.AssetKey(["warehouse", table])
+
+
+def _result(table: str, name: str, outcome: checks.CheckOutcome) -> dg.AssetCheckResult:
     return dg.AssetCheckResult(
+        asset_key=_key(table),
+        check_name=name,
         passed=outcome.passed,
-        metadata={"failures": outcome.failures, "sample": dg.MetadataValue.json(outcome.sample), **extra},
+        severity=dg.AssetCheckSeverity.WARN if name in WARNING_CHECKS else dg.AssetCheckSeverity.ERROR,
+        metadata={"failures": outcome.failures, "sample": dg.MetadataValue.json(outcome.sample)},
     )
 
 
-def _with_connection(
-    warehouse: WarehouseResource, check: Callable[[duckdb.DuckDBPyConnection], dg.AssetCheckResult]
-):
-    with warehouse.warehouse().connect(read_only=True) as conn:
-        return check(conn)
+WARNING_CHECKS = frozenset({"turn_counts_agree", "conversations_are_fresh"})
+"""Checks that report without blocking: a mismatch there is information, not corruption."""
 
 
-def _unique_keys_check(spec: TableSpec) -> dg.AssetChecksDefinition:
-    @dg.asset_check(
-        asset=dg.AssetKey(["warehouse", spec.name]),
-        name="unique_keys",
+def _unique_spec(spec: TableSpec) -> dg.AssetCheckSpec:
+    return dg.AssetCheckSpec(
+        "unique_keys",
+        asset=_key(spec.name),
         blocking=True,
         description=f"No two rows of {spec.name} share the key ({', '.join(spec.key)}).",
     )
-    def unique_keys(warehouse: WarehouseResource) -> dg.AssetCheckResult:
-        return _with_connection(warehouse, lambda conn: _result(checks.duplicate_keys(conn, spec)))
-
-    return unique_keys
 
 
-UNIQUE_KEY_CHECKS = [
-    _unique_keys_check(spec) for spec in ALL_TABLES if spec not in (REJECTS, EVALUATION_RUN_SNAPSHOTS)
+CONVERSATION_CHECK_SPECS = [
+    *(_unique_spec(spec) for spec in CONVERSATION_TABLES),
+    dg.AssetCheckSpec(
+        "spans_have_parents", asset=_key("spans"), blocking=True, description="Every span's parent exists."
+    ),
+    dg.AssetCheckSpec(
+        "no_negative_durations",
+        asset=_key("spans"),
+        blocking=True,
+        description="No conversation, turn or span has a negative duration.",
+    ),
+    dg.AssetCheckSpec(
+        "turn_counts_agree",
+        asset=_key("turns"),
+        description="turn_count as reported by the API agrees with the turns loaded (warns).",
+    ),
+    dg.AssetCheckSpec(
+        "conversations_are_fresh",
+        asset=_key("conversations"),
+        description=f"The app's newest conversation is under {FRESHNESS_HOURS:g} h old (CES_FRESHNESS_HOURS)",
+    ),
 ]
 
 
-@dg.asset_check(
-    asset=dg.AssetKey(["warehouse", "spans"]), blocking=True, description="Every span's parent exists."
-)
-def spans_have_parents(warehouse: WarehouseResource) -> dg.AssetCheckResult:
-    return _with_connection(warehouse, lambda conn: _result(checks.orphan_spans(conn)))
+def conversation_check_results(
+    conn: duckdb.DuckDBPyConnection, app: str, day: date
+) -> Iterator[dg.AssetCheckResult]:
+    """Run every conversation check on the (app, day) partition just loaded."""
+    checks.scope_partition(conn, app, day)
+    for spec in CONVERSATION_TABLES:
+        yield _result(spec.name, "unique_keys", checks.duplicate_keys(conn, spec))
+    yield _result("spans", "spans_have_parents", checks.orphan_spans(conn))
+    yield _result("spans", "no_negative_durations", checks.negative_durations(conn))
+    yield _result("turns", "turn_counts_agree", checks.turn_count_mismatches(conn))
+    freshness = checks.newest_conversation(conn, app)
+    age = freshness.age_hours()
+    yield dg.AssetCheckResult(
+        asset_key=_key("conversations"),
+        check_name="conversations_are_fresh",
+        passed=age is not None and age <= FRESHNESS_HOURS,
+        severity=dg.AssetCheckSeverity.WARN,
+        metadata={
+            "newest_start": str(freshness.newest_start),
+            "age_hours": round(age, 2) if age is not None else -1.0,
+            "conversations": freshness.conversations,
+            "threshold_hours": FRESHNESS_HOURS,
+        },
+    )
 
 
-@dg.asset_check(
-    asset=dg.AssetKey(["warehouse", "spans"]),
-    blocking=True,
-    description="No conversation, turn, span or latency percentile has a negative duration.",
-)
-def no_negative_durations(warehouse: WarehouseResource) -> dg.AssetCheckResult:
-    return _with_connection(warehouse, lambda conn: _result(checks.negative_durations(conn)))
+EVALUATION_CHECKED_TABLES = (*EVALUATION_RUN_TABLES, EVALUATION_RUN_SNAPSHOTS, EVALUATION_RESULTS)
 
-
-@dg.asset_check(
-    asset=dg.AssetKey(["warehouse", "turns"]),
-    description="turn_count as reported by the API agrees with the turns loaded (warns on mismatch).",
-)
-def turn_counts_agree(warehouse: WarehouseResource) -> dg.AssetCheckResult:
-    def check(conn: duckdb.DuckDBPyConnection) -> dg.AssetCheckResult:
-        outcome = checks.turn_count_mismatches(conn)
-        return dg.AssetCheckResult(
-            passed=outcome.passed,
-            severity=dg.AssetCheckSeverity.WARN,
-            metadata={"mismatches": outcome.failures, "sample": dg.MetadataValue.json(outcome.sample)},
-        )
-
-    return _with_connection(warehouse, check)
-
-
-@dg.asset_check(
-    asset=dg.AssetKey(["warehouse", "conversations"]),
-    description=f"The newest conversation started within CES_FRESHNESS_HOURS ({FRESHNESS_HOURS:g} h).",
-)
-def conversations_are_fresh(warehouse: WarehouseResource) -> dg.AssetCheckResult:
-    def check(conn: duckdb.DuckDBPyConnection) -> dg.AssetCheckResult:
-        freshness = checks.newest_conversation(conn)
-        age = freshness.age_hours()
-        return dg.AssetCheckResult(
-            passed=age is not None and age <= FRESHNESS_HOURS,
-            severity=dg.AssetCheckSeverity.WARN,
-            metadata={
-                "newest_start": str(freshness.newest_start),
-                "age_hours": round(age, 2) if age is not None else -1.0,
-                "conversations": freshness.conversations,
-                "threshold_hours": FRESHNESS_HOURS,
-            },
-        )
-
-    return _with_connection(warehouse, check)
-
-
-WAREHOUSE_CHECKS = [
-    *UNIQUE_KEY_CHECKS,
-    spans_have_parents,
-    no_negative_durations,
-    turn_counts_agree,
-    conversations_are_fresh,
+EVALUATION_CHECK_SPECS = [
+    *(_unique_spec(spec) for spec in EVALUATION_CHECKED_TABLES),
+    dg.AssetCheckSpec(
+        "no_negative_latencies",
+        asset=_key("evaluation_run_latencies"),
+        blocking=True,
+        description="No latency percentile of a run's latency report is negative.",
+    ),
 ]
+
+
+def evaluation_check_results(conn: duckdb.DuckDBPyConnection, app: str) -> Iterator[dg.AssetCheckResult]:
+    """Run every evaluation check on the app's runs just loaded."""
+    for spec in EVALUATION_CHECKED_TABLES:
+        yield _result(spec.name, "unique_keys", checks.duplicate_run_keys(conn, spec, app))
+    yield _result("evaluation_run_latencies", "no_negative_latencies", checks.negative_latencies(conn, app))

@@ -13,6 +13,7 @@ from pipelines.ingest.fetch import fetch_conversation_partition
 from pipelines.ingest.flatten import flatten_conversation_partition
 from pipelines.ingest.load import load_conversation_partition
 from pipelines.lake.checks import rows_outside_partition
+from pipelines.orchestration.checks import CONVERSATION_CHECK_SPECS, conversation_check_results
 from pipelines.orchestration.partitions import (
     APP_DAY_PARTITIONS,
     CES_API_POOL,
@@ -136,14 +137,15 @@ def lake_conversation_tables(
         )
         for spec in CONVERSATION_OUTPUT_TABLES
     ],
+    check_specs=CONVERSATION_CHECK_SPECS,
     partitions_def=APP_DAY_PARTITIONS,
     pool=WAREHOUSE_POOL,
     name="warehouse_conversation_tables",
 )
 def warehouse_conversation_tables(
     context: dg.AssetExecutionContext, lake: LakeResource, warehouse: WarehouseResource
-) -> Iterator[dg.MaterializeResult]:
-    """Replace the partition in every warehouse table, in one transaction."""
+) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
+    """Replace the partition in every warehouse table in one transaction, then check it."""
     app, day = partition_app_day(context)
     started = time.monotonic()
     rows = load_conversation_partition(lake.lake(), warehouse.warehouse(), app, day)
@@ -154,6 +156,8 @@ def warehouse_conversation_tables(
             asset_key=warehouse_key(spec.name),
             metadata={"dagster/row_count": rows[spec.name], "elapsed_seconds": elapsed},
         )
+    with warehouse.warehouse().connect(read_only=True) as conn:
+        yield from conversation_check_results(conn, app, day)
 
 
 CONVERSATION_ASSETS = [conversation_pages, lake_conversation_tables, warehouse_conversation_tables]

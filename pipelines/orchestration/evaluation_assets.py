@@ -11,6 +11,7 @@ from pydantic import Field
 
 from pipelines.ingest.evaluations import fetch_evaluation_runs, load_observation_file
 from pipelines.ingest.trigger import start_evaluation
+from pipelines.orchestration.checks import EVALUATION_CHECK_SPECS, evaluation_check_results
 from pipelines.orchestration.partitions import APP_PARTITIONS, CES_API_POOL, WAREHOUSE_POOL
 from pipelines.orchestration.resources import CesResource, LakeResource, WarehouseResource
 from pipelines.transform.schemas import (
@@ -86,13 +87,14 @@ def evaluation_run_observations(
         )
         for spec in EVALUATION_OUTPUT_TABLES
     ],
+    check_specs=EVALUATION_CHECK_SPECS,
     partitions_def=APP_PARTITIONS,
     pool=WAREHOUSE_POOL,
     name="warehouse_evaluation_tables",
 )
 def warehouse_evaluation_tables(
     context: dg.AssetExecutionContext, lake: LakeResource, warehouse: WarehouseResource
-) -> Iterator[dg.MaterializeResult]:
+) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
     """Load the app's latest fetch (its observation file) into the evaluation tables."""
     app = context.partition_key
     latest = context.instance.fetch_materializations(
@@ -109,6 +111,8 @@ def warehouse_evaluation_tables(
         )
     if rows[REJECTS.name]:
         context.log.warning(f"{rows[REJECTS.name]} evaluation objects rejected: see the rejects table")
+    with warehouse.warehouse().connect(read_only=True) as conn:
+        yield from evaluation_check_results(conn, app)
 
 
 EVALUATION_ASSETS = [evaluation_run_observations, warehouse_evaluation_tables]

@@ -1,17 +1,20 @@
 """Data checks on the warehouse, as plain functions over `sql/checks/*.sql`.
 
-Each check returns how many rows fail and a small sample, so the Dagster asset checks can
-show the figures and the offenders, and tests can call them directly.
+Conversation checks look at one (app, UTC day) partition: the rows a load just wrote, so a
+check costs what the partition costs, not what the whole warehouse does. Evaluation checks
+look at one app's runs. Each returns how many rows fail and a small sample, for Dagster's
+asset checks to show and for tests to call directly.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 import duckdb
 
+from pipelines.ces.window import TimeWindow
 from pipelines.sqlfiles import sql_text
 from pipelines.transform.schemas import TableSpec
 
@@ -28,16 +31,32 @@ class CheckOutcome:
         return self.failures == 0
 
 
-def _outcome(conn: duckdb.DuckDBPyConnection, text: str) -> CheckOutcome:
-    failures, sample = conn.execute(text).fetchone()
+def _outcome(
+    conn: duckdb.DuckDBPyConnection, text: str, params: dict[str, Any] | None = None
+) -> CheckOutcome:
+    failures, sample = conn.execute(text, params or {}).fetchone()
     return CheckOutcome(int(failures), list(sample or []))
 
 
+def scope_partition(conn: duckdb.DuckDBPyConnection, app: str, day: date) -> None:
+    """Make the partition's conversations the scope of the conversation checks that follow."""
+    window = TimeWindow.for_day(day)
+    conn.execute(
+        sql_text("checks/partition_scope.sql"), {"app": app, "since": window.since, "until": window.until}
+    )
+
+
 def duplicate_keys(conn: duckdb.DuckDBPyConnection, spec: TableSpec) -> CheckOutcome:
-    """Keys of `spec` that occur more than once."""
+    """Keys of a conversation table repeated within the scoped partition."""
     return _outcome(
         conn, sql_text("checks/duplicate_keys.sql").format(table=spec.name, key=", ".join(spec.key))
     )
+
+
+def duplicate_run_keys(conn: duckdb.DuckDBPyConnection, spec: TableSpec, app: str) -> CheckOutcome:
+    """Keys of an evaluation table repeated among one app's runs."""
+    text = sql_text("checks/duplicate_run_keys.sql").format(table=spec.name, key=", ".join(spec.key))
+    return _outcome(conn, text, {"app": app})
 
 
 def orphan_spans(conn: duckdb.DuckDBPyConnection) -> CheckOutcome:
@@ -46,6 +65,10 @@ def orphan_spans(conn: duckdb.DuckDBPyConnection) -> CheckOutcome:
 
 def negative_durations(conn: duckdb.DuckDBPyConnection) -> CheckOutcome:
     return _outcome(conn, sql_text("checks/negative_durations.sql"))
+
+
+def negative_latencies(conn: duckdb.DuckDBPyConnection, app: str) -> CheckOutcome:
+    return _outcome(conn, sql_text("checks/negative_latencies.sql"), {"app": app})
 
 
 def turn_count_mismatches(conn: duckdb.DuckDBPyConnection) -> CheckOutcome:
@@ -63,6 +86,6 @@ class Freshness:
         return ((now or datetime.now(UTC)) - self.newest_start).total_seconds() / 3600
 
 
-def newest_conversation(conn: duckdb.DuckDBPyConnection) -> Freshness:
-    newest, count = conn.execute(sql_text("checks/newest_conversation.sql")).fetchone()
+def newest_conversation(conn: duckdb.DuckDBPyConnection, app: str) -> Freshness:
+    newest, count = conn.execute(sql_text("checks/newest_conversation.sql"), {"app": app}).fetchone()
     return Freshness(newest, int(count))

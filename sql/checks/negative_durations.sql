@@ -1,4 +1,5 @@
--- Rows with a negative duration in any table that has one. Expect none.
+-- Conversations, turns and spans of the partition (check_scope) with a negative duration.
+-- Expect none.
 -- Returns one row: how many, and up to 10 of them.
 SELECT count(*) AS failures, list(offender)[1:10] AS sample
 FROM (
@@ -10,11 +11,5 @@ FROM (
     UNION ALL
     SELECT struct_pack(table_name := 'spans', name := conversation_name, seconds := duration_seconds)
     FROM spans WHERE duration_seconds < 0
-    UNION ALL
-    SELECT struct_pack(
-        table_name := 'evaluation_run_latencies',
-        name := evaluation_run_name,
-        seconds := least(p50_seconds, p90_seconds, p99_seconds)
-    )
-    FROM evaluation_run_latencies WHERE least(p50_seconds, p90_seconds, p99_seconds) < 0
-);
+)
+WHERE offender.name IN (SELECT conversation_name FROM check_scope);

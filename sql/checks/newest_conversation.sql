@@ -1,2 +1,2 @@
--- The newest conversation start and the number of conversations, for the freshness check.
-SELECT max(start_time) AS newest_start, count(*) AS conversations FROM conversations;
+-- The newest conversation start of one app and its number of conversations (freshness).
+SELECT max(start_time) AS newest_start, count(*) AS conversations FROM conversations WHERE app = $app;

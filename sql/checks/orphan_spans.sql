@@ -1,10 +1,12 @@
--- Spans whose parent_span_id names no span of the same turn. Expect none.
+-- Spans of the partition's conversations (check_scope) whose parent_span_id names no span
+-- of the same turn. Expect none.
 -- Returns one row: how many, and up to 10 of them.
 SELECT count(*) AS failures, list(orphan)[1:10] AS sample
 FROM (
     SELECT struct_pack(s.conversation_name, s.turn_index, s.span_id, s.parent_span_id) AS orphan
     FROM spans AS s
-    WHERE s.parent_span_id IS NOT NULL
+    WHERE s.conversation_name IN (SELECT conversation_name FROM check_scope)
+      AND s.parent_span_id IS NOT NULL
       AND NOT EXISTS (
           SELECT 1 FROM spans AS p
           WHERE p.conversation_name = s.conversation_name
