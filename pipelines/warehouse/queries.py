@@ -91,6 +91,8 @@ class QueryParameter:
                 if text.lower() in _FALSE:
                     return False
                 raise ValueError(text)
+        except NamedQueryError:
+            raise
         except ValueError:
             raise NamedQueryError(
                 f"parameter {self.name} expects {_EXPECTED[self.type]}, got {value!r}"
@@ -194,8 +196,7 @@ def _parse_declaration(query: str, line: str) -> QueryParameter:
     match = _DECLARATION.fullmatch(line)
     if match is None:
         raise NamedQueryError(
-            f"query {query}: bad declaration {line!r}; expected "
-            "`-- param NAME TYPE [= DEFAULT]: description`"
+            f"query {query}: bad declaration {line!r}; expected `-- param NAME TYPE [= DEFAULT]: description`"
         )
     kind, choices = match["type"], ()
     choice = re.fullmatch(r"CHOICE\((.+)\)", kind)

@@ -1,0 +1,103 @@
+"""The dashboard: named queries → data → one self-contained HTML file (plotly, no network).
+
+Plain Python, independent of Dagster: `ces-pipeline report` and the `report/dashboard` asset
+both call `write_report`. The warehouse is opened read-only.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from pipelines.report.charts import Chart, build_charts
+from pipelines.report.data import ReportData, read_report_data
+from pipelines.report.page import render_page
+from pipelines.warehouse.duck import Warehouse
+from pipelines.warehouse.lock import WarehouseBusyError
+from pipelines.warehouse.queries import NamedQueryError
+
+__all__ = ["ReportError", "ReportFile", "build_report", "default_report_path", "write_report"]
+
+TITLE = "CES conversations and evaluations"
+
+
+class ReportError(RuntimeError):
+    """No warehouse, a warehouse without the views, a bad filter, or a busy warehouse."""
+
+
+@dataclass(frozen=True)
+class ReportFile:
+    """A written report: where, how many charts (and how many had data), how big."""
+
+    path: str
+    charts: int
+    charts_with_data: int
+    size_bytes: int
+    chart_ids: tuple[str, ...]
+
+
+def default_report_path(warehouse_path: str) -> str:
+    """`CES_REPORT` when set, else `report.html` beside the warehouse (`data/report.html`)."""
+    return os.environ.get("CES_REPORT") or str(Path(warehouse_path).parent / "report.html")
+
+
+def _subtitle(warehouse_path: str, data: ReportData, params: Mapping[str, Any]) -> str:
+    generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    apps = ", ".join(app.rsplit("/", 1)[-1] for app in data.apps) or "none"
+    window = f"{params.get('since', 'first day')} to {params.get('until', 'last day')} (until excluded)"
+    parts = [
+        f"Warehouse <code>{html.escape(warehouse_path)}</code> · generated {generated}",
+        f"Apps: {html.escape(apps)} · days: {html.escape(window)} · every day is a UTC date",
+    ]
+    if params.get("app"):
+        parts.append(f"Filtered to app {html.escape(str(params['app']))}")
+    return "<br>".join(parts)
+
+
+def build_report(
+    conn: duckdb.DuckDBPyConnection, params: Mapping[str, Any] | None = None, *, source: str = ""
+) -> tuple[str, list[Chart]]:
+    """The page's HTML and its charts, from an open (read-only) warehouse connection."""
+    params = dict(params or {})
+    try:
+        data = read_report_data(conn, params)
+    except NamedQueryError as exc:
+        raise ReportError(str(exc)) from exc
+    charts = build_charts(data)
+    page = render_page(
+        charts, data.evaluation_regressions, title=TITLE, subtitle=_subtitle(source, data, params)
+    )
+    return page, charts
+
+
+def write_report(warehouse_path: str, out_path: str, params: Mapping[str, Any] | None = None) -> ReportFile:
+    """Read the warehouse read-only and write the dashboard to `out_path` atomically."""
+    if not Path(warehouse_path).exists():
+        raise ReportError(f"no warehouse at {warehouse_path}: run `ces-pipeline ingest` first")
+    try:
+        with Warehouse(warehouse_path).connect(read_only=True) as conn:
+            page, charts = build_report(conn, params, source=warehouse_path)
+    except WarehouseBusyError as exc:
+        raise ReportError(str(exc)) from exc
+    target = Path(out_path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+    try:
+        partial.write_text(page, encoding="utf-8")
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+    return ReportFile(
+        path=str(target),
+        charts=len(charts),
+        charts_with_data=sum(chart.has_data for chart in charts),
+        size_bytes=target.stat().st_size,
+        chart_ids=tuple(chart.id for chart in charts),
+    )

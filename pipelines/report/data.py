@@ -1,0 +1,66 @@
+"""What the dashboard shows, read from the warehouse through the named queries.
+
+The report runs the same `sql/queries` a user runs with `ces-pipeline query`, on one read-only
+connection, so the charts and the command line can never disagree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+
+from pipelines.warehouse.queries import named_query
+
+VOLUME_SPLITS = ("source", "channel_type", "input_type", "language", "app")
+"""The `by` values of `conversation_volume` charted, in page order."""
+
+Rows = list[dict[str, Any]]
+
+
+@dataclass
+class ReportData:
+    """The rows of every named query the report charts, by query (and split) name."""
+
+    volume: dict[str, Rows] = field(default_factory=dict)
+    conversation_length: Rows = field(default_factory=list)
+    component_latency: Rows = field(default_factory=list)
+    turn_latency: Rows = field(default_factory=list)
+    tool_error_trend: Rows = field(default_factory=list)
+    token_usage: Rows = field(default_factory=list)
+    agent_transfer_flows: Rows = field(default_factory=list)
+    evaluation_pass_rates: Rows = field(default_factory=list)
+    evaluation_latency: Rows = field(default_factory=list)
+    evaluation_regressions: Rows = field(default_factory=list)
+    apps: list[str] = field(default_factory=list)
+
+
+def _rows(conn: duckdb.DuckDBPyConnection, name: str, params: Mapping[str, Any]) -> Rows:
+    query = named_query(name)
+    accepted = {parameter.name for parameter in query.parameters}
+    columns, rows = query.execute(conn, {k: v for k, v in params.items() if k in accepted})
+    return [dict(zip(columns, row, strict=True)) for row in rows]
+
+
+def read_report_data(conn: duckdb.DuckDBPyConnection, params: Mapping[str, Any] | None = None) -> ReportData:
+    """Run the report's queries; `params` (app, since, until) go to every query that takes them."""
+    params = dict(params or {})
+    data = ReportData()
+    for split in VOLUME_SPLITS:
+        data.volume[split] = _rows(conn, "conversation_volume", {**params, "by": split})
+    data.apps = sorted({str(row["value"]) for row in data.volume["app"]})
+    for name in (
+        "conversation_length",
+        "component_latency",
+        "turn_latency",
+        "tool_error_trend",
+        "token_usage",
+        "agent_transfer_flows",
+        "evaluation_pass_rates",
+        "evaluation_latency",
+        "evaluation_regressions",
+    ):
+        setattr(data, name, _rows(conn, name, params))
+    return data

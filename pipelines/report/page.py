@@ -1,0 +1,165 @@
+"""The dashboard page: one HTML file with plotly.js, the figures and the regression table inlined.
+
+Nothing is fetched when the page opens: the chart library is in the page, the figures are JSON
+in the page, and there are no external links, fonts or images.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections import defaultdict
+from importlib import resources
+from string import Template
+from typing import Any
+
+import plotly.io as pio
+from plotly.io.json import to_json_plotly
+from plotly.offline import get_plotlyjs
+
+from pipelines.report.charts import Chart, sections
+from pipelines.report.data import Rows
+
+STATUS_ORDER = ("regressed", "gone", "new", "improved", "unchanged")
+"""Worst news first: a subject takes the worst status of its metrics."""
+METRIC_NAMES = {"pass_rate": "pass rate", "p50_seconds": "p50", "p90_seconds": "p90", "p99_seconds": "p99"}
+
+
+def _script_json(value: Any) -> str:
+    """JSON safe inside a <script> element (no `</script>` or `<!--` can close it)."""
+    return value.replace("</", "<\\/").replace("<!--", "<\\!--")
+
+
+def _figures_json(charts: list[Chart]) -> str:
+    figures = []
+    for chart in charts:
+        figure = json.loads(to_json_plotly(chart.figure.to_plotly_json()))
+        figure["layout"].pop("template", None)
+        figures.append({"id": chart.id, "data": figure["data"], "layout": figure["layout"]})
+    return _script_json(json.dumps(figures, separators=(",", ":")))
+
+
+def _template_json() -> str:
+    return _script_json(to_json_plotly(pio.templates["plotly_white"].to_plotly_json()))
+
+
+def _sections_html(charts: list[Chart]) -> str:
+    parts = []
+    for section, members in sections(charts).items():
+        parts.append(f"<h2>{html.escape(section)}</h2>")
+        parts.append('<div class="grid">')
+        for chart in members:
+            wide = " wide" if chart.wide else ""
+            parts.append(
+                f'<div class="card{wide}"><div id="{html.escape(chart.id)}" class="chart" '
+                f'role="img" aria-label="{html.escape(chart.title)}"></div></div>'
+            )
+        parts.append("</div>")
+    return "\n".join(parts)
+
+
+def _value(metric: str, value: Any) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.0%}" if metric == "pass_rate" else f"{value:.3f} s"
+
+
+def _change(row: dict[str, Any]) -> str:
+    metric = row["metric"]
+    name = METRIC_NAMES.get(metric, metric)
+    before, after = _value(metric, row["previous_value"]), _value(metric, row["latest_value"])
+    if row["status"] == "new":
+        return f"{name} {after} (only in the latest run)"
+    if row["status"] == "gone":
+        return f"{name} {before} (only in the previous run)"
+    if row["change"] is None:
+        return f"{name} {before} → {after}"
+    if metric == "pass_rate":
+        return f"{name} {before} → {after} ({row['change'] * 100:+.0f} pts)"
+    relative = row["relative_change"]
+    return f"{name} {before} → {after}" + (f" ({relative:+.0%})" if relative is not None else "")
+
+
+def _details(changed: Rows) -> list[tuple[str, str]]:
+    """(status, text) lines: one per changed metric, one in all for a subject new or gone."""
+    ordered = sorted(changed, key=lambda row: row["metric"])
+    statuses = {row["status"] for row in ordered}
+    if statuses in ({"new"}, {"gone"}):
+        status = statuses.pop()
+        column = "latest_value" if status == "new" else "previous_value"
+        values = ", ".join(
+            f"{METRIC_NAMES.get(row['metric'], row['metric'])} {_value(row['metric'], row[column])}"
+            for row in ordered
+        )
+        return [(status, f"only in the {'latest' if status == 'new' else 'previous'} run: {values}")]
+    return [(row["status"], _change(row)) for row in ordered]
+
+
+def _short(resource: Any) -> str:
+    return str(resource).rsplit("/", 1)[-1]
+
+
+def regressions_html(rows: Rows) -> str:
+    """Per app, its latest completed run against the one before: one line per subject that
+    changed (an evaluation's pass rate, or a tool's, model's, guardrail's or callback's latency),
+    worst news first; subjects with no change are only counted."""
+    if not rows:
+        return '<p class="note">No app has two completed evaluation runs yet: nothing to compare.</p>'
+    by_app: dict[str, Rows] = defaultdict(list)
+    for row in rows:
+        by_app[row["app"]].append(row)
+    parts = []
+    for app, members in sorted(by_app.items()):
+        first = members[0]
+        previous = f"{_short(first['previous_run'])} ({first['previous_version'] or '?'})"
+        latest = f"{_short(first['latest_run'])} ({first['latest_version'] or '?'})"
+        parts.append(f"<h3>{html.escape(f'{_short(app)}: {previous} → {latest}')}</h3>")
+        subjects: dict[tuple[str, str], Rows] = defaultdict(list)
+        for row in members:
+            subjects[(row["kind"], str(row["subject"]))].append(row)
+        lines = []
+        for metrics in subjects.values():
+            status = min((row["status"] for row in metrics), key=STATUS_ORDER.index)
+            changed = [row for row in metrics if row["status"] != "unchanged"]
+            if changed:
+                lines.append((STATUS_ORDER.index(status), status, metrics[0], changed))
+        lines.sort(key=lambda line: (line[0], line[2]["kind"], str(line[2]["label"]).lower()))
+        if lines:
+            parts.append(
+                "<table><thead><tr><th>status</th><th>kind</th><th>subject</th>"
+                "<th>what changed (previous → latest run)</th></tr></thead><tbody>"
+            )
+            for _, status, row, changed in lines:
+                details = "<br>".join(
+                    f'<span class="status-{state}">{html.escape(text)}</span>'
+                    for state, text in _details(changed)
+                )
+                parts.append(
+                    "<tr>"
+                    f'<td class="status status-{html.escape(status)}">{html.escape(status)}</td>'
+                    f"<td>{html.escape(str(row['kind']))}</td>"
+                    f'<td title="{html.escape(str(row["subject"]))}">{html.escape(str(row["label"]))}</td>'
+                    f"<td>{details}</td>"
+                    "</tr>"
+                )
+            parts.append("</tbody></table>")
+        parts.append(
+            f'<p class="note">{len(lines)} of {len(subjects)} subjects changed: a pass rate that fell, or '
+            "a latency that rose by more than 10 %, regressed. "
+            "<code>ces-pipeline query evaluation_regressions</code> lists every metric.</p>"
+        )
+    return "\n".join(parts)
+
+
+def render_page(charts: list[Chart], regressions: Rows, *, title: str, subtitle: str) -> str:
+    """The whole HTML document."""
+    template = Template(resources.files("pipelines.report").joinpath("template.html").read_text())
+    return template.substitute(
+        title=html.escape(title),
+        subtitle=subtitle,
+        plotly_js=get_plotlyjs(),
+        sections=_sections_html(charts),
+        regressions=regressions_html(regressions),
+        template_json=_template_json(),
+        figures_json=_figures_json(charts),
+    )
