@@ -35,6 +35,8 @@ class PartitionOutcome:
     success: bool
     error: str | None = None
     metadata: dict[str, dict[str, Any]] = field(default_factory=dict)
+    failed_checks: list[str] = field(default_factory=list)
+    """`asset:check (SEVERITY)` for every asset check of the run that did not pass."""
 
     def value(self, asset: str, key: str, default: Any = 0) -> Any:
         return self.metadata.get(asset, {}).get(key, default)
@@ -69,7 +71,7 @@ def execute_partition(
     result = job.execute_in_process(
         partition_key=partition_key(app, day), instance=instance, raise_on_error=False, run_config=QUIET_LOGS
     )
-    return PartitionOutcome(app, day, result.run_id, result.success, _first_error(result), _metadata(result))
+    return _outcome(app, day, result)
 
 
 def _execute_in_worker(job_name: str, app: str, day: date) -> PartitionOutcome:
@@ -133,12 +135,19 @@ def run_app_job(
         result = job.execute_in_process(
             partition_key=app, instance=instance, raise_on_error=False, run_config=config
         )
-        outcomes.append(
-            PartitionOutcome(
-                app, today, result.run_id, result.success, _first_error(result), _metadata(result)
-            )
-        )
+        outcomes.append(_outcome(app, today, result))
     return outcomes
+
+
+def _outcome(app: str, day: date, result: dg.ExecuteInProcessResult) -> PartitionOutcome:
+    failed = [
+        f"{evaluation.asset_key.to_user_string()}:{evaluation.check_name} ({evaluation.severity.value})"
+        for evaluation in result.get_asset_check_evaluations()
+        if not evaluation.passed
+    ]
+    return PartitionOutcome(
+        app, day, result.run_id, result.success, _first_error(result), _metadata(result), failed
+    )
 
 
 def _first_error(result: dg.ExecuteInProcessResult) -> str | None:

@@ -126,9 +126,34 @@ def resolve_conversation_name(scale: SimulatorScale, name: str) -> ConversationK
     return key if conversation_header(scale, key).name == name else None
 
 
-def conversation(scale: SimulatorScale, key: ConversationKey) -> dict[str, Any]:
-    """The full conversation at `key` (turns with messages, chunks and span trees)."""
-    return _ConversationBuilder(scale, conversation_header(scale, key)).build()
+def arrival(scale: SimulatorScale, header: ConversationHeader) -> int:
+    """When the conversation first shows up in listings (ns): most as soon as they start (and
+    are listed while still going), some hours or up to a day and a half late, as logs that reach
+    the API late do."""
+    draw = stable_digest(scale.seed, "arrival", header.name)
+    roll, spread = draw[0] / 256, int.from_bytes(draw[1:5], "big") / 2**32
+    if roll < 0.85:
+        delay_seconds = 0.0
+    elif roll < 0.95:
+        delay_seconds = 3600 + spread * 5 * 3600
+    else:
+        delay_seconds = 12 * 3600 + spread * 24 * 3600
+    return header.start + int(delay_seconds * NANOS_PER_SECOND)
+
+
+def visible(scale: SimulatorScale, header: ConversationHeader, as_of: int | None) -> bool:
+    """Whether a server whose clock reads `as_of` (ns; None: the end of time) serves it yet."""
+    return as_of is None or arrival(scale, header) <= as_of
+
+
+def conversation(scale: SimulatorScale, key: ConversationKey, as_of: int | None = None) -> dict[str, Any]:
+    """The conversation at `key` (turns with messages, chunks and span trees).
+
+    With `as_of` (ns since the epoch), it is what the server would return at that instant:
+    only the turns begun by then, and no `endTime` while the conversation is still going.
+    Everything else is the same as at any later instant.
+    """
+    return _ConversationBuilder(scale, conversation_header(scale, key)).build(as_of)
 
 
 def _b64(data: bytes) -> str:
@@ -213,22 +238,31 @@ class _ConversationBuilder:
         self.input_types: set[str] = set()
 
     # ----------------------------------------------------------------------------- conversation
-    def build(self) -> dict[str, Any]:
+    def build(self, as_of: int | None = None) -> dict[str, Any]:
         rng, scale, header = self.rng, self.scale, self.header
         weights = [k * k for k in range(1, scale.max_turns - scale.min_turns + 2)]
         turn_count = scale.min_turns + rng.choices(range(len(weights)), weights)[0]
         self.clock.advance(200, 2_000)
         turns = []
+        turn_starts = []
         for turn_index in range(turn_count):
             if turn_index:
                 self.clock.advance(2_000, 45_000)
+            turn_starts.append(self.clock.now)
             turns.append(self._turn(turn_index))
 
         out: dict[str, Any] = {"name": header.name, "startTime": timestamp(header.start)}
-        if not self._in_progress():
-            out["endTime"] = timestamp(self.clock.advance(100, 2_500))
+        open_at_window_end = self._in_progress()  # drawn either way: later draws must not shift
+        end = self.clock.advance(100, 2_500)
+        if as_of is None:
+            finished = not open_at_window_end
+        else:
+            finished = end <= as_of
+            turns = [turn for turn, started in zip(turns, turn_starts, strict=True) if started <= as_of]
+        if finished:
+            out["endTime"] = timestamp(end)
         legacy = rng.random()
-        if legacy >= 0.04:  # ~4% predate turns and carry only the deprecated top-level messages
+        if legacy >= 0.04 and turns:  # ~4% predate turns and carry only the deprecated top-level messages
             out["turns"] = turns
             out["turnCount"] = len(turns)
         if rng.random() < 0.25:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 from starlette.types import ASGIApp
@@ -37,6 +38,16 @@ class SimulatorConfig:
     required_token: str | None = field(default=None, repr=False)
     """When set, every request needs `Authorization: Bearer <token>`. Never logged."""
     faults: FaultInjector | None = None
+    as_of: datetime | None = None
+    """The server's "now": conversations that have not arrived yet are not served, and those
+    still going are served with the turns so far and no endTime. None: everything, finished."""
+
+    @property
+    def as_of_nanos(self) -> int | None:
+        if self.as_of is None:
+            return None
+        instant = self.as_of if self.as_of.tzinfo else self.as_of.replace(tzinfo=UTC)
+        return (instant - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1) * 1000
 
     def __post_init__(self) -> None:
         if not 1 <= self.page_size_default <= self.page_size_max:

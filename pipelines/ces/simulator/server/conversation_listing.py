@@ -21,6 +21,7 @@ from pipelines.ces.simulator.corpus.conversations import (
     ConversationKey,
     conversation,
     conversation_header,
+    visible,
 )
 from pipelines.ces.simulator.corpus.protojson import NANOS_PER_DAY, epoch_nanos, stable_int
 from pipelines.ces.simulator.server.config import SimulatorConfig
@@ -56,6 +57,7 @@ class ConversationListing:
     def __init__(self, config: SimulatorConfig):
         self.config = config
         self.scale = config.scale
+        self.as_of = config.as_of_nanos
 
     def _days(self, query: ConversationQuery) -> list[int]:
         """Day indices whose UTC day overlaps the query window, in a seeded (non-chronological) order."""
@@ -101,12 +103,16 @@ class ConversationListing:
             day = days[position // per_day]
             key = ConversationKey(query.app, day, self._slot(query, day, position % per_day))
             header = conversation_header(self.scale, key)
-            if header.source in query.sources and query.window.contains(header.start):
+            if (
+                header.source in query.sources
+                and query.window.contains(header.start)
+                and visible(self.scale, header, self.as_of)
+            ):
                 headers.append(header)
             position += 1
             scanned += 1
         conversations = []
         for header in headers:
-            full = conversation(self.scale, header.key)
+            full = conversation(self.scale, header.key, self.as_of)
             conversations.append(summarize(full) if "turns" in full and self._is_summary(header) else full)
         return ConversationPage(conversations, position if position < total else None)

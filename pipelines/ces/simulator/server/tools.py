@@ -12,7 +12,13 @@ from collections.abc import Callable
 from typing import Any
 
 from pipelines.ces.simulator.corpus.catalog import app_catalog
-from pipelines.ces.simulator.corpus.conversations import SOURCES, conversation, resolve_conversation_name
+from pipelines.ces.simulator.corpus.conversations import (
+    SOURCES,
+    conversation,
+    conversation_header,
+    resolve_conversation_name,
+    visible,
+)
 from pipelines.ces.simulator.corpus.evaluations import (
     RunRequest,
     evaluation_results_json,
@@ -147,9 +153,10 @@ class ToolBox:
     def get_conversation(self, arguments: dict[str, Any]) -> dict[str, Any]:
         name = _string(arguments, "name", required=True)
         key = resolve_conversation_name(self.scale, name)
-        if key is None:
+        as_of = self.config.as_of_nanos
+        if key is None or not visible(self.scale, conversation_header(self.scale, key), as_of):
             raise ToolError("NOT_FOUND", f"conversation {name} not found")
-        return conversation(self.scale, key)
+        return conversation(self.scale, key, as_of)
 
     # ------------------------------------------------------------------------------ evaluation runs
     def list_evaluation_runs(self, arguments: dict[str, Any]) -> dict[str, Any]:
