@@ -86,7 +86,10 @@ def _run_partitions(command: str, partitions: list[tuple[str, date]], parallel: 
             totals["rejects"] += outcome.value("warehouse/rejects", "dagster/row_count")
             if not outcome.success:
                 failures.append(outcome)
-                progress.console.print(f"[red]✗ {outcome.label}: {outcome.error}")
+                progress.console.print(f"[red]✗ {outcome.label}: {escape(str(outcome.error))}")
+            for check in outcome.failed_checks:
+                colour = "yellow" if "(WARN)" in check else "red"
+                progress.console.print(f"[{colour}]check failed for {outcome.label}: {escape(check)}")
             rate = totals["conversations"] / max(time.monotonic() - started, 1e-9)
             progress.update(
                 task,
