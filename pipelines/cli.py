@@ -9,7 +9,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from rich.console import Console
 from rich.markup import escape
@@ -34,6 +34,16 @@ def _day(value: str) -> date:
         return date.fromisoformat(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected YYYY-MM-DD, got {value!r}") from None
+
+
+def _instant(value: str) -> datetime:
+    try:
+        instant = datetime.fromisoformat(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected an ISO date-time such as 2026-11-03T09:00, got {value!r}"
+        ) from None
+    return instant if instant.tzinfo else instant.replace(tzinfo=UTC)
 
 
 def _days(since: date, until: date) -> list[date]:
@@ -288,7 +298,10 @@ def _simulator_config(args: argparse.Namespace):
         span_depth=args.span_depth,
     )
     return SimulatorConfig(
-        scale=scale, response_mode=args.response_mode, require_session=args.require_session
+        scale=scale,
+        response_mode=args.response_mode,
+        require_session=args.require_session,
+        as_of=args.as_of,
     )
 
 
@@ -339,6 +352,12 @@ def _add_scale_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--span-depth", type=int, default=3, help="maximum depth of a turn's span tree")
     parser.add_argument("--response-mode", choices=("json", "sse", "mixed"), default="mixed")
     parser.add_argument("--require-session", action="store_true", help="demand initialize + Mcp-Session-Id")
+    parser.add_argument(
+        "--as-of",
+        type=_instant,
+        help="the server's clock (UTC, e.g. 2026-11-03T09:00): later or late-arriving conversations "
+        "are not served yet, open ones have no endTime; default: everything, finished",
+    )
 
 
 def _add_partition_options(parser: argparse.ArgumentParser) -> None:
