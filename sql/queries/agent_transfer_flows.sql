@@ -1,17 +1,30 @@
 -- Agent transfers from one agent to another (from → to), most frequent first.
 -- from is the conversation's entry agent for its first transfer, else the previous transfer's target.
+-- Labels are the agent's display name as any transfer to it gave it, else its id; an unknown
+-- entry agent is "(unknown entry agent)".
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
 -- param since DATE = 1970-01-01: first UTC day included
 -- param until DATE = 9999-12-31: first UTC day excluded
+WITH agent_names AS (
+    SELECT target_agent AS agent, max(display_name) AS display_name
+    FROM agent_transfers
+    GROUP BY target_agent
+),
+flows AS (
+    SELECT from_agent, to_agent, count(*) AS transfers, count(DISTINCT conversation_name) AS conversations
+    FROM agent_transfer_steps
+    WHERE ($app IS NULL OR $app IN (app, split_part(app, '/', 6)))
+        AND day >= $since AND day < $until
+    GROUP BY from_agent, to_agent
+)
 SELECT
-    from_agent,
-    coalesce(max(from_display_name), regexp_extract(from_agent, '[^/]+$'), '(unknown entry agent)') AS from_label,
-    to_agent,
-    coalesce(max(to_display_name), regexp_extract(to_agent, '[^/]+$')) AS to_label,
-    count(*) AS transfers,
-    count(DISTINCT conversation_name) AS conversations
-FROM agent_transfer_steps
-WHERE ($app IS NULL OR $app IN (app, split_part(app, '/', 6)))
-    AND day >= $since AND day < $until
-GROUP BY from_agent, to_agent
-ORDER BY transfers DESC, from_label, to_label;
+    f.from_agent,
+    coalesce(source.display_name, regexp_extract(f.from_agent, '[^/]+$'), '(unknown entry agent)') AS from_label,
+    f.to_agent,
+    coalesce(target.display_name, regexp_extract(f.to_agent, '[^/]+$')) AS to_label,
+    f.transfers,
+    f.conversations
+FROM flows AS f
+LEFT JOIN agent_names AS source ON source.agent = f.from_agent
+LEFT JOIN agent_names AS target ON target.agent = f.to_agent
+ORDER BY f.transfers DESC, from_label, to_label;
