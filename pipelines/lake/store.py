@@ -57,17 +57,7 @@ class Lake:
 
     def write_raw(self, dataset: str, app: str, day: date, records: Iterable[dict[str, Any]]) -> WrittenFile:
         """Stream records into one gzip JSON Lines file, replacing the partition atomically."""
-        path = self.raw_path(dataset, app, day)
-        count = 0
-        with (
-            self._atomic(path) as handle,
-            gzip.GzipFile(fileobj=handle, mode="wb", compresslevel=5, mtime=0) as gz,
-        ):
-            for record in records:
-                gz.write(orjson.dumps(record))
-                gz.write(b"\n")
-                count += 1
-        return WrittenFile(path, count, self.fs.size(path))
+        return self._write_jsonl(self.raw_path(dataset, app, day), records)
 
     def read_raw(self, dataset: str, app: str, day: date) -> Iterator[dict[str, Any]]:
         """The records of one raw partition, one at a time."""

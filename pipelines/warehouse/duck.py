@@ -32,6 +32,7 @@ from pipelines.transform.schemas import (
 from pipelines.warehouse.catalog import install as install_views_and_descriptions
 from pipelines.warehouse.lock import WarehouseBusyError, warehouse_lock
 from pipelines.warehouse.migrations import migrate
+from pipelines.warehouse.transaction import transaction
 from pipelines.warehouse.types import schema_mismatches
 
 
@@ -97,8 +98,7 @@ class Warehouse:
         inserted: dict[str, int] = {}
         with self.connect() as conn:
             self.ensure_schema(conn)
-            conn.execute("BEGIN TRANSACTION")
-            try:
+            with transaction(conn):
                 conn.execute(
                     sql_text("warehouse/stage_partition_conversations.sql"),
                     {
@@ -117,10 +117,6 @@ class Warehouse:
                 )
                 inserted[REJECTS.name] = _insert_parquet(conn, REJECTS.name, rejects_file)
                 conn.execute("DROP TABLE partition_conversations")
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
         return inserted
 
     def upsert_evaluations(
@@ -147,8 +143,7 @@ class Warehouse:
             }
             for name, batch in relations.items():
                 conn.register(name, pa.Table.from_batches([batch]))
-            conn.execute("BEGIN TRANSACTION")
-            try:
+            with transaction(conn):
                 conn.execute(sql_text("warehouse/stage_evaluation_runs.sql"))
                 for spec in EVALUATION_RUN_TABLES:
                     relation = f"incoming_{spec.name}"
@@ -170,10 +165,6 @@ class Warehouse:
                     )
                 written[REJECTS.name] = _insert_relation(conn, REJECTS.name, "incoming_rejects")
                 conn.execute("DROP TABLE accepted_evaluation_runs")
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
         return written
 
     def unfinished_evaluation_runs(self, *, lock_timeout_seconds: float = 5.0) -> list[tuple[str, str]]:

@@ -15,6 +15,7 @@ from pathlib import Path
 import duckdb
 
 from pipelines.sqlfiles import sql_files, sql_text
+from pipelines.warehouse.transaction import transaction
 
 _MIGRATION = re.compile(r"(\d{4})_(\w+)\.sql")
 BASELINE_VERSION = 1
@@ -69,17 +70,12 @@ def migrate(conn: duckdb.DuckDBPyConnection, existing_tables: set[str]) -> list[
         for migration in migrations():
             if migration.version <= version:
                 continue
-            conn.execute("BEGIN TRANSACTION")
-            try:
+            with transaction(conn):
                 conn.execute(migration.path.read_text())
                 conn.execute(
                     sql_text("warehouse/record_schema_version.sql"),
                     {"version": migration.version, "name": migration.name},
                 )
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
             applied.append(migration)
     for path in sql_files("tables"):
         conn.execute(path.read_text())
