@@ -220,10 +220,10 @@ def get_evaluation_run(client: ToolClient, name: str) -> dict[str, Any]:
     return client.call_tool(GET_EVALUATION_RUN, {"name": name})
 
 
-def iter_evaluation_results(
+def iter_evaluation_result_records(
     client: ToolClient, app: str, run_name: str, *, page_size: int = 100
-) -> Iterator[dict[str, Any]]:
-    """The results of one evaluation run, across all evaluations of the app.
+) -> Iterator[ApiRecord]:
+    """The list_evaluation_results pages of one run, as records for the raw lake.
 
     Only for servers that offer list_evaluation_results (check `client.has_tool`). Results
     live under evaluations, so the parent is the `evaluations/-` wildcard, filtered by run.
@@ -233,9 +233,14 @@ def iter_evaluation_results(
         "pageSize": page_size,
         "filter": f'evaluation_run = "{run_name}"',
     }
-    for record in iter_page_records(
-        client, LIST_EVALUATION_RESULTS, arguments, items_key="evaluationResults"
-    ):
+    return iter_page_records(client, LIST_EVALUATION_RESULTS, arguments, items_key="evaluationResults")
+
+
+def iter_evaluation_results(
+    client: ToolClient, app: str, run_name: str, *, page_size: int = 100
+) -> Iterator[dict[str, Any]]:
+    """The results of one evaluation run, across all evaluations of the app."""
+    for record in iter_evaluation_result_records(client, app, run_name, page_size=page_size):
         yield from page_items(record.result, "evaluationResults", LIST_EVALUATION_RESULTS)
 
 

@@ -15,11 +15,12 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from pipelines.ces.client import CesMcpClient
-from pipelines.ces.paging import ApiRecord, as_record, fetch_record, iter_page_records, page_items
+from pipelines.ces.paging import ApiRecord, as_record, fetch_record, page_items
 from pipelines.ces.tools import (
     GET_EVALUATION_RUN,
     LIST_EVALUATION_RESULTS,
     LIST_EVALUATION_RUNS,
+    iter_evaluation_result_records,
     iter_evaluation_run_records,
 )
 from pipelines.ingest.rejects import rejects_batch
@@ -102,14 +103,7 @@ def fetch_evaluation_runs(
                 yield record.to_dict()
         if client.has_tool(LIST_EVALUATION_RESULTS):
             for name in wanted:
-                arguments = {
-                    "parent": f"{app}/evaluations/-",
-                    "pageSize": page_size,
-                    "filter": f'evaluation_run = "{name}"',
-                }
-                for page in iter_page_records(
-                    client, LIST_EVALUATION_RESULTS, arguments, items_key="evaluationResults"
-                ):
+                for page in iter_evaluation_result_records(client, app, name, page_size=page_size):
                     result.results += len(
                         page_items(page.result, "evaluationResults", LIST_EVALUATION_RESULTS)
                     )
