@@ -1,0 +1,73 @@
+"""The dashboard asset: `report/dashboard`, regenerated after the warehouse tables load.
+
+It depends on every warehouse table. Its automation condition asks for a new report once any
+of them was updated since the report last ran, waiting until no load of them is in progress (a
+backfill of many days gives one report at its end, not one per day). The `report_after_loads`
+sensor evaluates that condition every 30 s while the Dagster daemon runs, so scheduled and
+sensor-started ingests, and CLI ingests recorded in the same instance, refresh the page. The
+`report_dashboard` job regenerates it on demand. The report opens the warehouse read-only.
+"""
+
+import dagster as dg
+
+from pipelines.orchestration.conversation_assets import CONVERSATION_OUTPUT_TABLES, warehouse_key
+from pipelines.orchestration.evaluation_assets import EVALUATION_OUTPUT_TABLES
+from pipelines.orchestration.resources import WarehouseResource
+from pipelines.report import ReportError, default_report_path, write_report
+
+REPORT_KEY = dg.AssetKey(["report", "dashboard"])
+WAREHOUSE_TABLE_KEYS = [
+    warehouse_key(name)
+    for name in dict.fromkeys(spec.name for spec in (*CONVERSATION_OUTPUT_TABLES, *EVALUATION_OUTPUT_TABLES))
+]
+
+AFTER_WAREHOUSE_LOADS = (
+    dg.AutomationCondition.any_deps_updated().since(
+        dg.AutomationCondition.newly_requested() | dg.AutomationCondition.newly_updated()
+    )
+    & ~dg.AutomationCondition.any_deps_in_progress()
+    & ~dg.AutomationCondition.in_progress()
+).with_label("a warehouse table was loaded since the last report, and no load is running")
+
+
+@dg.asset(
+    key=REPORT_KEY,
+    deps=WAREHOUSE_TABLE_KEYS,
+    group_name="report",
+    kinds={"html"},
+    automation_condition=AFTER_WAREHOUSE_LOADS,
+    description="The dashboard: one self-contained HTML page of the trend views and the latest evaluation "
+    "regression (CES_REPORT, default report.html beside the warehouse).",
+)
+def dashboard(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    target = default_report_path(warehouse.path)
+    try:
+        report = write_report(warehouse.path, target)
+    except ReportError as exc:
+        raise dg.Failure(str(exc)) from exc
+    context.log.info(f"wrote {report.path}: {report.charts} charts, {report.size_bytes} bytes")
+    return dg.MaterializeResult(
+        metadata={
+            "path": dg.MetadataValue.path(report.path),
+            "charts": report.charts,
+            "charts_with_data": report.charts_with_data,
+            "bytes": report.size_bytes,
+        }
+    )
+
+
+REPORT_ASSETS = [dashboard]
+
+report_dashboard_job = dg.define_asset_job(
+    "report_dashboard",
+    selection=dg.AssetSelection.assets(dashboard),
+    description="Regenerate the dashboard (report/dashboard) from the warehouse.",
+)
+
+report_after_loads_sensor = dg.AutomationConditionSensorDefinition(
+    "report_after_loads",
+    target=dg.AssetSelection.assets(dashboard),
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    minimum_interval_seconds=30,
+    description="Regenerates report/dashboard once warehouse tables were loaded and no load is running.",
+)

@@ -1,0 +1,364 @@
+"""Every trend view on a small warehouse of known data, against values computed from the input JSON."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import duckdb
+import pytest
+import trend_samples as samples
+from pytest import approx
+
+from pipelines.warehouse.catalog import view_files, view_names
+from pipelines.warehouse.duck import Warehouse
+
+QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99))
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
+    return samples.build_warehouse(tmp_path_factory.mktemp("trends"))[1]
+
+
+def rows(warehouse: Warehouse, sql: str) -> list[dict]:
+    with warehouse.connect(read_only=True) as conn:
+        cursor = conn.execute(sql)
+        columns = [d[0] for d in cursor.description]
+        return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+
+
+def by_key(found: list[dict], *keys: str) -> dict[tuple, dict]:
+    keyed = {tuple(row[key] for key in keys): row for row in found}
+    assert len(keyed) == len(found), f"{keys} is not the grain"
+    return keyed
+
+
+def test_every_view_file_is_one_view_named_after_it_with_a_header() -> None:
+    for path in view_files():
+        text = path.read_text()
+        assert text.startswith("-- "), path.name
+        assert "Grain: one row per" in text, path.name
+        assert text.count("CREATE OR REPLACE VIEW") == 1, path.name
+        assert f"CREATE OR REPLACE VIEW {path.stem} AS" in text, path.name
+    order = view_names()
+    assert order.index("component_spans") < order.index("daily_component_latency")
+    assert order.index("agent_transfer_steps") < order.index("daily_agent_transfers")
+    assert order.index("evaluation_pass_rate_by_run") < order.index("daily_evaluation_pass_rate")
+
+
+def test_days_do_not_depend_on_the_session_time_zone(warehouse: Warehouse) -> None:
+    with duckdb.connect(warehouse.path, read_only=True) as conn:
+        conn.execute("SET TimeZone = 'Pacific/Kiritimati'")  # UTC+14
+        days = conn.execute("SELECT DISTINCT day FROM daily_conversations ORDER BY day").fetchall()
+    assert [day for (day,) in days] == list(samples.DAYS)
+
+
+def test_daily_conversations_and_input_types(warehouse: Warehouse) -> None:
+    expected: Counter = Counter()
+    turns: Counter = Counter()
+    open_: Counter = Counter()
+    input_types: Counter = Counter()
+    for app, item in samples.all_conversations():
+        day = samples.utc_day(item["startTime"])
+        key = (
+            day,
+            app,
+            item.get("source", "SOURCE_UNSPECIFIED"),
+            item.get("channelType", "CHANNEL_TYPE_UNSPECIFIED"),
+            item.get("languageCode", "und"),
+        )
+        expected[key] += 1
+        turns[key] += item["turnCount"]
+        open_[key] += "endTime" not in item
+        for kind in item.get("inputTypes") or ["INPUT_TYPE_UNSPECIFIED"]:
+            input_types[(day, app, kind)] += 1
+    found = by_key(
+        rows(warehouse, "SELECT * FROM daily_conversations"),
+        "day",
+        "app",
+        "source",
+        "channel_type",
+        "language_code",
+    )
+    assert {key: row["conversations"] for key, row in found.items()} == dict(expected)
+    assert {key: row["turns"] for key, row in found.items()} == dict(turns)
+    assert {key: row["in_progress"] for key, row in found.items()} == dict(open_)
+    by_type = by_key(
+        rows(warehouse, "SELECT * FROM daily_conversations_by_input_type"), "day", "app", "input_type"
+    )
+    assert {key: row["conversations"] for key, row in by_type.items()} == dict(input_types)
+
+    by_source: Counter = Counter()
+    for (day, app, source, _, _), count in expected.items():
+        by_source[(day, app, source)] += count
+    legacy = by_key(rows(warehouse, "SELECT * FROM daily_conversations_by_source"), "day", "app", "source")
+    assert {key: row["conversations"] for key, row in legacy.items()} == dict(by_source)
+
+
+def test_daily_conversation_length(warehouse: Warehouse) -> None:
+    found = by_key(rows(warehouse, "SELECT * FROM daily_conversation_length"), "day", "app")
+    groups = samples.grouped(
+        (
+            {
+                "day": samples.utc_day(item["startTime"]),
+                "app": app,
+                "turns": item["turnCount"],
+                "duration": (
+                    samples.parse_timestamp_micros(item["endTime"])
+                    - samples.parse_timestamp_micros(item["startTime"])
+                )
+                / 1e6
+                if "endTime" in item
+                else None,
+            }
+            for app, item in samples.all_conversations()
+        ),
+        "day",
+        "app",
+    )
+    assert set(found) == set(groups)
+    for key, members in groups.items():
+        row = found[key]
+        turns = [m["turns"] for m in members]
+        durations = [m["duration"] for m in members if m["duration"] is not None]
+        assert row["conversations"] == len(members) and row["ended_conversations"] == len(durations)
+        assert row["turns_avg"] == approx(sum(turns) / len(turns))
+        assert row["turns_max"] == max(turns)
+        assert row["duration_max_seconds"] == approx(max(durations))
+        for name, q in QUANTILES:
+            assert row[f"turns_{name}"] == approx(samples.quantile(turns, q)), (key, name)
+            assert row[f"duration_{name}_seconds"] == approx(samples.quantile(durations, q)), (key, name)
+
+
+def test_component_spans_map_prefixed_names_to_components(warehouse: Warehouse) -> None:
+    found = rows(warehouse, "SELECT name, component, subject, day FROM component_spans")
+    expected = samples.spans()
+    assert len(found) == len(expected)
+    assert Counter((r["name"], r["component"]) for r in found) == Counter(
+        (s["name"], s["component"]) for s in expected
+    )
+    pairs = {(r["name"], r["component"], r["subject"]) for r in found}
+    assert ("TOOL:lookup_order", "Tool", "lookup_order") in pairs
+    assert ("AGENT:billing", "Agent", "billing") in pairs
+    assert ("tool:search", "Tool", "search") in pairs
+    assert ("Planner", "Other", None) in pairs
+    assert ("Tool", "Tool", "lookup_order") in pairs  # the tool's "name" attribute
+    assert {r["subject"] for r in found if r["name"] == "LLM"} == set(samples.MODELS)
+    # a conversation that started at 23:59:30 keeps its spans on its start day
+    assert {r["day"] for r in found} == set(samples.DAYS)
+
+
+def test_daily_component_latency(warehouse: Warehouse) -> None:
+    found = by_key(rows(warehouse, "SELECT * FROM daily_component_latency"), "day", "app", "component")
+    groups = samples.grouped(samples.spans(), "day", "app", "component")
+    assert set(found) == set(groups)
+    assert {component for _, _, component in found} == {
+        "Turn",
+        "LLM",
+        "Tool",
+        "Callback",
+        "Guardrail",
+        "TTS",
+        "VAD",
+        "Agent",
+        "Other",
+    }
+    for key, members in groups.items():
+        durations = [m["seconds"] for m in members]
+        row = found[key]
+        assert row["spans"] == len(members)
+        assert row["max_seconds"] == approx(max(durations))
+        assert row["total_seconds"] == approx(sum(durations))
+        for name, q in QUANTILES:
+            assert row[f"{name}_seconds"] == approx(samples.quantile(durations, q)), (key, name)
+
+
+def test_daily_turn_latency(warehouse: Warehouse) -> None:
+    found = by_key(rows(warehouse, "SELECT * FROM daily_turn_latency"), "day", "app")
+    roots = [s for s in samples.spans() if s["component"] == "Turn"]
+    groups = samples.grouped(roots, "day", "app")
+    assert set(found) == set(groups)
+    for key, members in groups.items():
+        perceived = [m["attributes"]["perceived latency (ms)"] for m in members if m["attributes"]]
+        row = found[key]
+        assert row["turns"] == len(members)
+        assert row["turns_with_perceived_latency"] == len(perceived)
+        for name, q in QUANTILES:
+            assert row[f"perceived_{name}_ms"] == approx(samples.quantile(perceived, q))
+            assert row[f"duration_{name}_seconds"] == approx(
+                samples.quantile([m["seconds"] for m in members], q)
+            )
+
+
+def test_daily_llm_usage(warehouse: Warehouse) -> None:
+    found = by_key(rows(warehouse, "SELECT * FROM daily_llm_usage"), "day", "app", "model")
+    llm = [
+        dict(s, model=s["attributes"].get("model", "unknown"))
+        for s in samples.spans()
+        if s["component"] == "LLM"
+    ]
+    groups = samples.grouped(llm, "day", "app", "model")
+    assert set(found) == set(groups)
+    for key, members in groups.items():
+        attributes = [m["attributes"] for m in members]
+        inputs = sum(int(a.get("input token count", 0)) for a in attributes)
+        outputs = sum(int(a.get("output token count", 0)) for a in attributes)
+        first_chunk = [a["time to first chunk (ms)"] for a in attributes if "time to first chunk (ms)" in a]
+        row = found[key]
+        assert (row["llm_calls"], row["input_tokens"], row["output_tokens"]) == (
+            len(members),
+            inputs,
+            outputs,
+        )
+        assert row["total_tokens"] == inputs + outputs
+        for name, q in QUANTILES:
+            assert row[f"first_chunk_{name}_ms"] == approx(samples.quantile(first_chunk, q))
+        assert row["p90_seconds"] == approx(samples.quantile([m["seconds"] for m in members], 0.9))
+
+
+def test_daily_tool_calls_and_error_rate(warehouse: Warehouse) -> None:
+    events = samples.tool_events()
+    groups = samples.grouped(events, "day", "app", "tool")
+    found = by_key(rows(warehouse, "SELECT * FROM daily_tool_calls"), "day", "app", "tool")
+    assert set(found) == set(groups)
+    assert any(row["errors"] for row in found.values())
+    for key, members in groups.items():
+        responses = [m for m in members if m["kind"] == "toolResponse"]
+        errors = sum(m["error"] for m in responses)
+        row = found[key]
+        assert row["calls"] == sum(m["kind"] == "toolCall" for m in members)
+        assert (row["responses"], row["errors"]) == (len(responses), errors)
+        assert row["error_rate"] == approx(errors / len(responses))
+        assert row["display_name"] == members[0]["display_name"]
+    legacy = by_key(rows(warehouse, "SELECT * FROM daily_tool_error_rate"), "day", "tool")
+    assert {key: row["errors"] for key, row in legacy.items()} == {
+        (day, tool): row["errors"] for (day, _, tool), row in found.items()
+    }
+
+
+def test_agent_transfer_steps_and_daily_flows(warehouse: Warehouse) -> None:
+    expected = samples.transfers()
+    steps = rows(warehouse, "SELECT * FROM agent_transfer_steps ORDER BY conversation_name, step")
+    assert len(steps) == len(expected)
+    per_conversation = samples.grouped(expected, "conversation")
+    for (conversation,), members in per_conversation.items():
+        mine = [r for r in steps if r["conversation_name"] == conversation]
+        assert [(r["step"], r["from_agent"], r["to_agent"]) for r in mine] == [
+            (index + 1, t["from"], t["to"]) for index, t in enumerate(members)
+        ]
+    assert any(r["from_agent"] is None for r in steps)  # a conversation without entry agent
+
+    flows = by_key(
+        rows(warehouse, "SELECT * FROM daily_agent_transfers"), "day", "app", "from_agent", "to_agent"
+    )
+    groups = samples.grouped(expected, "day", "app", "from", "to")
+    assert {key: row["transfers"] for key, row in flows.items()} == {k: len(v) for k, v in groups.items()}
+    assert {key: row["conversations"] for key, row in flows.items()} == {
+        k: len({t["conversation"] for t in v}) for k, v in groups.items()
+    }
+
+
+def _summaries() -> list[dict]:
+    found = []
+    for app, runs in samples.evaluation_runs().items():
+        for run in runs:
+            for evaluation, counts in run["evaluationRunSummaries"].items():
+                passed, failed, errors = (counts.get(f"{k}Count", 0) for k in ("passed", "failed", "error"))
+                found.append(
+                    {
+                        "app": app,
+                        "run": run["name"],
+                        "state": run["state"],
+                        "day": samples.utc_day(run["createTime"]),
+                        "version": run["appVersion"],
+                        "evaluation": evaluation,
+                        "passed": passed,
+                        "failed": failed,
+                        "errors": errors,
+                    }
+                )
+    return found
+
+
+def test_evaluation_pass_rates_by_run_and_per_day(warehouse: Warehouse) -> None:
+    expected = _summaries()
+    found = by_key(
+        rows(warehouse, "SELECT * FROM evaluation_pass_rate_by_run"), "evaluation_run_name", "evaluation_name"
+    )
+    assert set(found) == {(s["run"], s["evaluation"]) for s in expected}
+    for s in expected:
+        row = found[(s["run"], s["evaluation"])]
+        results = s["passed"] + s["failed"] + s["errors"]
+        assert (row["passed"], row["failed"], row["errors"], row["results"]) == (
+            s["passed"],
+            s["failed"],
+            s["errors"],
+            results,
+        )
+        assert row["pass_rate"] == approx(s["passed"] / results)
+        assert row["app_version_label"] == "v" + s["version"].rsplit("/", 1)[-1]
+        assert row["evaluation_label"] == s["evaluation"].rsplit("/", 1)[-1]
+
+    daily = by_key(
+        rows(warehouse, "SELECT * FROM daily_evaluation_pass_rate"),
+        "day",
+        "app",
+        "app_version",
+        "evaluation_name",
+    )
+    completed = samples.grouped(
+        [s for s in expected if s["state"] == "COMPLETED"], "day", "app", "version", "evaluation"
+    )
+    assert set(daily) == set(completed)
+    for key, members in completed.items():
+        passed = sum(m["passed"] for m in members)
+        results = sum(m["passed"] + m["failed"] + m["errors"] for m in members)
+        assert daily[key]["runs"] == len(members)
+        assert daily[key]["pass_rate"] == approx(passed / results)
+
+
+def test_evaluation_latency_by_run(warehouse: Warehouse) -> None:
+    found = by_key(
+        rows(warehouse, "SELECT * FROM evaluation_latency_by_run"), "evaluation_run_name", "kind", "subject"
+    )
+    expected = {}
+    for app, runs in samples.evaluation_runs().items():
+        for run in runs:
+            report = run.get("latencyReport", {})
+            for field, kind, subject in (
+                ("toolLatencies", "tool", lambda e: e["tool"]),
+                ("llmCallLatencies", "llm_call", lambda e: e["model"]),
+                ("guardrailLatencies", "guardrail", lambda e: e["guardrail"]),
+                ("callbackLatencies", "callback", lambda e: e["stage"]),
+            ):
+                for entry in report.get(field, []):
+                    metrics = entry["latencyMetrics"]
+                    expected[(run["name"], kind, subject(entry))] = (
+                        app,
+                        samples.seconds(metrics["p50Latency"]),
+                        samples.seconds(metrics["p90Latency"]),
+                        samples.seconds(metrics["p99Latency"]),
+                        metrics["callCount"],
+                    )
+    assert set(found) == set(expected)
+    for key, (app, p50, p90, p99, calls) in expected.items():
+        row = found[key]
+        assert (row["app"], row["call_count"]) == (app, calls)
+        assert (row["p50_seconds"], row["p90_seconds"], row["p99_seconds"]) == approx((p50, p90, p99))
+    labels = {row["label"] for row in found.values()}
+    assert {"Lookup", "gemini-2.5-flash", "pii", "beforeModel"} <= labels
+
+
+def test_views_are_described_for_bi_tools(tmp_path: Path) -> None:
+    warehouse = Warehouse(str(tmp_path / "empty.duckdb"))
+    with warehouse.connect() as conn:
+        warehouse.ensure_schema(conn)
+        warehouse.ensure_schema(conn)  # idempotent: views re-created, comments re-applied
+        comments = dict(
+            conn.execute(
+                "SELECT view_name, comment FROM duckdb_views() WHERE NOT internal AND schema_name = 'main'"
+            ).fetchall()
+        )
+    assert set(comments) == set(view_names())
+    assert all(comments.values()), comments
