@@ -12,6 +12,7 @@ from datetime import date
 import dagster as dg
 import duckdb
 
+from pipelines.orchestration.keys import warehouse_key
 from pipelines.transform.schemas import (
     CONVERSATION_TABLES,
     EVALUATION_RESULTS,
@@ -25,13 +26,9 @@ FRESHNESS_HOURS = float(os.environ.get("CES_FRESHNESS_HOURS") or 48)
 """How old an app's newest conversation may be before the freshness check warns."""
 
 
-def _key(table: str) -> dg.AssetKey:
-    return dg.AssetKey(["warehouse", table])
-
-
 def _result(table: str, name: str, outcome: checks.CheckOutcome) -> dg.AssetCheckResult:
     return dg.AssetCheckResult(
-        asset_key=_key(table),
+        asset_key=warehouse_key(table),
         check_name=name,
         passed=outcome.passed,
         severity=dg.AssetCheckSeverity.WARN if name in WARNING_CHECKS else dg.AssetCheckSeverity.ERROR,
@@ -46,7 +43,7 @@ WARNING_CHECKS = frozenset({"turn_counts_agree", "conversations_are_fresh"})
 def _unique_spec(spec: TableSpec) -> dg.AssetCheckSpec:
     return dg.AssetCheckSpec(
         "unique_keys",
-        asset=_key(spec.name),
+        asset=warehouse_key(spec.name),
         blocking=True,
         description=f"No two rows of {spec.name} share the key ({', '.join(spec.key)}).",
     )
@@ -55,22 +52,25 @@ def _unique_spec(spec: TableSpec) -> dg.AssetCheckSpec:
 CONVERSATION_CHECK_SPECS = [
     *(_unique_spec(spec) for spec in CONVERSATION_TABLES),
     dg.AssetCheckSpec(
-        "spans_have_parents", asset=_key("spans"), blocking=True, description="Every span's parent exists."
+        "spans_have_parents",
+        asset=warehouse_key("spans"),
+        blocking=True,
+        description="Every span's parent exists.",
     ),
     dg.AssetCheckSpec(
         "no_negative_durations",
-        asset=_key("spans"),
+        asset=warehouse_key("spans"),
         blocking=True,
         description="No conversation, turn or span has a negative duration.",
     ),
     dg.AssetCheckSpec(
         "turn_counts_agree",
-        asset=_key("turns"),
+        asset=warehouse_key("turns"),
         description="turn_count as reported by the API agrees with the turns loaded (warns).",
     ),
     dg.AssetCheckSpec(
         "conversations_are_fresh",
-        asset=_key("conversations"),
+        asset=warehouse_key("conversations"),
         description=f"The app's newest conversation is under {FRESHNESS_HOURS:g} h old (CES_FRESHNESS_HOURS)",
     ),
 ]
@@ -89,7 +89,7 @@ def conversation_check_results(
     freshness = checks.newest_conversation(conn, app)
     age = freshness.age_hours()
     yield dg.AssetCheckResult(
-        asset_key=_key("conversations"),
+        asset_key=warehouse_key("conversations"),
         check_name="conversations_are_fresh",
         passed=age is not None and age <= FRESHNESS_HOURS,
         severity=dg.AssetCheckSeverity.WARN,
@@ -108,7 +108,7 @@ EVALUATION_CHECK_SPECS = [
     *(_unique_spec(spec) for spec in EVALUATION_CHECKED_TABLES),
     dg.AssetCheckSpec(
         "no_negative_latencies",
-        asset=_key("evaluation_run_latencies"),
+        asset=warehouse_key("evaluation_run_latencies"),
         blocking=True,
         description="No latency percentile of a run's latency report is negative.",
     ),

@@ -14,6 +14,7 @@ from pipelines.ingest.flatten import flatten_conversation_partition
 from pipelines.ingest.load import load_conversation_partition
 from pipelines.lake.checks import rows_outside_partition
 from pipelines.orchestration.checks import CONVERSATION_CHECK_SPECS, conversation_check_results
+from pipelines.orchestration.keys import lake_key, table_asset_specs, warehouse_key
 from pipelines.orchestration.partitions import (
     APP_DAY_PARTITIONS,
     CES_API_POOL,
@@ -26,14 +27,6 @@ from pipelines.transform.schemas import CONVERSATION_TABLES, REJECTS
 GROUP = "conversations"
 RAW_PAGES = dg.AssetKey(["raw", "conversation_pages"])
 CONVERSATION_OUTPUT_TABLES = (*CONVERSATION_TABLES, REJECTS)
-
-
-def lake_key(table: str) -> dg.AssetKey:
-    return dg.AssetKey(["lake", table])
-
-
-def warehouse_key(table: str) -> dg.AssetKey:
-    return dg.AssetKey(["warehouse", table])
 
 
 @dg.asset(
@@ -79,16 +72,9 @@ def conversation_pages(
 
 
 @dg.multi_asset(
-    specs=[
-        dg.AssetSpec(
-            lake_key(spec.name),
-            deps=[RAW_PAGES],
-            group_name=GROUP,
-            kinds={"parquet"},
-            description=spec.description,
-        )
-        for spec in CONVERSATION_OUTPUT_TABLES
-    ],
+    specs=table_asset_specs(
+        CONVERSATION_OUTPUT_TABLES, lake_key, deps_of=lambda _: [RAW_PAGES], group=GROUP, kind="parquet"
+    ),
     check_specs=[
         dg.AssetCheckSpec(
             "rows_in_partition",
@@ -127,16 +113,9 @@ def lake_conversation_tables(
 
 
 @dg.multi_asset(
-    specs=[
-        dg.AssetSpec(
-            warehouse_key(spec.name),
-            deps=[lake_key(spec.name)],
-            group_name=GROUP,
-            kinds={"duckdb"},
-            description=spec.description,
-        )
-        for spec in CONVERSATION_OUTPUT_TABLES
-    ],
+    specs=table_asset_specs(
+        CONVERSATION_OUTPUT_TABLES, warehouse_key, deps_of=lambda t: [lake_key(t)], group=GROUP, kind="duckdb"
+    ),
     check_specs=CONVERSATION_CHECK_SPECS,
     partitions_def=APP_DAY_PARTITIONS,
     pool=WAREHOUSE_POOL,

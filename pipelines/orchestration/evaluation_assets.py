@@ -12,6 +12,7 @@ from pydantic import Field
 from pipelines.ingest.evaluations import fetch_evaluation_runs, load_observation_file
 from pipelines.ingest.trigger import start_evaluation
 from pipelines.orchestration.checks import EVALUATION_CHECK_SPECS, evaluation_check_results
+from pipelines.orchestration.keys import table_asset_specs, warehouse_key
 from pipelines.orchestration.partitions import APP_PARTITIONS, CES_API_POOL, WAREHOUSE_POOL
 from pipelines.orchestration.resources import CesResource, LakeResource, WarehouseResource
 from pipelines.transform.schemas import (
@@ -77,16 +78,13 @@ def evaluation_run_observations(
 
 
 @dg.multi_asset(
-    specs=[
-        dg.AssetSpec(
-            ["warehouse", spec.name],
-            deps=[RAW_EVALUATION_RUNS],
-            group_name=GROUP,
-            kinds={"duckdb"},
-            description=spec.description,
-        )
-        for spec in EVALUATION_OUTPUT_TABLES
-    ],
+    specs=table_asset_specs(
+        EVALUATION_OUTPUT_TABLES,
+        warehouse_key,
+        deps_of=lambda _: [RAW_EVALUATION_RUNS],
+        group=GROUP,
+        kind="duckdb",
+    ),
     check_specs=EVALUATION_CHECK_SPECS,
     partitions_def=APP_PARTITIONS,
     pool=WAREHOUSE_POOL,
@@ -107,7 +105,7 @@ def warehouse_evaluation_tables(
     context.log.info(f"{app}: loaded {rows}")
     for spec in EVALUATION_OUTPUT_TABLES:
         yield dg.MaterializeResult(
-            asset_key=["warehouse", spec.name], metadata={"dagster/row_count": rows[spec.name]}
+            asset_key=warehouse_key(spec.name), metadata={"dagster/row_count": rows[spec.name]}
         )
     if rows[REJECTS.name]:
         context.log.warning(f"{rows[REJECTS.name]} evaluation objects rejected: see the rejects table")
