@@ -1,0 +1,320 @@
+"""Named queries: typed parameters declared in their headers, values checked against the input JSON."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from datetime import date
+
+import pytest
+import trend_samples as samples
+from pytest import approx
+
+from pipelines.cli import main
+from pipelines.warehouse.duck import Warehouse
+from pipelines.warehouse.queries import NamedQueryError, named_queries, parse_query, run_query
+
+NOV_1, NOV_2 = samples.DAYS
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
+    return samples.build_warehouse(tmp_path_factory.mktemp("queries"))[1]
+
+
+def query(warehouse: Warehouse, name: str, **params) -> list[dict]:
+    columns, rows = run_query(warehouse.path, name, params)
+    return [dict(zip(columns, row, strict=True)) for row in rows]
+
+
+def test_every_query_has_a_description_and_declares_what_it_uses() -> None:
+    queries = {q.name: q for q in named_queries()}
+    assert {
+        "daily_volume",
+        "span_latency",
+        "tool_errors",
+        "token_usage",
+        "agent_transfer_flows",
+        "evaluation_pass_rates",
+        "evaluation_latency",
+        "evaluation_regressions",
+        "component_latency",
+        "conversation_volume",
+    } <= set(queries)
+    for q in queries.values():
+        assert q.description, q.name
+        assert all(p.description for p in q.parameters), q.name
+
+
+def test_declarations_are_parsed_and_checked() -> None:
+    parsed = parse_query(
+        "sample",
+        "-- What it does.\n"
+        "-- param since DATE = 2026-01-01: first day\n"
+        "-- param limit INTEGER: how many\n"
+        "-- param by CHOICE(a|b) = a: split\n"
+        "SELECT $since, $limit, $by, '$not_a_parameter' -- $nor_this\n",
+    )
+    since, limit, by = parsed.parameters
+    assert (since.type, since.default, since.required) == ("DATE", date(2026, 1, 1), False)
+    assert limit.required and by.choices == ("a", "b")
+    assert parsed.bind({"limit": "3"}) == {"since": date(2026, 1, 1), "limit": 3, "by": "a"}
+    with pytest.raises(NamedQueryError, match="needs --param limit"):
+        parsed.bind({})
+    with pytest.raises(NamedQueryError, match="expects an integer, got 'many'"):
+        parsed.bind({"limit": "many"})
+    with pytest.raises(NamedQueryError, match="expects one of a, b, got 'c'"):
+        parsed.bind({"limit": "1", "by": "c"})
+    with pytest.raises(NamedQueryError, match="has no parameter until"):
+        parsed.bind({"limit": "1", "until": "2026-01-01"})
+    with pytest.raises(NamedQueryError, match=r"uses undeclared \$app"):
+        parse_query("bad", "-- Bad.\nSELECT $app\n")
+    with pytest.raises(NamedQueryError, match="declares unused app"):
+        parse_query("bad", "-- Bad.\n-- param app VARCHAR = NULL: an app\nSELECT 1\n")
+    with pytest.raises(NamedQueryError, match="bad declaration"):
+        parse_query("bad", "-- Bad.\n-- param app: no type\nSELECT $app\n")
+
+
+def test_daily_volume_with_app_and_day_filters(warehouse: Warehouse) -> None:
+    everything = samples.all_conversations()
+    per_day = Counter(samples.utc_day(item["startTime"]) for _, item in everything)
+    live = Counter(
+        samples.utc_day(item["startTime"]) for _, item in everything if item.get("source") == "LIVE"
+    )
+    found = query(warehouse, "daily_volume")
+    assert [(r["day"], r["conversations"], r["live"]) for r in found] == [
+        (day, per_day[day], live[day]) for day in samples.DAYS
+    ]
+    sales = Counter(samples.utc_day(item["startTime"]) for app, item in everything if app == samples.SALES)
+    assert [(r["day"], r["conversations"]) for r in query(warehouse, "daily_volume", app="sales")] == sorted(
+        sales.items()
+    )
+    assert [
+        (r["day"], r["conversations"]) for r in query(warehouse, "daily_volume", app=samples.SALES)
+    ] == sorted(sales.items())
+    assert [r["day"] for r in query(warehouse, "daily_volume", since="2026-11-02")] == [NOV_2]
+    assert [r["day"] for r in query(warehouse, "daily_volume", until="2026-11-02")] == [NOV_1]
+    assert query(warehouse, "daily_volume", app="no-such-app") == []
+
+
+def test_conversation_volume_by_each_split(warehouse: Warehouse) -> None:
+    everything = samples.all_conversations()
+    readers = {
+        "source": lambda app, item: [item.get("source", "SOURCE_UNSPECIFIED")],
+        "channel_type": lambda app, item: [item.get("channelType", "CHANNEL_TYPE_UNSPECIFIED")],
+        "language": lambda app, item: [item.get("languageCode", "und")],
+        "input_type": lambda app, item: item.get("inputTypes") or ["INPUT_TYPE_UNSPECIFIED"],
+        "app": lambda app, item: [app],
+    }
+    for split, read in readers.items():
+        expected = Counter(
+            (samples.utc_day(item["startTime"]), value)
+            for app, item in everything
+            for value in read(app, item)
+        )
+        found = query(warehouse, "conversation_volume", by=split)
+        assert {(r["day"], r["value"]): r["conversations"] for r in found} == dict(expected), split
+    with pytest.raises(NamedQueryError, match="expects one of source"):
+        query(warehouse, "conversation_volume", by="weather")
+
+
+def test_conversation_length_and_turn_latency(warehouse: Warehouse) -> None:
+    found = {r["day"]: r for r in query(warehouse, "conversation_length", app="support")}
+    for day in samples.DAYS:
+        items = [
+            i
+            for a, i in samples.all_conversations()
+            if a == samples.SUPPORT and samples.utc_day(i["startTime"]) == day
+        ]
+        assert found[day]["conversations"] == len(items)
+        assert found[day]["turns_p90"] == approx(samples.quantile([i["turnCount"] for i in items], 0.9))
+    roots = [s for s in samples.spans() if s["component"] == "Turn"]
+    turn_rows = {r["day"]: r for r in query(warehouse, "turn_latency")}
+    for day in samples.DAYS:
+        mine = [s for s in roots if s["day"] == day]
+        perceived = [s["attributes"]["perceived latency (ms)"] for s in mine if s["attributes"]]
+        assert turn_rows[day]["turns"] == len(mine)
+        assert turn_rows[day]["perceived_p99_ms"] == approx(samples.quantile(perceived, 0.99))
+
+
+def test_component_and_span_latency(warehouse: Warehouse) -> None:
+    spans = samples.spans()
+    found = {(r["day"], r["component"]): r for r in query(warehouse, "component_latency")}
+    groups = samples.grouped(spans, "day", "component")
+    assert set(found) == set(groups)
+    for key, members in groups.items():
+        durations = [m["seconds"] for m in members]
+        assert found[key]["spans"] == len(members)
+        assert found[key]["p90_seconds"] == approx(round(samples.quantile(durations, 0.9), 4))
+    llm_only = query(warehouse, "component_latency", component="llm", since="2026-11-02")
+    assert {(r["day"], r["component"]) for r in llm_only} == {(NOV_2, "LLM")}
+
+    by_name = {r["span_name"]: r for r in query(warehouse, "span_latency")}
+    names = samples.grouped(spans, "name")
+    assert set(by_name) == {name for (name,) in names}
+    for (name,), members in names.items():
+        assert by_name[name]["spans"] == len(members)
+        assert by_name[name]["p50_seconds"] == approx(
+            round(samples.quantile([m["seconds"] for m in members], 0.5), 4)
+        )
+    assert by_name["TOOL:lookup_order"]["component"] == "Tool"
+    p90s = [r["p90_seconds"] for r in query(warehouse, "span_latency")]
+    assert p90s == sorted(p90s, reverse=True)
+
+
+def test_tool_errors_and_trend(warehouse: Warehouse) -> None:
+    events = samples.tool_events()
+    totals = samples.grouped(events, "tool")
+    found = query(warehouse, "tool_errors")
+    assert {r["tool"] for r in found} == {tool for (tool,) in totals}
+    for row in found:
+        members = totals[(row["tool"],)]
+        responses = [m for m in members if m["kind"] == "toolResponse"]
+        errors = sum(m["error"] for m in responses)
+        assert (row["calls"], row["responses"], row["errors"]) == (
+            len(members) - len(responses),
+            len(responses),
+            errors,
+        )
+        assert row["error_rate"] == approx(round(errors / len(responses), 4))
+    assert [r["errors"] for r in found] == sorted((r["errors"] for r in found), reverse=True)
+
+    trend = {(r["day"], r["tool"]): r for r in query(warehouse, "tool_error_trend", app="support")}
+    daily = samples.grouped([e for e in events if e["app"] == samples.SUPPORT], "day", "tool")
+    assert {key: row["errors"] for key, row in trend.items()} == {
+        key: sum(m["error"] for m in members) for key, members in daily.items()
+    }
+
+
+def test_token_usage(warehouse: Warehouse) -> None:
+    llm = [
+        dict(s, model=s["attributes"].get("model", "unknown"))
+        for s in samples.spans()
+        if s["component"] == "LLM"
+    ]
+    groups = samples.grouped(llm, "day", "model")
+    found = {(r["day"], r["model"]): r for r in query(warehouse, "token_usage")}
+    assert set(found) == set(groups)
+    for key, members in groups.items():
+        attributes = [m["attributes"] for m in members]
+        assert found[key]["llm_calls"] == len(members)
+        assert found[key]["input_tokens"] == sum(int(a.get("input token count", 0)) for a in attributes)
+        assert found[key]["output_tokens"] == sum(int(a.get("output token count", 0)) for a in attributes)
+        first_chunk = [a["time to first chunk (ms)"] for a in attributes if "time to first chunk (ms)" in a]
+        assert found[key]["first_chunk_p50_ms"] == approx(samples.quantile(first_chunk, 0.5))
+
+
+def test_agent_transfer_flows(warehouse: Warehouse) -> None:
+    transfers = samples.transfers()
+    names = {t["to"]: t["to_display_name"] for t in transfers if t["to_display_name"]}
+    expected = Counter((t["from"], t["to"]) for t in transfers)
+    found = query(warehouse, "agent_transfer_flows")
+    assert {(r["from_agent"], r["to_agent"]): r["transfers"] for r in found} == dict(expected)
+    assert [r["transfers"] for r in found] == sorted((r["transfers"] for r in found), reverse=True)
+    for row in found:
+        if row["from_agent"] is None:
+            assert row["from_label"] == "(unknown entry agent)"
+        else:
+            assert row["from_label"] == names.get(row["from_agent"], row["from_agent"].rsplit("/", 1)[-1])
+        assert row["to_label"] == names.get(row["to_agent"], row["to_agent"].rsplit("/", 1)[-1])
+    day_two = query(warehouse, "agent_transfer_flows", since="2026-11-02", app="sales")
+    assert sum(r["transfers"] for r in day_two) == sum(
+        1 for t in transfers if t["day"] == NOV_2 and t["app"] == samples.SALES
+    )
+
+
+def test_evaluation_pass_rates_and_latency(warehouse: Warehouse) -> None:
+    runs = samples.evaluation_runs()
+    completed = [run for app_runs in runs.values() for run in app_runs if run["state"] == "COMPLETED"]
+    found = query(warehouse, "evaluation_pass_rates")
+    expected = [
+        (run["name"], evaluation, counts.get("passedCount", 0))
+        for run in sorted(completed, key=lambda r: r["createTime"])
+        for evaluation, counts in sorted(run["evaluationRunSummaries"].items())
+    ]
+    assert [(r["evaluation_run_name"], r["evaluation_name"], r["passed"]) for r in found] == expected
+    refund = query(warehouse, "evaluation_pass_rates", evaluation="refund")
+    assert [r["pass_rate"] for r in refund] == [approx(0.8), approx(0.8), approx(0.4)]
+    assert [r["app_version_label"] for r in refund] == ["v1", "v2", "v3"]
+
+    latency = query(warehouse, "evaluation_latency", kind="tool", app="support")
+    assert [(r["evaluation_run_name"].rsplit("/", 1)[-1], r["label"], r["p90_seconds"]) for r in latency] == [
+        ("run-1", "Lookup", 0.5),
+        ("run-2", "Cancel", 0.6),
+        ("run-2", "Lookup", 0.5),
+        ("run-3", "Lookup", 0.6),
+    ]
+    every_kind = {r["kind"] for r in query(warehouse, "evaluation_latency")}
+    assert every_kind == {"tool", "llm_call", "guardrail", "callback"}
+
+
+def test_evaluation_regressions_compare_the_two_latest_completed_runs(warehouse: Warehouse) -> None:
+    found = query(warehouse, "evaluation_regressions")
+    assert {r["app"] for r in found} == {samples.SUPPORT}  # sales has one completed run only
+    assert {(r["previous_run"], r["latest_run"]) for r in found} == {
+        (f"{samples.SUPPORT}/evaluationRuns/run-2", f"{samples.SUPPORT}/evaluationRuns/run-3")
+    }
+    status = {(r["kind"], r["label"], r["metric"]): r["status"] for r in found}
+    # pass rates: refund 4/5 → 2/5, transfer 1/2 → 2/2, greeting unchanged, escalation new
+    assert status[("evaluation", "refund", "pass_rate")] == "regressed"
+    assert status[("evaluation", "transfer", "pass_rate")] == "improved"
+    assert status[("evaluation", "greeting", "pass_rate")] == "unchanged"
+    assert status[("evaluation", "escalation", "pass_rate")] == "new"
+    # latency: lookup p90 0.5 → 0.6 (+20 %) regressed, p99 1.0 → 1.05 (+5 %) within 10 %
+    assert status[("tool", "Lookup", "p90_seconds")] == "regressed"
+    assert status[("tool", "Lookup", "p99_seconds")] == "unchanged"
+    assert status[("tool", "Cancel", "p50_seconds")] == "gone"
+    assert status[("llm_call", "gemini-2.5-flash", "p90_seconds")] == "improved"
+    assert status[("guardrail", "pii", "p90_seconds")] == "unchanged"  # +4 %
+    refund = next(r for r in found if r["label"] == "refund")
+    assert (refund["previous_value"], refund["latest_value"]) == (approx(0.8), approx(0.4))
+    assert refund["change"] == approx(-0.4)
+    assert found[0]["status"] == "regressed"
+
+    strict = {
+        (r["kind"], r["label"], r["metric"])
+        for r in query(warehouse, "evaluation_regressions", max_latency_rise="0.01", status="regressed")
+    }
+    assert ("guardrail", "pii", "p90_seconds") in strict and ("tool", "Lookup", "p99_seconds") in strict
+    lenient = query(warehouse, "evaluation_regressions", max_pass_rate_drop="0.5", status="regressed")
+    assert ("evaluation", "refund", "pass_rate") not in {
+        (r["kind"], r["label"], r["metric"]) for r in lenient
+    }
+    assert query(warehouse, "evaluation_regressions", app="sales") == []
+
+
+def test_the_cli_lists_parameters_binds_them_and_refuses_bad_ones(
+    warehouse: Warehouse, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("CES_WAREHOUSE", warehouse.path)
+    assert main(["query", "--list"]) == 0
+    listed = capsys.readouterr().out
+    assert "evaluation_regressions" in listed and "--param since DATE = 1970-01-01" in listed
+    assert "--param by CHOICE(source|channel_type|language|input_type|app) = source" in listed
+
+    assert (
+        main(
+            [
+                "query",
+                "daily_volume",
+                "--format",
+                "json",
+                "--param",
+                "app=support",
+                "--param",
+                "since=2026-11-02",
+            ]
+        )
+        == 0
+    )
+    assert [row["day"] for row in json.loads(capsys.readouterr().out)] == ["2026-11-02"]
+
+    for bad, message in (
+        ("since=2026-13-01", "expects a date (YYYY-MM-DD)"),
+        ("colour=blue", "has no parameter colour"),
+        ("since", "--param expects NAME=VALUE"),
+    ):
+        assert main(["query", "daily_volume", "--param", bad]) == 2
+        assert message in capsys.readouterr().err
+    assert main(["query", "daily_volume", "--param", "app='; DROP TABLE conversations; --"]) == 0
+    assert Warehouse(warehouse.path).row_counts()["conversations"] == len(samples.all_conversations())
