@@ -1,0 +1,162 @@
+"""The dashboard: one self-contained HTML file, rendered by headless Chromium with no network and
+no console message; the report/dashboard asset and the condition that regenerates it."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from pathlib import Path
+
+import dagster as dg
+import pytest
+import trend_samples as samples
+from report_browser import ensure_chromium, visit
+
+from pipelines.orchestration.partitions import APP_PARTITIONS
+from pipelines.orchestration.report_assets import REPORT_KEY, dashboard, report_after_loads_sensor
+from pipelines.orchestration.resources import WarehouseResource
+from pipelines.report import ReportError, default_report_path, write_report
+from pipelines.warehouse.duck import Warehouse
+
+OUTPUT = Path(__file__).resolve().parent / "output"
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
+    return samples.build_warehouse(tmp_path_factory.mktemp("report"))[1]
+
+
+@pytest.fixture(scope="module")
+def report(warehouse: Warehouse, tmp_path_factory: pytest.TempPathFactory):
+    return write_report(warehouse.path, str(tmp_path_factory.mktemp("page") / "report.html"))
+
+
+def test_the_page_is_one_file_that_needs_nothing_from_the_network(report) -> None:
+    page = Path(report.path).read_text()
+    assert report.size_bytes == Path(report.path).stat().st_size > 1_000_000  # plotly.js is inside
+    assert re.search(r"<script[^>]*\bsrc=", page) is None
+    assert re.search(r"<link[^>]*\bhref=", page) is None
+    assert re.search(r"<(img|iframe)[^>]*\bsrc=", page) is None
+    assert "Plotly" in page and page.count('class="chart"') == report.charts
+    assert report.charts == report.charts_with_data  # the sample warehouse has data for every chart
+    expected = {
+        "volume-source",
+        "volume-channel_type",
+        "volume-input_type",
+        "volume-language",
+        "volume-app",
+        "turns-per-conversation",
+        "conversation-duration",
+        "component-latency",
+        "perceived-latency",
+        "turn-duration",
+        "tool-calls",
+        "tool-error-rate",
+        "token-usage",
+        "first-chunk",
+        "agent-transfers",
+        "evaluation-pass-rate-support",
+        "evaluation-latency-support",
+        "evaluation-pass-rate-sales",
+        "evaluation-latency-sales",
+    }
+    assert set(report.chart_ids) == expected
+    # the latest regression, as a table: support's run-3 against run-2
+    assert "support: run-2 (v2) → run-3 (v3)" in page
+    assert re.search(r'status-regressed">regressed</td><td>evaluation</td><td[^>]*>refund</td>', page)
+
+
+def test_chromium_renders_every_chart_without_a_console_message(report) -> None:
+    binary = ensure_chromium()
+    if binary is None:
+        pytest.skip("Chromium is not installed and `apt-get install chromium` was not possible here")
+    seen = visit(binary, Path(report.path).as_uri())
+    OUTPUT.mkdir(exist_ok=True)
+    (OUTPUT / "dashboard.png").write_bytes(seen.screenshot)
+    assert seen.render_error is None
+    assert seen.rendered == str(report.charts)
+    assert seen.console == [] and seen.exceptions == [] and seen.log_entries == []
+    assert [url for url in seen.requests if not url.startswith(("file:", "data:", "blob:"))] == []
+    assert [chart["id"] for chart in seen.charts] == list(report.chart_ids)
+    for chart in seen.charts:
+        assert chart["svgs"] >= 1 and chart["traces"] >= 1, chart
+        assert chart["title"], chart
+        assert chart["width"] > 300 and chart["height"] > 300, chart
+    day_charts = [c for c in seen.charts if c["id"].startswith(("volume-", "turns-", "tool-calls"))]
+    assert all("Day (UTC)" in c["xtitles"] for c in day_charts)
+    assert seen.screenshot.startswith(b"\x89PNG")
+
+
+def test_an_empty_warehouse_still_gives_every_section(tmp_path: Path) -> None:
+    warehouse = Warehouse(str(tmp_path / "empty.duckdb"))
+    with warehouse.connect() as conn:
+        warehouse.ensure_schema(conn)
+    report = write_report(warehouse.path, str(tmp_path / "out" / "report.html"))
+    assert report.charts_with_data == 0 and report.charts > 10
+    page = Path(report.path).read_text()
+    assert "No app has two completed evaluation runs yet" in page
+    assert "No conversations in this window" in page
+
+
+def test_report_errors_are_clear(tmp_path: Path, warehouse: Warehouse) -> None:
+    with pytest.raises(ReportError, match="no warehouse at"):
+        write_report(str(tmp_path / "missing.duckdb"), str(tmp_path / "r.html"))
+    with pytest.raises(ReportError, match="expects a date"):
+        write_report(warehouse.path, str(tmp_path / "r.html"), {"since": "yesterday"})
+
+
+def test_filters_narrow_the_report(warehouse: Warehouse, tmp_path: Path) -> None:
+    report = write_report(
+        warehouse.path, str(tmp_path / "r.html"), {"app": "sales", "since": date(2026, 11, 2)}
+    )
+    assert "volume-app" not in report.chart_ids  # one app: no split by app
+    assert "evaluation-pass-rate-support" not in report.chart_ids
+
+
+def test_the_default_path_is_beside_the_warehouse(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CES_REPORT", raising=False)
+    assert default_report_path("data/warehouse.duckdb") == "data/report.html"
+    monkeypatch.setenv("CES_REPORT", "/srv/www/ces.html")
+    assert default_report_path("data/warehouse.duckdb") == "/srv/www/ces.html"
+
+
+def test_the_asset_writes_the_report(
+    warehouse: Warehouse, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CES_REPORT", str(tmp_path / "dashboard.html"))
+    result = dg.materialize([dashboard], resources={"warehouse": WarehouseResource(path=warehouse.path)})
+    assert result.success
+    metadata = result.asset_materializations_for_node("report__dashboard")[0].metadata
+    assert metadata["path"].value == str(tmp_path / "dashboard.html")
+    assert metadata["charts"].value == metadata["charts_with_data"].value > 10
+    assert (tmp_path / "dashboard.html").stat().st_size == metadata["bytes"].value
+
+
+def test_a_warehouse_load_asks_for_a_new_report_once() -> None:
+    from pipelines.definitions import build_definitions
+
+    definitions = build_definitions()
+    assert definitions.resolve_job_def("report_dashboard") is not None
+    assert report_after_loads_sensor.name in {sensor.name for sensor in definitions.sensors}
+    assets = definitions.resolve_asset_graph()
+    assert set(assets.get(REPORT_KEY).parent_keys) >= {
+        dg.AssetKey(["warehouse", "conversations"]),
+        dg.AssetKey(["warehouse", "spans"]),
+        dg.AssetKey(["warehouse", "evaluation_runs"]),
+    }
+    with dg.DagsterInstance.ephemeral() as instance:
+        instance.add_dynamic_partitions(APP_PARTITIONS.name, [samples.SUPPORT])
+        selection = dg.AssetSelection.assets(REPORT_KEY)
+        first = dg.evaluate_automation_conditions(definitions, instance, asset_selection=selection)
+        assert first.total_requested == 0  # nothing loaded yet
+        instance.report_runless_asset_event(
+            dg.AssetMaterialization(asset_key=["warehouse", "evaluation_runs"], partition=samples.SUPPORT)
+        )
+        after_load = dg.evaluate_automation_conditions(
+            definitions, instance, asset_selection=selection, cursor=first.cursor
+        )
+        assert after_load.total_requested == 1
+        again = dg.evaluate_automation_conditions(
+            definitions, instance, asset_selection=selection, cursor=after_load.cursor
+        )
+        assert again.total_requested == 0  # requested once, not on every tick
