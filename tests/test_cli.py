@@ -17,7 +17,7 @@ from pipelines.warehouse.duck import Warehouse
 
 ROOT = Path(__file__).resolve().parent.parent
 SCALE = SimulatorScale(
-    seed=3, apps=2, days=2, conversations_per_day=6, max_turns=3, evaluation_runs_per_app=2
+    seed=3, apps=1, days=2, conversations_per_day=6, max_turns=3, evaluation_runs_per_app=2
 )
 
 
@@ -64,10 +64,10 @@ def test_ingest_twice_gives_the_same_rows_and_query_reads_them(workdir: Path) ->
         window = ["--since", "2026-11-01", "--until", "2026-11-03"]
         first = cli("ingest", *window, env=env, cwd=workdir)
         assert first.returncode == 0, first.stderr
-        assert "ingested 4 partitions: 24 conversations loaded" in first.stderr
+        assert "ingested 2 partitions: 12 conversations loaded" in first.stderr
         counts = Warehouse(str(workdir / "warehouse.duckdb")).row_counts()
-        assert counts["conversations"] == 24 and counts["evaluation_runs"] == 4
-        second = cli("ingest", *window, env=env, cwd=workdir)
+        assert counts["conversations"] == 12 and counts["evaluation_runs"] == 2
+        second = cli("ingest", *window, "--parallel", "1", env=env, cwd=workdir)
         assert second.returncode == 0, second.stderr
         again = Warehouse(str(workdir / "warehouse.duckdb")).row_counts()
         # Conversations are settled: the same rows. Unfinished evaluation runs progressed in
@@ -85,17 +85,17 @@ def test_ingest_twice_gives_the_same_rows_and_query_reads_them(workdir: Path) ->
     before = table_contents(workdir / "warehouse.duckdb")
     shutil.rmtree(workdir / "lake" / "tables")
     (workdir / "warehouse.duckdb").unlink()
-    rebuilt = cli("rebuild", *window, env=env, cwd=workdir)
+    rebuilt = cli("rebuild", *window, "--parallel", "1", env=env, cwd=workdir)
     assert rebuilt.returncode == 0, rebuilt.stderr
-    assert "rebuilt 4 partitions: 24 conversations loaded" in rebuilt.stderr
-    assert "evaluation runs: 4 fetches replayed" in rebuilt.stderr
+    assert "rebuilt 2 partitions: 12 conversations loaded" in rebuilt.stderr
+    assert "evaluation runs: 2 fetches replayed" in rebuilt.stderr
     assert table_contents(workdir / "warehouse.duckdb") == before
 
     listed = cli("query", "--list", env=env, cwd=workdir)
     assert "daily_volume" in listed.stdout and "Conversations per UTC day" in listed.stdout
     volume = cli("query", "daily_volume", "--format", "json", env=env, cwd=workdir)
     rows = json.loads(volume.stdout)
-    assert [(r["day"], r["conversations"]) for r in rows] == [("2026-11-01", 12), ("2026-11-02", 12)]
+    assert [(r["day"], r["conversations"]) for r in rows] == [("2026-11-01", 6), ("2026-11-02", 6)]
     as_csv = cli("query", "daily_volume", "--format", "csv", env=env, cwd=workdir)
     assert as_csv.stdout.splitlines()[0].startswith("day,conversations,live")
     unknown = cli("query", "no_such_query", env=env, cwd=workdir)
