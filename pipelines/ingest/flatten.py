@@ -3,11 +3,18 @@
 Reads the lake only, so the same code serves a fresh ingest and an offline rebuild.
 Conversations are flattened in batches of `batch_size` and streamed to the Parquet writers,
 which keeps memory flat however large the partition is.
+
+The cyclic garbage collector is paused while a partition is decoded and flattened: JSON
+decoding allocates millions of small containers, none of them in a cycle, and every
+collection would walk all of them (3.5x slower decoding). Reference counting frees them as
+before; a young-generation collection after each batch picks up any cycle made meanwhile.
 """
 
 from __future__ import annotations
 
-from contextlib import ExitStack
+import gc
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
@@ -35,6 +42,18 @@ class FlattenResult:
     rejects: int = 0
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for the block (restored after, as it was)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def flatten_conversation_partition(
     lake: Lake, app: str, day: date, *, batch_size: int = DEFAULT_BATCH_SIZE
 ) -> FlattenResult:
@@ -50,6 +69,7 @@ def flatten_conversation_partition(
 
     result = FlattenResult(app, day)
     with ExitStack() as stack:
+        stack.enter_context(gc_paused())
         writers = {
             spec.name: stack.enter_context(lake.table_writer(spec, app, day)) for spec in CONVERSATION_TABLES
         }
@@ -57,6 +77,7 @@ def flatten_conversation_partition(
         def flush() -> None:
             for name, batch in flattener.take_batches().items():
                 writers[name].write(batch)
+            gc.collect(0)
 
         records = lake.read_raw(CONVERSATIONS_DATASET, app, day)
         for conversation in resolve_conversations(records, window, on_reject=reject):

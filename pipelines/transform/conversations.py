@@ -9,10 +9,13 @@ reject with its reason; the rest of the batch loads.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
+import numpy as np
+import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from pipelines.transform import values as v
 from pipelines.transform.rows import Reject, TableBuffers
@@ -23,20 +26,24 @@ from pipelines.transform.schemas import (
     CONVERSATIONS,
     MESSAGES,
     SPANS,
+    TIMESTAMP,
     TOOL_CALLS,
     TOOL_RESPONSES,
     TURNS,
+    TableSpec,
 )
+from pipelines.transform.timeparse import duration_column, timestamp_column
 
 CONVERSATION_NAME = re.compile(r"(projects/[^/]+/locations/[^/]+/apps/[^/]+)/conversations/([^/]+)")
 REJECT_SOURCE = "conversation"
 
 
-class ConversationFlattener:
-    """Accumulates conversations and hands out one record batch per table.
+class RowConversationFlattener:
+    """The reference flattener: row tuples per table, every value checked as it is read.
 
-    Use `add()` per conversation and `take_batches()` every few hundred conversations; the
-    flattener keeps nothing after a take, which is what bounds memory on large ingests.
+    It defines what every table holds and why a conversation is rejected. The columnar
+    `ConversationFlattener` below produces exactly the same batches and rejects, faster; it
+    hands every batch it cannot vouch for to this one.
     """
 
     def __init__(self) -> None:
@@ -64,6 +71,10 @@ class ConversationFlattener:
 
     def take_rejects(self) -> list[Reject]:
         return self._buffers.take_rejects()
+
+    def discard(self) -> None:
+        """Drop the rows collected since the last take (the rejects stay)."""
+        self._buffers.discard()
 
     # -- the walk ---------------------------------------------------------------------------
 
@@ -277,6 +288,471 @@ def _tool_origin(item: dict[str, Any], field: str) -> tuple[Any, ...]:
         v.text(item.get("agentName"), f"{field}.agentName"),
         v.text(item.get("targetApp"), f"{field}.targetApp"),
     )
+
+
+class _Unvouched(Exception):
+    """The columnar walk met something it leaves to the reference flattener."""
+
+
+_EMPTY: dict[str, Any] = {}
+"""What an absent (null) nested message reads as; never mutated."""
+
+_TIMESTAMP_COLUMNS = {
+    "conversations": ("start_time", "end_time"),
+    "turns": ("start_time",),
+    "messages": ("event_time",),
+    "spans": ("start_time", "end_time"),
+}
+_DURATION_COLUMNS = {"turns": ("duration_seconds",), "spans": ("duration_seconds",)}
+_DERIVED_COLUMNS = {"conversation_name", "duration_seconds"}
+
+
+class _Columns:
+    """The value lists of one table, one list per column (conversation_name is derived)."""
+
+    __slots__ = ("lists", "offsets", "spec")
+
+    def __init__(self, spec: TableSpec):
+        self.spec = spec
+        skip = {"conversation_name"} | ({"duration_seconds"} if spec is CONVERSATIONS else set())
+        self.lists: dict[str, list[Any]] = {f.name: [] for f in spec.schema if f.name not in skip}
+        self.offsets: list[int] = [0]
+        """Row count after each conversation of the batch: which rows belong to which."""
+
+    @property
+    def lead(self) -> list[Any]:
+        return next(iter(self.lists.values()))
+
+    def truncate(self, rows: int) -> None:
+        for values in self.lists.values():
+            del values[rows:]
+
+    def clear(self) -> None:
+        for values in self.lists.values():
+            values.clear()
+        self.offsets[1:] = []
+
+
+class ConversationFlattener:
+    """Accumulates conversations and hands out one record batch per table.
+
+    Use `add()` per conversation and `take_batches()` every few hundred conversations; the
+    flattener keeps nothing after a take, which is what bounds memory on large ingests.
+
+    Columnar: the walk appends each value to its column's list, unconverted; strings,
+    timestamps and durations are checked and converted a whole column at a time in Arrow when
+    the batch is taken. Anything the columnar path cannot vouch for (a wrong type, an
+    unusual timestamp spelling) sends the batch to `RowConversationFlattener`, the reference,
+    so batches and rejects are exactly the reference's, value for value. A conversation the
+    reference rejects is rolled back out of every table and recorded as a reject; rejects
+    come out in the order the conversations were added. `add()` returns False for a
+    conversation rejected at once; the column checks may reject one more when the batch is
+    taken, and `take_rejects()` lists those too.
+    """
+
+    def __init__(self) -> None:
+        self._tables = {spec.name: _Columns(spec) for spec in CONVERSATION_TABLES}
+        self._leads = [table.lead for table in self._tables.values()]
+        self._reference = RowConversationFlattener()
+        self._objects: list[Any] = []
+        self._ordinals: list[int] = []
+        self._names: list[str] = []
+        self._unvouched = False
+        self._added = 0
+        self._rejects: list[tuple[int, Reject]] = []
+        self._ready: list[dict[str, pa.RecordBatch]] = []
+        self._walk = self._build_walk()
+
+    def __len__(self) -> int:
+        """Conversations flattened since the last take (not counting those rejected at once)."""
+        return len(self._objects) + sum(batch[CONVERSATIONS.name].num_rows for batch in self._ready)
+
+    def add(self, conversation: Any) -> bool:
+        """Flatten one conversation; False when it is rejected (rolled back, recorded as a reject)."""
+        ordinal = self._added
+        self._added += 1
+        try:
+            name = self._walk(conversation)
+        except Exception:
+            for table, rows in zip(self._tables.values(), self._tables_rows(), strict=True):
+                table.truncate(rows)
+            reject = self._reference_reject(conversation)
+            if reject is not None:
+                self._rejects.append((ordinal, reject))
+                return False
+            self._unvouched = True  # valid after all: the reference flattens the batch
+            name = conversation["name"]
+        for table in self._tables.values():
+            table.offsets.append(len(table.lead))
+        self._objects.append(conversation)
+        self._ordinals.append(ordinal)
+        self._names.append(name)
+        return True
+
+    def take_batches(self) -> dict[str, pa.RecordBatch]:
+        """One record batch per conversation table (possibly empty), then start afresh."""
+        self._settle()
+        ready, self._ready = self._ready, []
+        if len(ready) == 1:
+            return ready[0]
+        return {
+            spec.name: pa.concat_batches([batch[spec.name] for batch in ready])
+            if ready
+            else pa.RecordBatch.from_pylist([], schema=spec.schema)
+            for spec in CONVERSATION_TABLES
+        }
+
+    def take_rejects(self) -> list[Reject]:
+        """Every reject so far (the pending batch checked first), in the order added."""
+        self._settle()
+        rejects, self._rejects = sorted(self._rejects, key=lambda item: item[0]), []
+        return [reject for _, reject in rejects]
+
+    # -- settling a batch ---------------------------------------------------------------------
+
+    def _tables_rows(self) -> list[int]:
+        return [table.offsets[-1] for table in self._tables.values()]
+
+    def _reference_reject(self, conversation: Any) -> Reject | None:
+        """The reference's verdict on one conversation: its reject, or None when it flattens."""
+        reference = self._reference
+        accepted = reference.add(conversation)
+        reference.discard()
+        return None if accepted else reference.take_rejects()[0]
+
+    def _settle(self) -> None:
+        """Convert the pending batch (columnar, or by the reference when unvouched) into `_ready`."""
+        if not self._objects:
+            if not self._ready:
+                self._ready.append(self._empty_batches())
+            return
+        batches = None
+        if not self._unvouched:
+            try:
+                batches = self._convert()
+            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+                batches = None  # a value of the wrong type: the reference names it
+        if batches is None:
+            batches = self._reference_batches()
+        for table in self._tables.values():
+            table.clear()
+        self._objects, self._ordinals, self._names = [], [], []
+        self._unvouched = False
+        self._ready.append(batches)
+
+    def _empty_batches(self) -> dict[str, pa.RecordBatch]:
+        return {spec.name: pa.RecordBatch.from_pylist([], schema=spec.schema) for spec in CONVERSATION_TABLES}
+
+    def _reference_batches(self) -> dict[str, pa.RecordBatch]:
+        reference = self._reference
+        for ordinal, conversation in zip(self._ordinals, self._objects, strict=True):
+            if not reference.add(conversation):
+                self._rejects.append((ordinal, reference.take_rejects()[0]))
+        return reference.take_batches()
+
+    def _convert(self) -> dict[str, pa.RecordBatch] | None:
+        """The batch as Arrow, or None when a column holds a value only the reference may judge."""
+        names = pa.array(self._names, type=pa.string())
+        batches: dict[str, pa.RecordBatch] = {}
+        for spec in CONVERSATION_TABLES:
+            table = self._tables[spec.name]
+            counts = np.diff(np.asarray(table.offsets, dtype=np.int64))
+            timestamps = _TIMESTAMP_COLUMNS.get(spec.name, ())
+            durations = _DURATION_COLUMNS.get(spec.name, ())
+            arrays: dict[str, pa.Array] = {}
+            for field in spec.schema:
+                if field.name == "conversation_name":
+                    arrays[field.name] = (
+                        names
+                        if spec is CONVERSATIONS
+                        else names.take(np.repeat(np.arange(len(counts)), counts))
+                    )
+                    continue
+                if field.name not in table.lists:
+                    continue
+                values = table.lists[field.name]
+                if field.name in timestamps:
+                    micros = timestamp_column(pa.array(values, type=pa.string()))
+                    if micros is None:
+                        return None
+                    arrays[field.name] = micros.cast(TIMESTAMP)
+                elif field.name in durations:
+                    seconds = duration_column(pa.array(values, type=pa.string()))
+                    if seconds is None:
+                        return None
+                    arrays[field.name] = seconds
+                else:
+                    arrays[field.name] = pa.array(values, type=field.type)
+            if spec is CONVERSATIONS:
+                start = arrays["start_time"].cast(pa.int64())
+                end = arrays["end_time"].cast(pa.int64())
+                arrays["duration_seconds"] = pc.divide(
+                    pc.cast(pc.subtract(end, start), pa.float64(), safe=False), 1e6
+                )
+            batches[spec.name] = pa.RecordBatch.from_arrays(
+                [arrays[field.name] for field in spec.schema], schema=spec.schema
+            )
+        return batches
+
+    # -- the walk -------------------------------------------------------------------------------
+
+    def _build_walk(self) -> Callable[[Any], str]:
+        """The per-conversation walk as a closure over every column's `append` (the hot loop).
+
+        It checks only what it must to walk (containers are dicts and lists) and raises on
+        anything else; values are appended as they are and checked column-wise later.
+        """
+        t = {name: table.lists for name, table in self._tables.items()}
+        conversations, turns, messages, chunks = t["conversations"], t["turns"], t["messages"], t["chunks"]
+        tool_calls, tool_responses, transfers, spans = (
+            t["tool_calls"],
+            t["tool_responses"],
+            t["agent_transfers"],
+            t["spans"],
+        )
+        c_app, c_id = conversations["app"].append, conversations["conversation_id"].append
+        c_start, c_end = conversations["start_time"].append, conversations["end_time"].append
+        c_turn_count, c_source = conversations["turn_count"].append, conversations["source"].append
+        c_channel, c_inputs = conversations["channel_type"].append, conversations["input_types"].append
+        c_entry, c_deployment = conversations["entry_agent"].append, conversations["deployment"].append
+        c_version, c_language = conversations["app_version"].append, conversations["language_code"].append
+        t_index, t_text = turns["turn_index"].append, turns["user_intended_text"].append
+        t_messages, t_spans = turns["message_count"].append, turns["span_count"].append
+        t_start, t_duration = turns["start_time"].append, turns["duration_seconds"].append
+        m_turn, m_index, m_role = (
+            messages["turn_index"].append,
+            messages["message_index"].append,
+            messages["role"].append,
+        )
+        m_time, m_chunks = messages["event_time"].append, messages["chunk_count"].append
+        k_turn, k_message, k_index = (
+            chunks["turn_index"].append,
+            chunks["message_index"].append,
+            chunks["chunk_index"].append,
+        )
+        k_type, k_text, k_mime = (
+            chunks["chunk_type"].append,
+            chunks["text"].append,
+            chunks["mime_type"].append,
+        )
+        k_bytes, k_alt, k_payload = (
+            chunks["data_bytes"].append,
+            chunks["alt_text"].append,
+            chunks["payload"].append,
+        )
+        call_columns = [values.append for values in tool_calls.values()]
+        response_columns = [values.append for values in tool_responses.values()]
+        transfer_columns = [values.append for values in transfers.values()]
+        s_turn, s_id, s_parent, s_depth = (
+            spans["turn_index"].append,
+            spans["span_id"].append,
+            spans["parent_span_id"].append,
+            spans["depth"].append,
+        )
+        s_name, s_start, s_end = spans["name"].append, spans["start_time"].append, spans["end_time"].append
+        s_duration, s_attributes = spans["duration_seconds"].append, spans["attributes"].append
+        dumps = orjson.dumps
+        name_match = CONVERSATION_NAME.fullmatch
+        int32 = v.int32
+        base64_size = v.base64_size
+
+        def struct(value: Any) -> bytes | None:
+            if value is None:
+                return None
+            if type(value) is not dict:
+                raise _Unvouched
+            return dumps(value)
+
+        def message_of(value: Any) -> dict[str, Any]:
+            if type(value) is dict:
+                return value
+            if value is None:
+                return _EMPTY
+            raise _Unvouched
+
+        def list_of(value: Any) -> list[Any]:
+            if type(value) is list:
+                return value
+            if value is None:
+                return []
+            raise _Unvouched
+
+        def tool_row(columns: list[Callable[[Any], None]], position: tuple[Any, ...], values: tuple) -> None:
+            for append, value in zip(columns, (*position, *values), strict=True):
+                append(value)
+
+        def add_chunks(turn_index: int | None, message_index: int, items: list[Any]) -> None:
+            for chunk_index, chunk in enumerate(items):
+                chunk = message_of(chunk)
+                text = mime_type = alt_text = payload = data_bytes = None
+                if "text" in chunk:
+                    kind, text = "text", chunk["text"]
+                elif "transcript" in chunk:
+                    kind, text = "transcript", chunk["transcript"]
+                elif "blob" in chunk:
+                    kind = "blob"
+                    blob = message_of(chunk["blob"])
+                    mime_type = blob.get("mimeType")
+                    data_bytes = base64_size(blob.get("data"), "blob.data")
+                elif "image" in chunk:
+                    kind = "image"
+                    image = message_of(chunk["image"])
+                    mime_type = image.get("mimeType")
+                    data_bytes = base64_size(image.get("data"), "image.data")
+                    alt_text = image.get("altText")
+                elif "payload" in chunk:
+                    kind, payload = "payload", struct(chunk["payload"])
+                elif "updatedVariables" in chunk:
+                    kind, payload = "updated_variables", struct(chunk["updatedVariables"])
+                elif "defaultVariables" in chunk:
+                    kind, payload = "default_variables", struct(chunk["defaultVariables"])
+                elif "toolCall" in chunk:
+                    kind = "tool_call"
+                    call = message_of(chunk["toolCall"])
+                    toolset = message_of(call.get("toolsetTool"))
+                    tool_row(
+                        call_columns,
+                        (turn_index, message_index, chunk_index),
+                        (
+                            call.get("id"),
+                            call.get("tool"),
+                            toolset.get("toolset"),
+                            toolset.get("toolId"),
+                            call.get("displayName"),
+                            struct(call.get("args")),
+                            call.get("parentToolCallId"),
+                            call.get("agentName"),
+                            call.get("targetApp"),
+                        ),
+                    )
+                elif "toolResponse" in chunk:
+                    kind = "tool_response"
+                    response = message_of(chunk["toolResponse"])
+                    toolset = message_of(response.get("toolsetTool"))
+                    body = response.get("response")
+                    tool_row(
+                        response_columns,
+                        (turn_index, message_index, chunk_index),
+                        (
+                            response.get("id"),
+                            response.get("tool"),
+                            toolset.get("toolset"),
+                            toolset.get("toolId"),
+                            response.get("displayName"),
+                            struct(body),
+                            type(body) is dict and "error" in body,
+                            response.get("parentToolCallId"),
+                            response.get("agentName"),
+                            response.get("targetApp"),
+                        ),
+                    )
+                elif "agentTransfer" in chunk:
+                    kind = "agent_transfer"
+                    transfer = message_of(chunk["agentTransfer"])
+                    tool_row(
+                        transfer_columns,
+                        (turn_index, message_index, chunk_index),
+                        (transfer.get("targetAgent"), transfer.get("displayName")),
+                    )
+                elif chunk:
+                    kind = next(iter(chunk))
+                    payload = dumps(chunk[kind])
+                else:
+                    kind = None
+                k_turn(turn_index)
+                k_message(message_index)
+                k_index(chunk_index)
+                k_type(kind)
+                k_text(text)
+                k_mime(mime_type)
+                k_bytes(data_bytes)
+                k_alt(alt_text)
+                k_payload(payload)
+
+        def add_messages(turn_index: int | None, items: list[Any]) -> None:
+            for message_index, item in enumerate(items):
+                item = message_of(item)
+                chunk_items = list_of(item.get("chunks"))
+                m_turn(turn_index)
+                m_index(message_index)
+                m_role(item.get("role"))
+                m_time(item.get("eventTime"))
+                m_chunks(len(chunk_items))
+                add_chunks(turn_index, message_index, chunk_items)
+
+        def add_spans(turn_index: int, root: dict[str, Any]) -> int:
+            stack: list[tuple[Any, int | None, int]] = [(root, None, 0)]
+            push, pop = stack.append, stack.pop
+            span_id = 0
+            while stack:
+                span, parent_id, depth = pop()
+                span = message_of(span)
+                get = span.get
+                s_turn(turn_index)
+                s_id(span_id)
+                s_parent(parent_id)
+                s_depth(depth)
+                s_name(get("name"))
+                s_start(get("startTime"))
+                s_end(get("endTime"))
+                s_duration(get("duration"))
+                s_attributes(struct(get("attributes")))
+                children = get("childSpans")
+                if children:
+                    if type(children) is not list:
+                        raise _Unvouched
+                    child_depth = depth + 1
+                    for child in reversed(children):
+                        push((child, span_id, child_depth))
+                span_id += 1
+            return span_id
+
+        def walk(conversation: Any) -> str:
+            if type(conversation) is not dict:
+                raise _Unvouched
+            get = conversation.get
+            name = get("name")
+            match = name_match(name) if type(name) is str else None
+            if match is None:
+                raise _Unvouched
+            turn_items = list_of(get("turns"))
+            legacy = list_of(get("messages"))
+            inputs = list_of(get("inputTypes"))
+            c_app(match.group(1))
+            c_id(match.group(2))
+            c_start(get("startTime"))
+            c_end(get("endTime"))
+            c_turn_count(int32(get("turnCount"), "turnCount"))
+            c_source(get("source"))
+            c_channel(get("channelType"))
+            c_inputs(inputs)
+            c_entry(get("entryAgent"))
+            c_deployment(get("deployment"))
+            c_version(get("appVersion"))
+            c_language(get("languageCode"))
+            for turn_index, turn in enumerate(turn_items):
+                turn = message_of(turn)
+                message_items = list_of(turn.get("messages"))
+                root = turn.get("rootSpan")
+                if root is None:
+                    span_count = 0
+                    t_start(None)
+                    t_duration(None)
+                else:
+                    if type(root) is not dict:
+                        raise _Unvouched
+                    span_count = add_spans(turn_index, root)
+                    t_start(root.get("startTime"))
+                    t_duration(root.get("duration"))
+                t_index(turn_index)
+                t_text(turn.get("userIntendedText"))
+                t_messages(len(message_items))
+                t_spans(span_count)
+                add_messages(turn_index, message_items)
+            add_messages(None, legacy)
+            return name
+
+        return walk
 
 
 def flatten_conversations(conversations: Iterable[Any]) -> tuple[dict[str, pa.Table], list[Reject]]:

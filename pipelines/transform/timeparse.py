@@ -12,6 +12,9 @@ import re
 from datetime import date
 from functools import lru_cache
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 _TIMESTAMP = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))"
 )
@@ -56,3 +59,69 @@ def parse_duration_seconds(value: str) -> float:
     if not isinstance(value, str) or _DURATION.fullmatch(value) is None:
         raise TimeFormatError(f"not a protobuf duration: {str(value)[:80]!r}")
     return float(value[:-1])
+
+
+# -- whole columns at once (Arrow compute) ------------------------------------------------------
+#
+# The flattener keeps timestamp and duration strings as they came and converts a batch's
+# column in one go. A column function returns None unless it can vouch for every value: then
+# the caller parses the batch with the per-value functions above, so the column path never
+# decides differently. It handles the canonical ASCII spellings exactly and leaves the rest
+# (non-ASCII digits, years before 1000, invalid dates, out-of-range offsets) to them.
+
+_TS_SHAPE = r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})$"
+_TS_TAIL = r"^(?:\.(?P<f>\d{1,9}))?(?:[Zz]|(?P<s>[+-])(?P<h>\d{2}):(?P<m>\d{2}))$"
+_DURATION_SHAPE = r"^-?\d+(?:\.\d{1,9})?s$"
+_MICROS = 1_000_000
+
+
+def _all(mask: pa.Array) -> bool:
+    """True when every non-null value of a boolean array is true."""
+    return bool(pc.all(mask).as_py() is not False)
+
+
+def timestamp_column(values: pa.Array) -> pa.Array | None:
+    """Microseconds since the epoch (int64, nulls kept) for a string column, or None.
+
+    Same values as `parse_timestamp_micros` for every string it accepts; None whenever one
+    string is not of the canonical shape or would not parse.
+    """
+    if values.null_count == len(values):
+        return pa.nulls(len(values), pa.int64())
+    if not _all(pc.match_substring_regex(values, _TS_SHAPE)):
+        return None
+    base = pc.utf8_slice_codeunits(values, 0, 19)
+    if not _all(pc.greater_equal(pc.utf8_slice_codeunits(base, 0, 4), "1000")):
+        return None
+    if not _all(pc.equal(pc.utf8_slice_codeunits(base, 10, 11), "T")):
+        base = pc.utf8_replace_slice(base, 10, 11, "T")
+    try:
+        # The strict cast refuses an invalid date or time of day (Feb 30, 24:00, :60).
+        seconds = pc.cast(pc.cast(base, pa.timestamp("s")), pa.int64())
+    except pa.ArrowInvalid:
+        return None
+    micros = pc.multiply(seconds, _MICROS)
+    if _all(pc.ends_with(values, "Z")):
+        fraction = pc.utf8_slice_codeunits(values, 20, -1)  # "" or the digits after the dot
+        offset = None
+    else:
+        tail = pc.extract_regex(pc.utf8_slice_codeunits(values, 19), _TS_TAIL)
+        fraction = tail.field("f")
+        hours = pc.cast(pc.if_else(pc.equal(tail.field("h"), ""), "0", tail.field("h")), pa.int64())
+        minutes = pc.cast(pc.if_else(pc.equal(tail.field("m"), ""), "0", tail.field("m")), pa.int64())
+        if not (_all(pc.less_equal(hours, 23)) and _all(pc.less_equal(minutes, 59))):
+            return None
+        offset = pc.multiply(pc.add(pc.multiply(hours, 3600), pc.multiply(minutes, 60)), _MICROS)
+        offset = pc.if_else(pc.equal(tail.field("s"), "-"), pc.negate(offset), offset)
+    fraction = pc.cast(pc.utf8_slice_codeunits(pc.utf8_rpad(fraction, 6, "0"), 0, 6), pa.int64())
+    micros = pc.add(micros, fraction)
+    return micros if offset is None else pc.subtract(micros, offset)
+
+
+def duration_column(values: pa.Array) -> pa.Array | None:
+    """Seconds (float64, nulls kept) for a column of protobuf duration strings, or None."""
+    if values.null_count == len(values):
+        return pa.nulls(len(values), pa.float64())
+    if not _all(pc.match_substring_regex(values, _DURATION_SHAPE)):
+        return None
+    return pc.cast(pc.utf8_slice_codeunits(values, 0, -1), pa.float64())
