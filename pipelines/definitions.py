@@ -13,6 +13,7 @@ from pipelines.orchestration.evaluation_assets import (
     EVALUATION_ASSETS,
     ingest_evaluation_runs_job,
     start_evaluation_job,
+    started_evaluation_sensor,
     unfinished_evaluation_runs_sensor,
 )
 from pipelines.orchestration.report_assets import (
@@ -36,7 +37,12 @@ def build_definitions() -> dg.Definitions:
             report_dashboard_job,
         ],
         schedules=SCHEDULES,
-        sensors=[unfinished_evaluation_runs_sensor, *SENSORS, report_after_loads_sensor],
+        sensors=[
+            unfinished_evaluation_runs_sensor,
+            started_evaluation_sensor,
+            *SENSORS,
+            report_after_loads_sensor,
+        ],
         resources=resources_from_env(),
     )
 

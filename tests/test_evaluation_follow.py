@@ -8,7 +8,11 @@ import dagster as dg
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
 from pipelines.definitions import build_definitions
-from pipelines.orchestration.evaluation_assets import unfinished_evaluation_runs_sensor
+from pipelines.orchestration.evaluation_assets import (
+    started_evaluation_sensor,
+    unfinished_evaluation_runs_sensor,
+)
+from pipelines.orchestration.partitions import register_apps
 from pipelines.orchestration.resources import WarehouseResource
 from pipelines.orchestration.run import QUIET_LOGS, run_app_job
 from pipelines.warehouse.duck import Warehouse
@@ -79,3 +83,49 @@ def test_the_sensor_follows_unfinished_runs_until_they_complete(tmp_path: Path, 
     assert any(
         states[0] in ("QUEUED", "RUNNING") and states[-1] == "COMPLETED" for states, _ in progressed.values()
     )
+
+
+def test_a_run_started_by_the_job_is_loaded_by_the_sensor_it_triggers(tmp_path: Path, monkeypatch) -> None:
+    warehouse = Warehouse(str(tmp_path / "w.duckdb"))
+    with running_simulator(SimulatorConfig(scale=SCALE)) as sim:
+        for key, value in {
+            "CES_MCP_URL": sim.url,
+            "CES_APPS": sim.apps[0],
+            "CES_LAKE": str(tmp_path / "lake"),
+            "CES_WAREHOUSE": warehouse.path,
+            "CES_MAX_RPS": "500",
+        }.items():
+            monkeypatch.setenv(key, value)
+        definitions = build_definitions()
+        with dg.instance_for_test() as instance:
+            register_apps(instance, sim.apps)
+            config = {
+                "app": sim.apps[0],
+                "evaluations": ["refund-happy-path"],
+                "display_name": "from the job",
+            }
+            started = definitions.resolve_job_def("start_evaluation_job").execute_in_process(
+                run_config={"ops": {"start_evaluation_op": {"config": config}}, **QUIET_LOGS},
+                instance=instance,
+            )
+            assert started.success
+            run_name = started.output_for_node("start_evaluation_op")
+            context = dg.build_run_status_sensor_context(
+                sensor_name="started_evaluation_sensor",
+                dagster_instance=instance,
+                dagster_run=started.dagster_run,
+                dagster_event=started.get_run_success_event(),
+            )
+            request = started_evaluation_sensor(context)
+            assert request.partition_key == sim.apps[0]
+            ingest = definitions.resolve_job_def("ingest_evaluation_runs").execute_in_process(
+                run_config={**request.run_config, **QUIET_LOGS},
+                instance=instance,
+                partition_key=request.partition_key,
+            )
+            assert ingest.success
+    with warehouse.connect(read_only=True) as conn:
+        rows = conn.execute(
+            "SELECT display_name FROM evaluation_runs WHERE evaluation_run_name = ?", [run_name]
+        ).fetchall()
+    assert rows == [("from the job",)]

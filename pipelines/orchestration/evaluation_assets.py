@@ -207,3 +207,23 @@ def start_evaluation_op(
 @dg.job(description="Start an evaluation run with run_evaluation (never retried automatically).")
 def start_evaluation_job() -> None:
     start_evaluation_op()
+
+
+@dg.run_status_sensor(
+    run_status=dg.DagsterRunStatus.SUCCESS,
+    monitored_jobs=[start_evaluation_job],
+    request_job=ingest_evaluation_runs_job,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="After start_evaluation_job succeeds, fetch and load the app's runs started here.",
+)
+def started_evaluation_sensor(context: dg.RunStatusSensorContext) -> dg.RunRequest:
+    """Load a run as soon as `start_evaluation_job` created it; the unfinished-run sensor follows it.
+
+    The fetch asks for no listing: the runs this pipeline started are always included.
+    """
+    app = context.dagster_run.run_config["ops"]["start_evaluation_op"]["config"]["app"]
+    return dg.RunRequest(
+        run_key=context.dagster_run.run_id,
+        partition_key=app,
+        run_config=dg.RunConfig(ops={"raw__evaluation_runs": EvaluationRunsConfig(discover=False)}),
+    )
