@@ -10,8 +10,9 @@ sensor-started ingests, and CLI ingests recorded in the same instance, refresh t
 
 import dagster as dg
 
-from pipelines.orchestration.conversation_assets import CONVERSATION_OUTPUT_TABLES, warehouse_key
+from pipelines.orchestration.conversation_assets import CONVERSATION_OUTPUT_TABLES
 from pipelines.orchestration.evaluation_assets import EVALUATION_OUTPUT_TABLES
+from pipelines.orchestration.keys import warehouse_key
 from pipelines.orchestration.resources import WarehouseResource
 from pipelines.report import ReportError, default_report_path, write_report
 

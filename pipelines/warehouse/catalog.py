@@ -17,6 +17,7 @@ from pathlib import Path
 import duckdb
 
 from pipelines.sqlfiles import sql_files, sql_text
+from pipelines.warehouse.transaction import transaction
 
 _LINE_COMMENT = re.compile(r"--[^\n]*")
 _COMMENT_STATEMENT = re.compile(
@@ -95,14 +96,9 @@ def descriptions() -> tuple[Description, ...]:
 def install(conn: duckdb.DuckDBPyConnection) -> None:
     """(Re)create the views and bring every description up to date in one transaction, so
     readers never see a view missing or undescribed. Call it outside a transaction."""
-    conn.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(conn):
         create_views(conn)
         apply_comments(conn)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
 
 
 def apply_comments(conn: duckdb.DuckDBPyConnection) -> int:
