@@ -16,4 +16,5 @@ def load_conversation_partition(lake: Lake, warehouse: Warehouse, app: str, day:
     if missing:
         raise FileNotFoundError(f"partition {app} {day} has not been flattened: missing {missing[0]}")
     rejects_file = lake.url(lake.table_path(REJECTS.name, app, day))
-    return warehouse.replace_conversation_partition(app, day, files, rejects_file)
+    filesystem = None if lake.is_local else lake.fs
+    return warehouse.replace_conversation_partition(app, day, files, rejects_file, filesystem=filesystem)

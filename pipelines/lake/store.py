@@ -46,9 +46,13 @@ class Lake:
         self.root = self.root.rstrip("/")
         self.protocol = self.fs.protocol if isinstance(self.fs.protocol, str) else self.fs.protocol[0]
 
+    @property
+    def is_local(self) -> bool:
+        return self.protocol in ("file", "local")
+
     def url(self, path: str) -> str:
         """A path usable outside fsspec (DuckDB, users): local paths stay plain."""
-        return path if self.protocol in ("file", "local") else f"{self.protocol}://{path}"
+        return path if self.is_local else f"{self.protocol}://{path}"
 
     # -- raw API records ----------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+from fsspec import AbstractFileSystem
 
 from pipelines.ces.window import TimeWindow
 from pipelines.sqlfiles import sql_text
@@ -87,16 +88,25 @@ class Warehouse:
         install_views_and_descriptions(conn)
 
     def replace_conversation_partition(
-        self, app: str, day: date, table_files: Mapping[str, str], rejects_file: str
+        self,
+        app: str,
+        day: date,
+        table_files: Mapping[str, str],
+        rejects_file: str,
+        *,
+        filesystem: AbstractFileSystem | None = None,
     ) -> dict[str, int]:
         """Replace one (app, day) partition of every conversation table and its rejects.
 
-        `table_files` maps each conversation table to the partition's Parquet file. Returns
-        the rows inserted per table.
+        `table_files` maps each conversation table to the partition's Parquet file; for a lake
+        that is not on local disk (`gs://`, `s3://`, ...), `filesystem` is the fsspec filesystem
+        DuckDB reads the files through. Returns the rows inserted per table.
         """
         window = TimeWindow.for_day(day)
         inserted: dict[str, int] = {}
         with self.connect() as conn:
+            if filesystem is not None:
+                conn.register_filesystem(filesystem)
             self.ensure_schema(conn)
             with transaction(conn):
                 conn.execute(
