@@ -21,8 +21,12 @@ def fingerprint(*parts: object) -> str:
     return hashlib.sha256(orjson.dumps([str(part) for part in parts])).hexdigest()[:16]
 
 
-def encode_page_token(request_fingerprint: str, position: int, page: int) -> str:
-    raw = orjson.dumps({"p": position, "n": page, "f": request_fingerprint})
+def encode_page_token(request_fingerprint: str, position: int, page: int, *, variant: int = 0) -> str:
+    """A token resuming at `position`; a nonzero `variant` makes another token for the same place."""
+    fields: dict[str, object] = {"p": position, "n": page, "f": request_fingerprint}
+    if variant:
+        fields["v"] = variant
+    raw = orjson.dumps(fields)
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
 
 

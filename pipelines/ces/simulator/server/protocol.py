@@ -33,6 +33,7 @@ from pipelines.ces.simulator.server.jsonrpc import (
     RpcMessage,
 )
 from pipelines.ces.simulator.server.tools import ToolBox
+from pipelines.transform import deepjson
 
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODERN_VERSIONS = ("2026-07-28",)
@@ -158,7 +159,7 @@ class McpProtocol:
             raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}")
         envelope: dict[str, Any]
         try:
-            structured = orjson.dumps(handler(arguments))
+            structured = deepjson.dumps(handler(arguments))  # traces may nest past orjson's limit
         except ToolError as error:
             envelope = {"content": [{"type": "text", "text": str(error)}], "isError": True}
         else:

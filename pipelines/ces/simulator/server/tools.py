@@ -31,6 +31,7 @@ from pipelines.ces.simulator.server.config import SimulatorConfig
 from pipelines.ces.simulator.server.conversation_listing import ConversationListing, ConversationQuery
 from pipelines.ces.simulator.server.errors import ToolError
 from pipelines.ces.simulator.server.evaluation_registry import EvaluationRegistry
+from pipelines.ces.simulator.server.faults import SimulatedFaults
 from pipelines.ces.simulator.server.filters import parse_equality_filter, parse_start_time_filter
 from pipelines.ces.simulator.server.paging import decode_page_token, encode_page_token, fingerprint, page_size
 from pipelines.ces.simulator.server.state import SimulatorState
@@ -43,6 +44,7 @@ _RUN_FILTER_FIELDS = {"state": "state", "evaluation_type": "evaluationType"}
 _RESULT_FILTER_FIELDS = frozenset({"evaluation_run"})
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
+_EXPIRED_TOKEN = "page token expired: list again from the first page (simulated fault)"
 
 
 def _string(arguments: dict[str, Any], field: str, *, required: bool = False) -> str:
@@ -84,6 +86,8 @@ class ToolBox:
         self.scale = config.scale
         self.state = state
         self.listing = ConversationListing(config)
+        self.faults = config.faults if isinstance(config.faults, SimulatedFaults) else None
+        """The data-shaped faults (`--faults`), when the simulator has any."""
         self.registry = EvaluationRegistry(config.scale, state)
         self._handlers: dict[str, Handler] = {
             "list_conversations": self.list_conversations,
@@ -122,6 +126,8 @@ class ToolBox:
         """One page of an already ordered list (evaluation runs and results)."""
         size = page_size(arguments.get("pageSize"), self.config.page_size_default, self.config.page_size_max)
         token = _string(arguments, "pageToken")
+        if token and self.faults and self.faults.listing_fault(field, arguments) == "expire-token":
+            raise ToolError("INVALID_ARGUMENT", _EXPIRED_TOKEN)
         position = decode_page_token(token, request_fingerprint)[0] if token else 0
         out: dict[str, Any] = {}
         if items[position : position + size]:
@@ -140,15 +146,34 @@ class ToolBox:
         sources = _sources(arguments)
         request_fingerprint = fingerprint("list_conversations", parent, filter_text.strip(), sorted(sources))
         token = _string(arguments, "pageToken")
+        fault = self.faults.listing_fault("list_conversations", arguments) if self.faults else None
+        if fault == "expire-token":
+            raise ToolError("INVALID_ARGUMENT", _EXPIRED_TOKEN)
         position, page_number = decode_page_token(token, request_fingerprint) if token else (0, 0)
         query = ConversationQuery(app, window, sources, request_fingerprint)
         page = self.listing.page(query, position, page_number, size)
+        conversations = [self._served(item) for item in page.conversations]
+        if self.faults is not None and fault == "dup":
+            conversations = self.faults.with_duplicate(request_fingerprint, page_number, conversations)
         out: dict[str, Any] = {}
-        if page.conversations:
-            out["conversations"] = page.conversations
-        if page.next_position is not None:
+        if conversations:
+            out["conversations"] = conversations
+        if self.faults is not None and fault == "repeat-page":
+            again = self.faults.variant(token or request_fingerprint)  # this page once more, new token
+            out["nextPageToken"] = encode_page_token(
+                request_fingerprint, position, page_number, variant=again
+            )
+        elif page.next_position is not None:
             out["nextPageToken"] = encode_page_token(request_fingerprint, page.next_position, page_number + 1)
+        if self.faults is not None:
+            self.faults.remember_page(request_fingerprint, page_number, conversations)
         return out
+
+    def _served(self, conversation: dict[str, Any]) -> dict[str, Any]:
+        """A conversation as served: rewritten by the bad-input hook of the faults, if any."""
+        if self.faults is None or self.faults.corrupt is None:
+            return conversation
+        return self.faults.corrupt(conversation)
 
     def get_conversation(self, arguments: dict[str, Any]) -> dict[str, Any]:
         name = _string(arguments, "name", required=True)
@@ -156,7 +181,7 @@ class ToolBox:
         as_of = self.config.as_of_nanos
         if key is None or not visible(self.scale, conversation_header(self.scale, key), as_of):
             raise ToolError("NOT_FOUND", f"conversation {name} not found")
-        return conversation(self.scale, key, as_of)
+        return self._served(conversation(self.scale, key, as_of))
 
     # ------------------------------------------------------------------------------ evaluation runs
     def list_evaluation_runs(self, arguments: dict[str, Any]) -> dict[str, Any]:
