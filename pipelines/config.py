@@ -15,6 +15,10 @@ DEFAULT_MCP_URL = "https://ces.googleapis.com/mcp"
 DEFAULT_MAX_RPS = 10.0
 """The documented CES read quota is 600 requests per minute per project."""
 
+DEFAULT_MAX_ATTEMPTS = 5
+DEFAULT_RETRY_MAX_SECONDS = 120.0
+DEFAULT_RETRY_BACKOFF_SECONDS = 0.5
+
 APP_NAME_PATTERN = re.compile(r"^projects/[^/]+/locations/[^/]+/apps/[^/]+$")
 EVALUATION_RUN_NAME_PATTERN = re.compile(r"^projects/[^/]+/locations/[^/]+/apps/[^/]+/evaluationRuns/[^/]+$")
 KNOWN_SOURCES = ("LIVE", "SIMULATOR", "EVAL", "AGENT_TOOL")
@@ -48,6 +52,12 @@ class CesSettings:
     """Evaluation runs always fetched, besides those `list_evaluation_runs` finds."""
     rate_limit_file: str | None = None
     """Where processes share the request rate (one limit for all); None: this process only."""
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    """Attempts per request, the first included, for calls that may be sent again (1: no retry)."""
+    retry_max_seconds: float = DEFAULT_RETRY_MAX_SECONDS
+    """No retry of a request starts later than this after its first attempt."""
+    retry_backoff_seconds: float = DEFAULT_RETRY_BACKOFF_SECONDS
+    """First backoff ceiling; it doubles per attempt (full jitter, at most 30 s)."""
 
     def __post_init__(self) -> None:
         for app in self.apps:
@@ -68,6 +78,10 @@ class CesSettings:
             raise ConfigError(f"CES_PAGE_SIZE must be positive, got {self.page_size}")
         if self.timeout_seconds <= 0 or self.connect_timeout_seconds <= 0:
             raise ConfigError("CES_TIMEOUT_SECONDS and CES_CONNECT_TIMEOUT_SECONDS must be positive")
+        if self.max_attempts < 1:
+            raise ConfigError(f"CES_MAX_ATTEMPTS must be at least 1, got {self.max_attempts}")
+        if self.retry_max_seconds < 0 or self.retry_backoff_seconds < 0:
+            raise ConfigError("CES_RETRY_MAX_SECONDS and CES_RETRY_BACKOFF_SECONDS must not be negative")
 
 
 @dataclass(frozen=True)
@@ -104,6 +118,9 @@ def ces_settings_from_env(env: Mapping[str, str] | None = None) -> CesSettings:
         page_size=int(env_number(env, "CES_PAGE_SIZE", 100)),
         evaluation_runs=_split_csv(env.get("CES_EVALUATION_RUNS")),
         rate_limit_file=default_rate_limit_file(env),
+        max_attempts=int(env_number(env, "CES_MAX_ATTEMPTS", DEFAULT_MAX_ATTEMPTS)),
+        retry_max_seconds=env_number(env, "CES_RETRY_MAX_SECONDS", DEFAULT_RETRY_MAX_SECONDS),
+        retry_backoff_seconds=env_number(env, "CES_RETRY_BACKOFF_SECONDS", DEFAULT_RETRY_BACKOFF_SECONDS),
     )
 
 

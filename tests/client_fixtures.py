@@ -114,7 +114,8 @@ def mcp_server(handler: Handler) -> Iterator[tuple[McpServer, str]]:
 
 
 def settings_for(url: str, **overrides: Any) -> CesSettings:
-    return CesSettings(mcp_url=url, **overrides)
+    """Settings for a test server: retries keep their real rules but back off for milliseconds."""
+    return CesSettings(mcp_url=url, **{"retry_backoff_seconds": 0.005, **overrides})
 
 
 def fast_limiter() -> RateLimiter:

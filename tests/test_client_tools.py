@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import pytest
 from client_fixtures import Call, ToolServer, fast_limiter, mcp_server, rpc_result, settings_for
@@ -12,6 +14,7 @@ from pipelines.ces import tools
 from pipelines.ces.client import CesMcpClient, RetryPolicy
 from pipelines.ces.errors import CesError, CesPagingError
 
+T = TypeVar("T")
 APP = "projects/p/locations/us/apps/a"
 RUNS = [{"name": f"{APP}/evaluationRuns/r{i}", "state": "COMPLETED"} for i in range(5)]
 
@@ -80,15 +83,19 @@ def test_get_wrappers_send_the_name() -> None:
         assert tools.get_operation(client, "o") == {"echo": {"name": "o"}}
 
 
+@dataclass(frozen=True)
 class Recorder(RetryPolicy):
     """Never retries; remembers whether each failed call was idempotent."""
 
-    def __init__(self) -> None:
-        self.idempotent: list[bool] = []
+    max_attempts: int = 1
+    idempotent: list[bool] = field(default_factory=list)
 
-    def retry_delay(self, error: CesError, attempt: int, *, idempotent: bool) -> float | None:
-        self.idempotent.append(idempotent)
-        return None
+    def run(self, attempt: Callable[[], T], *, idempotent: bool, label: str, on_retry: Any = None) -> T:
+        try:
+            return super().run(attempt, idempotent=idempotent, label=label, on_retry=on_retry)
+        except CesError:
+            self.idempotent.append(idempotent)
+            raise
 
 
 def test_run_evaluation_sends_only_the_given_fields() -> None:

@@ -24,7 +24,7 @@ from client_fixtures import (
 from starlette.responses import Response
 
 from pipelines.ces.client import CesMcpClient, RetryPolicy
-from pipelines.ces.errors import CesError, CesProtocolError, CesRpcError, CesToolError, CesTransportError
+from pipelines.ces.errors import CesProtocolError, CesRpcError, CesToolError, CesTransportError
 from pipelines.ces.tools import run_evaluation
 
 TOKEN = "ya29.secret-test-token"
@@ -147,11 +147,13 @@ def test_silence_longer_than_the_read_timeout_is_a_transport_error() -> None:
         call_once(handler, timeout_seconds=0.3)
 
 
-def test_connection_refused_is_a_transport_error() -> None:
+def test_connection_refused_is_a_transport_error_saying_nothing_was_sent() -> None:
     with mcp_server(answer({})) as (_, url):
         pass  # the server is gone now
-    with client_for(url) as client, pytest.raises(CesTransportError, match="failed"):
+    with client_for(url) as client, pytest.raises(CesTransportError, match="could not connect") as info:
         client.call_tool("list_conversations", {})
+    assert info.value.request_sent is False and info.value.status_code is None
+    assert "gave up after 5 attempts" in str(info.value)
 
 
 # -- results -----------------------------------------------------------------------------------
@@ -262,7 +264,7 @@ def test_http_errors_carry_status_server_message_and_retry_after(
     response: Response, status: int, message: str, retry_after: float | None
 ) -> None:
     with pytest.raises(CesTransportError) as info:
-        call_once(reply(response))
+        call_once(reply(response), max_attempts=1)
     error = info.value
     assert (error.status_code, error.server_message, error.retry_after) == (status, message, retry_after)
     assert f"HTTP {status}" in str(error) and message in str(error)
@@ -272,7 +274,7 @@ def test_retry_after_as_http_date() -> None:
     when = format_datetime(datetime.now(UTC) + timedelta(seconds=120), usegmt=True)
     response = Response(b"", status_code=503, headers={"Retry-After": when})
     with pytest.raises(CesTransportError) as info:
-        call_once(reply(response))
+        call_once(reply(response), max_attempts=1)
     assert info.value.retry_after is not None and 100 < info.value.retry_after <= 120
 
 
@@ -319,7 +321,7 @@ def test_token_never_appears_in_repr_errors_or_debug_logs(caplog: pytest.LogCapt
     assert all(TOKEN not in r.getMessage() for r in caplog.records)
 
 
-# -- stats and the retry hook ------------------------------------------------------------------
+# -- stats and the retry policy ----------------------------------------------------------------
 
 
 def test_stats_count_requests_tool_calls_bytes_and_time() -> None:
@@ -335,17 +337,6 @@ def test_stats_count_requests_tool_calls_bytes_and_time() -> None:
     assert (stats.retries, stats.session_initializations) == (0, 0)
 
 
-class RecordingPolicy(RetryPolicy):
-    """Retries once, immediately, and remembers what it was asked."""
-
-    def __init__(self) -> None:
-        self.asked: list[tuple[str, int, bool]] = []
-
-    def retry_delay(self, error: CesError, attempt: int, *, idempotent: bool) -> float | None:
-        self.asked.append((type(error).__name__, attempt, idempotent))
-        return 0.0 if idempotent and attempt == 1 else None
-
-
 def flaky_then_ok() -> Any:
     failures: set[str] = set()
 
@@ -359,24 +350,21 @@ def flaky_then_ok() -> Any:
 
 
 def test_every_exchange_goes_through_the_retry_policy() -> None:
-    policy = RecordingPolicy()
-    with (
-        mcp_server(flaky_then_ok()) as (server, url),
-        CesMcpClient(settings_for(url), rate_limiter=fast_limiter(), retry_policy=policy) as client,
-    ):
+    with mcp_server(flaky_then_ok()) as (server, url), client_for(url) as client:
         assert client.call_tool("list_conversations", {}) == PAYLOAD
         with pytest.raises(CesTransportError):
             run_evaluation(client, "projects/p/locations/l/apps/a", evaluations=["e1"])
         stats = client.stats
-    assert policy.asked == [("CesTransportError", 1, True), ("CesTransportError", 1, False)]
     assert stats.retries == 1 and stats.requests == 3
     assert [c.tool for c in server.calls] == ["list_conversations", "list_conversations", "run_evaluation"]
 
 
-def test_default_policy_sends_nothing_twice() -> None:
+def test_policy_never_sends_nothing_twice() -> None:
     with (
         mcp_server(flaky_then_ok()) as (server, url),
-        client_for(url) as client,
+        CesMcpClient(
+            settings_for(url), rate_limiter=fast_limiter(), retry_policy=RetryPolicy.never()
+        ) as client,
         pytest.raises(CesTransportError),
     ):
         client.call_tool("list_conversations", {})

@@ -48,6 +48,11 @@ class TokenProvider(Protocol):
         """Renew the token now (after an HTTP 401), unless it changed since `rejected_token`."""
         ...
 
+    @property
+    def can_refresh(self) -> bool:
+        """Whether `force_refresh` can yield a different token (if not, a 401 is final)."""
+        ...
+
 
 class StaticTokenProvider:
     """A token the user supplied; it cannot be renewed, so a 401 with it is final."""
@@ -64,6 +69,8 @@ class StaticTokenProvider:
     def force_refresh(self, rejected_token: str | None = None) -> None:
         """Nothing to renew."""
 
+    can_refresh = False
+
     def __repr__(self) -> str:
         return "StaticTokenProvider(token=***)"
 
@@ -79,6 +86,8 @@ class NoTokenProvider:
 
     def force_refresh(self, rejected_token: str | None = None) -> None:
         """Nothing to renew."""
+
+    can_refresh = False
 
     def __repr__(self) -> str:
         return "NoTokenProvider()"
@@ -149,6 +158,8 @@ class GoogleCredentialsProvider:
         with self._lock:
             if rejected_token is None or rejected_token == self._credentials.token:
                 self._refresh()
+
+    can_refresh = True
 
     def __repr__(self) -> str:
         return f"GoogleCredentialsProvider({type(self._credentials).__name__})"

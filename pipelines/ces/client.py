@@ -8,8 +8,10 @@ which the client keeps speaking that way; an expired session is re-opened once.
 Layers, top to bottom, each one method:
 - `_request`: one JSON-RPC call, recovering when the server asks for a session (or for
   `Mcp-Param-*` headers) by negotiating and sending again;
-- `_send`: the single home of retries, through which every exchange goes, deciding with a
-  `RetryPolicy` (none yet) and told whether the request is idempotent;
+- `_send`: the single home of retries, through which every exchange goes: transient failures
+  are retried as the `RetryPolicy` says (see `pipelines.ces.retry`: idempotent calls only,
+  exponential backoff with full jitter, Retry-After honoured, bounded in attempts and time),
+  and an HTTP 401 renews the credentials and sends once more;
 - `_post`: one HTTP attempt, paced by the shared rate limiter, authenticated, reading a JSON
   or an SSE body, counted in `stats`.
 
@@ -39,14 +41,19 @@ from pipelines.ces import protocol
 from pipelines.ces.auth import TokenProvider, token_provider_from_settings
 from pipelines.ces.errors import (
     CesError,
+    CesMalformedResponseError,
     CesPagingError,
     CesProtocolError,
     CesRpcError,
     CesTransportError,
 )
 from pipelines.ces.ratelimit import FileRateLimiter, RateLimiter, rate_limiter_for
+from pipelines.ces.retry import RetryPolicy
 from pipelines.ces.sse import DEFAULT_MAX_EVENT_BYTES, SseFormatError, parse_sse
 from pipelines.config import CesSettings
+from pipelines.transform import deepjson
+
+__all__ = ["CesMcpClient", "ClientStats", "RetryPolicy"]
 
 logger = logging.getLogger("pipelines.ces.client")
 
@@ -66,7 +73,9 @@ class ClientStats:
 
     `requests` counts HTTP exchanges (handshakes and re-sends included), `tool_calls` the
     `call_tool` calls per tool, `bytes_received` response body bytes, `api_seconds` the wall
-    time spent waiting on the server, `retries` the re-sends the retry policy asked for.
+    time spent waiting on the server, `retries` the re-sends after a transient failure,
+    `retry_seconds` the time spent waiting before them, `credential_refreshes` the tokens renewed
+    after an HTTP 401, `session_initializations` the MCP handshakes.
     """
 
     requests: int = 0
@@ -74,20 +83,19 @@ class ClientStats:
     bytes_received: int = 0
     api_seconds: float = 0.0
     retries: int = 0
+    retry_seconds: float = 0.0
+    credential_refreshes: int = 0
     session_initializations: int = 0
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Whether a failed exchange is sent again. For now nothing is retried.
+@dataclass
+class _Attempt:
+    """What the latest attempt of an exchange sent that the caller may need afterwards.
 
-    `_send` asks `retry_delay` after every failure. A request that is not idempotent (e.g.
-    `run_evaluation`) must never be re-sent once it may have reached the server.
+    The token stays in this local object only: never in an exception, a log line or a record.
     """
 
-    def retry_delay(self, error: CesError, attempt: int, *, idempotent: bool) -> float | None:
-        """Seconds to wait before attempt `attempt + 1`, or None to give up with `error`."""
-        return None
+    token: str | None = None
 
 
 @dataclass(frozen=True)
@@ -246,7 +254,11 @@ class CesMcpClient:
         )
         self._limiter = rate_limiter or rate_limiter_for(settings.max_rps, settings.rate_limit_file)
         self._tokens = token_provider or token_provider_from_settings(settings)
-        self._retry_policy = retry_policy or RetryPolicy()
+        self._retry_policy = retry_policy or RetryPolicy(
+            max_attempts=settings.max_attempts,
+            max_seconds=settings.retry_max_seconds,
+            initial_backoff_seconds=settings.retry_backoff_seconds,
+        )
         self._max_event_bytes = max_event_bytes
         self._lock = threading.Lock()
         self._session_lock = threading.Lock()
@@ -449,20 +461,33 @@ class CesMcpClient:
     # -- the exchange and its retries ----------------------------------------------------------
 
     def _send(self, exchange: _Exchange, *, idempotent: bool) -> _Reply:
-        """Every HTTP exchange goes through here: the one place that decides on sending again."""
-        attempt = 1
-        while True:
-            try:
-                return self._post(exchange)
-            except CesError as exc:
-                delay = self._retry_policy.retry_delay(exc, attempt, idempotent=idempotent)
-                if delay is None:
-                    raise
-                logger.debug("retrying %s in %.2fs after %s", exchange.label, delay, type(exc).__name__)
+        """Every HTTP exchange goes through here: the one place that decides on sending again.
+
+        Transient failures are retried by the retry policy. An HTTP 401 means the credentials
+        were refused before the server acted, so, whatever the call, they are renewed once and
+        the request is sent again (a static CES_ACCESS_TOKEN cannot be renewed: its 401 is final).
+        """
+        attempt = _Attempt()
+        try:
+            return self._send_with_retries(exchange, attempt, idempotent=idempotent)
+        except CesTransportError as exc:
+            if exc.status_code != 401 or not getattr(self._tokens, "can_refresh", True):
+                raise
+            logger.info("%s: HTTP 401; renewing the access token and sending once more", exchange.label)
+            self._tokens.force_refresh(attempt.token)
+            with self._lock:
+                self._stats.credential_refreshes += 1
+        return self._send_with_retries(exchange, attempt, idempotent=idempotent)
+
+    def _send_with_retries(self, exchange: _Exchange, attempt: _Attempt, *, idempotent: bool) -> _Reply:
+        def count(_error: BaseException, _failed_attempt: int, delay: float) -> None:
             with self._lock:
                 self._stats.retries += 1
-            time.sleep(delay)
-            attempt += 1
+                self._stats.retry_seconds += delay
+
+        return self._retry_policy.run(
+            lambda: self._post(exchange, attempt), idempotent=idempotent, label=exchange.label, on_retry=count
+        )
 
     def _auth_headers(self) -> tuple[dict[str, str], str | None]:
         token = self._tokens.token()
@@ -472,10 +497,12 @@ class CesMcpClient:
             headers["x-goog-user-project"] = quota_project
         return headers, token
 
-    def _post(self, exchange: _Exchange) -> _Reply:
+    def _post(self, exchange: _Exchange, attempt: _Attempt | None = None) -> _Reply:
         """One HTTP attempt: paced, authenticated, timed and counted."""
         self._limiter.acquire()
         auth, token = self._auth_headers()
+        if attempt is not None:
+            attempt.token = token
         status: int | None = None
         body: _CountingBody | None = None
         started = time.perf_counter()
@@ -486,10 +513,18 @@ class CesMcpClient:
                 status = response.status_code
                 body = _CountingBody(response)
                 return self._read(exchange, response, body, token)
+        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
+            # The request never left this machine: safe to send again, whatever the call.
+            raise CesTransportError(
+                f"{exchange.label}: could not connect to {self._url} ({type(exc).__name__}: {exc})",
+                request_sent=False,
+            ) from exc
         except httpx.TimeoutException as exc:
             raise CesTransportError(
                 f"{exchange.label}: {self._url} timed out ({type(exc).__name__})"
             ) from exc
+        except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:
+            raise CesError(f"{exchange.label}: cannot send to {self._url}: {exc}") from exc
         except httpx.HTTPError as exc:
             raise CesTransportError(f"{exchange.label}: request to {self._url} failed: {exc}") from exc
         finally:
@@ -535,9 +570,11 @@ class CesMcpClient:
 
     def _json_response(self, exchange: _Exchange, raw: bytes) -> dict[str, Any]:
         try:
-            parsed = orjson.loads(raw)
+            parsed = deepjson.loads(raw)
         except orjson.JSONDecodeError:
-            raise CesProtocolError(f"{exchange.label}: response body is not JSON: {raw[:200]!r}") from None
+            raise CesMalformedResponseError(
+                f"{exchange.label}: response body is not JSON ({len(raw)} bytes): {raw[:200]!r}"
+            ) from None
         messages = parsed if isinstance(parsed, list) else [parsed]
         assert exchange.request_id is not None
         for message in messages:
@@ -560,9 +597,9 @@ class CesMcpClient:
                 if event.event != "message":
                     continue
                 try:
-                    message = orjson.loads(event.data)
+                    message = deepjson.loads(event.data)
                 except orjson.JSONDecodeError:
-                    raise CesProtocolError(
+                    raise CesMalformedResponseError(
                         f"{exchange.label}: SSE event is not JSON: {event.data[:200]!r}"
                     ) from None
                 if _is_response_to(message, exchange.request_id):

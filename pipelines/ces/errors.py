@@ -6,7 +6,13 @@ from typing import Any
 
 
 class CesError(Exception):
-    """Base class for every failure talking to the CES MCP server."""
+    """Base class for every failure talking to the CES MCP server.
+
+    `attempts` is how many times the request was sent before this error was final (set by the
+    retry layer when it gave up; 1 otherwise).
+    """
+
+    attempts: int = 1
 
 
 class CesTransportError(CesError):
@@ -15,7 +21,9 @@ class CesTransportError(CesError):
     `status_code` is the HTTP status when there was one; `retry_after` the server's
     Retry-After in seconds; `server_message` the message the server put in its error body
     (JSON-RPC `error.message` or a Google API `error.message`), and `rpc_code`/`rpc_data` the
-    JSON-RPC error code and data when the body carried one. The retry layer decides with these.
+    JSON-RPC error code and data when the body carried one. `request_sent` is False only when
+    the request surely never left this machine (the connection could not be opened), which is
+    what makes re-sending a non-idempotent call safe. The retry layer decides with these.
     """
 
     def __init__(
@@ -27,6 +35,7 @@ class CesTransportError(CesError):
         server_message: str | None = None,
         rpc_code: int | None = None,
         rpc_data: Any = None,
+        request_sent: bool = True,
     ):
         super().__init__(message)
         self.status_code = status_code
@@ -34,6 +43,7 @@ class CesTransportError(CesError):
         self.server_message = server_message
         self.rpc_code = rpc_code
         self.rpc_data = rpc_data
+        self.request_sent = request_sent
 
 
 class CesAuthError(CesError):
@@ -42,6 +52,10 @@ class CesAuthError(CesError):
 
 class CesProtocolError(CesError):
     """The server answered with something that is not valid JSON-RPC / MCP."""
+
+
+class CesMalformedResponseError(CesProtocolError):
+    """A response body that does not parse (cut off or garbled on the way): worth sending again."""
 
 
 class CesRpcError(CesError):
@@ -64,7 +78,7 @@ class CesToolError(CesError):
 
 
 class CesPagingError(CesError):
-    """Paging went wrong, e.g. the server handed out the same page token twice."""
+    """Paging went wrong, e.g. the server kept handing out the same page token."""
 
 
 class CesDataError(CesError):

@@ -8,15 +8,29 @@ them, so a record must hold nothing the server did not say.
 
 from __future__ import annotations
 
+import logging
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from pipelines.ces.errors import CesDataError, CesPagingError, CesProtocolError
+from pipelines.ces.errors import (
+    CesDataError,
+    CesError,
+    CesPagingError,
+    CesProtocolError,
+    CesRpcError,
+    CesToolError,
+)
+
+logger = logging.getLogger("pipelines.ces.paging")
 
 DEFAULT_MAX_PAGES = 100_000
 """A guard against a server that never stops handing out new tokens."""
+DEFAULT_MAX_RESTARTS = 3
+"""How many times a listing starts again from its first page after its page token was refused."""
+_PAGE_TOKEN = re.compile(r"page[ _-]?token", re.IGNORECASE)
 
 
 class ToolClient(Protocol):
@@ -88,17 +102,44 @@ def iter_page_records(
     *,
     items_key: str,
     max_pages: int = DEFAULT_MAX_PAGES,
+    max_restarts: int = DEFAULT_MAX_RESTARTS,
 ) -> Iterator[ApiRecord]:
     """Each page of a list tool as a record, following `nextPageToken` until it is absent or empty.
 
     A page may hold fewer items than asked, even none, and still carry a token: paging goes on.
     A token handed out twice would loop forever, so it is a CesPagingError, as is passing
     `max_pages`.
+
+    A page token the server refuses (it expired, as tokens do when a listing takes long) cannot
+    be renewed: the listing starts again from its first page, at most `max_restarts` times, and
+    the pages seen before stay in the output. Consumers therefore meet items again; they keep
+    the first listing of each (see `ListingJudge`), so nothing is lost and nothing doubled.
     """
     seen: set[str] = set()
     token: str | None = None
+    restarts = 0
     for page_number in range(1, max_pages + 1):
-        record = fetch_record(client, tool, {**arguments, "pageToken": token} if token else arguments)
+        try:
+            record = fetch_record(client, tool, {**arguments, "pageToken": token} if token else arguments)
+        except (CesToolError, CesRpcError) as exc:
+            if token is None or not _refuses_page_token(exc):
+                raise
+            if restarts >= max_restarts:
+                raise CesPagingError(
+                    f"{tool}: the server refused its page token again after {restarts} fresh "
+                    f"listing(s) from the first page; giving up: {exc}"
+                ) from exc
+            restarts += 1
+            logger.info(
+                "%s: page token refused (%s); listing again from the first page (%d of %d)",
+                tool,
+                exc,
+                restarts,
+                max_restarts,
+            )
+            seen.clear()
+            token = None
+            continue
         page_items(record.result, items_key, tool)
         yield record
         next_token = record.result.get("nextPageToken")
@@ -111,6 +152,12 @@ def iter_page_records(
         seen.add(next_token)
         token = next_token
     raise CesPagingError(f"{tool} still had more pages after {max_pages}; giving up")
+
+
+def _refuses_page_token(error: CesError) -> bool:
+    """Does this tool or JSON-RPC error say the page token is no good (expired, invalid)?"""
+    message = getattr(error, "server_message", None) or str(error)
+    return bool(_PAGE_TOKEN.search(message))
 
 
 def iter_pages(

@@ -10,8 +10,11 @@ import dagster as dg
 
 from pipelines.ces.client import CesMcpClient
 from pipelines.config import (
+    DEFAULT_MAX_ATTEMPTS,
     DEFAULT_MAX_RPS,
     DEFAULT_MCP_URL,
+    DEFAULT_RETRY_BACKOFF_SECONDS,
+    DEFAULT_RETRY_MAX_SECONDS,
     CesSettings,
     default_rate_limit_file,
     env_number,
@@ -34,6 +37,9 @@ class CesResource(dg.ConfigurableResource):
     connect_timeout_seconds: float = 10.0
     evaluation_runs: str = ""
     rate_limit_file: str | None = None
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    retry_max_seconds: float = DEFAULT_RETRY_MAX_SECONDS
+    retry_backoff_seconds: float = DEFAULT_RETRY_BACKOFF_SECONDS
 
     def settings(self) -> CesSettings:
         return CesSettings(
@@ -48,6 +54,9 @@ class CesResource(dg.ConfigurableResource):
             connect_timeout_seconds=self.connect_timeout_seconds,
             evaluation_runs=_csv(self.evaluation_runs),
             rate_limit_file=self.rate_limit_file or default_rate_limit_file(os.environ),
+            max_attempts=self.max_attempts,
+            retry_max_seconds=self.retry_max_seconds,
+            retry_backoff_seconds=self.retry_backoff_seconds,
         )
 
     @contextmanager
@@ -98,6 +107,11 @@ def resources_from_env() -> dict[str, dg.ConfigurableResource]:
             page_size=int(env_number(os.environ, "CES_PAGE_SIZE", 100)),
             timeout_seconds=env_number(os.environ, "CES_TIMEOUT_SECONDS", 60.0),
             connect_timeout_seconds=env_number(os.environ, "CES_CONNECT_TIMEOUT_SECONDS", 10.0),
+            max_attempts=int(env_number(os.environ, "CES_MAX_ATTEMPTS", DEFAULT_MAX_ATTEMPTS)),
+            retry_max_seconds=env_number(os.environ, "CES_RETRY_MAX_SECONDS", DEFAULT_RETRY_MAX_SECONDS),
+            retry_backoff_seconds=env_number(
+                os.environ, "CES_RETRY_BACKOFF_SECONDS", DEFAULT_RETRY_BACKOFF_SECONDS
+            ),
         ),
         "lake": LakeResource(root=_from_env("CES_LAKE", "data/lake")),
         "warehouse": WarehouseResource(path=_from_env("CES_WAREHOUSE", "data/warehouse.duckdb")),
