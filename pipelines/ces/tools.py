@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import enum
 import logging
+import queue
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
 from pipelines.ces.errors import CesDataError
 from pipelines.ces.paging import (
@@ -35,6 +37,7 @@ LIST_EVALUATION_RESULTS = "list_evaluation_results"
 RUN_EVALUATION = "run_evaluation"
 GET_OPERATION = "get_operation"
 
+T = TypeVar("T")
 RejectHandler = Callable[[Any, str], None]
 """`on_reject(obj, reason)`: receives a listed object that cannot be placed, and why."""
 
@@ -107,34 +110,122 @@ def iter_conversation_records(
     sources: Sequence[str] = (),
     page_size: int = 100,
     hydrate_workers: int = 4,
+    prefetch_pages: int = 1,
 ) -> Iterator[ApiRecord]:
     """The records of one app's conversations in `window`, in replay order.
 
     For each list_conversations page: the page's record, then a get_conversation record for
     each conversation first listed on that page, inside the window, whose turns are missing
-    (`needs_hydration`), in listing order. Hydrations run on `hydrate_workers` threads while
-    the caller handles the page record. Conversations outside the window are not fetched: the
-    server may ignore the filter, and the window is enforced here too.
+    (`needs_hydration`), in listing order. Conversations outside the window are not fetched:
+    the server may ignore the filter, and the window is enforced here too.
+
+    Requests never wait for the caller: a paging thread asks for the next page as soon as the
+    previous one arrived and hands its hydrations to `hydrate_workers` threads at once, while
+    the caller is still writing earlier records; it runs at most `prefetch_pages` pages ahead
+    of the caller (0: no paging thread, the next page is asked for when the caller wants it),
+    which bounds memory to those pages and their hydrations. All threads share the client's
+    rate limit, so with a limit the requests go out back to back at the allowed rate.
     """
     judge = ListingJudge(window)
     arguments = list_conversations_arguments(app, window, sources=sources, page_size=page_size)
     with ThreadPoolExecutor(max_workers=max(1, hydrate_workers), thread_name_prefix="ces-hydrate") as pool:
-        for page in iter_page_records(client, LIST_CONVERSATIONS, arguments, items_key="conversations"):
+
+        def with_hydrations(page: ApiRecord) -> tuple[ApiRecord, list[Future[ApiRecord]]]:
             names = [
                 item["name"]
                 for item in page_items(page.result, "conversations", LIST_CONVERSATIONS)
                 if judge.judge(item)[0] is Verdict.ACCEPT and needs_hydration(item)
             ]
-            futures: list[Future[ApiRecord]] = [
+            return page, [
                 pool.submit(fetch_record, client, GET_CONVERSATION, {"name": name}) for name in names
             ]
+
+        pages = iter_page_records(client, LIST_CONVERSATIONS, arguments, items_key="conversations")
+        fetched = (with_hydrations(page) for page in pages)
+        if prefetch_pages > 0:
+            fetched = _read_ahead(fetched, prefetch_pages, on_drop=_cancel_hydrations)
+        try:
+            for page, futures in fetched:
+                try:
+                    yield page
+                    for future in futures:
+                        yield future.result()
+                finally:
+                    _cancel_hydrations((page, futures))
+        finally:
+            close = getattr(fetched, "close", None)
+            if close is not None:
+                close()
+
+
+def _cancel_hydrations(item: tuple[ApiRecord, list[Future[ApiRecord]]]) -> None:
+    for future in item[1]:
+        future.cancel()
+
+
+_DONE = object()
+
+
+def _read_ahead(items: Iterator[T], depth: int, *, on_drop: Callable[[T], None]) -> Iterator[T]:
+    """`items` produced by a background thread, at most `depth` ahead of the consumer.
+
+    Errors are raised to the consumer where the item would have been. Closing the generator
+    (the consumer stops early or fails) stops the thread and hands undelivered items to
+    `on_drop`.
+    """
+    handoff: queue.Queue[Any] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def offer(entry: Any) -> bool:
+        while not stop.is_set():
             try:
-                yield page
-                for future in futures:
-                    yield future.result()
-            finally:
-                for future in futures:
-                    future.cancel()
+                handoff.put(entry, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not offer(("item", item)):
+                    on_drop(item)
+                    return
+            offer(("done", _DONE))
+        except BaseException as exc:  # handed to the consumer, raised there
+            offer(("error", exc))
+        finally:
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()
+
+    thread = threading.Thread(target=produce, name="ces-pages", daemon=True)
+    thread.start()
+    try:
+        while True:
+            kind, value = handoff.get()
+            if kind == "done":
+                return
+            if kind == "error":
+                raise value
+            yield value
+    finally:
+        stop.set()
+        while True:
+            try:
+                kind, value = handoff.get_nowait()
+            except queue.Empty:
+                break
+            if kind == "item":
+                on_drop(value)
+        thread.join()
+        while True:  # an item offered while stopping
+            try:
+                kind, value = handoff.get_nowait()
+            except queue.Empty:
+                break
+            if kind == "item":
+                on_drop(value)
 
 
 def resolve_conversations(

@@ -2,6 +2,11 @@
 
 The records are streamed into the lake file as they arrive; the file replaces the previous
 one only when the whole partition was fetched, so a failed fetch leaves the old data intact.
+
+Requests never wait for the writing: pages are read ahead by a paging thread and hydrated by
+worker threads (`iter_conversation_records`), so this thread only encodes and compresses.
+The cyclic garbage collector is paused meanwhile, as in the flatten step: decoding responses
+allocates millions of containers and a collection would walk them all.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from typing import Any
 from pipelines.ces.client import CesMcpClient
 from pipelines.ces.tools import iter_conversation_records
 from pipelines.ces.window import TimeWindow
-from pipelines.ingest.flatten import CONVERSATIONS_DATASET
+from pipelines.ingest.flatten import CONVERSATIONS_DATASET, gc_paused
 from pipelines.lake.store import Lake
 
 
@@ -55,6 +60,7 @@ def fetch_conversation_partition(
                 result.hydrated += 1
             yield record.to_dict()
 
-    written = lake.write_raw(CONVERSATIONS_DATASET, app, day, records())
+    with gc_paused():
+        written = lake.write_raw(CONVERSATIONS_DATASET, app, day, records())
     result.records, result.raw_bytes, result.path = written.rows, written.bytes, lake.url(written.path)
     return result

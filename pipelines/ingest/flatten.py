@@ -28,7 +28,7 @@ from pipelines.transform.rows import Reject
 from pipelines.transform.schemas import CONVERSATION_TABLES, REJECTS
 
 CONVERSATIONS_DATASET = "conversations"
-DEFAULT_BATCH_SIZE = 500
+DEFAULT_BATCH_SIZE = 200
 
 
 @dataclass

@@ -21,6 +21,8 @@ from pipelines.transform.schemas import TableSpec
 
 RAW_FILE = "records.jsonl.gz"
 TABLE_FILE = "part-0.parquet"
+RAW_GZIP_LEVEL = 3
+"""gzip level of raw files: level 5 made files 15% smaller but took a third of the fetch's CPU."""
 _PARTITION = re.compile(r"app=([^/]+)/date=(\d{4}-\d{2}-\d{2})$")
 _OBSERVATION = re.compile(r"app=([^/]+)/fetched=([0-9TZ]+)\.jsonl\.gz$")
 _KEY = re.compile(r"[^A-Za-z0-9_-]")
@@ -156,7 +158,7 @@ class Lake:
         count = 0
         with (
             self._atomic(path) as handle,
-            gzip.GzipFile(fileobj=handle, mode="wb", compresslevel=5, mtime=0) as gz,
+            gzip.GzipFile(fileobj=handle, mode="wb", compresslevel=RAW_GZIP_LEVEL, mtime=0) as gz,
         ):
             for record in records:
                 gz.write(orjson.dumps(record))
