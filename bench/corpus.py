@@ -1,0 +1,173 @@
+"""The benchmark corpus: the simulator's conversations written as raw-lake JSON Lines partitions.
+
+The conversations are the simulator's own (`pipelines.ces.simulator.corpus.conversation`), with
+more turns than the test default so that they match the size of real traffic: about 20 KB of
+JSON, 8 turns and 49 spans each. Every (app, day) partition is written exactly as the fetch step
+writes it, `raw/conversations/app=…/date=…/records.jsonl.gz`, one `list_conversations` page
+record per 100 conversations, so `rebuild` reads it as it reads a real ingest. The simulator
+served with the same scale returns the same conversations, so an ingest through HTTP can be
+compared with a rebuild row for row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+from pipelines.ces.simulator.corpus import ConversationKey, SimulatorScale, conversation
+from pipelines.ces.tools import LIST_CONVERSATIONS, list_conversations_arguments
+from pipelines.ces.window import TimeWindow
+from pipelines.ingest.flatten import CONVERSATIONS_DATASET
+from pipelines.lake.store import Lake
+
+MAX_TURNS = 10
+SPAN_DEPTH = 4
+PAGE_SIZE = 100
+PER_PARTITION = 2000
+START = date(2026, 11, 1)
+DATA_DIR = Path(__file__).resolve().parent / "data"
+
+
+@dataclass(frozen=True)
+class CorpusSpec:
+    """How many conversations, split into apps × days partitions of `per_day` conversations."""
+
+    conversations: int
+    apps: int
+    days: int
+    per_day: int
+    seed: int = 7
+
+    @classmethod
+    def for_count(cls, conversations: int, per_partition: int = PER_PARTITION) -> CorpusSpec:
+        per_day = min(per_partition, max(1, conversations // 2))
+        apps = 2 if conversations >= 2 * per_day else 1
+        days = max(1, conversations // (apps * per_day))
+        return cls(apps * days * per_day, apps, days, per_day)
+
+    @property
+    def scale(self) -> SimulatorScale:
+        return SimulatorScale(
+            seed=self.seed,
+            apps=self.apps,
+            days=self.days,
+            start_date=START,
+            conversations_per_day=self.per_day,
+            max_turns=MAX_TURNS,
+            span_depth=SPAN_DEPTH,
+        )
+
+    @property
+    def tag(self) -> str:
+        return f"c{self.conversations}-a{self.apps}-d{self.days}-s{self.seed}-t{MAX_TURNS}-x{SPAN_DEPTH}"
+
+    def partitions(self) -> list[tuple[int, int]]:
+        return [(app, day) for app in range(self.apps) for day in range(self.days)]
+
+
+def _page_records(spec: CorpusSpec, app_index: int, day_index: int) -> Iterator[dict[str, Any]]:
+    scale = spec.scale
+    app = scale.app_names[app_index]
+    day = scale.start_date + timedelta(days=day_index)
+    arguments = list_conversations_arguments(app, TimeWindow.for_day(day), page_size=PAGE_SIZE)
+    for page, first in enumerate(range(0, spec.per_day, PAGE_SIZE)):
+        items = [
+            conversation(scale, ConversationKey(app_index, day_index, index))
+            for index in range(first, min(first + PAGE_SIZE, spec.per_day))
+        ]
+        result: dict[str, Any] = {"conversations": items}
+        if first + PAGE_SIZE < spec.per_day:
+            result["nextPageToken"] = f"page-{page + 1}"
+        page_arguments = {**arguments, "pageToken": f"page-{page}"} if page else arguments
+        yield {
+            "tool": LIST_CONVERSATIONS,
+            "arguments": page_arguments,
+            "result": result,
+            "fetched_at": f"{day.isoformat()}T23:59:59.000000Z",
+        }
+
+
+def _write_partition(spec: CorpusSpec, lake_root: str, app_index: int, day_index: int) -> dict[str, Any]:
+    lake = Lake(lake_root)
+    scale = spec.scale
+    app = scale.app_names[app_index]
+    day = scale.start_date + timedelta(days=day_index)
+    written = lake.write_raw(CONVERSATIONS_DATASET, app, day, _page_records(spec, app_index, day_index))
+    return {"app": app, "day": day.isoformat(), "path": written.path, "bytes": written.bytes}
+
+
+def corpus_stats(lake_root: str) -> dict[str, Any]:
+    """Conversations, JSON bytes, turns and spans of a written corpus (read back, not guessed)."""
+    from pipelines.ces.paging import page_items
+
+    lake = Lake(lake_root)
+    conversations = json_bytes = turns = spans = 0
+    import orjson
+
+    for app, day in lake.raw_partitions(CONVERSATIONS_DATASET):
+        for record in lake.read_raw(CONVERSATIONS_DATASET, app, day):
+            for item in page_items(record["result"], "conversations", LIST_CONVERSATIONS):
+                conversations += 1
+                json_bytes += len(orjson.dumps(item))
+                for turn in item.get("turns") or ():
+                    turns += 1
+                    stack = [turn["rootSpan"]] if "rootSpan" in turn else []
+                    while stack:
+                        span = stack.pop()
+                        spans += 1
+                        stack.extend(span.get("childSpans") or ())
+    return {
+        "conversations": conversations,
+        "json_bytes": json_bytes,
+        "mean_json_bytes": round(json_bytes / max(conversations, 1)),
+        "turns": turns,
+        "spans": spans,
+        "mean_turns": round(turns / max(conversations, 1), 2),
+        "mean_spans": round(spans / max(conversations, 1), 2),
+    }
+
+
+def ensure_corpus(spec: CorpusSpec, *, workers: int = 2, root: Path = DATA_DIR) -> tuple[str, dict[str, Any]]:
+    """The lake root holding `spec`'s corpus, written once (in `workers` processes) and then reused."""
+    directory = root / spec.tag
+    lake_root = str(directory / "lake")
+    manifest = directory / "manifest.json"
+    if manifest.exists():
+        return lake_root, json.loads(manifest.read_text())
+    directory.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(_write_partition, spec, lake_root, app, day) for app, day in spec.partitions()]
+        files = [future.result() for future in futures]
+    stats = corpus_stats(lake_root)
+    info = {
+        "spec": asdict(spec),
+        "scale": {"max_turns": MAX_TURNS, "span_depth": SPAN_DEPTH, "page_size": PAGE_SIZE},
+        "stats": stats,
+        "raw_gzip_bytes": sum(f["bytes"] for f in files),
+        "generation_seconds": round(time.perf_counter() - started, 2),
+    }
+    manifest.write_text(json.dumps(info, indent=2))
+    return lake_root, info
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--conversations", type=int, default=20_000)
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
+    args = parser.parse_args()
+    lake_root, info = ensure_corpus(CorpusSpec.for_count(args.conversations), workers=args.workers)
+    print(lake_root)
+    print(json.dumps(info, indent=2))
+
+
+if __name__ == "__main__":
+    main()

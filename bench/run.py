@@ -1,0 +1,346 @@
+"""`make bench`: every approach on the same corpus, side by side, each in its own process.
+
+    python -m bench.run [--conversations 20000] [--skip-dlt] [--dlt-conversations N]
+
+1. writes (or reuses) the corpus: raw-lake JSON Lines of simulator conversations (bench.corpus);
+2. runs, one process each: the project's rebuild path, the project's ingest path against the
+   simulator (served by a separate process, rate limit lifted), DuckDB's read_json flattening,
+   a dlt pipeline, and a rate-limited fetch;
+3. measures each from outside: wall time, CPU time (user + system of the process and its
+   workers, from wait4's rusage), peak RSS of the largest process (rusage), and of the whole
+   process tree the peak sum of RSS (every 20 ms) and of PSS (every 0.5 s), from /proc;
+4. checks that all produced the same row counts per table, and writes the figures and the
+   ratios to bench/results/bench-<N>.json and .md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench.corpus import CorpusSpec, ensure_corpus
+
+PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def _tree(root: int) -> set[int]:
+    """`root` and all its descendants, from /proc."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+            parents[int(entry)] = int(fields[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    members = {root}
+    changed = True
+    while changed:
+        changed = False
+        for pid, parent in parents.items():
+            if parent in members and pid not in members:
+                members.add(pid)
+                changed = True
+    return members
+
+
+def _rss(pid: int) -> int:
+    with open(f"/proc/{pid}/statm", "rb") as handle:
+        return int(handle.read().split()[1]) * PAGE_SIZE
+
+
+def _pss(pid: int) -> int:
+    """Proportional set size: each shared page split between the processes mapping it, so the
+    modules a worker shares with the process it was forked from count once for the tree."""
+    with open(f"/proc/{pid}/smaps_rollup", "rb") as handle:
+        for line in handle:
+            if line.startswith(b"Pss:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _sum(pids: set[int], reader) -> int:
+    total = 0
+    for pid in pids:
+        try:
+            total += reader(pid)
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
+
+
+def measure(command: list[str], *, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Run `command`, sampling its process tree's memory; its last stdout line is its JSON result."""
+    out = tempfile.TemporaryFile()  # noqa: SIM115 (read after the process ends)
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdout=out, env={**os.environ, **(env or {})})
+    peak_rss = peak_pss = 0
+    samples = 0
+    while True:
+        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+        if pid:
+            break
+        members = _tree(process.pid)
+        peak_rss = max(peak_rss, _sum(members, _rss))
+        if samples % 25 == 0:  # PSS costs the kernel ~5 ms per large process: every 0.5 s
+            peak_pss = max(peak_pss, _sum(members, _pss))
+        samples += 1
+        time.sleep(0.02)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - started
+    out.seek(0)
+    lines = out.read().decode().strip().splitlines()
+    if process.returncode != 0 or not lines:
+        raise RuntimeError(f"{' '.join(command[2:4])} failed with exit code {process.returncode}")
+    result = json.loads(lines[-1])
+    result.update(
+        process_wall_seconds=wall,
+        cpu_seconds=usage.ru_utime + usage.ru_stime,
+        peak_rss_mb=usage.ru_maxrss / 1024,
+        peak_tree_mb=peak_pss / 2**20,
+        peak_tree_rss_mb=peak_rss / 2**20,
+    )
+    return result
+
+
+class Simulator:
+    """The simulator in its own process (its CPU is not the pipeline's), serving a corpus scale."""
+
+    def __init__(self, conversations: int, per_partition: int | None = None):
+        command = [sys.executable, "-m", "bench.simulator", "--conversations", str(conversations)]
+        if per_partition:
+            command += ["--per-partition", str(per_partition)]
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+        assert self.process.stdout is not None
+        self.url = self.process.stdout.readline().strip()
+        self.apps = [self.process.stdout.readline().strip() for _ in range(2)]
+
+    def __enter__(self) -> Simulator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
+
+
+def approach(name: str, lake: str, work: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "bench.approaches", name, "--lake", lake, "--work", str(work), *extra]
+
+
+def _rates(result: dict[str, Any], conversations: int) -> dict[str, Any]:
+    seconds = result["seconds"]
+    spans = result["rows"]["spans"]
+    return {
+        "conversations": conversations,
+        "conversations_per_second": conversations / seconds,
+        "spans_per_second": spans / seconds,
+        "cpu_ms_per_conversation": 1000 * result["cpu_seconds"] / conversations,
+    }
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    spec = CorpusSpec.for_count(args.conversations)
+    print(f"corpus: {spec.conversations} conversations ({spec.apps} apps x {spec.days} days)", flush=True)
+    lake, corpus = ensure_corpus(spec)
+    scratch = Path(tempfile.mkdtemp(prefix="ces-bench-"))
+    results: dict[str, Any] = {}
+    try:
+        print("rebuild (flatten -> Parquet -> warehouse) ...", flush=True)
+        workers = ["--workers", str(args.workers)]
+        results["rebuild"] = measure(approach("rebuild", lake, scratch / "rebuild", *workers))
+        results["rebuild"].update(_rates(results["rebuild"], spec.conversations))
+
+        print("duckdb read_json ...", flush=True)
+        results["duckdb"] = measure(approach("duckdb", lake, scratch / "duckdb"))
+        results["duckdb"].update(_rates(results["duckdb"], spec.conversations))
+
+        ingest_partitions = max(1, min(args.ingest_conversations, spec.conversations) // spec.per_day)
+        print(f"ingest over HTTP ({ingest_partitions} partitions) ...", flush=True)
+        with Simulator(spec.conversations) as simulator:
+            results["ingest"] = measure(
+                approach(
+                    "ingest",
+                    lake,
+                    scratch / "ingest",
+                    *workers,
+                    "--url",
+                    simulator.url,
+                    "--partitions",
+                    str(ingest_partitions),
+                )
+            )
+        results["ingest"].update(_rates(results["ingest"], results["ingest"]["rows"]["conversations"]))
+
+        print(f"rate-limited fetch ({args.rate_limit} requests/s) ...", flush=True)
+        with Simulator(args.rate_conversations, per_partition=args.rate_conversations) as small:
+            results["ratelimited"] = measure(
+                approach(
+                    "ratelimited",
+                    lake,
+                    scratch / "ratelimited",
+                    "--url",
+                    small.url,
+                    "--max-rps",
+                    str(args.rate_limit),
+                    "--app",
+                    small.apps[0],
+                    "--day",
+                    "2026-11-01",
+                )
+            )
+
+        if not args.skip_dlt:
+            limit = min(args.dlt_conversations or spec.conversations, spec.conversations)
+            print(f"dlt ({limit} conversations) ...", flush=True)
+            extra = ["--limit", str(limit)] if limit < spec.conversations else []
+            results["dlt"] = measure(approach("dlt", lake, scratch / "dlt", *extra))
+            results["dlt"].update(_rates(results["dlt"], results["dlt"]["rows"]["conversations"]))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return {
+        "conversations": spec.conversations,
+        "corpus": corpus,
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "system": platform.platform(),
+        },
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "results": results,
+        "checks": checks(results),
+        "ratios": ratios(results),
+    }
+
+
+def checks(results: dict[str, Any]) -> dict[str, Any]:
+    """Row counts: every full-corpus approach equal to rebuild; ingest equal partition by partition."""
+    reference = results["rebuild"]["rows"]
+    found: dict[str, Any] = {}
+    for name in ("duckdb", "dlt"):
+        if name in results and results[name].get("limit") is None:
+            found[f"{name}_rows_equal_rebuild"] = results[name]["rows"] == reference
+    per_partition = results["rebuild"]["partition_rows"]
+    ingested = results["ingest"]["partition_rows"]
+    found["ingest_rows_equal_rebuild_per_partition"] = all(
+        per_partition.get(key) == rows for key, rows in ingested.items()
+    )
+    return found
+
+
+def ratios(results: dict[str, Any]) -> dict[str, Any]:
+    rebuild = results["rebuild"]
+    out: dict[str, Any] = {
+        "rebuild_vs_duckdb_throughput": rebuild["conversations_per_second"]
+        / results["duckdb"]["conversations_per_second"],
+        "ingest_vs_rebuild_cpu_per_conversation": results["ingest"]["cpu_ms_per_conversation"]
+        / rebuild["cpu_ms_per_conversation"],
+        "rebuild_peak_tree_mb": rebuild["peak_tree_mb"],
+        "ratelimited_achieved_vs_allowed_rate": results["ratelimited"]["achieved_rps"]
+        / results["ratelimited"]["max_rps"],
+    }
+    if "dlt" in results:
+        out["rebuild_vs_dlt_throughput"] = (
+            rebuild["conversations_per_second"] / results["dlt"]["conversations_per_second"]
+        )
+    return out
+
+
+def markdown(report: dict[str, Any]) -> str:
+    results, ratio = report["results"], report["ratios"]
+    corpus = report["corpus"]["stats"]
+    lines = [
+        f"# Benchmark: {report['conversations']:,} conversations ({report['started_at']})",
+        "",
+        f"Corpus: {corpus['mean_json_bytes']:,} bytes of JSON, {corpus['mean_turns']} turns and "
+        f"{corpus['mean_spans']} spans per conversation on average; "
+        f"{report['machine']['cpus']} CPUs, Python {report['machine']['python']}.",
+        "",
+        "| approach | conversations | conv/s | spans/s | wall s | CPU ms/conv "
+        "| peak RSS MB (largest process) | peak MB (process tree, PSS) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    labels = {
+        "rebuild": "ces-pipeline rebuild (flatten + Parquet + warehouse)",
+        "ingest": "ces-pipeline ingest over HTTP (fetch + rebuild path)",
+        "duckdb": "DuckDB read_json + unnest (bench/sql)",
+        "dlt": "dlt, Parquet loader, DuckDB",
+    }
+    for name, label in labels.items():
+        if name not in results:
+            continue
+        r = results[name]
+        lines.append(
+            f"| {label} | {r['conversations']:,} | {r['conversations_per_second']:,.0f} | "
+            f"{r['spans_per_second']:,.0f} | {r['seconds']:.1f} | {r['cpu_ms_per_conversation']:.2f} | "
+            f"{r['peak_rss_mb']:,.0f} | {r['peak_tree_mb']:,.0f} |"
+        )
+    rate = results["ratelimited"]
+    lines += [
+        "",
+        "| ratio | measured | target |",
+        "| --- | ---: | --- |",
+    ]
+    if "rebuild_vs_dlt_throughput" in ratio:
+        lines.append(f"| rebuild / dlt throughput | {ratio['rebuild_vs_dlt_throughput']:.1f}x | >= 10x |")
+    lines += [
+        f"| rebuild / DuckDB read_json throughput | {ratio['rebuild_vs_duckdb_throughput']:.2f}x | >= 1.2x |",
+        f"| rebuild peak memory, process tree (PSS) | {ratio['rebuild_peak_tree_mb']:.0f} MB | < 400 MB |",
+        f"| ingest / rebuild CPU per conversation | {ratio['ingest_vs_rebuild_cpu_per_conversation']:.2f}x "
+        "| <= 1.5x |",
+        f"| rate-limited fetch: achieved / allowed request rate | "
+        f"{ratio['ratelimited_achieved_vs_allowed_rate']:.3f} ({rate['requests']} requests at "
+        f"{rate['max_rps']:g}/s, largest gap {rate['max_gap_ms']:.0f} ms for a {rate['interval_ms']:.0f} ms "
+        "interval) | 1.0, no gaps |",
+        "",
+        "Row counts per table: "
+        + ", ".join(f"{name}: {'equal' if ok else 'DIFFERENT'}" for name, ok in report["checks"].items()),
+        "",
+    ]
+    ingest = results["ingest"]
+    lines += [
+        f"Ingest split ({ingest['partitions']} partitions, {ingest['requests']:,} requests, "
+        f"{ingest['hydrated']:,} hydrations): fetch {ingest['fetch_cpu_seconds']:.1f} s CPU in the fetching "
+        f"thread, flatten {ingest['flatten_seconds']:.1f} s, load {ingest['load_seconds']:.1f} s (wall, "
+        "summed over partitions).",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="ces-pipeline against DuckDB read_json and dlt")
+    parser.add_argument("--conversations", type=int, default=20_000)
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
+    parser.add_argument(
+        "--ingest-conversations", type=int, default=20_000, help="ingest at most this many over HTTP"
+    )
+    parser.add_argument("--skip-dlt", action="store_true")
+    parser.add_argument("--dlt-conversations", type=int, help="run dlt on the first N conversations only")
+    parser.add_argument("--rate-limit", type=float, default=20.0, help="requests/s of the rate-limited fetch")
+    parser.add_argument("--rate-conversations", type=int, default=600)
+    args = parser.parse_args(argv)
+    report = run(args)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    stem = RESULTS / f"bench-{report['conversations']}"
+    stem.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n")
+    text = markdown(report)
+    stem.with_suffix(".md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
