@@ -23,8 +23,11 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+# bench: the rebuild and ingest paths against DuckDB read_json and dlt on one corpus
+# (BENCH_ARGS="--conversations 200000" for the large run); results in bench/results/.
 bench: $(STAMP)
-	$(BIN)/python -m bench.run
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	$(BIN)/python -m bench.run $(BENCH_ARGS)
 
 clean:
 	rm -rf data .pytest_cache dagster_home/storage dagster_home/history dagster_home/logs dagster_home/schedules

@@ -1,0 +1,103 @@
+"""Memory stays flat: rebuilding four times the conversations takes no more memory.
+
+A subprocess writes N simulator conversations into raw-lake partitions of 500 (the size of
+real traffic: ~20 KB, ~8 turns, ~48 spans each), then runs the rebuild path on them, flatten
+and warehouse load, partition after partition, and reports its peak RSS. At 1,000 and at
+4,000 conversations the peak must stay under one fixed bound, and the larger run may not
+need more than a few MB beyond the smaller one.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+PER_PARTITION = 500
+BOUND_MB = 420
+"""Imports (pyarrow, DuckDB, numpy: ~90 MB) plus one batch of 200 conversations in flight and
+one partition's DuckDB load; measured at ~300 MB."""
+GROWTH_MB = 40
+
+
+def _write_corpus(lake_root: str, conversations: int) -> None:
+    from pipelines.ces.simulator.corpus import ConversationKey, SimulatorScale, conversation
+    from pipelines.ces.tools import LIST_CONVERSATIONS
+    from pipelines.lake.store import Lake
+
+    days = max(1, conversations // PER_PARTITION)
+    scale = SimulatorScale(apps=1, days=days, conversations_per_day=PER_PARTITION, max_turns=10, span_depth=4)
+    lake = Lake(lake_root)
+    for day_index in range(days):
+        day = scale.start_date + timedelta(days=day_index)
+
+        def pages(day_index: int = day_index) -> object:
+            for first in range(0, PER_PARTITION, 100):
+                items = [
+                    conversation(scale, ConversationKey(0, day_index, i)) for i in range(first, first + 100)
+                ]
+                yield {"tool": LIST_CONVERSATIONS, "arguments": {}, "result": {"conversations": items}}
+
+        lake.write_raw("conversations", scale.app_names[0], day, pages())
+
+
+def _rebuild(lake_root: str, warehouse_path: str) -> dict[str, int]:
+    from pipelines.ingest.flatten import flatten_conversation_partition
+    from pipelines.ingest.load import load_conversation_partition
+    from pipelines.lake.store import Lake
+    from pipelines.warehouse.duck import Warehouse
+
+    lake, warehouse = Lake(lake_root), Warehouse(warehouse_path)
+    loaded = {"conversations": 0, "spans": 0}
+    for app, day in lake.raw_partitions("conversations"):
+        flatten_conversation_partition(lake, app, day)
+        rows = load_conversation_partition(lake, warehouse, app, day)
+        loaded["conversations"] += rows["conversations"]
+        loaded["spans"] += rows["spans"]
+    return loaded
+
+
+def _main(conversations: int, work: str) -> None:
+    """Subprocess: write the corpus (not measured: its own child), then rebuild and report."""
+    lake_root = f"{work}/lake"
+    writer = subprocess.run(
+        [sys.executable, __file__, "write", str(conversations), lake_root], check=True, capture_output=True
+    )
+    assert writer.returncode == 0
+    loaded = _rebuild(lake_root, f"{work}/warehouse.duckdb")
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({**loaded, "peak_rss_mb": peak_mb}))
+
+
+def rebuild_peak(conversations: int, work: Path) -> dict[str, float]:
+    done = subprocess.run(
+        [sys.executable, __file__, "rebuild", str(conversations), str(work)],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.timeout(300)
+def test_rebuild_memory_does_not_grow_with_the_number_of_conversations(tmp_path: Path) -> None:
+    small = rebuild_peak(1_000, tmp_path / "small")
+    large = rebuild_peak(4_000, tmp_path / "large")
+    assert (small["conversations"], large["conversations"]) == (1_000, 4_000)
+    assert large["spans"] > 4 * 40 * 1_000 / 4
+    assert small["peak_rss_mb"] < BOUND_MB, small
+    assert large["peak_rss_mb"] < BOUND_MB, large
+    assert large["peak_rss_mb"] - small["peak_rss_mb"] < GROWTH_MB, (small, large)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "write":
+        _write_corpus(sys.argv[3], int(sys.argv[2]))
+    else:
+        _main(int(sys.argv[2]), sys.argv[3])
