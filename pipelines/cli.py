@@ -302,12 +302,25 @@ def _simulator_config(args: argparse.Namespace):
         response_mode=args.response_mode,
         require_session=args.require_session,
         as_of=args.as_of,
+        faults=args.faults,
     )
+
+
+def _faults(spec: str):
+    """`--faults SPEC`: the simulator's seeded fault injection (see simulator/server/faults.py)."""
+    from pipelines.ces.simulator.server.faults import FaultSpecError, SimulatedFaults
+
+    try:
+        return SimulatedFaults(spec)
+    except FaultSpecError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     from pipelines.ces.simulator import serve
 
+    if args.faults:
+        console.print(f"injecting faults: {args.faults.spec.describe()}")
     serve(_simulator_config(args), host=args.host, port=args.port)
     return 0
 
@@ -357,6 +370,14 @@ def _add_scale_options(parser: argparse.ArgumentParser) -> None:
         type=_instant,
         help="the server's clock (UTC, e.g. 2026-11-03T09:00): later or late-arriving conversations "
         "are not served yet, open ones have no endTime; default: everything, finished",
+    )
+    parser.add_argument(
+        "--faults",
+        type=_faults,
+        metavar="SPEC",
+        help="inject seeded faults, e.g. 503:0.1,429:0.05,reset:0.02,cut-sse:0.05,seed=7 (kinds: 429, "
+        "500, 502, 503, 504, reset, slow, cut-sse, bad-json, expire-token, dup, repeat-page, all; "
+        "options: seed, limit, retry-after, slow-seconds)",
     )
 
 

@@ -8,17 +8,18 @@ from datetime import date
 import orjson
 import pyarrow as pa
 
+from pipelines.transform import deepjson
 from pipelines.transform.rows import Reject
 from pipelines.transform.schemas import REJECTS
 
 
 def _raw_json(raw: object) -> str | None:
-    """The object as JSON, or NULL when it cannot be re-serialised (e.g. nested too deep).
+    """The object as JSON, at any nesting depth; NULL only for what JSON cannot hold.
 
     The raw lake keeps every object as received, so nothing is lost either way.
     """
     try:
-        return orjson.dumps(raw).decode()
+        return deepjson.dumps(raw).decode()
     except (orjson.JSONEncodeError, TypeError):
         return None
 

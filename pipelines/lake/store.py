@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import os
 import re
 import uuid
 from collections.abc import Iterable, Iterator
@@ -17,6 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipelines.lake.paths import app_from_segment, app_segment, partition_dir
+from pipelines.transform import deepjson
 from pipelines.transform.schemas import TableSpec
 
 RAW_FILE = "records.jsonl.gz"
@@ -73,7 +75,7 @@ class Lake:
         ):
             for line in gz:
                 if line.strip():
-                    yield orjson.loads(line)
+                    yield deepjson.loads(line)
 
     def has_raw(self, dataset: str, app: str, day: date) -> bool:
         return self.fs.exists(self.raw_path(dataset, app, day))
@@ -114,7 +116,7 @@ class Lake:
         with self.fs.open(path, "rb") as handle, gzip.GzipFile(fileobj=handle) as gz:
             for line in gz:
                 if line.strip():
-                    yield orjson.loads(line)
+                    yield deepjson.loads(line)
 
     # -- small state documents ----------------------------------------------------------------
 
@@ -161,7 +163,7 @@ class Lake:
             gzip.GzipFile(fileobj=handle, mode="wb", compresslevel=RAW_GZIP_LEVEL, mtime=0) as gz,
         ):
             for record in records:
-                gz.write(orjson.dumps(record))
+                gz.write(deepjson.dumps(record))  # a deep trace nests past orjson's limit
                 gz.write(b"\n")
                 count += 1
         return WrittenFile(path, count, self.fs.size(path))
@@ -171,6 +173,8 @@ class Lake:
         """Write to a hidden temporary sibling, then rename over `path`.
 
         Readers skip names starting with '.', so a crash leaves at most an ignored temp file.
+        On a local disk the file is flushed to it before the rename and the rename after, so
+        even a power cut shows the old file or the new one, never a truncated one.
         """
         directory, name = path.rsplit("/", 1)
         self.fs.makedirs(directory, exist_ok=True)
@@ -178,11 +182,30 @@ class Lake:
         try:
             with self.fs.open(temp, "wb") as handle:
                 yield handle
+                if self.protocol in ("file", "local"):
+                    handle.flush()
+                    os.fsync(handle.fileno())
             self.fs.mv(temp, path)
+            if self.protocol in ("file", "local"):
+                _fsync_directory(directory)
         except BaseException:
             if self.fs.exists(temp):
                 self.fs.rm(temp)
             raise
+
+
+def _fsync_directory(directory: str) -> None:
+    """Make a rename in `directory` durable (best effort: not every filesystem allows it)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 class TableWriter:

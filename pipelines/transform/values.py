@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from pipelines.transform import deepjson
 from pipelines.transform.timeparse import TimeFormatError, parse_duration_seconds, parse_timestamp_micros
 
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
@@ -96,7 +97,7 @@ def struct_json(value: Any, field: str) -> str | None:
 
 def json_text(value: Any, field: str) -> str:
     try:
-        return orjson.dumps(value).decode()
+        return deepjson.dumps(value).decode()
     except (orjson.JSONEncodeError, TypeError) as exc:
         raise SchemaViolation(f"{field}: cannot be serialised as JSON ({exc})") from None
 

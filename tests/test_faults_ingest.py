@@ -1,0 +1,173 @@
+"""Every fault kind of the simulator against a real ingest: fetch → raw lake → Parquet → DuckDB.
+
+Each ingest under faults must end with exactly the rows of the same ingest without faults, or
+fail with a clear error and leave what was loaded before untouched. Never silent loss.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pytest
+
+from pipelines.ces.client import CesMcpClient
+from pipelines.ces.errors import CesPagingError, CesTransportError
+from pipelines.ces.ratelimit import RateLimiter
+from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
+from pipelines.ces.simulator.server.faults import SimulatedFaults
+from pipelines.config import CesSettings
+from pipelines.definitions import build_definitions
+from pipelines.ingest.fetch import fetch_conversation_partition
+from pipelines.ingest.flatten import CONVERSATIONS_DATASET, flatten_conversation_partition
+from pipelines.ingest.load import load_conversation_partition
+from pipelines.lake.store import Lake
+from pipelines.orchestration.run import run_partitions
+from pipelines.transform.schemas import CONVERSATION_TABLES, REJECTS
+from pipelines.warehouse.duck import Warehouse
+
+SCALE = SimulatorScale(seed=11, apps=1, days=1, conversations_per_day=30, max_turns=2)
+DAYS = [SCALE.start_date + timedelta(days=i) for i in range(SCALE.days)]
+APP = SCALE.app_names[0]
+PAGE_SIZE = 6
+TABLES = [spec.name for spec in (*CONVERSATION_TABLES, REJECTS)]
+FAST = "seed=5,retry-after=0.02,slow-seconds=1.5"
+
+
+def config(faults: SimulatedFaults | None = None) -> SimulatorConfig:
+    return SimulatorConfig(
+        scale=SCALE, faults=faults, page_size_default=PAGE_SIZE, page_size_max=PAGE_SIZE, summary_fraction=0.3
+    )
+
+
+def settings(url: str, **overrides: Any) -> CesSettings:
+    values = {"timeout_seconds": 0.5, "retry_backoff_seconds": 0.01, "page_size": PAGE_SIZE, **overrides}
+    return CesSettings(mcp_url=url, **values)
+
+
+def ingest(url: str, root: Path, **overrides: Any) -> tuple[Warehouse, Any]:
+    """Fetch, flatten and load every day; returns the warehouse and the client's counters."""
+    lake = Lake(str(root / "lake"))
+    warehouse = Warehouse(str(root / "warehouse.duckdb"))
+    with CesMcpClient(settings(url, **overrides), rate_limiter=RateLimiter(10_000, burst=1_000)) as client:
+        for day in DAYS:
+            fetch_conversation_partition(client, lake, APP, day, page_size=PAGE_SIZE)
+            flatten_conversation_partition(lake, APP, day)
+            load_conversation_partition(lake, warehouse, APP, day)
+        return warehouse, client.stats
+
+
+def contents(warehouse: Warehouse) -> dict[str, list[tuple[Any, ...]]]:
+    with warehouse.connect(read_only=True) as conn:
+        return {
+            table: sorted(conn.execute(f"SELECT * FROM {table}").fetchall(), key=repr) for table in TABLES
+        }
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tuple[Any, ...]]]:
+    with running_simulator(config()) as sim:
+        warehouse, stats = ingest(sim.url, tmp_path_factory.mktemp("baseline"))
+    assert stats.retries == 0
+    rows = contents(warehouse)
+    assert len(rows["conversations"]) == SCALE.days * SCALE.conversations_per_day
+    assert rows["rejects"] == []
+    return rows
+
+
+TRANSPORT = ["429", "500", "502", "503", "504", "reset", "slow", "cut-sse", "bad-json"]
+
+
+@pytest.mark.parametrize("kind", TRANSPORT)
+def test_transport_faults_are_retried_into_exactly_the_same_rows(kind: str, baseline, tmp_path: Path) -> None:
+    rate = 0.08 if kind == "slow" else 0.25  # each slow fault costs a client timeout
+    faults = SimulatedFaults(f"{kind}:{rate},limit=2,{FAST}")
+    with running_simulator(config(faults)) as sim:
+        warehouse, stats = ingest(sim.url, tmp_path)
+    assert faults.injected[kind] > 0
+    assert stats.retries == sum(faults.injected.values())  # each fault cost exactly one retry
+    assert contents(warehouse) == baseline
+
+
+@pytest.mark.parametrize(("kind", "rate"), [("expire-token", 0.15), ("dup", 0.5), ("repeat-page", 0.4)])
+def test_data_faults_end_in_exactly_the_same_rows(kind: str, rate: float, baseline, tmp_path: Path) -> None:
+    faults = SimulatedFaults(f"{kind}:{rate},limit=1,{FAST}")
+    with running_simulator(config(faults)) as sim:
+        warehouse, stats = ingest(sim.url, tmp_path)
+    assert faults.injected[kind] > 0 and stats.retries == 0
+    assert contents(warehouse) == baseline
+    lake = Lake(str(tmp_path / "lake"))
+    listed = [
+        item["name"]
+        for day in DAYS
+        for record in lake.read_raw(CONVERSATIONS_DATASET, APP, day)
+        if record["tool"] == "list_conversations"
+        for item in record["result"].get("conversations", [])
+    ]
+    assert len(listed) > len(set(listed)) == len(baseline["conversations"])  # seen again, kept once
+
+
+@pytest.fixture
+def loaded_once(tmp_path: Path) -> Iterator[tuple[Path, dict[str, list[tuple[Any, ...]]], bytes]]:
+    """A lake and warehouse holding a first, clean ingest; yields them and the raw file's bytes."""
+    with running_simulator(config()) as sim:
+        warehouse, _ = ingest(sim.url, tmp_path)
+    raw = Lake(str(tmp_path / "lake")).raw_path(CONVERSATIONS_DATASET, APP, DAYS[0])
+    yield tmp_path, contents(warehouse), Path(raw).read_bytes()
+
+
+def test_a_server_that_stays_down_fails_clearly_and_keeps_what_was_loaded(loaded_once) -> None:
+    root, before, raw_before = loaded_once
+    faults = SimulatedFaults("503:1")
+    with running_simulator(config(faults)) as sim, pytest.raises(CesTransportError) as info:
+        ingest(sim.url, root, max_attempts=3)
+    assert "HTTP 503" in str(info.value) and "gave up after 3 attempts" in str(info.value)
+    assert faults.injected["503"] == 3
+    assert contents(Warehouse(str(root / "warehouse.duckdb"))) == before
+    raw = Lake(str(root / "lake")).raw_path(CONVERSATIONS_DATASET, APP, DAYS[0])
+    assert Path(raw).read_bytes() == raw_before
+    assert [p.name for p in Path(raw).parent.iterdir()] == [Path(raw).name]  # no temp file left
+
+
+def test_page_tokens_that_keep_expiring_fail_clearly(loaded_once) -> None:
+    root, before, raw_before = loaded_once
+    with (
+        running_simulator(config(SimulatedFaults("expire-token:1"))) as sim,
+        pytest.raises(CesPagingError, match="refused its page token again after 3 fresh listing"),
+    ):
+        ingest(sim.url, root)
+    assert contents(Warehouse(str(root / "warehouse.duckdb"))) == before
+    raw = Lake(str(root / "lake")).raw_path(CONVERSATIONS_DATASET, APP, DAYS[0])
+    assert Path(raw).read_bytes() == raw_before
+
+
+def test_every_fault_at_once_through_dagster_counts_the_retries(
+    baseline, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    faults = SimulatedFaults(f"all:0.05,limit=2,{FAST}")
+    with running_simulator(config(faults)) as sim:
+        for name, value in {
+            "CES_MCP_URL": sim.url,
+            "CES_APPS": APP,
+            "CES_LAKE": str(tmp_path / "lake"),
+            "CES_WAREHOUSE": str(tmp_path / "warehouse.duckdb"),
+            "CES_MAX_RPS": "1000",
+            "CES_PAGE_SIZE": str(PAGE_SIZE),
+            "CES_TIMEOUT_SECONDS": "0.5",
+            "CES_RETRY_BACKOFF_SECONDS": "0.01",
+        }.items():
+            monkeypatch.setenv(name, value)
+        outcomes = run_partitions(
+            build_definitions(),
+            "ingest_conversations",
+            [(APP, day) for day in DAYS],
+            instance=dg.DagsterInstance.ephemeral(),
+        )
+    assert [o.error for o in outcomes] == [None]
+    retries = sum(o.value("raw/conversation_pages", "retries") for o in outcomes)
+    transport = sum(n for kind, n in faults.injected.items() if kind in TRANSPORT)
+    assert retries == transport > 0
+    assert contents(Warehouse(str(tmp_path / "warehouse.duckdb"))) == baseline
