@@ -1,0 +1,280 @@
+"""Crash safety: an ingest killed with SIGKILL mid-write loses nothing and shows nothing half-done.
+
+The ingest runs in a child process (`python tests/test_crash.py`) that stops at a chosen point,
+in the middle of writing a Parquet file or in the middle of the warehouse transaction, and
+says so; the test then kills it with SIGKILL (no cleanup handler runs) and inspects the lake
+and the warehouse from outside. The data served changes between the first ingest ("before")
+and the killed one ("after"), so "as before" and "as after" are told apart.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipelines.ces.client import CesMcpClient
+from pipelines.ces.ratelimit import RateLimiter
+from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
+from pipelines.ces.simulator.server.faults import SimulatedFaults
+from pipelines.config import CesSettings
+from pipelines.ingest.fetch import fetch_conversation_partition
+from pipelines.ingest.flatten import flatten_conversation_partition
+from pipelines.ingest.load import load_conversation_partition
+from pipelines.lake.store import Lake
+from pipelines.transform.schemas import CONVERSATION_TABLES, REJECTS
+from pipelines.warehouse.duck import Warehouse
+from pipelines.warehouse.lock import WarehouseBusyError
+
+SCALE = SimulatorScale(seed=13, apps=1, days=2, conversations_per_day=20, max_turns=2)
+APP = SCALE.app_names[0]
+TABLES = [spec.name for spec in (*CONVERSATION_TABLES, REJECTS)]
+
+
+# -- the child ---------------------------------------------------------------------------------
+
+
+def _stop_here(marker: str) -> None:
+    """Tell the parent we are at the crash point, then wait to be killed."""
+    Path(marker).write_text(str(os.getpid()))
+    while True:
+        time.sleep(60)
+
+
+def _install_crash_point(point: str, marker: str) -> None:
+    if point == "parquet":
+        from pipelines.lake import store
+
+        original_write = store.TableWriter.write
+
+        def write(self: Any, batch: Any) -> None:
+            original_write(self, batch)
+            if self.spec.name == "spans" and self.rows:
+                _stop_here(marker)  # the file is open, part-written, not renamed yet
+
+        store.TableWriter.write = write
+    elif point == "warehouse":
+        from pipelines.warehouse import duck
+
+        original_insert = duck._insert_parquet
+
+        def insert(conn: Any, table: str, path: str) -> int:
+            inserted = original_insert(conn, table, path)
+            if table == "spans":  # old rows deleted, some new ones inserted, nothing committed
+                _stop_here(marker)
+            return inserted
+
+        duck._insert_parquet = insert
+    elif point.startswith("hold:"):  # keep the warehouse transaction open for a while, log when
+        from pipelines.warehouse import duck
+
+        original_replace = duck.Warehouse.replace_conversation_partition
+        seconds = float(point.split(":")[1])
+        original_insert = duck._insert_parquet
+
+        def slow_insert(conn: Any, table: str, path: str) -> int:
+            if table == "conversations":
+                with open(marker, "a") as log:
+                    log.write(f"in {time.time()}\n")
+                time.sleep(seconds)
+            return original_insert(conn, table, path)
+
+        def replace(self: Any, *args: Any, **kwargs: Any) -> Any:
+            result = original_replace(self, *args, **kwargs)
+            with open(marker, "a") as log:
+                log.write(f"out {time.time()}\n")
+            return result
+
+        duck._insert_parquet = slow_insert
+        duck.Warehouse.replace_conversation_partition = replace
+
+
+def child_main() -> None:
+    job = json.loads(os.environ["CRASH_TEST_JOB"])
+    _install_crash_point(job["point"], job["marker"])
+    ingest(job["url"], Path(job["root"]), job["day"])
+
+
+def ingest(url: str, root: Path, day_index: int = 0) -> None:
+    day = SCALE.start_date.fromordinal(SCALE.start_date.toordinal() + day_index)
+    lake = Lake(str(root / "lake"))
+    settings = CesSettings(mcp_url=url, retry_backoff_seconds=0.01)
+    with CesMcpClient(settings, rate_limiter=RateLimiter(10_000, burst=1_000)) as client:
+        fetch_conversation_partition(client, lake, APP, day)
+    flatten_conversation_partition(lake, APP, day)
+    load_conversation_partition(lake, Warehouse(str(root / "warehouse.duckdb")), APP, day)
+
+
+# -- the parent --------------------------------------------------------------------------------
+
+
+class Versions:
+    """Serves the corpus with `languageCode` stamped by version, switchable while serving."""
+
+    def __init__(self) -> None:
+        self.version = 1
+
+    def __call__(self, conversation: dict[str, Any]) -> dict[str, Any]:
+        return {**conversation, "languageCode": f"v{self.version}"}
+
+
+@pytest.fixture
+def simulator() -> Iterator[tuple[str, Versions]]:
+    versions = Versions()
+    with running_simulator(SimulatorConfig(scale=SCALE, faults=SimulatedFaults(corrupt=versions))) as sim:
+        yield sim.url, versions
+
+
+def start_child(url: str, root: Path, point: str, marker: Path, day: int = 0, **env: str) -> subprocess.Popen:
+    job = {"url": url, "root": str(root), "point": point, "marker": str(marker), "day": day}
+    return subprocess.Popen(
+        [sys.executable, __file__],
+        env={**os.environ, **env, "CRASH_TEST_JOB": json.dumps(job)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@contextmanager
+def killed_at(url: str, root: Path, point: str) -> Iterator[None]:
+    """Run an ingest in a child until it reaches `point`, then SIGKILL it."""
+    marker = root / f"at-{point}"
+    child = start_child(url, root, point, marker)
+    deadline = time.monotonic() + 60
+    while not marker.exists():
+        assert child.poll() is None, child.communicate()[1]
+        assert time.monotonic() < deadline, "the child never reached the crash point"
+        time.sleep(0.02)
+    os.kill(child.pid, signal.SIGKILL)
+    assert child.wait(timeout=30) == -signal.SIGKILL
+    yield
+
+
+def visible_lake(root: Path) -> dict[str, bytes]:
+    """Every file a reader of the lake can see (names starting with '.' are skipped by all)."""
+    lake = root / "lake"
+    return {
+        str(path.relative_to(lake)): path.read_bytes()
+        for path in sorted(lake.rglob("*"))
+        if path.is_file() and not any(part.startswith(".") for part in path.relative_to(lake).parts)
+    }
+
+
+def warehouse_rows(root: Path) -> dict[str, list[tuple[Any, ...]]]:
+    with Warehouse(str(root / "warehouse.duckdb"), lock_timeout_seconds=5).connect(read_only=True) as conn:
+        return {t: sorted(conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in TABLES}
+
+
+def expected_after(url: str, versions: Versions, root: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """The warehouse a clean ingest of the current version gives, in a folder of its own."""
+    ingest(url, root)
+    return warehouse_rows(root)
+
+
+def test_killed_while_writing_parquet(simulator, tmp_path: Path) -> None:
+    url, versions = simulator
+    ingest(url, tmp_path)
+    before_lake, before = visible_lake(tmp_path), warehouse_rows(tmp_path)
+    assert {row[-1] for row in before["conversations"]} == {"v1"}
+    versions.version = 2
+    with killed_at(url, tmp_path, "parquet"):
+        tables = tmp_path / "lake" / "tables"
+        leftovers = [p for p in tables.rglob("*") if p.name.startswith(".") and p.name.endswith(".tmp")]
+        assert leftovers, "the crash left no temporary file: it did not happen mid-write"
+        seen = visible_lake(tmp_path)
+        for path in seen:
+            if path.endswith(".parquet"):
+                pq.read_table(tmp_path / "lake" / path)  # every visible Parquet file is whole
+                assert seen[path] == before_lake[path]  # and is the one from before
+        assert warehouse_rows(tmp_path) == before
+    ingest(url, tmp_path)  # the re-run
+    assert warehouse_rows(tmp_path) == expected_after(url, versions, tmp_path / "clean")
+    assert {row[-1] for row in warehouse_rows(tmp_path)["conversations"]} == {"v2"}
+
+
+def test_killed_in_the_middle_of_the_warehouse_load(simulator, tmp_path: Path) -> None:
+    url, versions = simulator
+    ingest(url, tmp_path)
+    before = warehouse_rows(tmp_path)
+    versions.version = 2
+    with killed_at(url, tmp_path, "warehouse"):
+        assert warehouse_rows(tmp_path) == before  # the open transaction is gone with its process
+        with Warehouse(str(tmp_path / "warehouse.duckdb")).connect(lock_timeout_seconds=1) as conn:
+            assert conn.execute("SELECT count(*) FROM spans").fetchone()[0] == len(before["spans"])
+    ingest(url, tmp_path)
+    after = warehouse_rows(tmp_path)
+    assert after == expected_after(url, versions, tmp_path / "clean") != before
+
+
+def intervals(log: Path) -> list[tuple[float, float]]:
+    stamps = [line.split() for line in log.read_text().splitlines()]
+    starts = [float(t) for kind, t in stamps if kind == "in"]
+    ends = [float(t) for kind, t in stamps if kind == "out"]
+    return list(zip(starts, ends, strict=True))
+
+
+def test_two_ingests_at_once_wait_for_each_other(simulator, tmp_path: Path) -> None:
+    url, _ = simulator
+    logs = [tmp_path / "log-0", tmp_path / "log-1"]
+    children = [start_child(url, tmp_path, "hold:1.0", logs[day], day=day) for day in (0, 1)]
+    for child in children:
+        _, stderr = child.communicate(timeout=120)
+        assert child.returncode == 0, stderr
+    (_, first_out), (second_in, _) = sorted(intervals(logs[0]) + intervals(logs[1]))
+    assert first_out <= second_in, "the two warehouse transactions overlapped"
+    rows = warehouse_rows(tmp_path)
+    assert len(rows["conversations"]) == 2 * SCALE.conversations_per_day
+    assert len({row[0] for row in rows["conversations"]}) == 2 * SCALE.conversations_per_day
+
+
+def test_an_ingest_that_cannot_wait_long_enough_fails_clearly(simulator, tmp_path: Path) -> None:
+    url, _ = simulator
+    ingest(url, tmp_path, 1)
+    holder = start_child(url, tmp_path, "hold:2.0", tmp_path / "log-holder", day=0)
+    while not (tmp_path / "log-holder").exists():
+        assert holder.poll() is None, holder.communicate()[1]
+        time.sleep(0.02)
+    impatient = Warehouse(str(tmp_path / "warehouse.duckdb"), lock_timeout_seconds=0.3)
+    day = SCALE.start_date.fromordinal(SCALE.start_date.toordinal() + 1)
+    with pytest.raises(WarehouseBusyError, match=r"another ingest held it for more than 0\.3 s"):
+        load_conversation_partition(Lake(str(tmp_path / "lake")), impatient, APP, day)
+    assert holder.wait(timeout=60) == 0
+    load_conversation_partition(Lake(str(tmp_path / "lake")), impatient, APP, day)
+    rows = warehouse_rows(tmp_path)
+    assert len(rows["conversations"]) == 2 * SCALE.conversations_per_day
+
+
+def test_the_lock_is_freed_by_a_killed_writer(tmp_path: Path) -> None:
+    """A killed process's advisory lock dies with it: nothing to clean up by hand."""
+    path = tmp_path / "warehouse.duckdb"
+    script = (
+        "import sys, time\n"
+        "from pipelines.warehouse.duck import Warehouse\n"
+        f"with Warehouse({str(path)!r}).connect() as conn:\n"
+        "    conn.execute('CREATE TABLE t AS SELECT 1 AS x')\n"
+        "    print('holding', flush=True)\n"
+        "    time.sleep(60)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None and child.stdout.readline().strip() == "holding"
+    with pytest.raises(WarehouseBusyError), Warehouse(str(path)).connect(lock_timeout_seconds=0.2):
+        pass
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=30)
+    with Warehouse(str(path)).connect(lock_timeout_seconds=2) as conn:
+        assert conn.execute("SELECT count(*) FROM duckdb_tables()").fetchone() is not None
+
+
+if __name__ == "__main__":
+    child_main()
