@@ -78,7 +78,14 @@ class Warehouse:
                 conn.close()
 
     def ensure_schema(self, conn: duckdb.DuckDBPyConnection) -> None:
-        """Create missing tables, (re)create the views, describe both, fail clearly on a drifted table."""
+        """Create missing tables, (re)create the views, describe both, fail clearly on a drifted table.
+
+        Done once per file and schema version in a process: a backfill loads many partitions
+        into the same file, and the full check costs a tenth of a second each time.
+        """
+        key = _schema_key(self.path, conn)
+        if key in _SCHEMA_ENSURED:
+            return
         migrate(conn, _tables(conn))
         problems = [problem for spec in ALL_TABLES for problem in schema_mismatches(conn, spec)]
         if problems:
@@ -86,6 +93,7 @@ class Warehouse:
                 f"warehouse {self.path} does not match this version: " + "; ".join(problems)
             )
         install_views_and_descriptions(conn)
+        _SCHEMA_ENSURED.add(_schema_key(self.path, conn))
 
     def replace_conversation_partition(
         self,
@@ -118,8 +126,10 @@ class Warehouse:
                         "incoming": table_files[CONVERSATIONS.name],
                     },
                 )
+                replaces = _rowcount(conn.execute(sql_text("warehouse/count_replaced_conversations.sql")))
                 for spec in CONVERSATION_TABLES:
-                    conn.execute(sql_text("warehouse/delete_partition_rows.sql").format(table=spec.name))
+                    if replaces:  # deletes scan whole tables: skip them when nothing is there to replace
+                        conn.execute(sql_text("warehouse/delete_partition_rows.sql").format(table=spec.name))
                     inserted[spec.name] = _insert_parquet(conn, spec.name, table_files[spec.name])
                 conn.execute(
                     sql_text("warehouse/delete_partition_rejects.sql"),
@@ -205,13 +215,26 @@ class Warehouse:
             }
 
 
+_SCHEMA_ENSURED: set[tuple[str, int, int, int | None]] = set()
+"""Warehouse files (path, device, inode, schema version) this process has checked and set up."""
+
+
+def _schema_key(path: str, conn: duckdb.DuckDBPyConnection) -> tuple[str, int, int, int | None]:
+    stat = os.stat(path)
+    version = None
+    if "schema_version" in _tables(conn):
+        ((version,),) = conn.execute(sql_text("warehouse/current_schema_version.sql")).fetchall()
+    return (os.path.realpath(path), stat.st_dev, stat.st_ino, version)
+
+
 def _tables(conn: duckdb.DuckDBPyConnection) -> set[str]:
     return {row[0] for row in conn.execute(sql_text("warehouse/list_tables.sql")).fetchall()}
 
 
 def _rowcount(cursor: duckdb.DuckDBPyConnection) -> int:
-    row = cursor.fetchone()
-    return int(row[0]) if row else 0
+    """The single number a statement returns (a count, or the rows an INSERT wrote)."""
+    rows = cursor.fetchall()
+    return int(rows[0][0]) if rows else 0
 
 
 def _insert_relation(conn: duckdb.DuckDBPyConnection, table: str, relation: str) -> int:
