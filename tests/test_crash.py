@@ -276,5 +276,89 @@ def test_the_lock_is_freed_by_a_killed_writer(tmp_path: Path) -> None:
         assert conn.execute("SELECT count(*) FROM duckdb_tables()").fetchone() is not None
 
 
+CLI_KILLED_IN_LOAD = """
+import os, sys, time
+from pipelines.warehouse import duck
+
+original_insert = duck._insert_parquet
+
+
+def insert(conn, table, path):
+    inserted = original_insert(conn, table, path)
+    if table == "spans":
+        open(os.environ["CRASH_MARKER"], "w").write("here")
+        time.sleep(600)
+    return inserted
+
+
+duck._insert_parquet = insert
+from pipelines.cli import main
+
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_killed_cli_ingest_leaves_no_pool_slot_behind(simulator, tmp_path: Path) -> None:
+    """Through the CLI and the persistent Dagster instance: a run killed inside the warehouse
+    step holds the `warehouse_write` slot; the next ingest gives it back and completes."""
+    import shutil
+
+    import dagster as dg
+
+    url, _ = simulator
+    root = Path(__file__).resolve().parent.parent
+    shutil.copytree(root / "dagster_home", tmp_path / "dagster_home")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CES_", "DAGSTER_"))} | {
+        "DAGSTER_HOME": str(tmp_path / "dagster_home"),
+        "CES_LAKE": str(tmp_path / "lake"),
+        "CES_WAREHOUSE": str(tmp_path / "warehouse.duckdb"),
+        "CES_MCP_URL": url,
+        "CES_APPS": APP,
+        "CES_MAX_RPS": "1000",
+        "CRASH_MARKER": str(tmp_path / "marker"),
+    }
+    args = [
+        "ingest",
+        "--since",
+        "2026-11-01",
+        "--until",
+        "2026-11-02",
+        "--skip-evaluations",
+        "--parallel",
+        "1",
+    ]
+    child = subprocess.Popen(
+        [sys.executable, "-c", CLI_KILLED_IN_LOAD, *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "marker").exists():
+        assert child.poll() is None and time.monotonic() < deadline, "the CLI never reached the load"
+        time.sleep(0.05)
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=30)
+    assert not (tmp_path / "warehouse.duckdb").exists() or warehouse_rows(tmp_path)["conversations"] == []
+
+    rerun = subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", *args], env=env, capture_output=True, text=True, timeout=180
+    )
+    assert rerun.returncode == 0, rerun.stderr
+    assert len(warehouse_rows(tmp_path)["conversations"]) == SCALE.conversations_per_day
+    previous = os.environ.get("DAGSTER_HOME")
+    os.environ["DAGSTER_HOME"] = str(tmp_path / "dagster_home")
+    try:
+        with dg.DagsterInstance.get() as instance:
+            statuses = sorted(run.status.value for run in instance.get_runs())
+            claimed = instance.event_log_storage.get_concurrency_info("warehouse_write").claimed_slots
+    finally:
+        if previous is None:
+            del os.environ["DAGSTER_HOME"]
+        else:
+            os.environ["DAGSTER_HOME"] = previous
+    assert statuses == ["FAILURE", "SUCCESS"] and claimed == []
+
+
 if __name__ == "__main__":
     child_main()

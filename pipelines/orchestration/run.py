@@ -9,6 +9,7 @@ request rate through the rate-limit file and queue on the warehouse lock to writ
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -55,12 +56,58 @@ def ensure_dagster_home() -> Path:
 
 
 def instance_with_pools() -> dg.DagsterInstance:
-    """The instance in `DAGSTER_HOME`, with the CES API pool limit applied."""
+    """The instance in `DAGSTER_HOME`, with the CES API pool limit applied and the pool slots
+    of crashed runs given back (see `release_crashed_runs`)."""
     ensure_dagster_home()
     instance = dg.DagsterInstance.get()
     limit = int(os.environ.get("CES_API_CONCURRENCY") or DEFAULT_CES_API_CONCURRENCY)
     instance.event_log_storage.set_concurrency_slots(CES_API_POOL, limit)
+    release_crashed_runs(instance)
     return instance
+
+
+RUN_PROCESS_TAG = "ces-pipeline/process"
+"""Tag naming the process that runs a job in-process: `host:pid:start time`."""
+
+
+def _process_start(pid: int) -> str | None:
+    """When process `pid` started (clock ticks after boot, from /proc), or None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[19].decode()
+    except (OSError, IndexError):
+        return None
+
+
+def _this_process() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{_process_start(os.getpid()) or '?'}"
+
+
+def _process_gone(tag: str) -> bool:
+    """True only when the tagged process certainly ended (same host, pid gone or reused)."""
+    host, _, rest = tag.partition(":")
+    pid, _, started = rest.partition(":")
+    if host != socket.gethostname() or not pid.isdigit() or started == "?":
+        return False
+    return _process_start(int(pid)) != started
+
+
+def release_crashed_runs(instance: dg.DagsterInstance) -> list[str]:
+    """Mark failed the in-process runs whose process was killed, and free their pool slots.
+
+    A run killed mid-step (SIGKILL, OOM, power cut) stays STARTED and keeps the pool slots it
+    claimed; with the `warehouse_write` pool limited to 1, every later ingest would wait for
+    that slot forever. Returns the run ids released.
+    """
+    released = []
+    in_flight = [dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.CANCELING]
+    for run in instance.get_runs(filters=dg.RunsFilter(statuses=in_flight)):
+        tag = run.tags.get(RUN_PROCESS_TAG)
+        if tag and _process_gone(tag):
+            instance.report_run_failed(run, "the process running it ended before the run finished")
+            instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
+            released.append(run.run_id)
+    return released
 
 
 def execute_partition(
@@ -69,7 +116,11 @@ def execute_partition(
     """Run `job_name` for one (app, day) partition in this process."""
     job = definitions.resolve_job_def(job_name)
     result = job.execute_in_process(
-        partition_key=partition_key(app, day), instance=instance, raise_on_error=False, run_config=QUIET_LOGS
+        partition_key=partition_key(app, day),
+        instance=instance,
+        raise_on_error=False,
+        run_config=QUIET_LOGS,
+        tags={RUN_PROCESS_TAG: _this_process()},
     )
     return _outcome(app, day, result)
 
@@ -133,7 +184,11 @@ def run_app_job(
     outcomes = []
     for app in apps:
         result = job.execute_in_process(
-            partition_key=app, instance=instance, raise_on_error=False, run_config=config
+            partition_key=app,
+            instance=instance,
+            raise_on_error=False,
+            run_config=config,
+            tags={RUN_PROCESS_TAG: _this_process()},
         )
         outcomes.append(_outcome(app, today, result))
     return outcomes
