@@ -201,6 +201,13 @@ def test_killed_while_writing_parquet(simulator, tmp_path: Path) -> None:
     ingest(url, tmp_path)  # the re-run
     assert warehouse_rows(tmp_path) == expected_after(url, versions, tmp_path / "clean")
     assert {row[-1] for row in warehouse_rows(tmp_path)["conversations"]} == {"v2"}
+    # A fresh temporary file may be a concurrent writer's: left alone. An old one is debris.
+    assert all(path.exists() for path in leftovers)
+    an_hour_ago = time.time() - 3700
+    for path in leftovers:
+        os.utime(path, (an_hour_ago, an_hour_ago))
+    ingest(url, tmp_path)
+    assert not any(path.exists() for path in leftovers)
 
 
 def test_killed_in_the_middle_of_the_warehouse_load(simulator, tmp_path: Path) -> None:

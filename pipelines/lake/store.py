@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import glob
 import gzip
 import os
 import re
+import time
 import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
+from pathlib import Path
 from typing import IO, Any
 
 import fsspec
@@ -188,10 +192,24 @@ class Lake:
             self.fs.mv(temp, path)
             if self.protocol in ("file", "local"):
                 _fsync_directory(directory)
+                _remove_stale_temps(directory, name)
         except BaseException:
             if self.fs.exists(temp):
                 self.fs.rm(temp)
             raise
+
+
+STALE_TEMP_SECONDS = 3600.0
+"""A temporary file older than this was left by a writer that crashed (no write takes an hour)."""
+
+
+def _remove_stale_temps(directory: str, name: str) -> None:
+    """Delete the temporary siblings of `name` that crashed writers left behind."""
+    cutoff = time.time() - STALE_TEMP_SECONDS
+    for stale in Path(directory).glob(f".{glob.escape(name)}.*.tmp"):
+        with contextlib.suppress(OSError):
+            if stale.stat().st_mtime < cutoff:
+                stale.unlink()
 
 
 def _fsync_directory(directory: str) -> None:
