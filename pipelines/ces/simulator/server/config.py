@@ -38,6 +38,8 @@ class SimulatorConfig:
     required_token: str | None = field(default=None, repr=False)
     """When set, every request needs `Authorization: Bearer <token>`. Never logged."""
     faults: FaultInjector | None = None
+    """`SimulatedFaults` (server/faults.py, `--faults SPEC`): wraps the app for transport faults,
+    and the tools consult it for data faults (expiring page tokens, duplicates, repeated pages)."""
     as_of: datetime | None = None
     """The server's "now": conversations that have not arrived yet are not served, and those
     still going are served with the turns so far and no endTime. None: everything, finished."""
