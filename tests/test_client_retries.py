@@ -132,6 +132,25 @@ def test_tool_errors_are_not_retried() -> None:
     assert len(server.calls) == 1
 
 
+def tool_failure(status: str) -> Any:
+    result = {"isError": True, "content": [{"type": "text", "text": f"{status}: the backend is busy"}]}
+    return lambda call: rpc_result(call, result)
+
+
+@pytest.mark.parametrize("status", ["UNAVAILABLE", "RESOURCE_EXHAUSTED", "DEADLINE_EXCEEDED"])
+def test_tool_results_failing_transiently_are_retried(status: str) -> None:
+    with mcp_server(failing(2, tool_failure(status))) as (server, url), client_for(url) as client:
+        assert client.call_tool("get_conversation", {"name": "c1"}) == PAYLOAD
+        assert client.stats.retries == 2
+    with (
+        mcp_server(failing(1, tool_failure(status))) as (server, url),
+        client_for(url) as client,
+        pytest.raises(CesToolError, match=status),
+    ):
+        run_evaluation(client, APP, evaluations=["e1"])
+    assert len(server.calls) == 1
+
+
 @pytest.mark.parametrize("spec", ["reset:1", "cut-sse:1", "bad-json:1"])
 def test_resets_cut_streams_and_garbled_bodies_are_retried(spec: str) -> None:
     server = McpServer(answering_in(spec))
@@ -300,6 +319,9 @@ def test_the_rules_in_one_table() -> None:
     for code, transient in [(400, False), (401, False), (403, False), (404, False), (429, True), (504, True)]:
         assert is_transient(CesTransportError("x", status_code=code)) is transient
     assert is_transient(CesMalformedResponseError("x"))
+    assert is_transient(CesToolError("get_x", "UNAVAILABLE: try later"))
+    assert not is_transient(CesToolError("get_x", "NOT_FOUND: no such thing"))
+    assert not may_resend(CesToolError("run_evaluation", "UNAVAILABLE: x"), idempotent=False)
 
 
 # -- credentials and sessions --------------------------------------------------------------------

@@ -45,10 +45,11 @@ from pipelines.ces.errors import (
     CesPagingError,
     CesProtocolError,
     CesRpcError,
+    CesToolError,
     CesTransportError,
 )
 from pipelines.ces.ratelimit import FileRateLimiter, RateLimiter, rate_limiter_for
-from pipelines.ces.retry import RetryPolicy
+from pipelines.ces.retry import RetryPolicy, is_transient
 from pipelines.ces.sse import DEFAULT_MAX_EVENT_BYTES, SseFormatError, parse_sse
 from pipelines.config import CesSettings
 from pipelines.transform import deepjson
@@ -486,7 +487,10 @@ class CesMcpClient:
                 self._stats.retry_seconds += delay
 
         return self._retry_policy.run(
-            lambda: self._post(exchange, attempt), idempotent=idempotent, label=exchange.label, on_retry=count
+            lambda: _screened(exchange, self._post(exchange, attempt)),
+            idempotent=idempotent,
+            label=exchange.label,
+            on_retry=count,
         )
 
     def _auth_headers(self) -> tuple[dict[str, str], str | None]:
@@ -636,6 +640,19 @@ class CesMcpClient:
             rpc_code=details.rpc_code,
             rpc_data=details.rpc_data,
         )
+
+
+def _screened(exchange: _Exchange, reply: _Reply) -> _Reply:
+    """Raise a tool result that failed transiently (UNAVAILABLE, ...) inside the retry loop;
+    any other result, failed or not, goes back to the caller as it is."""
+    result = reply.result
+    if exchange.tool is not None and isinstance(result, dict) and result.get("isError") is True:
+        try:
+            protocol.tool_result_payload(exchange.tool, result)
+        except CesToolError as exc:
+            if is_transient(exc):
+                raise
+    return reply
 
 
 def _redact(text: str, token: str | None) -> str:

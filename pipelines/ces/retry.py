@@ -5,7 +5,9 @@ tenacity (a small, widely used retry library: its stop, wait and retry strategie
 the rules below read as they are and the loop itself is not ours to get wrong):
 
 - What is transient: connection failures, timeouts, HTTP 429, 500, 502, 503 and 504, a broken
-  or truncated body (an SSE stream cut before the response, a JSON body that does not parse).
+  or truncated body (an SSE stream cut before the response, a JSON body that does not parse),
+  and a tool result that failed with UNAVAILABLE, RESOURCE_EXHAUSTED or DEADLINE_EXCEEDED
+  (servers that wrap Google API errors into tool results report overload that way).
   Anything else (400, 403, 404, a JSON-RPC or tool error, a redirect) fails at once with the
   server's message. HTTP 401 and an expired session are not retries: the client renews the
   credentials or the session once and sends again (see `CesMcpClient._send`/`_request`).
@@ -32,13 +34,15 @@ from typing import TypeVar
 
 import tenacity
 
-from pipelines.ces.errors import CesError, CesMalformedResponseError, CesTransportError
+from pipelines.ces.errors import CesError, CesMalformedResponseError, CesToolError, CesTransportError
 
 logger = logging.getLogger("pipelines.ces.retry")
 
 T = TypeVar("T")
 
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
+TRANSIENT_TOOL_STATUSES = frozenset({"UNAVAILABLE", "RESOURCE_EXHAUSTED", "DEADLINE_EXCEEDED"})
+"""google.rpc codes of a tool-level failure worth another try (AIP-194 and quota exhaustion)."""
 DEFAULT_MAX_ATTEMPTS = 5
 DEFAULT_MAX_SECONDS = 120.0
 DEFAULT_INITIAL_BACKOFF_SECONDS = 0.5
@@ -50,6 +54,8 @@ def is_transient(error: BaseException) -> bool:
     if isinstance(error, CesTransportError):
         # No status: the connection failed, timed out, or the body broke off mid-way.
         return error.status_code is None or error.status_code in RETRYABLE_STATUS
+    if isinstance(error, CesToolError):
+        return error.server_message.partition(":")[0].strip() in TRANSIENT_TOOL_STATUSES
     return isinstance(error, CesMalformedResponseError)
 
 
