@@ -171,3 +171,30 @@ def test_every_fault_at_once_through_dagster_counts_the_retries(
     transport = sum(n for kind, n in faults.injected.items() if kind in TRANSPORT)
     assert retries == transport > 0
     assert contents(Warehouse(str(tmp_path / "warehouse.duckdb"))) == baseline
+
+
+def test_evaluation_runs_and_results_survive_faults_and_restarted_listings(tmp_path: Path) -> None:
+    """Faults that never reach the tools (so no run is polled more often) and expiring tokens:
+    the same runs and results, each counted once."""
+    from pipelines.ingest.evaluations import fetch_evaluation_runs, replay_evaluation_records
+
+    scale = SimulatorScale(seed=11, apps=1, days=1, conversations_per_day=1, evaluation_runs_per_app=6)
+
+    def fetch(faults: SimulatedFaults | None, folder: str) -> tuple[Any, Any, Any]:
+        config = SimulatorConfig(scale=scale, faults=faults, page_size_default=2, page_size_max=2)
+        lake = Lake(str(tmp_path / folder))
+        with (
+            running_simulator(config) as sim,
+            CesMcpClient(settings(sim.url), rate_limiter=RateLimiter(10_000, burst=1_000)) as client,
+        ):
+            fetched = fetch_evaluation_runs(client, lake, sim.apps[0], page_size=2)
+            observation = replay_evaluation_records(lake.read_jsonl(fetched.path))
+            return fetched, observation, client.stats
+
+    clean, clean_seen, _ = fetch(None, "clean")
+    faults = SimulatedFaults(f"503:0.2,429:0.2,reset:0.2,expire-token:0.3,limit=1,{FAST}")
+    faulty, faulty_seen, stats = fetch(faults, "faulty")
+    assert faults.injected["expire-token"] > 0 and stats.retries > 0
+    assert (faulty.runs, faulty.results) == (clean.runs, clean.results) == (6, clean.results)
+    assert [run for run, _ in faulty_seen.runs] == [run for run, _ in clean_seen.runs]
+    assert faulty_seen.results == clean_seen.results

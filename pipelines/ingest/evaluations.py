@@ -102,11 +102,17 @@ def fetch_evaluation_runs(
                 result.runs += 1
                 yield record.to_dict()
         if client.has_tool(LIST_EVALUATION_RESULTS):
+            listed: set[str] = set()  # a listing restarted after a refused page token repeats some
             for name in wanted:
                 for page in iter_evaluation_result_records(client, app, name, page_size=page_size):
-                    result.results += len(
-                        page_items(page.result, "evaluationResults", LIST_EVALUATION_RESULTS)
+                    items = page_items(page.result, "evaluationResults", LIST_EVALUATION_RESULTS)
+                    listed.update(
+                        item["name"]
+                        if isinstance(item, dict) and isinstance(item.get("name"), str)
+                        else repr(item)
+                        for item in items
                     )
+                    result.results = len(listed)
                     yield page.to_dict()
 
     written = lake.write_observation(EVALUATION_RUNS_DATASET, app, fetch_stamp(), records())
