@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import sys
 from datetime import timedelta
@@ -71,8 +70,16 @@ def _main(conversations: int, work: str) -> None:
     )
     assert writer.returncode == 0
     loaded = _rebuild(lake_root, f"{work}/warehouse.duckdb")
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({**loaded, "peak_rss_mb": peak_mb}))
+    print(json.dumps({**loaded, "peak_rss_mb": _peak_rss_mb()}))
+
+
+def _peak_rss_mb() -> float:
+    """This process's own peak RSS (VmHWM). Not getrusage: on Linux its ru_maxrss carries over
+    the high-water mark of the process that forked us, so a large test runner would show."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM in /proc/self/status")
 
 
 def rebuild_peak(conversations: int, work: Path) -> dict[str, float]:
