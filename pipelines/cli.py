@@ -8,6 +8,7 @@ import json
 import os
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
 
@@ -68,6 +69,7 @@ def _run_partitions(command: str, partitions: list[tuple[str, date]], parallel: 
     instance = instance_with_pools()
     totals = {"conversations": 0, "pages": 0, "requests": 0, "rejects": 0}
     failures: list[PartitionOutcome] = []
+    warnings: Counter[str] = Counter()
     started = time.monotonic()
     with Progress(
         TextColumn("[bold]{task.description}"),
@@ -88,8 +90,10 @@ def _run_partitions(command: str, partitions: list[tuple[str, date]], parallel: 
                 failures.append(outcome)
                 progress.console.print(f"[red]✗ {outcome.label}: {escape(str(outcome.error))}")
             for check in outcome.failed_checks:
-                colour = "yellow" if "(WARN)" in check else "red"
-                progress.console.print(f"[{colour}]check failed for {outcome.label}: {escape(check)}")
+                if "(WARN)" in check:
+                    warnings[check.removesuffix(" (WARN)")] += 1
+                else:
+                    progress.console.print(f"[red]check failed for {outcome.label}: {escape(check)}")
             rate = totals["conversations"] / max(time.monotonic() - started, 1e-9)
             progress.update(
                 task,
@@ -105,6 +109,8 @@ def _run_partitions(command: str, partitions: list[tuple[str, date]], parallel: 
         )
     if totals["rejects"]:
         console.print(f"[yellow]{totals['rejects']} objects rejected: see the rejects table.")
+    for check, count in sorted(warnings.items()):
+        console.print(f"[yellow]warning: {escape(check)} on {count} of {len(partitions)} partitions.")
     if failures:
         console.print(f"[red]{len(failures)} of {len(partitions)} partitions failed. Retry one alone with:")
         for failure in failures:
