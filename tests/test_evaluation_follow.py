@@ -6,7 +6,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
+from pipelines.ces.simulator import SimulatorConfig, SimulatorHandle, SimulatorScale, running_simulator
 from pipelines.definitions import build_definitions
 from pipelines.orchestration.evaluation_assets import (
     started_evaluation_sensor,
@@ -20,17 +20,22 @@ from pipelines.warehouse.duck import Warehouse
 SCALE = SimulatorScale(seed=9, apps=1, days=1, conversations_per_day=1, evaluation_runs_per_app=6)
 
 
+def point_at(sim: SimulatorHandle, tmp_path: Path, warehouse: Warehouse, monkeypatch) -> None:
+    """Configure the pipeline for the simulator's first app, a lake and a warehouse in tmp_path."""
+    for key, value in {
+        "CES_MCP_URL": sim.url,
+        "CES_APPS": sim.apps[0],
+        "CES_LAKE": str(tmp_path / "lake"),
+        "CES_WAREHOUSE": warehouse.path,
+        "CES_MAX_RPS": "500",
+    }.items():
+        monkeypatch.setenv(key, value)
+
+
 def test_the_sensor_follows_unfinished_runs_until_they_complete(tmp_path: Path, monkeypatch) -> None:
     warehouse = Warehouse(str(tmp_path / "w.duckdb"))
     with running_simulator(SimulatorConfig(scale=SCALE)) as sim:
-        for key, value in {
-            "CES_MCP_URL": sim.url,
-            "CES_APPS": sim.apps[0],
-            "CES_LAKE": str(tmp_path / "lake"),
-            "CES_WAREHOUSE": warehouse.path,
-            "CES_MAX_RPS": "500",
-        }.items():
-            monkeypatch.setenv(key, value)
+        point_at(sim, tmp_path, warehouse, monkeypatch)
         definitions = build_definitions()
         instance = dg.DagsterInstance.ephemeral()
         assert all(
@@ -88,14 +93,7 @@ def test_the_sensor_follows_unfinished_runs_until_they_complete(tmp_path: Path, 
 def test_a_run_started_by_the_job_is_loaded_by_the_sensor_it_triggers(tmp_path: Path, monkeypatch) -> None:
     warehouse = Warehouse(str(tmp_path / "w.duckdb"))
     with running_simulator(SimulatorConfig(scale=SCALE)) as sim:
-        for key, value in {
-            "CES_MCP_URL": sim.url,
-            "CES_APPS": sim.apps[0],
-            "CES_LAKE": str(tmp_path / "lake"),
-            "CES_WAREHOUSE": warehouse.path,
-            "CES_MAX_RPS": "500",
-        }.items():
-            monkeypatch.setenv(key, value)
+        point_at(sim, tmp_path, warehouse, monkeypatch)
         definitions = build_definitions()
         with dg.instance_for_test() as instance:
             register_apps(instance, sim.apps)
