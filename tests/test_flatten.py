@@ -10,7 +10,11 @@ import pyarrow as pa
 import pytest
 from conversation_samples import APP, conversation_name, full_conversation, with_changes
 
-from pipelines.transform.conversations import ConversationFlattener, flatten_conversations
+from pipelines.transform.conversations import (
+    ConversationFlattener,
+    RowConversationFlattener,
+    flatten_conversations,
+)
 from pipelines.transform.schemas import CONVERSATION_TABLES
 
 
@@ -227,3 +231,19 @@ def test_take_batches_empties_the_flattener() -> None:
     empty = flattener.take_batches()
     assert all(batch.num_rows == 0 for batch in empty.values())
     assert isinstance(empty["spans"], pa.RecordBatch)
+
+
+@pytest.mark.parametrize("flattener", [ConversationFlattener, RowConversationFlattener])
+@pytest.mark.parametrize(
+    ("start", "end", "seconds"),
+    [
+        ("2026-11-01T10:00:00.123456789Z", "2026-11-01T10:00:01.000000001Z", 0.876543212),
+        ("2026-11-01T10:00:00.000000999Z", "2026-11-01T10:00:00.000001Z", 1e-9),
+        ("2026-11-01T11:00:00.5+01:00", "2026-11-01T10:00:02.25Z", 1.75),
+    ],
+)
+def test_conversation_duration_is_exact_to_the_nanosecond(flattener, start, end, seconds) -> None:
+    item = flattener()
+    assert item.add({"name": conversation_name("ns"), "startTime": start, "endTime": end})
+    (row,) = item.take_batches()["conversations"].to_pylist()
+    assert row["duration_seconds"] == seconds

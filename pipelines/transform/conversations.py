@@ -85,8 +85,10 @@ class RowConversationFlattener:
         if match is None:
             raise v.SchemaViolation(f"name: not a conversation resource name: {str(name)[:120]!r}")
         app, conversation_id = match.groups()
-        start = v.timestamp(conversation.get("startTime"), "startTime")
-        end = v.timestamp(conversation.get("endTime"), "endTime")
+        start_ns = v.timestamp_nanos(conversation.get("startTime"), "startTime")
+        end_ns = v.timestamp_nanos(conversation.get("endTime"), "endTime")
+        start = start_ns // 1_000 if start_ns is not None else None
+        end = end_ns // 1_000 if end_ns is not None else None
         input_types = [
             v.text(item, "inputTypes[]") for item in v.array(conversation.get("inputTypes"), "inputTypes")
         ]
@@ -97,7 +99,7 @@ class RowConversationFlattener:
                 conversation_id,
                 start,
                 end,
-                (end - start) / 1e6 if start is not None and end is not None else None,
+                (end_ns - start_ns) / 1e9 if start_ns is not None and end_ns is not None else None,
                 v.int32(conversation.get("turnCount"), "turnCount"),
                 v.text(conversation.get("source"), "source"),
                 v.text(conversation.get("channelType"), "channelType"),
@@ -484,10 +486,11 @@ class ConversationFlattener:
                 else:
                     arrays[field.name] = pa.array(values, type=field.type)
             if spec is CONVERSATIONS:
-                start = arrays["start_time"].cast(pa.int64())
-                end = arrays["end_time"].cast(pa.int64())
+                # endTime - startTime from every digit sent, not the microsecond-truncated columns
+                start = timestamp_column(pa.array(table.lists["start_time"], type=pa.string()), nanos=True)
+                end = timestamp_column(pa.array(table.lists["end_time"], type=pa.string()), nanos=True)
                 arrays["duration_seconds"] = pc.divide(
-                    pc.cast(pc.subtract(end, start), pa.float64(), safe=False), 1e6
+                    pc.cast(pc.subtract(end, start), pa.float64(), safe=False), 1e9
                 )
             batches[spec.name] = pa.RecordBatch.from_arrays(
                 [arrays[field.name] for field in spec.schema], schema=spec.schema

@@ -35,7 +35,15 @@ def _epoch_day(year: int, month: int, day: int) -> int:
 
 
 def parse_timestamp_micros(value: str) -> int:
-    """Microseconds since 1970-01-01T00:00:00Z for an RFC 3339 string with any offset."""
+    """Microseconds since 1970-01-01T00:00:00Z for an RFC 3339 string with any offset.
+
+    Sub-microsecond digits are truncated toward the past (floor), as stored in the warehouse.
+    """
+    return parse_timestamp_nanos(value) // 1_000
+
+
+def parse_timestamp_nanos(value: str) -> int:
+    """Nanoseconds since 1970-01-01T00:00:00Z: every digit the API may send, for exact differences."""
     match = _TIMESTAMP.fullmatch(value) if isinstance(value, str) else None
     if match is None:
         raise TimeFormatError(f"not an RFC 3339 timestamp: {str(value)[:80]!r}")
@@ -50,8 +58,8 @@ def parse_timestamp_micros(value: str) -> int:
             raise TimeFormatError(f"offset out of range: {value[:80]!r}")
         offset = off_hi * 3600 + off_mi * 60
         seconds -= offset if sign == "+" else -offset
-    micros = int((fraction or "").ljust(6, "0")[:6]) if fraction else 0
-    return seconds * 1_000_000 + micros
+    nanos = int(fraction.ljust(9, "0")) if fraction else 0
+    return seconds * 1_000_000_000 + nanos
 
 
 def parse_duration_seconds(value: str) -> float:
@@ -80,12 +88,14 @@ def _all(mask: pa.Array) -> bool:
     return bool(pc.all(mask).as_py() is not False)
 
 
-def timestamp_column(values: pa.Array) -> pa.Array | None:
-    """Microseconds since the epoch (int64, nulls kept) for a string column, or None.
+def timestamp_column(values: pa.Array, *, nanos: bool = False) -> pa.Array | None:
+    """Microseconds (or, with `nanos`, nanoseconds) since the epoch (int64, nulls kept) for a
+    string column, or None.
 
-    Same values as `parse_timestamp_micros` for every string it accepts; None whenever one
-    string is not of the canonical shape or would not parse.
+    Same values as `parse_timestamp_micros` (`parse_timestamp_nanos`) for every string it
+    accepts; None whenever one string is not of the canonical shape or would not parse.
     """
+    scale, digits = (1_000_000_000, 9) if nanos else (_MICROS, 6)
     if values.null_count == len(values):
         return pa.nulls(len(values), pa.int64())
     if not _all(pc.match_substring_regex(values, _TS_SHAPE)):
@@ -100,7 +110,7 @@ def timestamp_column(values: pa.Array) -> pa.Array | None:
         seconds = pc.cast(pc.cast(base, pa.timestamp("s")), pa.int64())
     except pa.ArrowInvalid:
         return None
-    micros = pc.multiply(seconds, _MICROS)
+    micros = pc.multiply(seconds, scale)
     if _all(pc.ends_with(values, "Z")):
         fraction = pc.utf8_slice_codeunits(values, 20, -1)  # "" or the digits after the dot
         offset = None
@@ -111,9 +121,9 @@ def timestamp_column(values: pa.Array) -> pa.Array | None:
         minutes = pc.cast(pc.if_else(pc.equal(tail.field("m"), ""), "0", tail.field("m")), pa.int64())
         if not (_all(pc.less_equal(hours, 23)) and _all(pc.less_equal(minutes, 59))):
             return None
-        offset = pc.multiply(pc.add(pc.multiply(hours, 3600), pc.multiply(minutes, 60)), _MICROS)
+        offset = pc.multiply(pc.add(pc.multiply(hours, 3600), pc.multiply(minutes, 60)), scale)
         offset = pc.if_else(pc.equal(tail.field("s"), "-"), pc.negate(offset), offset)
-    fraction = pc.cast(pc.utf8_slice_codeunits(pc.utf8_rpad(fraction, 6, "0"), 0, 6), pa.int64())
+    fraction = pc.cast(pc.utf8_slice_codeunits(pc.utf8_rpad(fraction, digits, "0"), 0, digits), pa.int64())
     micros = pc.add(micros, fraction)
     return micros if offset is None else pc.subtract(micros, offset)
 

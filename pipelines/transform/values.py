@@ -14,7 +14,12 @@ from typing import Any
 import orjson
 
 from pipelines.transform import deepjson
-from pipelines.transform.timeparse import TimeFormatError, parse_duration_seconds, parse_timestamp_micros
+from pipelines.transform.timeparse import (
+    TimeFormatError,
+    parse_duration_seconds,
+    parse_timestamp_micros,
+    parse_timestamp_nanos,
+)
 
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 _URLSAFE = bytes.maketrans(b"-_", b"+/")
@@ -56,6 +61,16 @@ def timestamp(value: Any, field: str) -> int | None:
         return None
     try:
         return parse_timestamp_micros(value)
+    except TimeFormatError as exc:
+        raise SchemaViolation(f"{field}: {exc}") from None
+
+
+def timestamp_nanos(value: Any, field: str) -> int | None:
+    """Nanoseconds since the epoch (UTC), or None when absent: for exact differences."""
+    if value is None:
+        return None
+    try:
+        return parse_timestamp_nanos(value)
     except TimeFormatError as exc:
         raise SchemaViolation(f"{field}: {exc}") from None
 
