@@ -333,6 +333,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from pipelines.ces.simulator import running_simulator
+    from pipelines.report import default_report_path, write_report
     from pipelines.warehouse.duck import Warehouse
     from pipelines.warehouse.queries import run_query
 
@@ -355,6 +356,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     columns, rows = run_query(warehouse, "daily_volume", {})
     out.print("[bold]Conversations per day (sql/queries/daily_volume.sql)")
     _print_rows(columns, rows, "table")
+    report = write_report(warehouse, default_report_path(warehouse), {})
+    out.print(f"Dashboard: {report.path} ({report.charts} charts, opens offline)", markup=False)
     return code
 
 
