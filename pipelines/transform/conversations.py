@@ -292,6 +292,16 @@ def _tool_origin(item: dict[str, Any], field: str) -> tuple[Any, ...]:
     )
 
 
+def _json_text(value: dict[str, Any] | bytes | None) -> bytes | None:
+    """A JSON column's value as text: structs are kept as objects during the walk and
+    serialised only while their column is built, one at a time, because every bytes object
+    orjson returns keeps a 4 KiB buffer: a batch of them held at once took ~50 MB and most of
+    the walk's time went to allocating them."""
+    if value is None or type(value) is bytes:
+        return value
+    return orjson.dumps(value)
+
+
 class _Unvouched(Exception):
     """The columnar walk met something it leaves to the reference flattener."""
 
@@ -432,8 +442,8 @@ class ConversationFlattener:
         if not self._unvouched:
             try:
                 batches = self._convert()
-            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
-                batches = None  # a value of the wrong type: the reference names it
+            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, orjson.JSONEncodeError):
+                batches = None  # a value of the wrong type (or nested too deep): the reference names it
         if batches is None:
             batches = self._reference_batches()
         for table in self._tables.values():
@@ -483,6 +493,8 @@ class ConversationFlattener:
                     if seconds is None:
                         return None
                     arrays[field.name] = seconds
+                elif field.name in spec.json_columns:
+                    arrays[field.name] = pa.array(map(_json_text, values), type=field.type, size=len(values))
                 else:
                     arrays[field.name] = pa.array(values, type=field.type)
             if spec is CONVERSATIONS:
@@ -559,12 +571,11 @@ class ConversationFlattener:
         int32 = v.int32
         base64_size = v.base64_size
 
-        def struct(value: Any) -> bytes | None:
-            if value is None:
-                return None
-            if type(value) is not dict:
-                raise _Unvouched
-            return dumps(value)
+        def struct(value: Any) -> dict[str, Any] | None:
+            # Serialised when the batch is taken (`_json_text`), not here: see there.
+            if value is None or type(value) is dict:
+                return value
+            raise _Unvouched
 
         def message_of(value: Any) -> dict[str, Any]:
             if type(value) is dict:
