@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import glob
-import gzip
 import os
 import re
 import time
@@ -20,6 +19,7 @@ import fsspec
 import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
+from isal import igzip
 
 from pipelines.lake.paths import app_from_segment, app_segment, partition_dir
 from pipelines.transform import deepjson
@@ -27,8 +27,9 @@ from pipelines.transform.schemas import TableSpec
 
 RAW_FILE = "records.jsonl.gz"
 TABLE_FILE = "part-0.parquet"
-RAW_GZIP_LEVEL = 3
-"""gzip level of raw files: level 5 made files 15% smaller but took a third of the fetch's CPU."""
+RAW_GZIP_LEVEL = 2
+"""ISA-L level of raw files (0-3): plain gzip files, compressed 5x faster than zlib level 3
+for a 3% larger file, and read back 1.5x faster."""
 _PARTITION = re.compile(r"app=([^/]+)/date=(\d{4}-\d{2}-\d{2})$")
 _OBSERVATION = re.compile(r"app=([^/]+)/fetched=([0-9TZ]+)\.jsonl\.gz$")
 _KEY = re.compile(r"[^A-Za-z0-9_-]")
@@ -75,7 +76,7 @@ class Lake:
         """The records of one raw partition, one at a time."""
         with (
             self.fs.open(self.raw_path(dataset, app, day), "rb") as handle,
-            gzip.GzipFile(fileobj=handle) as gz,
+            igzip.GzipFile(fileobj=handle) as gz,
         ):
             for line in gz:
                 if line.strip():
@@ -117,7 +118,7 @@ class Lake:
         return [(app, path) for _, app, path in sorted(found)]
 
     def read_jsonl(self, path: str) -> Iterator[dict[str, Any]]:
-        with self.fs.open(path, "rb") as handle, gzip.GzipFile(fileobj=handle) as gz:
+        with self.fs.open(path, "rb") as handle, igzip.GzipFile(fileobj=handle) as gz:
             for line in gz:
                 if line.strip():
                     yield deepjson.loads(line)
@@ -164,7 +165,7 @@ class Lake:
         count = 0
         with (
             self._atomic(path) as handle,
-            gzip.GzipFile(fileobj=handle, mode="wb", compresslevel=RAW_GZIP_LEVEL, mtime=0) as gz,
+            igzip.GzipFile(fileobj=handle, mode="wb", compresslevel=RAW_GZIP_LEVEL, mtime=0) as gz,
         ):
             for record in records:
                 gz.write(deepjson.dumps(record))  # a deep trace nests past orjson's limit
