@@ -19,15 +19,12 @@ prints one JSON line: what it did, its wall time, and its row counts per table. 
 from __future__ import annotations
 
 import argparse
-import importlib
 import itertools
 import json
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from datetime import UTC, date, datetime
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
@@ -64,25 +61,11 @@ def _warehouse_counts(path: str) -> dict[str, int]:
 # -- the project's paths ------------------------------------------------------------------------
 
 
-def _flatten_partition(lake_root: str, app: str, day: str) -> dict[str, Any]:
-    """Worker: the flatten step of one partition (raw lake → Parquet files)."""
-    from pipelines.ingest.flatten import flatten_conversation_partition
-    from pipelines.lake.store import Lake
-
-    started = time.perf_counter()
-    flattened = flatten_conversation_partition(Lake(lake_root), app, date.fromisoformat(day))
-    return {
-        "app": app,
-        "day": day,
-        "rows": flattened.rows,
-        "flatten_seconds": time.perf_counter() - started,
-    }
-
-
-def _ingest_partition(url: str, max_rps: float, lake_root: str, app: str, day: str) -> dict[str, Any]:
+def _ingest_partition(lake_root: str, app: str, day: date, url: str, max_rps: float) -> dict[str, Any]:
     """Worker: the fetch and flatten steps of one partition (API → raw lake → Parquet files)."""
     from pipelines.ces.client import CesMcpClient
     from pipelines.config import CesSettings
+    from pipelines.ingest.backfill import flatten_task
     from pipelines.ingest.fetch import fetch_conversation_partition
     from pipelines.lake.store import Lake
 
@@ -91,12 +74,12 @@ def _ingest_partition(url: str, max_rps: float, lake_root: str, app: str, day: s
     started = time.perf_counter()
     cpu_started = time.process_time()
     with CesMcpClient(settings) as client:
-        fetched = fetch_conversation_partition(client, lake, app, date.fromisoformat(day), page_size=100)
+        fetched = fetch_conversation_partition(client, lake, app, day, page_size=100)
         stats = client.stats
     fetch_seconds = time.perf_counter() - started
     fetch_cpu = time.process_time() - cpu_started
     return {
-        **_flatten_partition(lake_root, app, day),
+        **flatten_task(lake_root, app, day),
         "fetch_seconds": fetch_seconds,
         "fetch_cpu_seconds": fetch_cpu,
         "requests": stats.requests,
@@ -106,34 +89,23 @@ def _ingest_partition(url: str, max_rps: float, lake_root: str, app: str, day: s
     }
 
 
-_PRELOAD = ["pipelines.ingest.fetch", "pipelines.ingest.flatten", "pyarrow.compute", "pyarrow.parquet"]
-
-
-def _run_partitions(task, partitions, workers: int, lake_root: str, warehouse_path: str, *args: Any):
-    """Run `task` per partition in `workers` processes; load each partition into the warehouse
-    here as it completes, while the workers go on (DuckDB has one writer: loads are serial).
-
-    Workers are forked from this process once it has imported the pipeline (and before it
-    opens DuckDB), so they share those pages; being its children, their CPU time is counted.
-    """
-    from pipelines.ingest.load import load_conversation_partition
+def _backfill(lake_root: str, warehouse_path: str, partitions, workers: int, task=None, *task_args: Any):
+    """The project's backfill driver: flatten (or `task`) in worker processes forked from here,
+    so their CPU time is counted; partitions loaded in groups here as they finish."""
+    from pipelines.ingest.backfill import backfill_partitions, flatten_task
     from pipelines.lake.store import Lake
     from pipelines.warehouse.duck import Warehouse
 
-    for module in _PRELOAD:
-        importlib.import_module(module)
-    lake, warehouse = Lake(lake_root), Warehouse(warehouse_path)
-    context = get_context("fork")
-    results = []
-    with ProcessPoolExecutor(max_workers=max(1, workers), mp_context=context) as pool:
-        futures = [pool.submit(task, *args, lake_root, app, day) for app, day in partitions]
-        for future in as_completed(futures):
-            result = future.result()
-            started = time.perf_counter()
-            load_conversation_partition(lake, warehouse, result["app"], date.fromisoformat(result["day"]))
-            result["load_seconds"] = time.perf_counter() - started
-            results.append(result)
-    return results
+    days = [(app, date.fromisoformat(day)) for app, day in partitions]
+    return backfill_partitions(
+        Lake(lake_root),
+        Warehouse(warehouse_path),
+        days,
+        workers=workers,
+        task=task or flatten_task,
+        task_args=task_args,
+        start_method="fork",
+    )
 
 
 def _partitions(lake_root: str, limit: int | None = None) -> list[tuple[str, str]]:
@@ -151,16 +123,15 @@ def rebuild(args: argparse.Namespace) -> dict[str, Any]:
     warehouse = str(Path(args.work) / "warehouse.duckdb")
     partitions = _partitions(lake_root)
     started = time.perf_counter()
-    results = _run_partitions(_flatten_partition, partitions, args.workers, lake_root, warehouse)
+    done = _backfill(lake_root, warehouse, partitions, args.workers)
     elapsed = time.perf_counter() - started
     return {
         "seconds": elapsed,
         "partitions": len(partitions),
         "workers": args.workers,
-        "flatten_seconds": sum(r["flatten_seconds"] for r in results),
-        "load_seconds": sum(r["load_seconds"] for r in results),
+        "loads": done.loads,
         "rows": _warehouse_counts(warehouse),
-        "partition_rows": {f"{r['app']}|{r['day']}": r["rows"] for r in results},
+        "partition_rows": {f"{app}|{day}": s["rows"] for (app, day), s in done.partitions.items()},
     }
 
 
@@ -170,9 +141,10 @@ def ingest(args: argparse.Namespace) -> dict[str, Any]:
     warehouse = str(work / "warehouse.duckdb")
     partitions = _partitions(args.lake, args.partitions)
     started = time.perf_counter()
-    results = _run_partitions(
-        _ingest_partition, partitions, args.workers, lake_root, warehouse, args.url, args.max_rps
+    done = _backfill(
+        lake_root, warehouse, partitions, args.workers, _ingest_partition, args.url, args.max_rps
     )
+    results = list(done.partitions.values())
     elapsed = time.perf_counter() - started
     return {
         "seconds": elapsed,
@@ -180,13 +152,12 @@ def ingest(args: argparse.Namespace) -> dict[str, Any]:
         "workers": args.workers,
         "fetch_seconds": sum(r["fetch_seconds"] for r in results),
         "fetch_cpu_seconds": sum(r["fetch_cpu_seconds"] for r in results),
-        "flatten_seconds": sum(r["flatten_seconds"] for r in results),
-        "load_seconds": sum(r["load_seconds"] for r in results),
+        "loads": done.loads,
         "requests": sum(r["requests"] for r in results),
         "hydrated": sum(r["hydrated"] for r in results),
         "bytes_received": sum(r["bytes_received"] for r in results),
         "rows": _warehouse_counts(warehouse),
-        "partition_rows": {f"{r['app']}|{r['day']}": r["rows"] for r in results},
+        "partition_rows": {f"{app}|{day}": s["rows"] for (app, day), s in done.partitions.items()},
     }
 
 

@@ -313,9 +313,9 @@ def markdown(report: dict[str, Any]) -> str:
     ingest = results["ingest"]
     lines += [
         f"Ingest split ({ingest['partitions']} partitions, {ingest['requests']:,} requests, "
-        f"{ingest['hydrated']:,} hydrations): fetch {ingest['fetch_cpu_seconds']:.1f} s CPU in the fetching "
-        f"thread, flatten {ingest['flatten_seconds']:.1f} s, load {ingest['load_seconds']:.1f} s (wall, "
-        "summed over partitions).",
+        f"{ingest['hydrated']:,} hydrations, {ingest['loads']} warehouse loads): fetch "
+        f"{ingest['fetch_cpu_seconds']:.1f} s CPU in the workers' fetching threads, of "
+        f"{ingest['cpu_seconds']:.1f} s CPU in all.",
         "",
     ]
     return "\n".join(lines)

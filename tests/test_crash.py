@@ -78,16 +78,16 @@ def _install_crash_point(point: str, marker: str) -> None:
     elif point.startswith("hold:"):  # keep the warehouse transaction open for a while, log when
         from pipelines.warehouse import duck
 
-        original_replace = duck.Warehouse.replace_conversation_partition
+        original_replace = duck.Warehouse.replace_conversation_partitions
         seconds = float(point.split(":")[1])
         original_insert = duck._insert_parquet
 
-        def slow_insert(conn: Any, table: str, path: str) -> int:
+        def slow_insert(conn: Any, table: str, paths: list[str]) -> int:
             if table == "conversations":
                 with open(marker, "a") as log:
                     log.write(f"in {time.time()}\n")
                 time.sleep(seconds)
-            return original_insert(conn, table, path)
+            return original_insert(conn, table, paths)
 
         def replace(self: Any, *args: Any, **kwargs: Any) -> Any:
             result = original_replace(self, *args, **kwargs)
@@ -96,7 +96,7 @@ def _install_crash_point(point: str, marker: str) -> None:
             return result
 
         duck._insert_parquet = slow_insert
-        duck.Warehouse.replace_conversation_partition = replace
+        duck.Warehouse.replace_conversation_partitions = replace
 
 
 def child_main() -> None:

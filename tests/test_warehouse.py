@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conversation_samples import APP, conversation_name, full_conversation
 
-from pipelines.ingest.load import load_conversation_partition
+from pipelines.ingest.load import load_conversation_partition, load_conversation_partitions
 from pipelines.ingest.rejects import rejects_batch
 from pipelines.lake.store import Lake
 from pipelines.transform.conversations import flatten_conversations
@@ -121,3 +121,26 @@ def test_views_answer_the_trend_questions(lake: Lake, warehouse: Warehouse) -> N
 def test_loading_an_unflattened_partition_says_so(lake: Lake, warehouse: Warehouse) -> None:
     with pytest.raises(FileNotFoundError, match="has not been flattened"):
         load_conversation_partition(lake, warehouse, APP, DAY)
+
+
+def test_partitions_loaded_together_equal_partitions_loaded_one_by_one(tmp_path: Path, lake: Lake) -> None:
+    write_partition(lake, APP, DAY, [full_conversation("a"), full_conversation("b"), {"name": "broken"}])
+    write_partition(lake, APP, NEXT_DAY, [full_conversation("n", start="2026-11-02T08:00:00Z")])
+    write_partition(lake, OTHER_APP, DAY, [])
+    partitions = [(APP, DAY), (APP, NEXT_DAY), (OTHER_APP, DAY)]
+    one_by_one, together = Warehouse(str(tmp_path / "one.duckdb")), Warehouse(str(tmp_path / "all.duckdb"))
+    for app, day in partitions:
+        load_conversation_partition(lake, one_by_one, app, day)
+
+    inserted = load_conversation_partitions(lake, together, partitions)
+
+    assert inserted["conversations"] == 3 and inserted["rejects"] == 1
+    assert snapshot(together) == snapshot(one_by_one)
+    changed = full_conversation("a")
+    changed["turns"] = changed["turns"][:1]
+    write_partition(lake, APP, DAY, [changed])
+    again = load_conversation_partitions(lake, together, partitions)  # replaces, never duplicates
+    assert again["conversations"] == 2 and again["rejects"] == 0
+    counts = together.row_counts()
+    assert counts["conversations"] == 2 and counts["rejects"] == 0
+    assert counts["turns"] == 1 + len(full_conversation("n")["turns"])

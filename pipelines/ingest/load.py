@@ -1,20 +1,33 @@
-"""Load step: one partition's Parquet files → the warehouse, replacing what was there."""
+"""Load step: partitions' Parquet files → the warehouse, replacing what was there."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date
 
 from pipelines.lake.store import Lake
 from pipelines.transform.schemas import CONVERSATION_TABLES, REJECTS
-from pipelines.warehouse.duck import Warehouse
+from pipelines.warehouse.duck import PartitionFiles, Warehouse
 
 
 def load_conversation_partition(lake: Lake, warehouse: Warehouse, app: str, day: date) -> dict[str, int]:
     """Replace the (app, day) partition in every conversation table; returns rows inserted per table."""
-    files = {spec.name: lake.url(lake.table_path(spec.name, app, day)) for spec in CONVERSATION_TABLES}
-    missing = [path for path in files.values() if not lake.fs.exists(path)]
+    return load_conversation_partitions(lake, warehouse, [(app, day)])
+
+
+def load_conversation_partitions(
+    lake: Lake, warehouse: Warehouse, partitions: Sequence[tuple[str, date]]
+) -> dict[str, int]:
+    """Replace several (app, day) partitions in one transaction; rows inserted per table, summed."""
+    files = [partition_files(lake, app, day) for app, day in partitions]
+    filesystem = None if lake.is_local else lake.fs
+    return warehouse.replace_conversation_partitions(files, filesystem=filesystem)
+
+
+def partition_files(lake: Lake, app: str, day: date) -> PartitionFiles:
+    """The flattened files of one partition; FileNotFoundError when it has not been flattened."""
+    tables = {spec.name: lake.url(lake.table_path(spec.name, app, day)) for spec in CONVERSATION_TABLES}
+    missing = [path for path in tables.values() if not lake.fs.exists(path)]
     if missing:
         raise FileNotFoundError(f"partition {app} {day} has not been flattened: missing {missing[0]}")
-    rejects_file = lake.url(lake.table_path(REJECTS.name, app, day))
-    filesystem = None if lake.is_local else lake.fs
-    return warehouse.replace_conversation_partition(app, day, files, rejects_file, filesystem=filesystem)
+    return PartitionFiles(app, day, tables, lake.url(lake.table_path(REJECTS.name, app, day)))

@@ -8,8 +8,9 @@ re-run leaves exactly the same rows.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
@@ -37,6 +38,16 @@ from pipelines.warehouse.transaction import transaction
 from pipelines.warehouse.types import schema_mismatches
 
 
+@dataclass(frozen=True)
+class PartitionFiles:
+    """One flattened (app, day) partition: its Parquet file per conversation table and its rejects."""
+
+    app: str
+    day: date
+    tables: Mapping[str, str]
+    rejects: str
+
+
 class WarehouseSchemaError(RuntimeError):
     """The warehouse file's tables do not match the table schemas of this version."""
 
@@ -47,9 +58,25 @@ DEFAULT_LOCK_TIMEOUT_SECONDS = float(os.environ.get("CES_WAREHOUSE_LOCK_TIMEOUT"
 class Warehouse:
     """A DuckDB database file holding the contract tables and views."""
 
-    def __init__(self, path: str, *, lock_timeout_seconds: float = DEFAULT_LOCK_TIMEOUT_SECONDS):
+    def __init__(
+        self,
+        path: str,
+        *,
+        lock_timeout_seconds: float = DEFAULT_LOCK_TIMEOUT_SECONDS,
+        duckdb_config: Mapping[str, str | int] | None = None,
+    ):
         self.path = path
         self.lock_timeout_seconds = lock_timeout_seconds
+        self.duckdb_config = dict(duckdb_config or {})
+        """DuckDB settings for this process's connections (`threads`, `memory_limit`, ...)."""
+
+    def with_config(self, **settings: str | int) -> Warehouse:
+        """The same file, its connections opened with these DuckDB settings as well."""
+        return Warehouse(
+            self.path,
+            lock_timeout_seconds=self.lock_timeout_seconds,
+            duckdb_config={**self.duckdb_config, **settings},
+        )
 
     @contextmanager
     def connect(
@@ -65,7 +92,7 @@ class Warehouse:
         timeout = self.lock_timeout_seconds if lock_timeout_seconds is None else lock_timeout_seconds
         with warehouse_lock(self.path, exclusive=not read_only, timeout_seconds=timeout):
             try:
-                conn = duckdb.connect(self.path, read_only=read_only)
+                conn = duckdb.connect(self.path, read_only=read_only, config=self.duckdb_config)
             except duckdb.IOException as exc:
                 raise WarehouseBusyError(
                     f"cannot open {self.path}: {exc}. Is it open in another program (a BI tool)? "
@@ -95,47 +122,50 @@ class Warehouse:
         install_views_and_descriptions(conn)
         _SCHEMA_ENSURED.add(_schema_key(self.path, conn))
 
-    def replace_conversation_partition(
-        self,
-        app: str,
-        day: date,
-        table_files: Mapping[str, str],
-        rejects_file: str,
-        *,
-        filesystem: AbstractFileSystem | None = None,
+    def replace_conversation_partitions(
+        self, partitions: Sequence[PartitionFiles], *, filesystem: AbstractFileSystem | None = None
     ) -> dict[str, int]:
-        """Replace one (app, day) partition of every conversation table and its rejects.
+        """Replace (app, day) partitions of every conversation table and their rejects, in one
+        transaction; returns the rows inserted per table, summed over the partitions.
 
-        `table_files` maps each conversation table to the partition's Parquet file; for a lake
-        that is not on local disk (`gs://`, `s3://`, ...), `filesystem` is the fsspec filesystem
-        DuckDB reads the files through. Returns the rows inserted per table.
+        Several partitions at once is the bulk path of a backfill: DuckDB writes an insert of
+        more than a row group (122,880 rows) straight to the file, a smaller one goes through
+        the write-ahead log and is written again at the next checkpoint, so ten 2,000-
+        conversation partitions load in half the CPU when they go together. For a lake that
+        is not on local disk (`gs://`, `s3://`, ...), `filesystem` is the fsspec filesystem
+        DuckDB reads the files through.
         """
-        window = TimeWindow.for_day(day)
         inserted: dict[str, int] = {}
         with self.connect() as conn:
             if filesystem is not None:
                 conn.register_filesystem(filesystem)
             self.ensure_schema(conn)
             with transaction(conn):
-                conn.execute(
-                    sql_text("warehouse/stage_partition_conversations.sql"),
-                    {
-                        "app": app,
-                        "since": window.since,
-                        "until": window.until,
-                        "incoming": table_files[CONVERSATIONS.name],
-                    },
-                )
+                conn.execute(sql_text("warehouse/create_partition_conversations.sql"))
+                for partition in partitions:
+                    window = TimeWindow.for_day(partition.day)
+                    conn.execute(
+                        sql_text("warehouse/stage_partition_conversations.sql"),
+                        {
+                            "app": partition.app,
+                            "since": window.since,
+                            "until": window.until,
+                            "incoming": partition.tables[CONVERSATIONS.name],
+                        },
+                    )
                 replaces = _rowcount(conn.execute(sql_text("warehouse/count_replaced_conversations.sql")))
                 for spec in CONVERSATION_TABLES:
                     if replaces:  # deletes scan whole tables: skip them when nothing is there to replace
                         conn.execute(sql_text("warehouse/delete_partition_rows.sql").format(table=spec.name))
-                    inserted[spec.name] = _insert_parquet(conn, spec.name, table_files[spec.name])
-                conn.execute(
-                    sql_text("warehouse/delete_partition_rejects.sql"),
-                    {"app": app, "day": day, "source": "conversation"},
-                )
-                inserted[REJECTS.name] = _insert_parquet(conn, REJECTS.name, rejects_file)
+                    inserted[spec.name] = _insert_parquet(
+                        conn, spec.name, [p.tables[spec.name] for p in partitions]
+                    )
+                for partition in partitions:
+                    conn.execute(
+                        sql_text("warehouse/delete_partition_rejects.sql"),
+                        {"app": partition.app, "day": partition.day, "source": "conversation"},
+                    )
+                inserted[REJECTS.name] = _insert_parquet(conn, REJECTS.name, [p.rejects for p in partitions])
                 conn.execute("DROP TABLE partition_conversations")
         return inserted
 
@@ -248,8 +278,8 @@ def _insert_run_rows(conn: duckdb.DuckDBPyConnection, table: str, relation: str)
     return _rowcount(conn.execute(text))
 
 
-def _insert_parquet(conn: duckdb.DuckDBPyConnection, table: str, path: str) -> int:
+def _insert_parquet(conn: duckdb.DuckDBPyConnection, table: str, paths: list[str]) -> int:
     result = conn.execute(
-        sql_text("warehouse/insert_parquet.sql").format(table=table), {"path": path}
+        sql_text("warehouse/insert_parquet.sql").format(table=table), {"paths": paths}
     ).fetchone()
     return int(result[0]) if result else 0
