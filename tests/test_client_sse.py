@@ -12,22 +12,22 @@ def events(*chunks: bytes, **kwargs: int) -> list[SseEvent]:
 
 
 def test_single_event_with_defaults() -> None:
-    assert events(b'data: {"a": 1}\n\n') == [SseEvent(data='{"a": 1}')]
+    assert events(b'data: {"a": 1}\n\n') == [SseEvent(b'{"a": 1}')]
 
 
 def test_comments_are_skipped_and_fields_are_kept() -> None:
     stream = b": keep-alive\n\nevent: message\nid: 7\nretry: 1500\ndata: x\n\n: another comment\n"
-    assert events(stream) == [SseEvent(data="x", event="message", id="7", retry=1500)]
+    assert events(stream) == [SseEvent(b"x", event="message", id="7", retry=1500)]
 
 
 def test_multi_line_data_is_joined_with_newlines() -> None:
-    assert events(b"data: first\ndata:second\ndata:  third\n\n") == [SseEvent(data="first\nsecond\n third")]
+    assert events(b"data: first\ndata:second\ndata:  third\n\n") == [SseEvent(b"first\nsecond\n third")]
 
 
 @pytest.mark.parametrize("eol", [b"\n", b"\r\n", b"\r"])
 def test_every_line_ending(eol: bytes) -> None:
     stream = eol.join([b"event: ping", b"data: 1", b"", b"data: 2", b"data: 3", b"", b""])
-    assert events(stream) == [SseEvent(data="1", event="ping"), SseEvent(data="2\n3")]
+    assert events(stream) == [SseEvent(b"1", event="ping"), SseEvent(b"2\n3")]
 
 
 def test_crlf_split_across_chunks_is_one_line_end() -> None:
@@ -40,24 +40,25 @@ def test_chunk_borders_anywhere() -> None:
     for size in (1, 2, 3, 7):
         chunks = [stream[i : i + size] for i in range(0, len(stream), size)]
         assert events(*chunks) == whole
-    assert whole == [SseEvent(data='{"k": "v"}'), SseEvent(data="tail", id="2")]
+    assert whole == [SseEvent(b'{"k": "v"}'), SseEvent(b"tail", id="2")]
 
 
 def test_unicode_line_separators_inside_data_are_not_line_ends() -> None:
     data = '{"text": "a\u2028b\u0085c"}'
-    assert events(f"data: {data}\n\n".encode()) == [SseEvent(data=data)]
+    assert events(f"data: {data}\n\n".encode()) == [SseEvent(data.encode())]
+    assert events(f"data: {data}\n\n".encode())[0].data == data
 
 
 def test_event_without_data_is_not_dispatched_but_its_id_is_remembered() -> None:
-    assert events(b"id: prime\n\ndata: x\n\n") == [SseEvent(data="x", id="prime")]
+    assert events(b"id: prime\n\ndata: x\n\n") == [SseEvent(b"x", id="prime")]
 
 
 def test_event_cut_off_by_end_of_stream_is_discarded() -> None:
-    assert events(b"data: complete\n\ndata: truncated") == [SseEvent(data="complete")]
+    assert events(b"data: complete\n\ndata: truncated") == [SseEvent(b"complete")]
 
 
 def test_leading_byte_order_mark_is_ignored() -> None:
-    assert events(b"\xef\xbb\xbfdata: x\n\n") == [SseEvent(data="x")]
+    assert events(b"\xef\xbb\xbfdata: x\n\n") == [SseEvent(b"x")]
 
 
 def test_oversized_event_is_an_error() -> None:

@@ -50,7 +50,7 @@ from pipelines.ces.errors import (
 )
 from pipelines.ces.ratelimit import FileRateLimiter, RateLimiter, rate_limiter_for
 from pipelines.ces.retry import RetryPolicy, is_transient
-from pipelines.ces.sse import DEFAULT_MAX_EVENT_BYTES, SseFormatError, parse_sse
+from pipelines.ces.sse import DEFAULT_MAX_EVENT_BYTES, SseEvent, SseFormatError, parse_sse
 from pipelines.config import CesSettings
 from pipelines.transform import deepjson
 
@@ -148,6 +148,15 @@ class _CountingBody:
             if limit is not None and size >= limit:
                 break
         return b"".join(parts)
+
+
+def _event_json(event: SseEvent) -> Any:
+    """An SSE event's JSON, parsed from the bytes received; data that is not valid UTF-8 is read
+    as the event-stream spec decodes it (U+FFFD for each bad sequence) before giving up."""
+    try:
+        return deepjson.loads(event.payload)
+    except orjson.JSONDecodeError:
+        return deepjson.loads(event.data)
 
 
 def _retry_after_seconds(value: str | None) -> float | None:
@@ -601,7 +610,7 @@ class CesMcpClient:
                 if event.event != "message":
                     continue
                 try:
-                    message = deepjson.loads(event.data)
+                    message = _event_json(event)
                 except orjson.JSONDecodeError:
                     raise CesMalformedResponseError(
                         f"{exchange.label}: SSE event is not JSON: {event.data[:200]!r}"

