@@ -303,8 +303,9 @@ def markdown(report: dict[str, Any]) -> str:
         "| <= 1.5x |",
         f"| rate-limited fetch: achieved / allowed request rate | "
         f"{ratio['ratelimited_achieved_vs_allowed_rate']:.3f} ({rate['requests']} requests at "
-        f"{rate['max_rps']:g}/s, largest gap {rate['max_gap_ms']:.0f} ms for a {rate['interval_ms']:.0f} ms "
-        "interval) | 1.0, no gaps |",
+        f"{rate['max_rps']:g}/s; after the first page, which took {rate['first_page_wait_ms']:.0f} ms, "
+        f"largest gap {rate['max_gap_ms']:.0f} ms for a {rate['interval_ms']:.0f} ms interval, "
+        f"{rate['gaps_over_1_5_intervals']} gaps over 1.5 intervals) | 1.0, no gaps |",
         "",
         "Row counts per table: "
         + ", ".join(f"{name}: {'equal' if ok else 'DIFFERENT'}" for name, ok in report["checks"].items()),
