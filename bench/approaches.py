@@ -90,8 +90,8 @@ def _ingest_partition(lake_root: str, app: str, day: date, url: str, max_rps: fl
 
 
 def _backfill(lake_root: str, warehouse_path: str, partitions, workers: int, task=None, *task_args: Any):
-    """The project's backfill driver: flatten (or `task`) in worker processes forked from here,
-    so their CPU time is counted; partitions loaded in groups here as they finish."""
+    """The project's backfill driver: flatten (or `task`) in worker processes, partitions loaded
+    in groups here as they finish."""
     from pipelines.ingest.backfill import backfill_partitions, flatten_task
     from pipelines.lake.store import Lake
     from pipelines.warehouse.duck import Warehouse
@@ -104,7 +104,7 @@ def _backfill(lake_root: str, warehouse_path: str, partitions, workers: int, tas
         workers=workers,
         task=task or flatten_task,
         task_args=task_args,
-        start_method="fork",
+        start_method="fork",  # the workers as this process's children: their CPU time is measured
     )
 
 

@@ -11,6 +11,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -24,6 +25,9 @@ from pipelines.config import (
     load_dotenv_file,
     storage_settings_from_env,
 )
+
+if TYPE_CHECKING:
+    from pipelines.lake.store import Lake
 
 console = Console(stderr=True)
 out = Console(width=None if sys.stdout.isatty() else 160)
@@ -125,6 +129,69 @@ def _run_partitions(command: str, partitions: list[tuple[str, date]], parallel: 
     return 0
 
 
+def _bulk_rebuild(lake: Lake, partitions: list[tuple[str, date]], workers: int) -> int:
+    """Rebuild without a Dagster run per partition: flatten in `workers` processes, load in
+    groups (pipelines.ingest.backfill), then run the partition checks on what was loaded."""
+    from pipelines.ingest.backfill import backfill_partitions
+    from pipelines.orchestration.checks import WARNING_CHECKS, conversation_check_results
+    from pipelines.warehouse.duck import Warehouse
+
+    warehouse = Warehouse(storage_settings_from_env().warehouse)
+    started = time.monotonic()
+    # Refreshed by hand rather than by rich's thread: with no other thread running, the
+    # workers are forked from this process and share its memory (see backfill.worker_context).
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[detail]}"),
+        TimeElapsedColumn(),
+        console=console,
+        auto_refresh=False,
+    ) as progress:
+        task = progress.add_task("rebuilt partitions", total=len(partitions), detail="")
+        loaded = {"conversations": 0}
+
+        def on_loaded(group: list[tuple[str, date]], inserted: dict[str, int]) -> None:
+            loaded["conversations"] += inserted.get("conversations", 0)
+            rate = loaded["conversations"] / max(time.monotonic() - started, 1e-9)
+            progress.update(
+                task, advance=len(group), detail=f"{loaded['conversations']} conversations · {rate:.0f}/s"
+            )
+            progress.refresh()
+
+        result = backfill_partitions(
+            lake, warehouse, partitions, workers=max(1, workers), on_loaded=on_loaded
+        )
+    failed: list[str] = []
+    warnings: Counter[str] = Counter()
+    with console.status("checking the partitions loaded"), warehouse.connect() as conn:
+        for app, day in result.partitions:
+            for check in conversation_check_results(conn, app, day):
+                label = f"{check.asset_key.to_user_string()} {check.check_name}"
+                if check.passed:
+                    continue
+                if check.check_name in WARNING_CHECKS:
+                    warnings[label] += 1
+                else:
+                    failed.append(f"{app} {day}: {label} {check.metadata.get('failures')}")
+    if result.loaded.get("rejects"):
+        console.print(f"[yellow]{result.loaded['rejects']} objects rejected: see the rejects table.")
+    for check, count in sorted(warnings.items()):
+        console.print(f"[yellow]warning: {escape(check)} on {count} of {len(partitions)} partitions.")
+    for failure in failed:
+        console.print(f"[red]check failed: {escape(failure)}")
+    console.print(
+        f"[green]rebuilt {len(result.partitions)} partitions in {result.loads} loads: "
+        f"{result.loaded.get('conversations', 0)} conversations loaded."
+    )
+    if result.failed:
+        console.print(f"[red]{len(result.failed)} of {len(partitions)} partitions failed:")
+        for (app, day), error in sorted(result.failed.items(), key=lambda item: (item[0][1], item[0][0])):
+            console.print(f"[red]✗ {escape(app)} {day}: {escape(error)}")
+    return 1 if failed or result.failed else 0
+
+
 def _ingest_evaluation_runs(apps: Sequence[str], run_config: dict | None = None) -> int:
     """Run the evaluation run job for each app and report what it loaded."""
     from pipelines.definitions import build_definitions
@@ -215,7 +282,9 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
         if day in days and (not args.app or app in args.app)
     ]
     code = 0
-    if partitions:
+    if partitions and args.bulk:
+        code = _bulk_rebuild(lake, partitions, args.parallel)
+    elif partitions:
         code = _run_partitions("rebuild", partitions, args.parallel)
     else:
         console.print(f"[yellow]no raw conversation pages in {lake.root} for that window.")
@@ -428,6 +497,12 @@ def build_parser() -> argparse.ArgumentParser:
     rebuild.add_argument("--since", type=_day, required=True)
     rebuild.add_argument("--until", type=_day, required=True)
     rebuild.add_argument("--skip-evaluations", action="store_true", help="conversations only")
+    rebuild.add_argument(
+        "--bulk",
+        action="store_true",
+        help="for long histories: no Dagster run per partition; partitions flattened in --parallel "
+        "processes and loaded several per transaction, then checked",
+    )
     _add_partition_options(rebuild)
     rebuild.set_defaults(func=cmd_rebuild)
 

@@ -91,6 +91,13 @@ def test_ingest_twice_gives_the_same_rows_and_query_reads_them(workdir: Path) ->
     assert "evaluation runs: 2 fetches replayed" in rebuilt.stderr
     assert table_contents(workdir / "warehouse.duckdb") == before
 
+    shutil.rmtree(workdir / "lake" / "tables")
+    (workdir / "warehouse.duckdb").unlink()
+    bulk = cli("rebuild", *window, "--bulk", "--parallel", "2", env=env, cwd=workdir)
+    assert bulk.returncode == 0, bulk.stderr
+    assert "rebuilt 2 partitions in 1 loads: 12 conversations loaded" in bulk.stderr
+    assert table_contents(workdir / "warehouse.duckdb") == before
+
     listed = cli("query", "--list", env=env, cwd=workdir)
     assert "daily_volume" in listed.stdout and "Conversations per UTC day" in listed.stdout
     volume = cli("query", "daily_volume", "--format", "json", env=env, cwd=workdir)

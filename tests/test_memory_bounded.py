@@ -1,10 +1,11 @@
 """Memory stays flat: rebuilding four times the conversations takes no more memory.
 
 A subprocess writes N simulator conversations into raw-lake partitions of 500 (the size of
-real traffic: ~20 KB, ~8 turns, ~48 spans each), then runs the rebuild path on them, flatten
-and warehouse load, partition after partition, and reports its peak RSS. At 1,000 and at
-4,000 conversations the peak must stay under one fixed bound, and the larger run may not
-need more than a few MB beyond the smaller one.
+real traffic: ~20 KB, ~8 turns, ~48 spans each), then rebuilds them and reports its peak
+memory. At 1,000 and at 4,000 conversations the peak must stay under one fixed bound, and the
+larger run may not need more than a few MB beyond the smaller one. Two rebuild paths:
+partition after partition in one process (what a Dagster partition run does), and the bulk
+backfill (two flatten workers and a loader), measured over its whole process tree.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -23,6 +25,9 @@ BOUND_MB = 450
 """Imports (pyarrow, DuckDB, numpy: ~90 MB) plus one batch of 200 conversations in flight and
 one partition's DuckDB load; measured at ~300 MB."""
 GROWTH_MB = 40
+TREE_BOUND_MB = 400
+"""The backfill's process tree (loader, fork server, two workers; PSS, so the modules they
+share count once): measured at ~330 MB."""
 
 
 def _write_corpus(lake_root: str, conversations: int) -> None:
@@ -62,15 +67,32 @@ def _rebuild(lake_root: str, warehouse_path: str) -> dict[str, int]:
     return loaded
 
 
-def _main(conversations: int, work: str) -> None:
+def _backfill(lake_root: str, warehouse_path: str) -> dict[str, int]:
+    from pipelines.ingest.backfill import backfill_partitions
+    from pipelines.lake.store import Lake
+    from pipelines.warehouse.duck import Warehouse
+
+    lake = Lake(lake_root)
+    # Loads of about two partitions (~48,000 spans): both sizes then run at the steady state
+    # that the default group size (LOAD_ROWS) reaches only after ~10 partitions of 500.
+    done = backfill_partitions(
+        lake, Warehouse(warehouse_path), lake.raw_partitions("conversations"), workers=2, load_rows=45_000
+    )
+    return {"conversations": done.loaded["conversations"], "spans": done.loaded["spans"]}
+
+
+def _main(mode: str, conversations: int, work: str) -> None:
     """Subprocess: write the corpus (not measured: its own child), then rebuild and report."""
     lake_root = f"{work}/lake"
     writer = subprocess.run(
         [sys.executable, __file__, "write", str(conversations), lake_root], check=True, capture_output=True
     )
     assert writer.returncode == 0
-    loaded = _rebuild(lake_root, f"{work}/warehouse.duckdb")
-    print(json.dumps({**loaded, "peak_rss_mb": _peak_rss_mb()}))
+    if mode == "rebuild":
+        loaded = _rebuild(lake_root, f"{work}/warehouse.duckdb")
+        print(json.dumps({**loaded, "peak_rss_mb": _peak_rss_mb()}))
+        return
+    print(json.dumps(_backfill(lake_root, f"{work}/warehouse.duckdb")))
 
 
 def _peak_rss_mb() -> float:
@@ -82,18 +104,42 @@ def _peak_rss_mb() -> float:
     raise RuntimeError("no VmHWM in /proc/self/status")
 
 
+def _clean_env() -> dict[str, str]:
+    """What earlier tests left in os.environ must not change the measure."""
+    return {key: os.environ[key] for key in ("PATH", "HOME", "TMPDIR", "LANG") if key in os.environ}
+
+
 def rebuild_peak(conversations: int, work: Path) -> dict[str, float]:
-    # A clean environment: what earlier tests left in os.environ must not change the measure.
-    env = {key: os.environ[key] for key in ("PATH", "HOME", "TMPDIR", "LANG") if key in os.environ}
     done = subprocess.run(
         [sys.executable, __file__, "rebuild", str(conversations), str(work)],
-        env=env,
+        env=_clean_env(),
         check=True,
         capture_output=True,
         text=True,
         timeout=240,
     )
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def backfill_tree_peak(conversations: int, work: Path) -> dict[str, float]:
+    """Run the backfill in a subprocess, sampling the PSS of its process tree every 50 ms from
+    here (a sampling thread inside would make it choose the fork server)."""
+    from bench.run import _pss, _sum, _tree
+
+    out = work.with_suffix(".out")
+    work.mkdir(parents=True)
+    with out.open("w") as stdout:
+        process = subprocess.Popen(
+            [sys.executable, __file__, "backfill", str(conversations), str(work)],
+            env=_clean_env(),
+            stdout=stdout,
+        )
+        peak, started = 0, time.monotonic()
+        while process.poll() is None and time.monotonic() - started < 240:
+            peak = max(peak, _sum(_tree(process.pid), _pss))
+            time.sleep(0.05)
+        assert process.wait(timeout=10) == 0
+    return {**json.loads(out.read_text().strip().splitlines()[-1]), "peak_tree_mb": peak / 2**20}
 
 
 @pytest.mark.timeout(300)
@@ -107,8 +153,18 @@ def test_rebuild_memory_does_not_grow_with_the_number_of_conversations(tmp_path:
     assert large["peak_rss_mb"] - small["peak_rss_mb"] < GROWTH_MB, (small, large)
 
 
+@pytest.mark.timeout(300)
+def test_backfill_process_tree_memory_does_not_grow_with_the_number_of_conversations(tmp_path: Path) -> None:
+    small = backfill_tree_peak(1_000, tmp_path / "small")
+    large = backfill_tree_peak(4_000, tmp_path / "large")
+    assert (small["conversations"], large["conversations"]) == (1_000, 4_000)
+    assert small["peak_tree_mb"] < TREE_BOUND_MB, small
+    assert large["peak_tree_mb"] < TREE_BOUND_MB, large
+    assert large["peak_tree_mb"] - small["peak_tree_mb"] < GROWTH_MB, (small, large)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "write":
         _write_corpus(sys.argv[3], int(sys.argv[2]))
     else:
-        _main(int(sys.argv[2]), sys.argv[3])
+        _main(sys.argv[1], int(sys.argv[2]), sys.argv[3])

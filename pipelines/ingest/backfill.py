@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import multiprocessing
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -26,10 +27,11 @@ from pipelines.ingest.load import load_conversation_partitions
 from pipelines.lake.store import Lake
 from pipelines.warehouse.duck import Warehouse
 
-LOADER_DUCKDB_CONFIG = {"threads": 1, "memory_limit": "64MB"}
+LOADER_DUCKDB_CONFIG = {"threads": 1, "memory_limit": "32MB"}
 """The loader shares the machine with the workers: one DuckDB thread (two cost 30% more CPU
 for the same insert) and a small buffer pool (a bulk insert otherwise keeps ~270 MB of
-written blocks cached; at 64 MB the rebuild is as fast and its process tree 70 MB smaller)."""
+written blocks cached; at 32 MB the 20,000-conversation benchmark's process tree peaks at
+~375 MB instead of ~600, for ~3% more load time)."""
 
 LOAD_ROWS = 245_760
 """Rows (in the largest table) a group of finished partitions waits for before it is loaded:
@@ -60,6 +62,8 @@ class BackfillResult:
     """Warehouse transactions: fewer than partitions when they were loaded together."""
     loaded: dict[str, int] = field(default_factory=dict)
     """Rows inserted per table, over all loads."""
+    failed: dict[tuple[str, date], str] = field(default_factory=dict)
+    """Partitions whose task failed, with the error: the others went on."""
 
 
 def _start_worker() -> None:
@@ -73,16 +77,19 @@ def flatten_task(lake_root: str, app: str, day: date) -> dict[str, Any]:
     return {"rows": flatten_conversation_partition(Lake(lake_root), app, day).rows}
 
 
-def worker_context(start_method: str = "forkserver") -> multiprocessing.context.BaseContext:
+def worker_context(start_method: str | None = None) -> multiprocessing.context.BaseContext:
     """Workers that share the pipeline's imported modules with their parent.
 
-    The default, a fork server holding those modules, starts workers in milliseconds and
-    never forks a process that may hold threads (a progress display). "fork" forks this
-    process, once it has imported them: the workers are then its children, so their CPU time
-    is in its `wait4` usage (what the benchmark measures).
+    By default (None) this process is forked once it has imported those modules, when it runs
+    no other thread: the workers share its pages (~110 MB of libraries counted once) and, being
+    its children, their CPU time is in its `wait4` usage. A process with threads (forking
+    one can deadlock a worker on a lock another thread held) gets a fork server holding the
+    modules instead: safe, and the workers still share its pages, though not this process's.
     """
     for module in WORKER_MODULES:  # fail here, clearly, rather than in every worker
         importlib.import_module(module)
+    if start_method is None:
+        start_method = "fork" if threading.active_count() == 1 else "forkserver"
     context = multiprocessing.get_context(start_method)
     if start_method == "forkserver":
         context.set_forkserver_preload(list(WORKER_MODULES))
@@ -98,14 +105,16 @@ def backfill_partitions(
     task: PartitionTask = flatten_task,
     task_args: Sequence[Any] = (),
     load_rows: int = LOAD_ROWS,
-    start_method: str = "forkserver",
-    on_loaded: Callable[[list[tuple[str, date]]], None] | None = None,
+    start_method: str | None = None,
+    on_loaded: Callable[[list[tuple[str, date]], dict[str, int]], None] | None = None,
 ) -> BackfillResult:
     """Run `task` for every partition in `workers` processes, and load the partitions it
     produced into the warehouse as they finish, grouped until `load_rows` rows are waiting.
 
-    A failing partition raises once the partitions already finished are loaded.
-    `on_loaded` hears of each group loaded (for progress displays).
+    A partition whose task fails is recorded in `failed` with its error, never loaded, and
+    never stops the others; a failing load raises (after the partitions not yet loaded are
+    given up: the warehouse holds every group loaded before).
+    `on_loaded` hears of each group loaded and its rows per table (for progress displays).
     """
     result = BackfillResult()
     warehouse = warehouse.with_config(**LOADER_DUCKDB_CONFIG)
@@ -121,7 +130,7 @@ def backfill_partitions(
             result.loaded[table] = result.loaded.get(table, 0) + count
         result.loads += 1
         if on_loaded is not None:
-            on_loaded(ready)
+            on_loaded(ready, inserted)
         ready, waiting_rows = [], 0
 
     with ProcessPoolExecutor(
@@ -130,20 +139,18 @@ def backfill_partitions(
         running: dict[Future[dict[str, Any]], tuple[str, date]] = {
             pool.submit(task, lake.root, app, day, *task_args): (app, day) for app, day in partitions
         }
-        try:
-            while running:
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
-                for future in done:
-                    partition = running.pop(future)
+        while running:
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                partition = running.pop(future)
+                try:
                     summary = future.result()
-                    result.partitions[partition] = summary
-                    ready.append(partition)
-                    waiting_rows += max(summary["rows"].values(), default=0)
-                if waiting_rows >= load_rows or not running:
-                    load()
-        except BaseException:
-            for future in running:
-                future.cancel()
-            load()
-            raise
+                except Exception as exc:  # recorded and reported; the other partitions go on
+                    result.failed[partition] = f"{type(exc).__name__}: {exc}"
+                    continue
+                result.partitions[partition] = summary
+                ready.append(partition)
+                waiting_rows += max(summary["rows"].values(), default=0)
+            if waiting_rows >= load_rows or not running:
+                load()
     return result

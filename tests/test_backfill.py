@@ -1,0 +1,92 @@
+"""The bulk backfill: partitions flattened in worker processes and loaded in groups hold exactly
+the rows that partition-by-partition flatten and load give, and a broken partition fails the
+backfill without losing the partitions finished before it."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from pathlib import Path
+
+import pytest
+from conversation_samples import APP, full_conversation
+
+from pipelines.ingest.backfill import backfill_partitions
+from pipelines.ingest.flatten import CONVERSATIONS_DATASET, flatten_conversation_partition
+from pipelines.ingest.load import load_conversation_partition
+from pipelines.lake.store import Lake
+from pipelines.transform.schemas import ALL_TABLES
+from pipelines.warehouse.duck import Warehouse
+
+FIRST_DAY = date(2026, 11, 1)
+DAYS = [FIRST_DAY + timedelta(days=i) for i in range(4)]
+
+
+def page(conversations: list[dict]) -> dict:
+    return {
+        "tool": "list_conversations",
+        "arguments": {"parent": APP, "pageSize": 100},
+        "result": {"conversations": conversations},
+        "fetched_at": "2026-11-05T00:00:00Z",
+    }
+
+
+def raw_lake(root: Path) -> Lake:
+    lake = Lake(str(root))
+    for index, day in enumerate(DAYS):
+        start = f"{day.isoformat()}T10:00:00Z"
+        conversations = [full_conversation(f"{day:%Y%m%d}-{n}", start=start) for n in range(index + 1)]
+        lake.write_raw(CONVERSATIONS_DATASET, APP, day, [page([*conversations, {"name": "broken"}])])
+    return lake
+
+
+def contents(warehouse: Warehouse) -> dict[str, list[tuple]]:
+    with warehouse.connect(read_only=True) as conn:
+        return {
+            spec.name: sorted(conn.execute(f"SELECT * FROM {spec.name}").fetchall(), key=repr)
+            for spec in ALL_TABLES
+        }
+
+
+@pytest.mark.parametrize("load_rows", [1, 10_000_000], ids=["a-load-per-partition", "one-load"])
+def test_a_backfill_equals_partition_by_partition_runs(tmp_path: Path, load_rows: int) -> None:
+    reference_lake, lake = raw_lake(tmp_path / "reference"), raw_lake(tmp_path / "lake")
+    reference = Warehouse(str(tmp_path / "reference.duckdb"))
+    for day in DAYS:
+        flatten_conversation_partition(reference_lake, APP, day)
+        load_conversation_partition(reference_lake, reference, APP, day)
+    warehouse = Warehouse(str(tmp_path / "warehouse.duckdb"))
+    groups: list[list[tuple[str, date]]] = []
+
+    result = backfill_partitions(
+        lake,
+        warehouse,
+        [(APP, day) for day in DAYS],
+        workers=2,
+        load_rows=load_rows,
+        on_loaded=lambda group, _inserted: groups.append(group),
+    )
+
+    assert contents(warehouse) == contents(reference)
+    assert result.loaded["conversations"] == 1 + 2 + 3 + 4 and result.loaded["rejects"] == 4
+    assert {p: s["rows"]["conversations"] for p, s in result.partitions.items()} == {
+        (APP, day): index + 1 for index, day in enumerate(DAYS)
+    }
+    assert sorted(p for group in groups for p in group) == [(APP, day) for day in DAYS]
+    assert result.loads == len(groups)
+    if load_rows > 1:
+        assert result.loads == 1  # nothing loaded until every partition was flattened
+    again = backfill_partitions(lake, warehouse, [(APP, day) for day in DAYS], workers=2, load_rows=load_rows)
+    assert again.loaded == result.loaded and contents(warehouse) == contents(reference)  # idempotent
+
+
+def test_a_broken_partition_is_reported_and_the_others_are_loaded(tmp_path: Path) -> None:
+    lake = raw_lake(tmp_path / "lake")
+    Path(lake.raw_path(CONVERSATIONS_DATASET, APP, DAYS[1])).write_bytes(b"this is not gzip")
+    warehouse = Warehouse(str(tmp_path / "warehouse.duckdb"))
+
+    result = backfill_partitions(lake, warehouse, [(APP, day) for day in DAYS], workers=2)
+
+    assert list(result.failed) == [(APP, DAYS[1])]
+    assert "gzip" in result.failed[(APP, DAYS[1])].lower()
+    assert warehouse.row_counts()["conversations"] == 1 + 3 + 4
+    assert sorted(result.partitions) == [(APP, day) for day in DAYS if day != DAYS[1]]
