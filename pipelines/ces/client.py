@@ -582,6 +582,9 @@ class CesMcpClient:
         return _Reply(message.get("result"), session_id)
 
     def _json_response(self, exchange: _Exchange, raw: bytes) -> dict[str, Any]:
+        fast = self._structured_reply(exchange, raw)
+        if fast is not None:
+            return fast
         try:
             parsed = deepjson.loads(raw)
         except orjson.JSONDecodeError:
@@ -600,6 +603,14 @@ class CesMcpClient:
             f"{exchange.label}: the JSON body holds no response to request {exchange.request_id}"
         )
 
+    @staticmethod
+    def _structured_reply(exchange: _Exchange, raw: bytes) -> dict[str, Any] | None:
+        """The response to this tools/call read by the fast path, when it applies."""
+        if exchange.method != "tools/call":
+            return None
+        reply = protocol.structured_tool_reply(raw)
+        return reply if reply is not None and _is_response_to(reply, exchange.request_id) else None
+
     def _sse_response(self, exchange: _Exchange, body: _CountingBody) -> dict[str, Any]:
         """The response event of an SSE stream; notifications and server requests are skipped."""
         assert exchange.request_id is not None
@@ -609,6 +620,9 @@ class CesMcpClient:
                 events += 1
                 if event.event != "message":
                     continue
+                fast = self._structured_reply(exchange, event.payload)
+                if fast is not None:
+                    return fast
                 try:
                     message = _event_json(event)
                 except orjson.JSONDecodeError:

@@ -17,9 +17,11 @@ from collections.abc import Iterator, Mapping
 from importlib import metadata
 from typing import Any
 
+import msgspec
 import orjson
 
 from pipelines.ces.errors import CesProtocolError, CesToolError
+from pipelines.transform import deepjson
 
 MODERN_PROTOCOL_VERSION = "2026-07-28"
 HANDSHAKE_PROTOCOL_VERSION = "2025-11-25"
@@ -170,3 +172,45 @@ def tool_result_payload(tool: str, result: Any) -> dict[str, Any]:
     if not isinstance(payload, dict):
         raise CesProtocolError(f"{tool} returned JSON that is not an object: {text[:200]!r}")
     return payload
+
+
+# -- reading a tools/call response without its text copy ------------------------------------------
+
+
+class _ToolOutput(msgspec.Struct):
+    structuredContent: msgspec.Raw = msgspec.Raw()  # the MCP field names
+    isError: Any = None
+
+
+class _ToolCallReply(msgspec.Struct):
+    id: Any = None
+    result: _ToolOutput | None = None
+    error: Any = None
+
+
+_TOOL_CALL_REPLY = msgspec.json.Decoder(_ToolCallReply)
+
+
+def structured_tool_reply(raw: bytes) -> dict[str, Any] | None:
+    """A successful tools/call response as {"id", "result": {"structuredContent"}}, parsed
+    without the `content` text that repeats it; None when that does not apply (an error, a
+    batch, a result without structured content or with isError), and the caller parses it all.
+
+    A CES page comes twice in its response, as `structuredContent` and serialised again as
+    text for older clients: parsing the text copy was a fifth of a 3.7 MB page's client CPU.
+    msgspec skips a field it is not asked for without building it.
+    """
+    try:
+        reply = _TOOL_CALL_REPLY.decode(raw)
+    except msgspec.DecodeError:
+        return None
+    result = reply.result
+    if reply.error is not None or result is None or not result.structuredContent or result.isError is True:
+        return None
+    try:
+        structured = deepjson.loads(memoryview(result.structuredContent))
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(structured, dict):
+        return None
+    return {"id": reply.id, "result": {"structuredContent": structured}}
