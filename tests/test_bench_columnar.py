@@ -146,12 +146,13 @@ def test_rejects_keep_the_order_conversations_were_added() -> None:
 
 
 def test_rejects_can_be_taken_before_the_batch() -> None:
+    first, second = simulated(2)
     flattener = ConversationFlattener()
-    assert flattener.add(full_conversation("a"))
-    assert flattener.add(with_changes(full_conversation("b"), ("endTime",), "soon"))  # found when settled
-    assert [r.resource_name for r in flattener.take_rejects()] == [full_conversation("b")["name"]]
+    assert flattener.add(first)
+    assert flattener.add(with_changes(second, ("endTime",), "soon"))  # found when settled
+    assert [r.resource_name for r in flattener.take_rejects()] == [second["name"]]
     batches = flattener.take_batches()
-    assert batches["conversations"].column("conversation_id").to_pylist() == ["a"]
+    assert batches["conversations"].column("conversation_name").to_pylist() == [first["name"]]
     assert all(batch.num_rows == 0 for batch in flattener.take_batches().values())
 
 

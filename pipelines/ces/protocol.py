@@ -202,7 +202,7 @@ def structured_tool_reply(raw: bytes) -> dict[str, Any] | None:
     """
     try:
         reply = _TOOL_CALL_REPLY.decode(raw)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # nested deeper than msgspec goes
         return None
     result = reply.result
     if reply.error is not None or result is None or not result.structuredContent or result.isError is True:

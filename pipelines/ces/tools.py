@@ -233,7 +233,8 @@ def resolve_conversations(
     window: TimeWindow,
     *,
     on_reject: RejectHandler | None = None,
-) -> Iterator[dict[str, Any]]:
+    view: Callable[[Any], Any] | None = None,
+) -> Iterator[Any]:
     """Replay conversation records into the window's conversations, each once, full when fetched.
 
     Pure: no client. Records must be in the order `iter_conversation_records` yields them (as
@@ -253,18 +254,23 @@ def resolve_conversations(
       the records are out of order; that raises CesDataError rather than yielding summaries.
 
     Memory: one page of conversations plus the names seen inside the window.
+
+    Items are judged by what `view(item)` returns (the item itself by default): a reader that
+    keeps conversations in another form than dicts shows the judge their `name` and
+    `startTime` as a dict, and gets its own items back.
     """
     judge = ListingJudge(window)
-    pending: dict[str, dict[str, Any]] = {}
+    pending: dict[str, Any] = {}
     for raw in records:
         record = as_record(raw)
         if record.tool == LIST_CONVERSATIONS:
             yield from pending.values()
             pending = {}
             for item in page_items(record.result, "conversations", LIST_CONVERSATIONS):
-                verdict, reason = judge.judge(item)
+                listed = item if view is None else view(item)
+                verdict, reason = judge.judge(listed)
                 if verdict is Verdict.ACCEPT:
-                    pending[item["name"]] = item
+                    pending[listed["name"]] = item
                 elif verdict is Verdict.REJECT:
                     _reject(item, reason, on_reject)
         elif record.tool == GET_CONVERSATION:

@@ -13,16 +13,21 @@ before; a young-generation collection after each batch picks up any cycle made m
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from pipelines.ces.tools import resolve_conversations
+import msgspec
+
+from pipelines.ces.paging import ApiRecord
+from pipelines.ces.tools import GET_CONVERSATION, LIST_CONVERSATIONS, resolve_conversations
 from pipelines.ces.window import TimeWindow
 from pipelines.ingest.rejects import rejects_batch
 from pipelines.lake.store import Lake
+from pipelines.transform import deepjson
+from pipelines.transform.conversation_json import LakeConversation, listing_view
 from pipelines.transform.conversations import REJECT_SOURCE, ConversationFlattener
 from pipelines.transform.rows import Reject
 from pipelines.transform.schemas import CONVERSATION_TABLES, REJECTS
@@ -64,6 +69,8 @@ def flatten_conversation_partition(
     rejects: list[Reject] = []
 
     def reject(obj: Any, reason: str) -> None:
+        if isinstance(obj, LakeConversation):
+            obj = obj.value()
         name = obj.get("name") if isinstance(obj, dict) else None
         rejects.append(Reject(REJECT_SOURCE, name if isinstance(name, str) else None, reason, obj))
 
@@ -79,9 +86,9 @@ def flatten_conversation_partition(
                 writers[name].write(batch)
             gc.collect(0)
 
-        records = lake.read_raw(CONVERSATIONS_DATASET, app, day)
-        for conversation in resolve_conversations(records, window, on_reject=reject):
-            if not str(conversation.get("name", "")).startswith(prefix):
+        records = lake_conversation_records(lake.read_raw_lines(CONVERSATIONS_DATASET, app, day))
+        for conversation in resolve_conversations(records, window, on_reject=reject, view=listing_view):
+            if not str(listing_view(conversation).get("name", "")).startswith(prefix):
                 reject(conversation, f"conversation does not belong to app {app}")
                 continue
             flattener.add(conversation)
@@ -97,3 +104,44 @@ def flatten_conversation_partition(
             result.files[name] = lake.url(writer.path)
     result.rejects = len(rejects)
     return result
+
+
+class _RawRecord(msgspec.Struct):
+    tool: str
+    arguments: dict[str, Any]
+    result: msgspec.Raw
+    fetched_at: Any = None
+
+
+class _RawPage(msgspec.Struct):
+    conversations: list[msgspec.Raw] = []
+
+
+_RECORD = msgspec.json.Decoder(_RawRecord)
+_PAGE = msgspec.json.Decoder(_RawPage)
+
+
+def lake_conversation_records(lines: Iterable[bytes]) -> Iterator[Any]:
+    """Raw-lake lines as records whose conversations are `LakeConversation`s: JSON text with its
+    typed decode, what the columnar flattener walks.
+
+    A line whose envelope is not what the fetcher writes (or not JSON at all) is parsed as it
+    stands, for `resolve_conversations` to read or refuse as it does any record.
+    """
+    for line in lines:
+        try:
+            record = _RECORD.decode(line)
+            if record.tool == LIST_CONVERSATIONS:
+                page = _PAGE.decode(record.result)
+                result: Any = {"conversations": [LakeConversation(raw) for raw in page.conversations]}
+            elif record.tool == GET_CONVERSATION:
+                result = LakeConversation(record.result)
+                if result.typed is None:
+                    raise ValueError("not a conversation object")
+            else:
+                raise ValueError("not a conversation record")
+        except (ValueError, RecursionError):  # msgspec.DecodeError is a ValueError; deep nesting
+            yield deepjson.loads(line)
+            continue
+        fetched_at = record.fetched_at if isinstance(record.fetched_at, str) else ""
+        yield ApiRecord(record.tool, record.arguments, result, fetched_at)

@@ -74,13 +74,18 @@ class Lake:
 
     def read_raw(self, dataset: str, app: str, day: date) -> Iterator[dict[str, Any]]:
         """The records of one raw partition, one at a time."""
+        for line in self.read_raw_lines(dataset, app, day):
+            yield deepjson.loads(line)
+
+    def read_raw_lines(self, dataset: str, app: str, day: date) -> Iterator[bytes]:
+        """The JSON lines of one raw partition, undecoded (for a reader with its own decoder)."""
         with (
             self.fs.open(self.raw_path(dataset, app, day), "rb") as handle,
             igzip.GzipFile(fileobj=handle) as gz,
         ):
             for line in gz:
                 if line.strip():
-                    yield deepjson.loads(line)
+                    yield line
 
     def has_raw(self, dataset: str, app: str, day: date) -> bool:
         return self.fs.exists(self.raw_path(dataset, app, day))

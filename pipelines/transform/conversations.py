@@ -13,11 +13,25 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
-import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
+from msgspec import UNSET, Raw
 
 from pipelines.transform import values as v
+from pipelines.transform.conversation_json import (
+    AgentTransfer,
+    Blob,
+    Chunk,
+    Conversation,
+    Image,
+    LakeConversation,
+    Message,
+    Span,
+    ToolCall,
+    ToolResponse,
+    ToolsetTool,
+    has_error_member,
+)
 from pipelines.transform.rows import Reject, TableBuffers
 from pipelines.transform.schemas import (
     AGENT_TRANSFERS,
@@ -292,23 +306,27 @@ def _tool_origin(item: dict[str, Any], field: str) -> tuple[Any, ...]:
     )
 
 
-def _json_text(value: dict[str, Any] | bytes | None) -> bytes | None:
-    if value is None or type(value) is bytes:
-        return value
-    return orjson.dumps(value)
+_NULL = b"null"
+
+
+def _json_text(value: Raw | None) -> bytes | None:
+    """A struct-valued member's JSON text; one that is not an object is left to the reference."""
+    if value is None or not value:
+        return None
+    text = bytes(value)
+    if text[:1] == b"{":
+        return text
+    if text == _NULL:
+        return None
+    raise _Unvouched
 
 
 _JSON_CHUNK = 512
 
 
 def _json_column(values: list[Any], type_: pa.DataType) -> pa.Array:
-    """A JSON column's values as text, a few hundred at a time.
-
-    Structs are kept as objects during the walk and serialised only here, because every bytes
-    object orjson returns holds a 4 KiB buffer: with a whole column of them alive at once
-    (10,000 span attributes a batch) the allocations took 10x longer than the serialising
-    and ~40 MB. In chunks of 512 they cost 2 MB and a tenth of the time.
-    """
+    """A JSON column's values as text, a few hundred at a time (each is copied out of the
+    line it was decoded from; a whole column's copies at once would double the batch)."""
     if len(values) <= _JSON_CHUNK:
         return pa.array([_json_text(value) for value in values], type=type_)
     return pa.concat_arrays(
@@ -323,8 +341,9 @@ class _Unvouched(Exception):
     """The columnar walk met something it leaves to the reference flattener."""
 
 
-_EMPTY: dict[str, Any] = {}
-"""What an absent (null) nested message reads as; never mutated."""
+# What an absent (null) nested message reads as.
+_NO_BLOB, _NO_IMAGE, _NO_TOOLSET = Blob(), Image(), ToolsetTool()
+_NO_CALL, _NO_RESPONSE, _NO_TRANSFER = ToolCall(), ToolResponse(), AgentTransfer()
 
 _TIMESTAMP_COLUMNS = {
     "conversations": ("start_time", "end_time"),
@@ -397,20 +416,25 @@ class ConversationFlattener:
         return len(self._objects) + sum(batch[CONVERSATIONS.name].num_rows for batch in self._ready)
 
     def add(self, conversation: Any) -> bool:
-        """Flatten one conversation; False when it is rejected (rolled back, recorded as a reject)."""
+        """Flatten one conversation, parsed JSON or a `LakeConversation` (JSON text read from
+        the lake); False when it is rejected (rolled back, recorded as a reject)."""
         ordinal = self._added
         self._added += 1
+        if not isinstance(conversation, LakeConversation):
+            conversation = LakeConversation.of(conversation)
         try:
-            name = self._walk(conversation)
+            if conversation.typed is None:
+                raise _Unvouched
+            name = self._walk(conversation.typed)
         except Exception:
             for table, rows in zip(self._tables.values(), self._tables_rows(), strict=True):
                 table.truncate(rows)
-            reject = self._reference_reject(conversation)
+            reject = self._reference_reject(conversation.value())
             if reject is not None:
                 self._rejects.append((ordinal, reject))
                 return False
             self._unvouched = True  # valid after all: the reference flattens the batch
-            name = conversation["name"]
+            name = conversation.value()["name"]
         for table in self._tables.values():
             table.offsets.append(len(table.lead))
         self._objects.append(conversation)
@@ -459,8 +483,8 @@ class ConversationFlattener:
         if not self._unvouched:
             try:
                 batches = self._convert()
-            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, orjson.JSONEncodeError):
-                batches = None  # a value of the wrong type (or nested too deep): the reference names it
+            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, _Unvouched):
+                batches = None  # a value of the wrong type: the reference names it
         if batches is None:
             batches = self._reference_batches()
         for table in self._tables.values():
@@ -475,7 +499,7 @@ class ConversationFlattener:
     def _reference_batches(self) -> dict[str, pa.RecordBatch]:
         reference = self._reference
         for ordinal, conversation in zip(self._ordinals, self._objects, strict=True):
-            if not reference.add(conversation):
+            if not reference.add(conversation.value()):
                 self._rejects.append((ordinal, reference.take_rejects()[0]))
         return reference.take_batches()
 
@@ -528,11 +552,12 @@ class ConversationFlattener:
 
     # -- the walk -------------------------------------------------------------------------------
 
-    def _build_walk(self) -> Callable[[Any], str]:
+    def _build_walk(self) -> Callable[[Conversation], str]:
         """The per-conversation walk as a closure over every column's `append` (the hot loop).
 
-        It checks only what it must to walk (containers are dicts and lists) and raises on
-        anything else; values are appended as they are and checked column-wise later.
+        It walks the typed decode (`conversation_json`), whose types msgspec has checked;
+        strings are appended as they are and checked column-wise later, struct-valued members
+        as their JSON text.
         """
         t = {name: table.lists for name, table in self._tables.items()}
         conversations, turns, messages, chunks = t["conversations"], t["turns"], t["messages"], t["chunks"]
@@ -583,111 +608,98 @@ class ConversationFlattener:
         )
         s_name, s_start, s_end = spans["name"].append, spans["start_time"].append, spans["end_time"].append
         s_duration, s_attributes = spans["duration_seconds"].append, spans["attributes"].append
-        dumps = orjson.dumps
         name_match = CONVERSATION_NAME.fullmatch
         int32 = v.int32
         base64_size = v.base64_size
+        unset = UNSET
 
-        def struct(value: Any) -> dict[str, Any] | None:
-            # Serialised when the batch is taken (`_json_text`), not here: see there.
-            if value is None or type(value) is dict:
-                return value
-            raise _Unvouched
-
-        def message_of(value: Any) -> dict[str, Any]:
-            if type(value) is dict:
-                return value
-            if value is None:
-                return _EMPTY
-            raise _Unvouched
-
-        def list_of(value: Any) -> list[Any]:
-            if type(value) is list:
-                return value
-            if value is None:
-                return []
-            raise _Unvouched
-
-        def tool_row(columns: list[Callable[[Any], None]], position: tuple[Any, ...], values: tuple) -> None:
-            for append, value in zip(columns, (*position, *values), strict=True):
-                append(value)
-
-        def add_chunks(turn_index: int | None, message_index: int, items: list[Any]) -> None:
+        def add_chunks(turn_index: int | None, message_index: int, items: list[Chunk]) -> None:
             for chunk_index, chunk in enumerate(items):
-                chunk = message_of(chunk)
                 text = mime_type = alt_text = payload = data_bytes = None
-                if "text" in chunk:
-                    kind, text = "text", chunk["text"]
-                elif "transcript" in chunk:
-                    kind, text = "transcript", chunk["transcript"]
-                elif "blob" in chunk:
+                if chunk.text is not unset:
+                    kind, text = "text", chunk.text
+                elif chunk.transcript is not unset:
+                    kind, text = "transcript", chunk.transcript
+                elif chunk.blob is not unset:
                     kind = "blob"
-                    blob = message_of(chunk["blob"])
-                    mime_type = blob.get("mimeType")
-                    data_bytes = base64_size(blob.get("data"), "blob.data")
-                elif "image" in chunk:
+                    blob = chunk.blob or _NO_BLOB
+                    mime_type = blob.mime_type
+                    data_bytes = base64_size(blob.data, "blob.data")
+                elif chunk.image is not unset:
                     kind = "image"
-                    image = message_of(chunk["image"])
-                    mime_type = image.get("mimeType")
-                    data_bytes = base64_size(image.get("data"), "image.data")
-                    alt_text = image.get("altText")
-                elif "payload" in chunk:
-                    kind, payload = "payload", struct(chunk["payload"])
-                elif "updatedVariables" in chunk:
-                    kind, payload = "updated_variables", struct(chunk["updatedVariables"])
-                elif "defaultVariables" in chunk:
-                    kind, payload = "default_variables", struct(chunk["defaultVariables"])
-                elif "toolCall" in chunk:
+                    image = chunk.image or _NO_IMAGE
+                    mime_type = image.mime_type
+                    data_bytes = base64_size(image.data, "image.data")
+                    alt_text = image.alt_text
+                elif chunk.payload:
+                    kind, payload = "payload", chunk.payload
+                elif chunk.updated_variables:
+                    kind, payload = "updated_variables", chunk.updated_variables
+                elif chunk.default_variables:
+                    kind, payload = "default_variables", chunk.default_variables
+                elif chunk.tool_call is not unset:
                     kind = "tool_call"
-                    call = message_of(chunk["toolCall"])
-                    toolset = message_of(call.get("toolsetTool"))
-                    tool_row(
+                    call = chunk.tool_call or _NO_CALL
+                    toolset = call.toolset_tool or _NO_TOOLSET
+                    for append, value in zip(
                         call_columns,
-                        (turn_index, message_index, chunk_index),
                         (
-                            call.get("id"),
-                            call.get("tool"),
-                            toolset.get("toolset"),
-                            toolset.get("toolId"),
-                            call.get("displayName"),
-                            struct(call.get("args")),
-                            call.get("parentToolCallId"),
-                            call.get("agentName"),
-                            call.get("targetApp"),
+                            turn_index,
+                            message_index,
+                            chunk_index,
+                            call.id,
+                            call.tool,
+                            toolset.toolset,
+                            toolset.tool_id,
+                            call.display_name,
+                            call.args,
+                            call.parent_tool_call_id,
+                            call.agent_name,
+                            call.target_app,
                         ),
-                    )
-                elif "toolResponse" in chunk:
+                        strict=True,
+                    ):
+                        append(value)
+                elif chunk.tool_response is not unset:
                     kind = "tool_response"
-                    response = message_of(chunk["toolResponse"])
-                    toolset = message_of(response.get("toolsetTool"))
-                    body = response.get("response")
-                    tool_row(
+                    response = chunk.tool_response or _NO_RESPONSE
+                    toolset = response.toolset_tool or _NO_TOOLSET
+                    body = response.response
+                    for append, value in zip(
                         response_columns,
-                        (turn_index, message_index, chunk_index),
                         (
-                            response.get("id"),
-                            response.get("tool"),
-                            toolset.get("toolset"),
-                            toolset.get("toolId"),
-                            response.get("displayName"),
-                            struct(body),
-                            type(body) is dict and "error" in body,
-                            response.get("parentToolCallId"),
-                            response.get("agentName"),
-                            response.get("targetApp"),
+                            turn_index,
+                            message_index,
+                            chunk_index,
+                            response.id,
+                            response.tool,
+                            toolset.toolset,
+                            toolset.tool_id,
+                            response.display_name,
+                            body,
+                            bool(body) and has_error_member(body),
+                            response.parent_tool_call_id,
+                            response.agent_name,
+                            response.target_app,
                         ),
-                    )
-                elif "agentTransfer" in chunk:
+                        strict=True,
+                    ):
+                        append(value)
+                elif chunk.agent_transfer is not unset:
                     kind = "agent_transfer"
-                    transfer = message_of(chunk["agentTransfer"])
-                    tool_row(
+                    transfer = chunk.agent_transfer or _NO_TRANSFER
+                    for append, value in zip(
                         transfer_columns,
-                        (turn_index, message_index, chunk_index),
-                        (transfer.get("targetAgent"), transfer.get("displayName")),
-                    )
-                elif chunk:
-                    kind = next(iter(chunk))
-                    payload = dumps(chunk[kind])
+                        (
+                            turn_index,
+                            message_index,
+                            chunk_index,
+                            transfer.target_agent,
+                            transfer.display_name,
+                        ),
+                        strict=True,
+                    ):
+                        append(value)
                 else:
                     kind = None
                 k_turn(turn_index)
@@ -700,87 +712,73 @@ class ConversationFlattener:
                 k_alt(alt_text)
                 k_payload(payload)
 
-        def add_messages(turn_index: int | None, items: list[Any]) -> None:
+        def add_messages(turn_index: int | None, items: list[Message]) -> None:
             for message_index, item in enumerate(items):
-                item = message_of(item)
-                chunk_items = list_of(item.get("chunks"))
+                chunk_items = item.chunks or ()
                 m_turn(turn_index)
                 m_index(message_index)
-                m_role(item.get("role"))
-                m_time(item.get("eventTime"))
+                m_role(item.role)
+                m_time(item.event_time)
                 m_chunks(len(chunk_items))
                 add_chunks(turn_index, message_index, chunk_items)
 
-        def add_spans(turn_index: int, root: dict[str, Any]) -> int:
-            stack: list[tuple[Any, int | None, int]] = [(root, None, 0)]
+        def add_spans(turn_index: int, root: Span) -> int:
+            stack: list[tuple[Span, int | None, int]] = [(root, None, 0)]
             push, pop = stack.append, stack.pop
             span_id = 0
             while stack:
                 span, parent_id, depth = pop()
-                span = message_of(span)
-                get = span.get
                 s_turn(turn_index)
                 s_id(span_id)
                 s_parent(parent_id)
                 s_depth(depth)
-                s_name(get("name"))
-                s_start(get("startTime"))
-                s_end(get("endTime"))
-                s_duration(get("duration"))
-                s_attributes(struct(get("attributes")))
-                children = get("childSpans")
+                s_name(span.name)
+                s_start(span.start_time)
+                s_end(span.end_time)
+                s_duration(span.duration)
+                s_attributes(span.attributes)
+                children = span.child_spans
                 if children:
-                    if type(children) is not list:
-                        raise _Unvouched
                     child_depth = depth + 1
                     for child in reversed(children):
                         push((child, span_id, child_depth))
                 span_id += 1
             return span_id
 
-        def walk(conversation: Any) -> str:
-            if type(conversation) is not dict:
-                raise _Unvouched
-            get = conversation.get
-            name = get("name")
-            match = name_match(name) if type(name) is str else None
+        def walk(conversation: Conversation) -> str:
+            name = conversation.name
+            match = name_match(name) if name is not None else None
             if match is None:
                 raise _Unvouched
-            turn_items = list_of(get("turns"))
-            legacy = list_of(get("messages"))
-            inputs = list_of(get("inputTypes"))
             c_app(match.group(1))
             c_id(match.group(2))
-            c_start(get("startTime"))
-            c_end(get("endTime"))
-            c_turn_count(int32(get("turnCount"), "turnCount"))
-            c_source(get("source"))
-            c_channel(get("channelType"))
-            c_inputs(inputs)
-            c_entry(get("entryAgent"))
-            c_deployment(get("deployment"))
-            c_version(get("appVersion"))
-            c_language(get("languageCode"))
-            for turn_index, turn in enumerate(turn_items):
-                turn = message_of(turn)
-                message_items = list_of(turn.get("messages"))
-                root = turn.get("rootSpan")
+            c_start(conversation.start_time)
+            c_end(conversation.end_time)
+            c_turn_count(int32(conversation.turn_count, "turnCount"))
+            c_source(conversation.source)
+            c_channel(conversation.channel_type)
+            c_inputs(conversation.input_types or [])
+            c_entry(conversation.entry_agent)
+            c_deployment(conversation.deployment)
+            c_version(conversation.app_version)
+            c_language(conversation.language_code)
+            for turn_index, turn in enumerate(conversation.turns or ()):
+                message_items = turn.messages or ()
+                root = turn.root_span
                 if root is None:
                     span_count = 0
                     t_start(None)
                     t_duration(None)
                 else:
-                    if type(root) is not dict:
-                        raise _Unvouched
                     span_count = add_spans(turn_index, root)
-                    t_start(root.get("startTime"))
-                    t_duration(root.get("duration"))
+                    t_start(root.start_time)
+                    t_duration(root.duration)
                 t_index(turn_index)
-                t_text(turn.get("userIntendedText"))
+                t_text(turn.user_intended_text)
                 t_messages(len(message_items))
                 t_spans(span_count)
                 add_messages(turn_index, message_items)
-            add_messages(None, legacy)
+            add_messages(None, conversation.messages or ())
             return name
 
         return walk
