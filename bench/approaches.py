@@ -118,10 +118,22 @@ def _partitions(lake_root: str, limit: int | None = None) -> list[tuple[str, str
     return found[:limit] if limit else found
 
 
+def _import_worker_modules() -> None:
+    """Import what the workers run before the clock starts, as the other approaches import
+    theirs: seconds measure the work, the process's wall and CPU time include everything."""
+    import importlib
+
+    from pipelines.ingest.backfill import WORKER_MODULES
+
+    for module in WORKER_MODULES:
+        importlib.import_module(module)
+
+
 def rebuild(args: argparse.Namespace) -> dict[str, Any]:
     lake_root = _link_raw(args.lake, Path(args.work))
     warehouse = str(Path(args.work) / "warehouse.duckdb")
     partitions = _partitions(lake_root)
+    _import_worker_modules()
     started = time.perf_counter()
     done = _backfill(lake_root, warehouse, partitions, args.workers)
     elapsed = time.perf_counter() - started
@@ -140,6 +152,7 @@ def ingest(args: argparse.Namespace) -> dict[str, Any]:
     lake_root = str(work / "lake")
     warehouse = str(work / "warehouse.duckdb")
     partitions = _partitions(args.lake, args.partitions)
+    _import_worker_modules()
     started = time.perf_counter()
     done = _backfill(
         lake_root, warehouse, partitions, args.workers, _ingest_partition, args.url, args.max_rps
