@@ -9,6 +9,10 @@ by orjson, so that text is exactly what serialising the parsed value would give.
 Decoding is strict: a value of another JSON type than the field's, or a chunk with a member
 these types do not know, fails the decode, and the conversation goes to the reference
 flattener as a dict. `LakeConversation` carries both forms.
+
+The structs are not tracked by the cyclic garbage collector (`gc=False`): decoded JSON holds
+no cycles, and a batch's ~100,000 structs no longer lengthen each collection (flatten CPU
+-10%).
 """
 
 from __future__ import annotations
@@ -24,23 +28,23 @@ ABSENT = Raw()
 """A `Raw` field's value when the member was not sent (`Raw(b"null")` when it was, as null)."""
 
 
-class ToolsetTool(Struct, rename="camel"):
+class ToolsetTool(Struct, rename="camel", gc=False):
     toolset: str | None = None
     tool_id: str | None = None
 
 
-class Blob(Struct, rename="camel"):
+class Blob(Struct, rename="camel", gc=False):
     mime_type: str | None = None
     data: str | None = None
 
 
-class Image(Struct, rename="camel"):
+class Image(Struct, rename="camel", gc=False):
     mime_type: str | None = None
     data: str | None = None
     alt_text: str | None = None
 
 
-class ToolCall(Struct, rename="camel"):
+class ToolCall(Struct, rename="camel", gc=False):
     id: str | None = None
     tool: str | None = None
     toolset_tool: ToolsetTool | None = None
@@ -51,7 +55,7 @@ class ToolCall(Struct, rename="camel"):
     target_app: str | None = None
 
 
-class ToolResponse(Struct, rename="camel"):
+class ToolResponse(Struct, rename="camel", gc=False):
     id: str | None = None
     tool: str | None = None
     toolset_tool: ToolsetTool | None = None
@@ -62,12 +66,12 @@ class ToolResponse(Struct, rename="camel"):
     target_app: str | None = None
 
 
-class AgentTransfer(Struct, rename="camel"):
+class AgentTransfer(Struct, rename="camel", gc=False):
     target_agent: str | None = None
     display_name: str | None = None
 
 
-class Chunk(Struct, rename="camel", forbid_unknown_fields=True):
+class Chunk(Struct, rename="camel", forbid_unknown_fields=True, gc=False):
     """The `data` oneof: UNSET (or ABSENT) marks a member that was not sent."""
 
     text: str | UnsetType | None = UNSET
@@ -82,13 +86,13 @@ class Chunk(Struct, rename="camel", forbid_unknown_fields=True):
     agent_transfer: AgentTransfer | UnsetType | None = UNSET
 
 
-class Message(Struct, rename="camel"):
+class Message(Struct, rename="camel", gc=False):
     role: str | None = None
     chunks: list[Chunk] | None = None
     event_time: str | None = None
 
 
-class Span(Struct, rename="camel"):
+class Span(Struct, rename="camel", gc=False):
     name: str | None = None
     start_time: str | None = None
     end_time: str | None = None
@@ -97,13 +101,13 @@ class Span(Struct, rename="camel"):
     child_spans: list[Span] | None = None
 
 
-class Turn(Struct, rename="camel"):
+class Turn(Struct, rename="camel", gc=False):
     messages: list[Message] | None = None
     root_span: Span | None = None
     user_intended_text: str | None = None
 
 
-class Conversation(Struct, rename="camel"):
+class Conversation(Struct, rename="camel", gc=False):
     name: str | None = None
     start_time: str | None = None
     end_time: str | None = None
