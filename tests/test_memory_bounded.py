@@ -1,7 +1,7 @@
 """Memory stays flat: rebuilding four times the conversations takes no more memory.
 
 A subprocess writes N simulator conversations into raw-lake partitions of 500 (the size of
-real traffic: ~20 KB, ~8 turns, ~48 spans each), then rebuilds them and reports its peak
+real traffic: ~20 KB, ~8 turns, ~48 spans each); another rebuilds them and reports its peak
 memory. At 1,000 and at 4,000 conversations the peak must stay under one fixed bound, and the
 larger run may not need more than a few MB beyond the smaller one. Two rebuild paths:
 partition after partition in one process (what a Dagster partition run does), and the bulk
@@ -81,13 +81,9 @@ def _backfill(lake_root: str, warehouse_path: str) -> dict[str, int]:
     return {"conversations": done.loaded["conversations"], "spans": done.loaded["spans"]}
 
 
-def _main(mode: str, conversations: int, work: str) -> None:
-    """Subprocess: write the corpus (not measured: its own child), then rebuild and report."""
-    lake_root = f"{work}/lake"
-    writer = subprocess.run(
-        [sys.executable, __file__, "write", str(conversations), lake_root], check=True, capture_output=True
-    )
-    assert writer.returncode == 0
+def _main(mode: str, lake_root: str, work: str) -> None:
+    """Subprocess: rebuild the lake's conversations and report (the corpus was written by
+    another process, so its memory is not measured here)."""
     if mode == "rebuild":
         loaded = _rebuild(lake_root, f"{work}/warehouse.duckdb")
         print(json.dumps({**loaded, "peak_rss_mb": _peak_rss_mb()}))
@@ -109,9 +105,24 @@ def _clean_env() -> dict[str, str]:
     return {key: os.environ[key] for key in ("PATH", "HOME", "TMPDIR", "LANG") if key in os.environ}
 
 
-def rebuild_peak(conversations: int, work: Path) -> dict[str, float]:
+@pytest.fixture(scope="module")
+def lakes(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
+    """Raw lakes of 1,000 and 4,000 simulator conversations, written once for both tests."""
+    written = {}
+    for conversations in (1_000, 4_000):
+        root = tmp_path_factory.mktemp(f"lake-{conversations}")
+        subprocess.run(
+            [sys.executable, __file__, "write", str(conversations), str(root)],
+            check=True,
+            capture_output=True,
+        )
+        written[conversations] = root
+    return written
+
+
+def rebuild_peak(lake: Path, work: Path) -> dict[str, float]:
     done = subprocess.run(
-        [sys.executable, __file__, "rebuild", str(conversations), str(work)],
+        [sys.executable, __file__, "rebuild", str(lake), str(work)],
         env=_clean_env(),
         check=True,
         capture_output=True,
@@ -121,7 +132,7 @@ def rebuild_peak(conversations: int, work: Path) -> dict[str, float]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def backfill_tree_peak(conversations: int, work: Path) -> dict[str, float]:
+def backfill_tree_peak(lake: Path, work: Path) -> dict[str, float]:
     """Run the backfill in a subprocess, sampling the PSS of its process tree every 50 ms from
     here (a sampling thread inside would make it choose the fork server)."""
     from bench.run import _pss, _sum, _tree
@@ -130,9 +141,7 @@ def backfill_tree_peak(conversations: int, work: Path) -> dict[str, float]:
     work.mkdir(parents=True)
     with out.open("w") as stdout:
         process = subprocess.Popen(
-            [sys.executable, __file__, "backfill", str(conversations), str(work)],
-            env=_clean_env(),
-            stdout=stdout,
+            [sys.executable, __file__, "backfill", str(lake), str(work)], env=_clean_env(), stdout=stdout
         )
         peak, started = 0, time.monotonic()
         while process.poll() is None and time.monotonic() - started < 240:
@@ -143,9 +152,11 @@ def backfill_tree_peak(conversations: int, work: Path) -> dict[str, float]:
 
 
 @pytest.mark.timeout(300)
-def test_rebuild_memory_does_not_grow_with_the_number_of_conversations(tmp_path: Path) -> None:
-    small = rebuild_peak(1_000, tmp_path / "small")
-    large = rebuild_peak(4_000, tmp_path / "large")
+def test_rebuild_memory_does_not_grow_with_the_number_of_conversations(
+    lakes: dict[int, Path], tmp_path: Path
+) -> None:
+    small = rebuild_peak(lakes[1_000], tmp_path / "small")
+    large = rebuild_peak(lakes[4_000], tmp_path / "large")
     assert (small["conversations"], large["conversations"]) == (1_000, 4_000)
     assert large["spans"] > 4 * 40 * 1_000 / 4
     assert small["peak_rss_mb"] < BOUND_MB, small
@@ -154,9 +165,11 @@ def test_rebuild_memory_does_not_grow_with_the_number_of_conversations(tmp_path:
 
 
 @pytest.mark.timeout(300)
-def test_backfill_process_tree_memory_does_not_grow_with_the_number_of_conversations(tmp_path: Path) -> None:
-    small = backfill_tree_peak(1_000, tmp_path / "small")
-    large = backfill_tree_peak(4_000, tmp_path / "large")
+def test_backfill_process_tree_memory_does_not_grow_with_the_number_of_conversations(
+    lakes: dict[int, Path], tmp_path: Path
+) -> None:
+    small = backfill_tree_peak(lakes[1_000], tmp_path / "small")
+    large = backfill_tree_peak(lakes[4_000], tmp_path / "large")
     assert (small["conversations"], large["conversations"]) == (1_000, 4_000)
     assert small["peak_tree_mb"] < TREE_BOUND_MB, small
     assert large["peak_tree_mb"] < TREE_BOUND_MB, large
@@ -167,4 +180,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "write":
         _write_corpus(sys.argv[3], int(sys.argv[2]))
     else:
-        _main(sys.argv[1], int(sys.argv[2]), sys.argv[3])
+        _main(sys.argv[1], sys.argv[2], sys.argv[3])
