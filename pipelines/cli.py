@@ -63,6 +63,19 @@ def _days(since: date, until: date) -> list[date]:
 _JOBS = {"ingest": ("ingest_conversations", "ingested"), "rebuild": ("rebuild_conversations", "rebuilt")}
 
 
+def _partition_progress(*, auto_refresh: bool = True) -> Progress:
+    """A bar over partitions with a line of counts (the task's `detail` field)."""
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[detail]}"),
+        TimeElapsedColumn(),
+        console=console,
+        auto_refresh=auto_refresh,
+    )
+
+
 def _run_partitions(command: str, partitions: list[tuple[str, date]], parallel: int) -> int:
     """Run the command's partitioned job for every (app, day) with a live progress display."""
     job_name, verb = _JOBS[command]
@@ -75,14 +88,7 @@ def _run_partitions(command: str, partitions: list[tuple[str, date]], parallel: 
     failures: list[PartitionOutcome] = []
     warnings: Counter[str] = Counter()
     started = time.monotonic()
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[detail]}"),
-        TimeElapsedColumn(),
-        console=console,
-    ) as progress:
+    with _partition_progress() as progress:
         task = progress.add_task(f"{verb} partitions", total=len(partitions), detail="")
 
         def on_outcome(outcome: PartitionOutcome) -> None:
@@ -140,15 +146,7 @@ def _bulk_rebuild(lake: Lake, partitions: list[tuple[str, date]], workers: int) 
     started = time.monotonic()
     # Refreshed by hand rather than by rich's thread: with no other thread running, the
     # workers are forked from this process and share its memory (see backfill.worker_context).
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[detail]}"),
-        TimeElapsedColumn(),
-        console=console,
-        auto_refresh=False,
-    ) as progress:
+    with _partition_progress(auto_refresh=False) as progress:
         task = progress.add_task("rebuilt partitions", total=len(partitions), detail="")
         loaded = {"conversations": 0}
 

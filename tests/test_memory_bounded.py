@@ -151,17 +151,22 @@ def backfill_tree_peak(lake: Path, work: Path) -> dict[str, float]:
     return {**json.loads(out.read_text().strip().splitlines()[-1]), "peak_tree_mb": peak / 2**20}
 
 
+def assert_flat(small: dict[str, float], large: dict[str, float], peak: str, bound: float) -> None:
+    """Both runs loaded everything, stayed under `bound`, and the larger needed little more."""
+    assert (small["conversations"], large["conversations"]) == (1_000, 4_000)
+    assert small[peak] < bound, small
+    assert large[peak] < bound, large
+    assert large[peak] - small[peak] < GROWTH_MB, (small, large)
+
+
 @pytest.mark.timeout(300)
 def test_rebuild_memory_does_not_grow_with_the_number_of_conversations(
     lakes: dict[int, Path], tmp_path: Path
 ) -> None:
     small = rebuild_peak(lakes[1_000], tmp_path / "small")
     large = rebuild_peak(lakes[4_000], tmp_path / "large")
-    assert (small["conversations"], large["conversations"]) == (1_000, 4_000)
     assert large["spans"] > 4 * 40 * 1_000 / 4
-    assert small["peak_rss_mb"] < BOUND_MB, small
-    assert large["peak_rss_mb"] < BOUND_MB, large
-    assert large["peak_rss_mb"] - small["peak_rss_mb"] < GROWTH_MB, (small, large)
+    assert_flat(small, large, "peak_rss_mb", BOUND_MB)
 
 
 @pytest.mark.timeout(300)
@@ -170,10 +175,7 @@ def test_backfill_process_tree_memory_does_not_grow_with_the_number_of_conversat
 ) -> None:
     small = backfill_tree_peak(lakes[1_000], tmp_path / "small")
     large = backfill_tree_peak(lakes[4_000], tmp_path / "large")
-    assert (small["conversations"], large["conversations"]) == (1_000, 4_000)
-    assert small["peak_tree_mb"] < TREE_BOUND_MB, small
-    assert large["peak_tree_mb"] < TREE_BOUND_MB, large
-    assert large["peak_tree_mb"] - small["peak_tree_mb"] < GROWTH_MB, (small, large)
+    assert_flat(small, large, "peak_tree_mb", TREE_BOUND_MB)
 
 
 if __name__ == "__main__":

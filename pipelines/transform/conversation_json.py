@@ -44,26 +44,24 @@ class Image(Struct, rename="camel", gc=False):
     alt_text: str | None = None
 
 
-class ToolCall(Struct, rename="camel", gc=False):
+class _ToolUse(Struct, rename="camel", gc=False):
+    """What a tool call and a tool response both say of the tool."""
+
     id: str | None = None
     tool: str | None = None
     toolset_tool: ToolsetTool | None = None
     display_name: str | None = None
+    parent_tool_call_id: str | None = None
+    agent_name: str | None = None
+    target_app: str | None = None
+
+
+class ToolCall(_ToolUse, gc=False):
     args: Raw = ABSENT
-    parent_tool_call_id: str | None = None
-    agent_name: str | None = None
-    target_app: str | None = None
 
 
-class ToolResponse(Struct, rename="camel", gc=False):
-    id: str | None = None
-    tool: str | None = None
-    toolset_tool: ToolsetTool | None = None
-    display_name: str | None = None
+class ToolResponse(_ToolUse, gc=False):
     response: Raw = ABSENT
-    parent_tool_call_id: str | None = None
-    agent_name: str | None = None
-    target_app: str | None = None
 
 
 class AgentTransfer(Struct, rename="camel", gc=False):

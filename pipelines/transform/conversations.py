@@ -613,6 +613,10 @@ class ConversationFlattener:
         base64_size = v.base64_size
         unset = UNSET
 
+        def row(columns: list[Callable[[Any], None]], *parts: tuple[Any, ...]) -> None:
+            for append, value in zip(columns, [value for part in parts for value in part], strict=True):
+                append(value)
+
         def add_chunks(turn_index: int | None, message_index: int, items: list[Chunk]) -> None:
             for chunk_index, chunk in enumerate(items):
                 text = mime_type = alt_text = payload = data_bytes = None
@@ -641,65 +645,31 @@ class ConversationFlattener:
                     kind = "tool_call"
                     call = chunk.tool_call or _NO_CALL
                     toolset = call.toolset_tool or _NO_TOOLSET
-                    for append, value in zip(
+                    row(
                         call_columns,
-                        (
-                            turn_index,
-                            message_index,
-                            chunk_index,
-                            call.id,
-                            call.tool,
-                            toolset.toolset,
-                            toolset.tool_id,
-                            call.display_name,
-                            call.args,
-                            call.parent_tool_call_id,
-                            call.agent_name,
-                            call.target_app,
-                        ),
-                        strict=True,
-                    ):
-                        append(value)
+                        (turn_index, message_index, chunk_index, call.id, call.tool, toolset.toolset),
+                        (toolset.tool_id, call.display_name, call.args),
+                        (call.parent_tool_call_id, call.agent_name, call.target_app),
+                    )
                 elif chunk.tool_response is not unset:
                     kind = "tool_response"
                     response = chunk.tool_response or _NO_RESPONSE
                     toolset = response.toolset_tool or _NO_TOOLSET
                     body = response.response
-                    for append, value in zip(
+                    row(
                         response_columns,
-                        (
-                            turn_index,
-                            message_index,
-                            chunk_index,
-                            response.id,
-                            response.tool,
-                            toolset.toolset,
-                            toolset.tool_id,
-                            response.display_name,
-                            body,
-                            bool(body) and has_error_member(body),
-                            response.parent_tool_call_id,
-                            response.agent_name,
-                            response.target_app,
-                        ),
-                        strict=True,
-                    ):
-                        append(value)
+                        (turn_index, message_index, chunk_index, response.id, response.tool, toolset.toolset),
+                        (toolset.tool_id, response.display_name, body, bool(body) and has_error_member(body)),
+                        (response.parent_tool_call_id, response.agent_name, response.target_app),
+                    )
                 elif chunk.agent_transfer is not unset:
                     kind = "agent_transfer"
                     transfer = chunk.agent_transfer or _NO_TRANSFER
-                    for append, value in zip(
+                    row(
                         transfer_columns,
-                        (
-                            turn_index,
-                            message_index,
-                            chunk_index,
-                            transfer.target_agent,
-                            transfer.display_name,
-                        ),
-                        strict=True,
-                    ):
-                        append(value)
+                        (turn_index, message_index, chunk_index),
+                        (transfer.target_agent, transfer.display_name),
+                    )
                 else:
                     kind = None
                 k_turn(turn_index)
