@@ -31,7 +31,7 @@ LOADER_DUCKDB_CONFIG = {"threads": 1, "memory_limit": "32MB"}
 """The loader shares the machine with the workers: one DuckDB thread (two cost 30% more CPU
 for the same insert) and a small buffer pool (a bulk insert otherwise keeps ~270 MB of
 written blocks cached; at 32 MB the 20,000-conversation benchmark's process tree peaks at
-~375 MB instead of ~600, for ~3% more load time)."""
+~340 MB, at 128 MB ~430 MB for a load a quarter cheaper)."""
 
 LOAD_ROWS = 245_760
 """Rows (in the largest table) a group of finished partitions waits for before it is loaded:
@@ -44,8 +44,9 @@ WORKER_MODULES = (
     "pipelines.ingest.flatten",
     "pipelines.ingest.fetch",
 )
-"""Imported once by the fork server, before the workers are forked from it, so the workers
-share those pages instead of each importing its own copy (pyarrow imports pandas on first use)."""
+"""Imported before the workers are forked (from this process or from the fork server), so
+they share those pages instead of each importing its own copy (pyarrow imports pandas on first
+use)."""
 
 PartitionTask = Callable[..., dict[str, Any]]
 """Runs in a worker: (lake root, app, day, *extra) → a summary holding "rows", the partition's

@@ -1,9 +1,11 @@
-"""Flatten CES `Conversation` JSON into the conversation tables, column by column.
+"""Flatten CES `Conversation` JSON into the conversation tables.
 
-Rows are collected as tuples per table and transposed into Arrow arrays only when a batch is
-taken, so no dict is built per row and memory is bounded by the batch size the caller picks.
-A conversation that violates the schema is rolled back out of every table and recorded as a
-reject with its reason; the rest of the batch loads.
+Two flatteners with one result. `RowConversationFlattener`, the reference, walks parsed JSON
+(dicts) and checks every value as it reads it, building a row tuple per table. The fast
+`ConversationFlattener` walks msgspec structs (`conversation_json`), appends values to one
+list per column and converts whole columns in Arrow when a batch is taken; whatever it
+cannot vouch for goes to the reference. A conversation that violates the schema is rolled
+back out of every table and recorded as a reject with its reason; the rest of the batch loads.
 """
 
 from __future__ import annotations
