@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import multiprocessing
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -81,16 +82,18 @@ def flatten_task(lake_root: str, app: str, day: date) -> dict[str, Any]:
 def worker_context(start_method: str | None = None) -> multiprocessing.context.BaseContext:
     """Workers that share the pipeline's imported modules with their parent.
 
-    By default (None) this process is forked once it has imported those modules, when it runs
-    no other thread: the workers share its pages (~110 MB of libraries counted once) and, being
-    its children, their CPU time is in its `wait4` usage. A process with threads (forking
-    one can deadlock a worker on a lock another thread held) gets a fork server holding the
-    modules instead: safe, and the workers still share its pages, though not this process's.
+    By default (None) this process is forked once it has imported those modules, on Linux
+    and when it runs no other thread: the workers share its pages (~110 MB of libraries
+    counted once) and, being its children, their CPU time is in its `wait4` usage. Elsewhere,
+    or in a process with threads (forking one can deadlock a worker on a lock another thread
+    held), a fork server holding the modules starts them instead: safe, and the workers still
+    share its pages, though not this process's.
     """
     for module in WORKER_MODULES:  # fail here, clearly, rather than in every worker
         importlib.import_module(module)
     if start_method is None:
-        start_method = "fork" if threading.active_count() == 1 else "forkserver"
+        forkable = sys.platform == "linux" and threading.active_count() == 1
+        start_method = "fork" if forkable else "forkserver"
     context = multiprocessing.get_context(start_method)
     if start_method == "forkserver":
         context.set_forkserver_preload(list(WORKER_MODULES))
