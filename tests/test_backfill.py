@@ -90,3 +90,17 @@ def test_a_broken_partition_is_reported_and_the_others_are_loaded(tmp_path: Path
     assert "gzip" in result.failed[(APP, DAYS[1])].lower()
     assert warehouse.row_counts()["conversations"] == 1 + 3 + 4
     assert sorted(result.partitions) == [(APP, day) for day in DAYS if day != DAYS[1]]
+
+
+def test_workers_from_a_fork_server_give_the_same_rows(tmp_path: Path) -> None:
+    """The start method a process with threads gets: a fork server holding the modules."""
+    partitions = [(APP, day) for day in DAYS]
+    by_fork, by_server = Warehouse(str(tmp_path / "fork.duckdb")), Warehouse(str(tmp_path / "server.duckdb"))
+    backfill_partitions(raw_lake(tmp_path / "a"), by_fork, partitions, workers=2, start_method="fork")
+
+    result = backfill_partitions(
+        raw_lake(tmp_path / "b"), by_server, partitions, workers=2, start_method="forkserver"
+    )
+
+    assert not result.failed and result.loaded["conversations"] == 10
+    assert contents(by_server) == contents(by_fork)
