@@ -121,12 +121,9 @@ def _partitions(lake_root: str, limit: int | None = None) -> list[tuple[str, str
 def _import_worker_modules() -> None:
     """Import what the workers run before the clock starts, as the other approaches import
     theirs: seconds measure the work, the process's wall and CPU time include everything."""
-    import importlib
+    from pipelines.ingest.backfill import import_worker_modules
 
-    from pipelines.ingest.backfill import WORKER_MODULES
-
-    for module in WORKER_MODULES:
-        importlib.import_module(module)
+    import_worker_modules()
 
 
 def rebuild(args: argparse.Namespace) -> dict[str, Any]:

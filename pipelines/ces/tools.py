@@ -211,21 +211,19 @@ def _read_ahead(items: Iterator[T], depth: int, *, on_drop: Callable[[T], None])
             yield value
     finally:
         stop.set()
-        while True:
-            try:
-                kind, value = handoff.get_nowait()
-            except queue.Empty:
-                break
-            if kind == "item":
-                on_drop(value)
+
+        def drain() -> None:
+            while True:
+                try:
+                    kind, value = handoff.get_nowait()
+                except queue.Empty:
+                    return
+                if kind == "item":
+                    on_drop(value)
+
+        drain()  # unblocks a producer waiting to offer
         thread.join()
-        while True:  # an item offered while stopping
-            try:
-                kind, value = handoff.get_nowait()
-            except queue.Empty:
-                break
-            if kind == "item":
-                on_drop(value)
+        drain()  # an item offered while stopping
 
 
 def resolve_conversations(

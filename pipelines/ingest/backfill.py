@@ -79,6 +79,13 @@ def flatten_task(lake_root: str, app: str, day: date) -> dict[str, Any]:
     return {"rows": flatten_conversation_partition(Lake(lake_root), app, day).rows}
 
 
+def import_worker_modules() -> None:
+    """Import what the workers run, here: a missing module fails once, clearly, rather than in
+    every worker, and forked workers share the pages."""
+    for module in WORKER_MODULES:
+        importlib.import_module(module)
+
+
 def worker_context(start_method: str | None = None) -> multiprocessing.context.BaseContext:
     """Workers that share the pipeline's imported modules with their parent.
 
@@ -89,8 +96,7 @@ def worker_context(start_method: str | None = None) -> multiprocessing.context.B
     held), a fork server holding the modules starts them instead: safe, and the workers still
     share its pages, though not this process's.
     """
-    for module in WORKER_MODULES:  # fail here, clearly, rather than in every worker
-        importlib.import_module(module)
+    import_worker_modules()
     if start_method is None:
         forkable = sys.platform == "linux" and threading.active_count() == 1
         start_method = "fork" if forkable else "forkserver"

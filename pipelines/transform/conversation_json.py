@@ -159,9 +159,7 @@ class LakeConversation:
         try:
             raw = deepjson.dumps(value)
         except TypeError:  # not JSON at all: only the reference flattener can say what it is
-            conversation = cls(b"null", value)
-            conversation.typed = None
-            return conversation
+            raw = b"null"  # decodes to no typed conversation
         return cls(raw, value)
 
     def value(self) -> Any:
