@@ -6,14 +6,7 @@
 -- is the display name when the report gave one, else the last segment of subject.
 CREATE OR REPLACE VIEW evaluation_latency_by_run AS
 SELECT
-    r.app,
-    r.evaluation_run_name,
-    r.display_name AS run_display_name,
-    r.create_time,
-    CAST(timezone('UTC', r.create_time) AS DATE) AS day,
-    r.state,
-    r.app_version,
-    coalesce(r.app_version_display_name, regexp_extract(r.app_version, '[^/]+$')) AS app_version_label,
+    r.*,
     l.kind,
     l.subject,
     coalesce(l.display_name, regexp_extract(l.subject, '[^/]+$')) AS label,
@@ -22,4 +15,4 @@ SELECT
     l.p99_seconds,
     l.call_count
 FROM evaluation_run_latencies AS l
-JOIN evaluation_runs AS r USING (evaluation_run_name);
+JOIN evaluation_run_headers AS r USING (evaluation_run_name);

@@ -5,14 +5,7 @@
 -- an errored result counts as not passed. A run still RUNNING shows its partial summary.
 CREATE OR REPLACE VIEW evaluation_pass_rate_by_run AS
 SELECT
-    r.app,
-    r.evaluation_run_name,
-    r.display_name AS run_display_name,
-    r.create_time,
-    CAST(timezone('UTC', r.create_time) AS DATE) AS day,
-    r.state,
-    r.app_version,
-    coalesce(r.app_version_display_name, regexp_extract(r.app_version, '[^/]+$')) AS app_version_label,
+    r.*,
     s.evaluation_name,
     regexp_extract(s.evaluation_name, '[^/]+$') AS evaluation_label,
     coalesce(s.passed_count, 0) AS passed,
@@ -23,4 +16,4 @@ SELECT
         / nullif(coalesce(s.passed_count, 0) + coalesce(s.failed_count, 0) + coalesce(s.error_count, 0), 0)
         AS pass_rate
 FROM evaluation_run_summaries AS s
-JOIN evaluation_runs AS r USING (evaluation_run_name);
+JOIN evaluation_run_headers AS r USING (evaluation_run_name);
