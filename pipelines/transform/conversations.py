@@ -34,7 +34,7 @@ from pipelines.transform.conversation_json import (
     ToolsetTool,
     has_error_member,
 )
-from pipelines.transform.rows import Reject, TableBuffers
+from pipelines.transform.rows import Reject, RowFlattener, TableBuffers
 from pipelines.transform.schemas import (
     AGENT_TRANSFERS,
     CHUNKS,
@@ -54,7 +54,7 @@ CONVERSATION_NAME = re.compile(r"(projects/[^/]+/locations/[^/]+/apps/[^/]+)/con
 REJECT_SOURCE = "conversation"
 
 
-class RowConversationFlattener:
+class RowConversationFlattener(RowFlattener):
     """The reference flattener: row tuples per table, every value checked as it is read.
 
     It defines what every table holds and why a conversation is rejected. The columnar
@@ -80,13 +80,6 @@ class RowConversationFlattener:
     def add(self, conversation: Any) -> bool:
         """Flatten one conversation; on a schema violation roll it back, record a reject, return False."""
         return self._buffers.add(conversation, self._add)
-
-    def take_batches(self) -> dict[str, pa.RecordBatch]:
-        """One record batch per conversation table (possibly empty), then start afresh."""
-        return self._buffers.take_batches()
-
-    def take_rejects(self) -> list[Reject]:
-        return self._buffers.take_rejects()
 
     def discard(self) -> None:
         """Drop the rows collected since the last take (the rejects stay)."""

@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow as pa
 
 from pipelines.transform import values as v
-from pipelines.transform.rows import Reject, RowBuffer, TableBuffers
+from pipelines.transform.rows import RowBuffer, RowFlattener, TableBuffers
 from pipelines.transform.schemas import (
     EVALUATION_RESULTS,
     EVALUATION_RUN_ERRORS,
@@ -64,7 +64,7 @@ def progress_counts(run: dict[str, Any]) -> tuple[int, ...]:
     return tuple(v.int32(progress.get(field), f"progress.{field}") for field in PROGRESS_FIELDS)
 
 
-class EvaluationRunFlattener:
+class EvaluationRunFlattener(RowFlattener):
     """Accumulates evaluation runs; one record batch per run table on `take_batches()`."""
 
     def __init__(self) -> None:
@@ -76,12 +76,6 @@ class EvaluationRunFlattener:
     def add(self, run: Any, observed_at: int) -> bool:
         """Flatten one run fetched at `observed_at` (epoch microseconds); False if rejected."""
         return self._buffers.add(run, lambda obj: self._add(obj, observed_at))
-
-    def take_batches(self) -> dict[str, pa.RecordBatch]:
-        return self._buffers.take_batches()
-
-    def take_rejects(self) -> list[Reject]:
-        return self._buffers.take_rejects()
 
     def _add(self, run: Any, observed_at: int) -> None:
         run = v.message(run, "evaluationRun")
@@ -227,7 +221,7 @@ def snapshots_batch(rows: Iterable[tuple[Any, ...]]) -> pa.RecordBatch:
     return buffer.to_batch()
 
 
-class EvaluationResultFlattener:
+class EvaluationResultFlattener(RowFlattener):
     """Accumulates EvaluationResults into the `evaluation_results` table."""
 
     def __init__(self) -> None:
@@ -235,12 +229,6 @@ class EvaluationResultFlattener:
 
     def add(self, result: Any) -> bool:
         return self._buffers.add(result, self._add)
-
-    def take_batches(self) -> dict[str, pa.RecordBatch]:
-        return self._buffers.take_batches()
-
-    def take_rejects(self) -> list[Reject]:
-        return self._buffers.take_rejects()
 
     def _add(self, result: Any) -> None:
         result = v.message(result, "evaluationResult")

@@ -85,3 +85,20 @@ class TableBuffers:
     def take_rejects(self) -> list[Reject]:
         rejects, self.rejects = self.rejects, []
         return rejects
+
+
+class RowFlattener:
+    """A flattener whose rows collect in `TableBuffers`: it hands out what they hold.
+
+    Subclasses set `self._buffers` and define `add` (which calls `self._buffers.add`).
+    """
+
+    _buffers: TableBuffers
+
+    def take_batches(self) -> dict[str, pa.RecordBatch]:
+        """One record batch per table (possibly empty), then start afresh."""
+        return self._buffers.take_batches()
+
+    def take_rejects(self) -> list[Reject]:
+        """The rejects since the last take."""
+        return self._buffers.take_rejects()
