@@ -20,9 +20,11 @@ from pipelines.ces.simulator.corpus import ConversationKey, SimulatorScale, conv
 from pipelines.transform.conversations import ConversationFlattener, RowConversationFlattener
 from pipelines.transform.timeparse import (
     TimeFormatError,
+    _utc_nanos,
     duration_column,
     parse_duration_seconds,
     parse_timestamp_micros,
+    parse_timestamp_nanos,
     timestamp_column,
 )
 
@@ -120,6 +122,21 @@ def test_a_broken_conversation_is_rejected_exactly_as_the_reference_does(path, v
     assert_same([good, bad, full_conversation("good2")])
 
 
+def test_json_members_null_or_not_ascii_stay_on_the_columnar_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_fallback(self: ConversationFlattener) -> None:
+        raise AssertionError("the columnar path handed a valid batch to the reference")
+
+    monkeypatch.setattr(ConversationFlattener, "_reference_batches", no_fallback)
+    first, odd, last = simulated(3)
+    odd["turns"][0]["rootSpan"]["attributes"] = None  # a JSON null: no attributes
+    odd["turns"][0]["rootSpan"]["childSpans"][0]["attributes"] = {"note": 'café ☕ "q"', "n": [1, {}]}
+    calls = [c for t in odd["turns"] for m in t["messages"] for c in m["chunks"] if "toolCall" in c]
+    calls[0]["toolCall"]["args"] = None
+    batches, _ = assert_same([first, odd, last])
+    attributes = batches[0]["spans"].column("attributes").to_pylist()
+    assert None in attributes and '{"note":"café ☕ \\"q\\"","n":[1,{}]}' in attributes
+
+
 def test_valid_spellings_the_columns_leave_to_the_reference_flatten_identically() -> None:
     odd = full_conversation("odd")
     odd["startTime"] = "0999-01-01T00:00:00Z"  # valid, but not a year the column path vouches for
@@ -178,6 +195,49 @@ def test_timestamp_columns_agree_with_the_per_value_parser_or_decline() -> None:
     assert column is not None
     assert column.to_pylist() == [*(parse_timestamp_micros(v) for v in values), None]
     for odd in ["2026-02-30T00:00:00Z", "2026-11-01T23:59:60Z", "0000-01-01T00:00:00Z", "x", "1s"]:
+        assert timestamp_column(pa.array(["2026-11-01T00:00:00Z", odd])) is None
+
+
+def test_utc_timestamp_columns_take_the_arrow_cast_and_agree_with_the_per_value_parser() -> None:
+    """CES's own spelling (T, Z, 0 to 9 fraction digits) goes through Arrow's ISO 8601 cast;
+    values, month lengths and time-of-day limits must be the per-value parser's exactly."""
+    rng = random.Random(7)
+    values = [
+        f"{rng.randint(1970, 2261):04d}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+        f"{rng.choice('T ')}{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}"
+        + rng.choice(["", "." + "".join(rng.choices("0123456789", k=rng.randint(1, 9)))])
+        + "Z"
+        for _ in range(5000)
+    ] + ["2024-02-29T23:59:59.999999999Z", "1970-01-01T00:00:00Z"]
+    column = pa.array([*values, None])
+    assert _utc_nanos(column) is not None
+    assert timestamp_column(column).to_pylist() == [*(parse_timestamp_micros(v) for v in values), None]
+    assert timestamp_column(column, nanos=True).to_pylist() == [
+        *(parse_timestamp_nanos(v) for v in values),
+        None,
+    ]
+    # Spelled otherwise, or before 1970: the general path, with the same values or declined.
+    for other in [
+        "1969-12-31T23:59:59.9999999Z",
+        "0999-01-01T00:00:00Z",
+        "2026-11-01t10:00:00Z",
+        "2026-11-01T10:00:00.123z",
+        "2026-11-01T10:00:00+01:00",
+    ]:
+        column = pa.array(["2026-11-01T00:00:00Z", other])
+        assert _utc_nanos(column) is None
+        general = timestamp_column(column)
+        assert general is None or general.to_pylist() == [1793491200000000, parse_timestamp_micros(other)]
+    for odd in [
+        "2026-11-01T10:00Z",
+        "2026-11-01T10Z",
+        "2023-02-29T10:00:00Z",
+        "2026-11-01T24:00:00Z",
+        "2026-11-01T10:00:00.Z",
+        "2026-11-01T10:00:00,123Z",
+        "2026-11-01T10:00:00.1234567891Z",
+    ]:
+        assert _reference_or_error(parse_timestamp_micros, odd) == "error"
         assert timestamp_column(pa.array(["2026-11-01T00:00:00Z", odd])) is None
 
 

