@@ -76,10 +76,11 @@ def _backfill(lake_root: str, warehouse_path: str) -> dict[str, int]:
     from pipelines.warehouse.duck import Warehouse
 
     lake = Lake(lake_root)
-    # Loads of about two partitions (~48,000 spans): both sizes then run at the steady state
-    # that the default group size (LOAD_ROWS) reaches only after ~10 partitions of 500.
+    # Each partition (~24,000 spans) loaded as it finishes, beside the worker still
+    # flattening: both sizes then run at the steady state that the default group size
+    # (LOAD_ROWS) reaches only after ~10 partitions of 500.
     done = backfill_partitions(
-        lake, Warehouse(warehouse_path), lake.raw_partitions("conversations"), workers=2, load_rows=45_000
+        lake, Warehouse(warehouse_path), lake.raw_partitions("conversations"), workers=2, load_rows=20_000
     )
     return {"conversations": done.loaded["conversations"], "spans": done.loaded["spans"]}
 

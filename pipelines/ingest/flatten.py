@@ -117,8 +117,20 @@ class _RawPage(msgspec.Struct):
     conversations: list[msgspec.Raw] = []
 
 
+class _RawPageRecord(msgspec.Struct):
+    """A list_conversations record read in one pass: its page's conversations as JSON text."""
+
+    tool: str
+    arguments: dict[str, Any]
+    result: _RawPage
+    fetched_at: Any = None
+
+
 _RECORD = msgspec.json.Decoder(_RawRecord)
 _PAGE = msgspec.json.Decoder(_RawPage)
+_PAGE_RECORD = msgspec.json.Decoder(_RawPageRecord)
+_PAGE_RECORD_START = b'{"tool":"' + LIST_CONVERSATIONS.encode() + b'"'
+"""How the fetcher's page records begin (the lake writer keeps key order)."""
 
 
 def lake_conversation_records(lines: Iterable[bytes]) -> Iterator[Any]:
@@ -130,9 +142,14 @@ def lake_conversation_records(lines: Iterable[bytes]) -> Iterator[Any]:
     """
     for line in lines:
         try:
-            record = _RECORD.decode(line)
+            record: Any = _PAGE_RECORD.decode(line) if line.startswith(_PAGE_RECORD_START) else None
+        except (ValueError, RecursionError):  # not a page after all: read as any record below
+            record = None
+        try:
+            if record is None:
+                record = _RECORD.decode(line)
             if record.tool == LIST_CONVERSATIONS:
-                page = _PAGE.decode(record.result)
+                page = record.result if isinstance(record.result, _RawPage) else _PAGE.decode(record.result)
                 result: Any = {"conversations": [LakeConversation(raw) for raw in page.conversations]}
             elif record.tool == GET_CONVERSATION:
                 result = LakeConversation(record.result)

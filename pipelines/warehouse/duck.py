@@ -63,14 +63,14 @@ class Warehouse:
         path: str,
         *,
         lock_timeout_seconds: float = DEFAULT_LOCK_TIMEOUT_SECONDS,
-        duckdb_config: Mapping[str, str | int] | None = None,
+        duckdb_config: Mapping[str, str | int | bool] | None = None,
     ):
         self.path = path
         self.lock_timeout_seconds = lock_timeout_seconds
         self.duckdb_config = dict(duckdb_config or {})
         """DuckDB settings for this process's connections (`threads`, `memory_limit`, ...)."""
 
-    def with_config(self, **settings: str | int) -> Warehouse:
+    def with_config(self, **settings: str | int | bool) -> Warehouse:
         """The same file, its connections opened with these DuckDB settings as well."""
         return Warehouse(
             self.path,
