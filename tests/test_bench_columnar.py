@@ -137,6 +137,21 @@ def test_json_members_null_or_not_ascii_stay_on_the_columnar_path(monkeypatch: p
     assert None in attributes and '{"note":"café ☕ \\"q\\"","n":[1,{}]}' in attributes
 
 
+def test_json_text_past_a_string_columns_reach_goes_to_the_reference(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pipelines.transform.conversations as columnar
+
+    references = []
+    reference_batches = ConversationFlattener._reference_batches
+    monkeypatch.setattr(columnar, "_MAX_STRING_BYTES", 100)  # as if a batch held 2 GiB of JSON
+    monkeypatch.setattr(
+        ConversationFlattener,
+        "_reference_batches",
+        lambda self: references.append(1) or reference_batches(self),
+    )
+    assert_same(simulated(3))
+    assert references
+
+
 def test_valid_spellings_the_columns_leave_to_the_reference_flatten_identically() -> None:
     odd = full_conversation("odd")
     odd["startTime"] = "0999-01-01T00:00:00Z"  # valid, but not a year the column path vouches for

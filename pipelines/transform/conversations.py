@@ -303,6 +303,7 @@ def _tool_origin(item: dict[str, Any], field: str) -> tuple[Any, ...]:
 
 
 _OPEN_BRACE, _LETTER_N = ord("{"), ord("n")
+_MAX_STRING_BYTES = 2**31 - 1
 
 
 def _json_column(values: list[Raw], type_: pa.DataType) -> pa.Array:
@@ -314,9 +315,12 @@ def _json_column(values: list[Raw], type_: pa.DataType) -> pa.Array:
     object when it starts with `{` and is null when it is four bytes starting with `n`.
     The buffer is checked to be UTF-8, as a string column must be.
     """
-    lengths = np.fromiter(map(len, values), dtype=np.int32, count=len(values))
-    offsets = np.zeros(len(values) + 1, dtype=np.int32)
+    lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+    offsets = np.zeros(len(values) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
+    if offsets[-1] > _MAX_STRING_BYTES:
+        raise _Unvouched  # more text than a string column's 32-bit offsets reach
+    offsets = offsets.astype(np.int32)
     data = np.frombuffer(b"".join(values), dtype=np.uint8)
     sent = lengths > 0
     first = np.zeros(len(values), dtype=np.uint8)
