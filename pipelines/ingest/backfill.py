@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import multiprocessing
+import os
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -35,9 +36,9 @@ written blocks cached). At 64 MB the 20,000-conversation benchmark's process tre
 ~355 MB; 32 MB saves ~30 MB but makes the loader, the last to finish, ~20% slower; at
 128 MB the tree passes 400 MB."""
 
-LAST_LOAD_DUCKDB_CONFIG = {"threads": 2, "preserve_insertion_order": False}
+LAST_LOAD_DUCKDB_CONFIG = {"threads": os.cpu_count() or 1, "preserve_insertion_order": False}
 """The last group is loaded once the workers have exited: no other work is left for the
-cores, and with insertion order not kept DuckDB inserts on all of them (~25% sooner)."""
+cores, and with insertion order not kept DuckDB inserts on all of them (~25% sooner on two)."""
 
 LOAD_ROWS = 245_760
 """Rows (in the largest table) a group of finished partitions waits for before it is loaded:
@@ -124,7 +125,8 @@ def backfill_partitions(
     on_loaded: Callable[[list[tuple[str, date]], dict[str, int]], None] | None = None,
 ) -> BackfillResult:
     """Run `task` for every partition in `workers` processes, and load the partitions it
-    produced into the warehouse as they finish, grouped until `load_rows` rows are waiting.
+    produced into the warehouse as they finish, grouped until `load_rows` rows are waiting
+    (the last group once the workers have exited).
 
     A partition whose task fails is recorded in `failed` with its error, never loaded, and
     never stops the others; a failing load raises (after the partitions not yet loaded are
@@ -136,11 +138,11 @@ def backfill_partitions(
     ready: list[tuple[str, date]] = []
     waiting_rows = 0
 
-    def load(loader: Warehouse) -> None:
+    def load(into: Warehouse) -> None:
         nonlocal ready, waiting_rows
         if not ready:
             return
-        inserted = load_conversation_partitions(lake, loader, ready)
+        inserted = load_conversation_partitions(lake, into, ready)
         for table, count in inserted.items():
             result.loaded[table] = result.loaded.get(table, 0) + count
         result.loads += 1
