@@ -17,7 +17,6 @@ from pipelines.transform import deepjson
 from pipelines.transform.timeparse import (
     TimeFormatError,
     parse_duration_seconds,
-    parse_timestamp_micros,
     parse_timestamp_nanos,
 )
 
@@ -56,13 +55,9 @@ def int32(value: Any, field: str) -> int:
 
 
 def timestamp(value: Any, field: str) -> int | None:
-    """Microseconds since the epoch (UTC), or None when absent."""
-    if value is None:
-        return None
-    try:
-        return parse_timestamp_micros(value)
-    except TimeFormatError as exc:
-        raise SchemaViolation(f"{field}: {exc}") from None
+    """Microseconds since the epoch (UTC), sub-microsecond digits floored, or None when absent."""
+    nanos = timestamp_nanos(value, field)
+    return None if nanos is None else nanos // 1_000
 
 
 def timestamp_nanos(value: Any, field: str) -> int | None:
