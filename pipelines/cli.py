@@ -180,7 +180,8 @@ def _bulk_rebuild(lake: Lake, partitions: list[tuple[str, date]], workers: int) 
     for failure in failed:
         console.print(f"[red]check failed: {escape(failure)}")
     console.print(
-        f"[green]rebuilt {len(result.partitions)} partitions in {result.loads} loads: "
+        f"[green]rebuilt {len(result.partitions)} partitions in {result.commits} "
+        f"transaction{'s' if result.commits != 1 else ''}: "
         f"{result.loaded.get('conversations', 0)} conversations loaded."
     )
     if result.failed:

@@ -1,6 +1,6 @@
-"""The bulk backfill: partitions flattened in worker processes and loaded in groups hold exactly
-the rows that partition-by-partition flatten and load give, and a broken partition fails the
-backfill without losing the partitions finished before it."""
+"""The bulk backfill: partitions flattened in worker processes and loaded in commit windows hold
+exactly the rows that partition-by-partition flatten and load give; a broken partition is
+reported without stopping the others, and a failed load keeps the windows committed before it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conversation_samples import APP, full_conversation
 
-from pipelines.ingest.backfill import backfill_partitions
+from pipelines.ingest.backfill import backfill_partitions, flatten_task
 from pipelines.ingest.flatten import CONVERSATIONS_DATASET, flatten_conversation_partition
 from pipelines.ingest.load import load_conversation_partition
 from pipelines.lake.store import Lake
@@ -47,8 +47,8 @@ def contents(warehouse: Warehouse) -> dict[str, list[tuple]]:
         }
 
 
-@pytest.mark.parametrize("load_rows", [1, 10_000_000], ids=["a-load-per-partition", "one-load"])
-def test_a_backfill_equals_partition_by_partition_runs(tmp_path: Path, load_rows: int) -> None:
+@pytest.mark.parametrize("commit_conversations", [1, 10_000_000], ids=["a-commit-per-insert", "one-commit"])
+def test_a_backfill_equals_partition_by_partition_runs(tmp_path: Path, commit_conversations: int) -> None:
     reference_lake, lake = raw_lake(tmp_path / "reference"), raw_lake(tmp_path / "lake")
     reference = Warehouse(str(tmp_path / "reference.duckdb"))
     for day in DAYS:
@@ -62,7 +62,7 @@ def test_a_backfill_equals_partition_by_partition_runs(tmp_path: Path, load_rows
         warehouse,
         [(APP, day) for day in DAYS],
         workers=2,
-        load_rows=load_rows,
+        commit_conversations=commit_conversations,
         on_loaded=lambda group, _inserted: groups.append(group),
     )
 
@@ -73,9 +73,10 @@ def test_a_backfill_equals_partition_by_partition_runs(tmp_path: Path, load_rows
     }
     assert sorted(p for group in groups for p in group) == [(APP, day) for day in DAYS]
     assert result.loads == len(groups)
-    if load_rows > 1:
-        assert result.loads == 1  # nothing loaded until every partition was flattened
-    again = backfill_partitions(lake, warehouse, [(APP, day) for day in DAYS], workers=2, load_rows=load_rows)
+    assert result.commits == (result.loads if commit_conversations == 1 else 1)
+    again = backfill_partitions(
+        lake, warehouse, [(APP, day) for day in DAYS], workers=2, commit_conversations=commit_conversations
+    )
     assert again.loaded == result.loaded and contents(warehouse) == contents(reference)  # idempotent
 
 
@@ -104,3 +105,45 @@ def test_workers_from_a_fork_server_give_the_same_rows(tmp_path: Path) -> None:
 
     assert not result.failed and result.loaded["conversations"] == 10
     assert contents(by_server) == contents(by_fork)
+
+
+def flatten_then_lose_spans_of_the_third_day(lake_root: str, app: str, day: date) -> dict:
+    """A worker task whose third partition cannot be loaded: its spans file is gone."""
+    summary = flatten_task(lake_root, app, day)
+    if day == DAYS[2]:
+        lake = Lake(lake_root)
+        Path(lake.table_path("spans", app, day)).unlink()
+    return summary
+
+
+@pytest.mark.parametrize(
+    "commit_conversations", [1, 10_000_000], ids=["windows-before-kept", "window-undone"]
+)
+def test_a_failed_load_keeps_the_windows_committed_before_it(
+    tmp_path: Path, commit_conversations: int
+) -> None:
+    lake = raw_lake(tmp_path / "lake")
+    warehouse = Warehouse(str(tmp_path / "warehouse.duckdb"))
+    inserted: list[date] = []
+
+    with pytest.raises(FileNotFoundError, match="spans"):
+        backfill_partitions(
+            lake,
+            warehouse,
+            [(APP, day) for day in DAYS],
+            workers=1,  # partitions finish in order; the third cannot be loaded
+            task=flatten_then_lose_spans_of_the_third_day,
+            commit_conversations=commit_conversations,
+            on_loaded=lambda group, _rows: inserted.extend(day for _, day in group),
+        )
+
+    assert inserted[:1] == [DAYS[0]] and DAYS[2] not in inserted and DAYS[3] not in inserted
+    committed = inserted if commit_conversations == 1 else []
+    expected = sum(DAYS.index(day) + 1 for day in committed)
+    with warehouse.connect(read_only=True) as conn:  # every table holds the same conversations
+        names = {
+            table: conn.execute(f"SELECT count(DISTINCT conversation_name) FROM {table}").fetchone()[0]
+            for table in ("conversations", "turns", "spans")
+        }
+    assert names == {"conversations": expected, "turns": expected, "spans": expected}
+    assert warehouse.row_counts()["rejects"] == len(committed)

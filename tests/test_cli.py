@@ -95,7 +95,7 @@ def test_ingest_twice_gives_the_same_rows_and_query_reads_them(workdir: Path) ->
     (workdir / "warehouse.duckdb").unlink()
     bulk = cli("rebuild", *window, "--bulk", "--parallel", "2", env=env, cwd=workdir)
     assert bulk.returncode == 0, bulk.stderr
-    assert "rebuilt 2 partitions in 1 loads: 12 conversations loaded" in bulk.stderr
+    assert "rebuilt 2 partitions in 1 transaction: 12 conversations loaded" in bulk.stderr
     assert table_contents(workdir / "warehouse.duckdb") == before
 
     listed = cli("query", "--list", env=env, cwd=workdir)

@@ -78,7 +78,7 @@ def _install_crash_point(point: str, marker: str) -> None:
     elif point.startswith("hold:"):  # keep the warehouse transaction open for a while, log when
         from pipelines.warehouse import duck
 
-        original_replace = duck.Warehouse.replace_conversation_partitions
+        original_load = duck.Warehouse.conversation_load
         seconds = float(point.split(":")[1])
         original_insert = duck._insert_parquet
 
@@ -89,14 +89,15 @@ def _install_crash_point(point: str, marker: str) -> None:
                 time.sleep(seconds)
             return original_insert(conn, table, paths)
 
-        def replace(self: Any, *args: Any, **kwargs: Any) -> Any:
-            result = original_replace(self, *args, **kwargs)
-            with open(marker, "a") as log:
+        @contextmanager
+        def conversation_load(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+            with original_load(self, *args, **kwargs) as load:
+                yield load
+            with open(marker, "a") as log:  # committed
                 log.write(f"out {time.time()}\n")
-            return result
 
         duck._insert_parquet = slow_insert
-        duck.Warehouse.replace_conversation_partitions = replace
+        duck.Warehouse.conversation_load = conversation_load
 
 
 def child_main() -> None:

@@ -28,9 +28,11 @@ GROWTH_MB = 40
 TREE_BOUND_MB = 400
 """The backfill's process tree (loader, fork server, two workers; PSS, so the modules they
 share count once): measured at ~350 MB."""
-TREE_GROWTH_MB = 60
+TREE_GROWTH_MB = 90
 """The tree's peak is the sum of three processes' peaks, which coincide more often in a longer
-run: ~50 MB more at 4,000 conversations than at 1,000, none more at 20,000 or 200,000 (bench)."""
+run, and the loader's open transaction holds each table's unfilled row group (122,880 rows)
+until it fills, within DuckDB's 64 MB limit: that fills up by ~8,000 conversations. Measured
+60-80 MB more at 4,000 conversations than at 1,000, none more at 20,000 or 200,000 (bench)."""
 
 
 def _write_corpus(lake_root: str, conversations: int) -> None:
@@ -76,11 +78,11 @@ def _backfill(lake_root: str, warehouse_path: str) -> dict[str, int]:
     from pipelines.warehouse.duck import Warehouse
 
     lake = Lake(lake_root)
-    # Each partition (~24,000 spans) loaded as it finishes, beside the worker still
-    # flattening: both sizes then run at the steady state that the default group size
-    # (LOAD_ROWS) reaches only after ~10 partitions of 500.
+    # Each partition (~24,000 spans) is inserted as it finishes, beside the worker still
+    # flattening, and both sizes stay inside one load transaction (COMMIT_CONVERSATIONS): the
+    # transaction must not hold the rows it inserted in memory.
     done = backfill_partitions(
-        lake, Warehouse(warehouse_path), lake.raw_partitions("conversations"), workers=2, load_rows=20_000
+        lake, Warehouse(warehouse_path), lake.raw_partitions("conversations"), workers=2
     )
     return {"conversations": done.loaded["conversations"], "spans": done.loaded["spans"]}
 

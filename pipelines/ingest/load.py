@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from datetime import date
 
 from pipelines.lake.store import Lake
 from pipelines.transform.schemas import CONVERSATION_TABLES, REJECTS
-from pipelines.warehouse.duck import PartitionFiles, Warehouse
+from pipelines.warehouse.duck import ConversationLoad, PartitionFiles, Warehouse
 
 
 def load_conversation_partition(lake: Lake, warehouse: Warehouse, app: str, day: date) -> dict[str, int]:
@@ -19,9 +20,21 @@ def load_conversation_partitions(
     lake: Lake, warehouse: Warehouse, partitions: Sequence[tuple[str, date]]
 ) -> dict[str, int]:
     """Replace several (app, day) partitions in one transaction; rows inserted per table, summed."""
-    files = [partition_files(lake, app, day) for app, day in partitions]
-    filesystem = None if lake.is_local else lake.fs
-    return warehouse.replace_conversation_partitions(files, filesystem=filesystem)
+    with open_conversation_load(lake, warehouse) as load:
+        return replace_partitions(load, lake, partitions)
+
+
+def open_conversation_load(lake: Lake, warehouse: Warehouse) -> AbstractContextManager[ConversationLoad]:
+    """A warehouse transaction that loads this lake's partitions (`replace_partitions`),
+    committed when the block ends."""
+    return warehouse.conversation_load(filesystem=None if lake.is_local else lake.fs)
+
+
+def replace_partitions(
+    load: ConversationLoad, lake: Lake, partitions: Sequence[tuple[str, date]]
+) -> dict[str, int]:
+    """Replace these partitions within `load`'s transaction; rows inserted per table, summed."""
+    return load.replace([partition_files(lake, app, day) for app, day in partitions])
 
 
 def partition_files(lake: Lake, app: str, day: date) -> PartitionFiles:
