@@ -8,7 +8,12 @@ from pathlib import Path
 import pytest
 from conversation_samples import APP, conversation_name, full_conversation
 
-from pipelines.ingest.load import load_conversation_partition, load_conversation_partitions
+from pipelines.ingest.load import (
+    load_conversation_partition,
+    load_conversation_partitions,
+    open_conversation_load,
+    replace_partitions,
+)
 from pipelines.ingest.rejects import rejects_batch
 from pipelines.lake.store import Lake
 from pipelines.transform.conversations import flatten_conversations
@@ -144,3 +149,26 @@ def test_partitions_loaded_together_equal_partitions_loaded_one_by_one(tmp_path:
     counts = together.row_counts()
     assert counts["conversations"] == 2 and counts["rejects"] == 0
     assert counts["turns"] == 1 + len(full_conversation("n")["turns"])
+
+
+def test_a_load_transaction_holds_several_replacements_and_its_settings(
+    lake: Lake, warehouse: Warehouse
+) -> None:
+    """A backfill's commit window: several replacements in one transaction, all kept or none,
+    and DuckDB settings changed by name only (a name is never SQL)."""
+    write_partition(lake, APP, DAY, [full_conversation("a")])
+    write_partition(lake, APP, NEXT_DAY, [full_conversation("b", start="2026-11-02T10:00:00Z")])
+    with pytest.raises(RuntimeError, match="interrupted"), open_conversation_load(lake, warehouse) as load:
+        replace_partitions(load, lake, [(APP, DAY)])
+        replace_partitions(load, lake, [(APP, NEXT_DAY)])
+        raise RuntimeError("interrupted before the commit")
+    assert warehouse.row_counts()["conversations"] == 0
+
+    with open_conversation_load(lake, warehouse) as load:
+        load.configure(threads=2, preserve_insertion_order=False)
+        with pytest.raises(ValueError, match="not a DuckDB setting name"):
+            load.configure(**{"threads = 1; DROP TABLE spans; SET threads": 1})
+        first = replace_partitions(load, lake, [(APP, DAY)])
+        second = replace_partitions(load, lake, [(APP, NEXT_DAY)])
+    assert first["conversations"] == second["conversations"] == 1
+    assert warehouse.row_counts()["conversations"] == 2 and warehouse.row_counts()["spans"] == 8
