@@ -9,12 +9,12 @@ row for each run whose state or progress changed since the last one stored.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
 from pipelines.ces.client import CesMcpClient
+from pipelines.ces.concurrent import ordered_map
 from pipelines.ces.paging import ApiRecord, as_record, fetch_record, page_items
 from pipelines.ces.tools import (
     GET_EVALUATION_RUN,
@@ -80,7 +80,8 @@ def fetch_evaluation_runs(
 
     Runs come from `list_evaluation_runs` when `discover` is set and the server offers it,
     plus `names` and the runs started by this pipeline. Each is fetched in full with
-    `get_evaluation_run`, several at a time (the client's rate limit still applies).
+    `get_evaluation_run`, and its results listed (`list_evaluation_results`), `workers` runs at
+    a time under the client's rate limit; the file keeps them in the order of the runs.
     """
     result = EvaluationFetchResult(app)
     prefix = f"{app}/evaluationRuns/"
@@ -97,14 +98,25 @@ def fetch_evaluation_runs(
                 )
         wanted = _unique([*wanted, *names, *runs_started_here(lake, app)])
         wanted = [name for name in wanted if name.startswith(prefix)]
-        with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="ces-eval") as pool:
-            for record in pool.map(lambda n: fetch_record(client, GET_EVALUATION_RUN, {"name": n}), wanted):
-                result.runs += 1
-                yield record.to_dict()
+        runs = ordered_map(
+            lambda name: fetch_record(client, GET_EVALUATION_RUN, {"name": name}),
+            wanted,
+            workers=workers,
+            thread_name_prefix="ces-eval",
+        )
+        for record in runs:
+            result.runs += 1
+            yield record.to_dict()
         if client.has_tool(LIST_EVALUATION_RESULTS):
             listed: set[str] = set()  # a listing restarted after a refused page token repeats some
-            for name in wanted:
-                for page in iter_evaluation_result_records(client, app, name, page_size=page_size):
+            listings = ordered_map(
+                lambda name: list(iter_evaluation_result_records(client, app, name, page_size=page_size)),
+                wanted,
+                workers=workers,
+                thread_name_prefix="ces-eval-results",
+            )
+            for pages in listings:
+                for page in pages:
                     items = page_items(page.result, "evaluationResults", LIST_EVALUATION_RESULTS)
                     listed.update(
                         item["name"]
