@@ -45,7 +45,7 @@ COMMIT_CONVERSATIONS = 122_880
 """Conversations inserted before the load transaction commits (and at the end): a row group
 of the smallest table. A transaction with fewer rows than that in a table goes through the
 write-ahead log and is compressed again by the checkpoint; in one transaction, the inserts
-of a 20,000-conversation backfill cost the loader ~25% less CPU than a commit per group of
+of a 20,000-conversation backfill cost the loader ~20% less CPU than a commit per group of
 three partitions. An interrupted backfill keeps every window committed before it, and the
 warehouse lock is free between windows."""
 

@@ -224,7 +224,7 @@ class ConversationLoad:
     file; a smaller one goes through the write-ahead log and is compressed again at the next
     checkpoint, and an append to a table whose last row group is partly filled is rewritten
     there too. So ten 2,000-conversation partitions load in half the CPU when they go in one
-    insert, and a backfill's groups cost ~25% less CPU when one transaction holds them all.
+    insert, and a backfill's inserts cost ~20% less CPU when one transaction holds them all.
     """
 
     def __init__(self, conn: duckdb.DuckDBPyConnection):
