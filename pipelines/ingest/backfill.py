@@ -1,4 +1,4 @@
-"""Bulk backfill: many partitions flattened in worker processes, loaded into the warehouse in groups.
+"""Bulk backfill: many partitions flattened in worker processes, loaded into the warehouse in commit windows.
 
 A partition run (the Dagster path) flattens and loads one (app, day) at a time. Re-deriving a
 long history that way leaves one of the two cores idle and loads each partition alone, which
