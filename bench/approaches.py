@@ -129,7 +129,7 @@ def _import_worker_modules() -> None:
 def rebuild(args: argparse.Namespace) -> dict[str, Any]:
     lake_root = _link_raw(args.lake, Path(args.work))
     warehouse = str(Path(args.work) / "warehouse.duckdb")
-    partitions = _partitions(lake_root)
+    partitions = _partitions(lake_root, args.partitions)
     _import_worker_modules()
     started = time.perf_counter()
     done = _backfill(lake_root, warehouse, partitions, args.workers)
@@ -276,7 +276,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--url", help="simulator MCP endpoint (ingest, ratelimited)")
     parser.add_argument("--max-rps", type=float, default=1e6)
-    parser.add_argument("--partitions", type=int, help="ingest only the first N partitions")
+    parser.add_argument("--partitions", type=int, help="ingest or rebuild only the first N partitions")
     parser.add_argument("--limit", type=int, help="dlt: only the first N conversations")
     parser.add_argument("--app")
     parser.add_argument("--day")
