@@ -194,26 +194,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     workers = ["--workers", str(args.workers)]
     rounds = args.rounds or (DEFAULT_ROUNDS if spec.conversations <= LARGE_CORPUS else 1)
     try:
-        paired = []
-        for index in range(rounds):
-            pair = {}
-            for name, extra in (("rebuild", workers), ("duckdb", [])):
-                label = (
-                    "rebuild (flatten -> Parquet -> warehouse)" if name == "rebuild" else "duckdb read_json"
-                )
-                print(f"{label}, round {index + 1} of {rounds} ...", flush=True)
-                work = scratch / f"{name}-{index}"
-                pair[name] = measure(approach(name, lake, work, *extra))
-                pair[name].update(_rates(pair[name], spec.conversations))
-                shutil.rmtree(work, ignore_errors=True)
-            paired.append(pair)
-        results.update(_median_round(paired))
+        results.update(_median_round(_rounds(lake, scratch, workers, rounds, spec.conversations)))
 
         ingest_partitions = max(1, min(args.ingest_conversations, spec.conversations) // spec.per_day)
-        paired = [*workers, "--partitions", str(ingest_partitions)]
+        same_partitions = [*workers, "--partitions", str(ingest_partitions)]
         print(f"rebuild of the ingest's {ingest_partitions} partitions, before it ...", flush=True)
         results["rebuild_before_ingest"] = _rebuild_cpu(
-            measure(approach("rebuild", lake, scratch / "b", *paired))
+            measure(approach("rebuild", lake, scratch / "before", *same_partitions))
         )
         print(f"ingest over HTTP ({ingest_partitions} partitions) ...", flush=True)
         with Simulator(spec.conversations) as simulator:
@@ -232,7 +219,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         results["ingest"].update(_rates(results["ingest"], results["ingest"]["rows"]["conversations"]))
         print(f"rebuild of the ingest's {ingest_partitions} partitions, after it ...", flush=True)
         results["rebuild_after_ingest"] = _rebuild_cpu(
-            measure(approach("rebuild", lake, scratch / "a", *paired))
+            measure(approach("rebuild", lake, scratch / "after", *same_partitions))
         )
 
         print(f"rate-limited fetch ({args.rate_limit} requests/s) ...", flush=True)
@@ -274,6 +261,24 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "checks": checks(results),
         "ratios": ratios(results),
     }
+
+
+def _rounds(
+    lake: str, scratch: Path, workers: list[str], rounds: int, conversations: int
+) -> list[dict[str, Any]]:
+    """Rebuild and DuckDB in turn, `rounds` times: each round's two runs are seconds apart."""
+    paired = []
+    for index in range(rounds):
+        pair = {}
+        for name, extra in (("rebuild", workers), ("duckdb", [])):
+            label = "rebuild (flatten -> Parquet -> warehouse)" if name == "rebuild" else "duckdb read_json"
+            print(f"{label}, round {index + 1} of {rounds} ...", flush=True)
+            work = scratch / f"{name}-{index}"
+            pair[name] = measure(approach(name, lake, work, *extra))
+            pair[name].update(_rates(pair[name], conversations))
+            shutil.rmtree(work, ignore_errors=True)
+        paired.append(pair)
+    return paired
 
 
 def _rebuild_cpu(result: dict[str, Any]) -> dict[str, Any]:
