@@ -386,10 +386,10 @@ def test_structured_reply_leaves_errors_and_text_only_results_to_the_full_parse(
         return orjson.dumps(message)
 
     with_text = {"content": [{"type": "text", "text": orjson.dumps(PAYLOAD).decode()}]}
-    assert structured_tool_reply(body({"id": 1, "result": {**with_text, "structuredContent": PAYLOAD}})) == {
-        "id": 1,
-        "result": {"structuredContent": PAYLOAD},
-    }
+    reply = structured_tool_reply(body({"id": 1, "result": {**with_text, "structuredContent": PAYLOAD}}))
+    assert reply is not None and reply["id"] == 1
+    assert reply["result"].text == orjson.dumps(PAYLOAD)  # the server's bytes, not decoded
+    assert reply["result"].value() == PAYLOAD
     for message in (
         {"id": 1, "result": with_text},
         {"id": 1, "result": {**with_text, "structuredContent": PAYLOAD, "isError": True}},

@@ -23,7 +23,7 @@ from client_fixtures import (
 from starlette.responses import Response
 
 from pipelines.ces.client import CesMcpClient
-from pipelines.ces.errors import CesDataError, CesPagingError
+from pipelines.ces.errors import CesDataError, CesPagingError, CesProtocolError
 from pipelines.ces.paging import ApiRecord, iter_page_records, iter_pages
 from pipelines.ces.tools import iter_conversation_records, resolve_conversations
 from pipelines.ces.window import TimeWindow
@@ -255,3 +255,85 @@ def test_replay_refuses_records_out_of_fetch_order() -> None:
     shuffled = [records[0], records[2], records[1], *records[3:]]  # c2's full version after the next page
     with pytest.raises(CesDataError, match="c2' does not follow"):
         list(resolve_conversations(shuffled, WINDOW, on_reject=lambda obj, why: None))
+
+
+# -- pages kept as the server sent them ----------------------------------------------------------
+
+
+def _verbatim_page_server(structured_text: bytes) -> Any:
+    """list_conversations answered with `structured_text` spliced in as the structured content."""
+
+    payload = orjson.loads(structured_text)
+    items = payload["conversations"] if isinstance(payload["conversations"], list) else []
+    listed = {"conversations": [c for c in items if isinstance(c, dict)]}
+
+    def handler(call: Call) -> Response:
+        if call.tool == "get_conversation":
+            return ConversationServer({None: listed})(call)
+        body = b"".join(
+            (
+                b'{"jsonrpc":"2.0","id":',
+                orjson.dumps(call.id),
+                b',"result":{"content":[{"type":"text","text":',
+                orjson.dumps(orjson.dumps(payload).decode()),
+                b'}],"structuredContent":',
+                structured_text,
+                b"}}",
+            )
+        )
+        return Response(body, media_type="application/json")
+
+    return handler
+
+
+def test_a_page_reaches_the_lake_line_as_the_server_wrote_it() -> None:
+    text = (
+        b'{\n  "conversations": [\n    {"name": "' + APP.encode() + b'/conversations/c\\u00e9",'
+        b' "startTime": "2026-03-01T01:00:00Z", "turnCount": 1, "score": 1.50}\n  ]\n}'
+    )
+    with mcp_server(_verbatim_page_server(text)) as (server, url), client_for(url) as client:
+        records = list(iter_conversation_records(client, APP, WINDOW))
+    line = records[0].to_json()
+    assert records[0].text == text
+    assert b"\n" not in line and b"\\u00e9" in line and b"1.50" in line  # not decoded and re-encoded
+    assert ApiRecord.from_dict(orjson.loads(line)) == records[0]
+    assert records[0].result == orjson.loads(text)
+    assert [r.tool for r in records] == ["list_conversations", "get_conversation"]  # turns were missing
+    assert records[1].arguments == {"name": f"{APP}/conversations/cé"}
+    assert server.calls[1].arguments == {"name": f"{APP}/conversations/cé"}
+
+
+def test_a_page_the_fast_reader_cannot_read_is_decoded_whole() -> None:
+    odd = {"conversations": ["not an object", C2, {"name": 7, "startTime": "2026-03-01T01:00:00Z"}]}
+    with mcp_server(_verbatim_page_server(orjson.dumps(odd))) as (_, url), client_for(url) as client:
+        records = list(iter_conversation_records(client, APP, WINDOW))
+    assert [(r.tool, r.arguments.get("name")) for r in records] == [
+        ("list_conversations", None),
+        ("get_conversation", C2["name"]),
+    ]
+    rejects: list[str] = []
+    replayed = list(resolve_conversations(records, WINDOW, on_reject=lambda obj, why: rejects.append(why)))
+    assert replayed == [full(C2)]
+    assert rejects == ["listed conversation is not a JSON object", "conversation has no name"]
+
+
+def test_a_page_whose_conversations_are_not_a_list_is_a_protocol_error() -> None:
+    text = b'{"conversations": {"name": "x"}}'
+    with (
+        mcp_server(_verbatim_page_server(text)) as (_, url),
+        client_for(url) as client,
+        pytest.raises(CesProtocolError, match="'conversations' is not an array"),
+    ):
+        list(iter_conversation_records(client, APP, WINDOW))
+
+
+def test_a_page_sent_only_as_text_content_is_kept_as_its_json() -> None:
+    def handler(call: Call) -> Response:
+        page = PAGES[call.arguments.get("pageToken")] if call.tool == "list_conversations" else full(C2)
+        return rpc_result(call, tool_result(page, structured=False))
+
+    with mcp_server(handler) as (_, url), client_for(url) as client:
+        text_only = list(iter_conversation_records(client, APP, WINDOW))
+    structured, _ = fetch(ConversationServer(PAGES))
+    assert [r.tool for r in text_only] == [r.tool for r in structured]
+    assert [orjson.loads(r.to_json())["result"] for r in text_only][:2] == [PAGES[None], full(C2)]

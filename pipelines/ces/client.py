@@ -350,13 +350,22 @@ class CesMcpClient:
         else from the CES naming convention: `get_*`/`list_*` tools are read-only and idempotent,
         anything else (`run_evaluation`) is not.
         """
+        return protocol.tool_result_payload(name, self._call_tool(name, arguments, idempotent))
+
+    def call_tool_text(
+        self, name: str, arguments: Mapping[str, Any] | None = None, *, idempotent: bool | None = None
+    ) -> bytes:
+        """Call a tool and return its output object as JSON text, as the server sent it when it
+        could be read without decoding (see `protocol.StructuredOutput`)."""
+        return protocol.tool_result_text(name, self._call_tool(name, arguments, idempotent))
+
+    def _call_tool(self, name: str, arguments: Mapping[str, Any] | None, idempotent: bool | None) -> Any:
         if idempotent is None:
             idempotent = self._is_idempotent(name)
         with self._lock:
             self._stats.tool_calls[name] = self._stats.tool_calls.get(name, 0) + 1
         params = {"name": name, "arguments": dict(arguments or {})}
-        result = self._request("tools/call", params, idempotent=idempotent, tool=name)
-        return protocol.tool_result_payload(name, result)
+        return self._request("tools/call", params, idempotent=idempotent, tool=name)
 
     def _is_idempotent(self, tool: str) -> bool:
         with self._lock:

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -23,6 +22,7 @@ from pipelines.ces.errors import (
     CesRpcError,
     CesToolError,
 )
+from pipelines.transform import deepjson
 
 logger = logging.getLogger("pipelines.ces.paging")
 
@@ -40,20 +40,63 @@ class ToolClient(Protocol):
         self, name: str, arguments: Mapping[str, Any] | None = None, *, idempotent: bool | None = None
     ) -> dict[str, Any]: ...
 
+    def call_tool_text(
+        self, name: str, arguments: Mapping[str, Any] | None = None, *, idempotent: bool | None = None
+    ) -> bytes: ...
+
 
 def utc_now_rfc3339() -> str:
     """The current instant as RFC 3339 UTC with microseconds, e.g. 2026-01-02T03:04:05.123456Z."""
     return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
-@dataclass(frozen=True)
-class ApiRecord:
-    """One tool call as stored in the raw lake."""
+_UNDECODED = object()
 
-    tool: str
-    arguments: dict[str, Any]
-    result: dict[str, Any]
-    fetched_at: str
+
+class ApiRecord:
+    """One tool call as stored in the raw lake.
+
+    A record fetched as text (`fetch_record(..., text=True)`) keeps the output object's JSON as
+    the server sent it: the lake stores those bytes, and `result` decodes them only when
+    someone asks, which a fetcher streaming pages into the lake never does.
+    """
+
+    __slots__ = ("_result", "arguments", "fetched_at", "text", "tool")
+
+    def __init__(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        result: Any = _UNDECODED,
+        fetched_at: str = "",
+        *,
+        text: bytes | None = None,
+    ):
+        if result is _UNDECODED and text is None:
+            raise TypeError("an ApiRecord needs its result or its text")
+        self.tool, self.arguments, self.fetched_at, self.text = tool, arguments, fetched_at, text
+        self._result = result
+
+    @property
+    def result(self) -> Any:
+        if self._result is _UNDECODED:
+            self._result = deepjson.loads(self.text or b"")
+        return self._result
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ApiRecord):
+            return NotImplemented
+        return (self.tool, self.arguments, self.result, self.fetched_at) == (
+            other.tool,
+            other.arguments,
+            other.result,
+            other.fetched_at,
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable contents
+
+    def __repr__(self) -> str:
+        return f"ApiRecord(tool={self.tool!r}, arguments={self.arguments!r}, fetched_at={self.fetched_at!r})"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -62,6 +105,28 @@ class ApiRecord:
             "result": self.result,
             "fetched_at": self.fetched_at,
         }
+
+    def to_json(self) -> bytes:
+        """The record as one line of JSON (no newline): the output's text spliced in as received
+        when it was kept, so a page is never decoded only to be encoded again."""
+        if self.text is None:
+            return deepjson.dumps(self.to_dict())
+        text = self.text
+        if b"\n" in text or b"\r" in text:  # in valid JSON only whitespace between tokens
+            text = text.replace(b"\n", b" ").replace(b"\r", b" ")
+        return b"".join(
+            (
+                b'{"tool":',
+                deepjson.dumps(self.tool),
+                b',"arguments":',
+                deepjson.dumps(self.arguments),
+                b',"result":',
+                text,
+                b',"fetched_at":',
+                deepjson.dumps(self.fetched_at),
+                b"}",
+            )
+        )
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ApiRecord:
@@ -79,10 +144,18 @@ def as_record(item: ApiRecord | Mapping[str, Any]) -> ApiRecord:
 
 
 def fetch_record(
-    client: ToolClient, tool: str, arguments: Mapping[str, Any], *, idempotent: bool | None = None
+    client: ToolClient,
+    tool: str,
+    arguments: Mapping[str, Any],
+    *,
+    idempotent: bool | None = None,
+    text: bool = False,
 ) -> ApiRecord:
-    """Call a tool and keep the call as a record."""
+    """Call a tool and keep the call as a record (its output as text, undecoded, with `text`)."""
     arguments = dict(arguments)
+    if text:
+        output = client.call_tool_text(tool, arguments, idempotent=idempotent)
+        return ApiRecord(tool, arguments, fetched_at=utc_now_rfc3339(), text=output)
     result = client.call_tool(tool, arguments, idempotent=idempotent)
     return ApiRecord(tool, arguments, result, utc_now_rfc3339())
 
@@ -115,12 +188,43 @@ def iter_page_records(
     the pages seen before stay in the output. Consumers therefore meet items again; they keep
     the first listing of each (see `ListingJudge`), so nothing is lost and nothing doubled.
     """
+    for record, _ in _iter_pages(client, tool, arguments, items_key, max_pages, max_restarts, None):
+        yield record
+
+
+def iter_text_page_records(
+    client: ToolClient,
+    tool: str,
+    arguments: Mapping[str, Any],
+    *,
+    items_key: str,
+    read: Callable[[bytes], Mapping[str, Any]],
+    max_pages: int = DEFAULT_MAX_PAGES,
+    max_restarts: int = DEFAULT_MAX_RESTARTS,
+) -> Iterator[tuple[ApiRecord, Mapping[str, Any]]]:
+    """`iter_page_records` with each page kept as text (`ApiRecord.text`), paired with what
+    `read(text)` makes of it: the page token, and the items as far as the caller needs them
+    (a reader that cannot make sense of a page returns it decoded whole)."""
+    return _iter_pages(client, tool, arguments, items_key, max_pages, max_restarts, read)
+
+
+def _iter_pages(
+    client: ToolClient,
+    tool: str,
+    arguments: Mapping[str, Any],
+    items_key: str,
+    max_pages: int,
+    max_restarts: int,
+    read: Callable[[bytes], Mapping[str, Any]] | None,
+) -> Iterator[tuple[ApiRecord, Mapping[str, Any]]]:
     seen: set[str] = set()
     token: str | None = None
     restarts = 0
     for page_number in range(1, max_pages + 1):
         try:
-            record = fetch_record(client, tool, {**arguments, "pageToken": token} if token else arguments)
+            record = fetch_record(
+                client, tool, {**arguments, "pageToken": token} if token else arguments, text=read is not None
+            )
         except (CesToolError, CesRpcError) as exc:
             if token is None or not _refuses_page_token(exc):
                 raise
@@ -140,9 +244,10 @@ def iter_page_records(
             seen.clear()
             token = None
             continue
-        page_items(record.result, items_key, tool)
-        yield record
-        next_token = record.result.get("nextPageToken")
+        page = record.result if read is None else read(record.text or b"")
+        page_items(page, items_key, tool)
+        yield record, page
+        next_token = page.get("nextPageToken")
         if not next_token:
             return
         if not isinstance(next_token, str):

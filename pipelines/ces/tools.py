@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
+import msgspec
+
 from pipelines.ces.errors import CesDataError
 from pipelines.ces.paging import (
     ApiRecord,
@@ -22,9 +24,11 @@ from pipelines.ces.paging import (
     as_record,
     fetch_record,
     iter_page_records,
+    iter_text_page_records,
     page_items,
 )
 from pipelines.ces.window import TimeWindow, needs_hydration
+from pipelines.transform import deepjson
 from pipelines.transform.timeparse import parse_timestamp_micros
 
 logger = logging.getLogger("pipelines.ces.tools")
@@ -111,6 +115,7 @@ def iter_conversation_records(
     page_size: int = 100,
     hydrate_workers: int = 4,
     prefetch_pages: int = 1,
+    on_page: Callable[[int], None] | None = None,
 ) -> Iterator[ApiRecord]:
     """The records of one app's conversations in `window`, in replay order.
 
@@ -125,41 +130,88 @@ def iter_conversation_records(
     of the caller (0: no paging thread, the next page is asked for when the caller wants it),
     which bounds memory to those pages and their hydrations. All threads share the client's
     rate limit, so with a limit the requests go out back to back at the allowed rate.
+
+    Records are fetched as text (`ApiRecord.text`), for the lake to store as received: only
+    what the judge needs of a page is decoded (`read_listing`). `on_page(n)` hears of each
+    page, with the number of conversations it listed, as the page is yielded.
     """
     judge = ListingJudge(window)
     arguments = list_conversations_arguments(app, window, sources=sources, page_size=page_size)
     with ThreadPoolExecutor(max_workers=max(1, hydrate_workers), thread_name_prefix="ces-hydrate") as pool:
 
-        def with_hydrations(page: ApiRecord) -> tuple[ApiRecord, list[Future[ApiRecord]]]:
-            names = [
-                item["name"]
-                for item in page_items(page.result, "conversations", LIST_CONVERSATIONS)
-                if judge.judge(item)[0] is Verdict.ACCEPT and needs_hydration(item)
-            ]
-            return page, [
-                pool.submit(fetch_record, client, GET_CONVERSATION, {"name": name}) for name in names
-            ]
+        def with_hydrations(
+            fetched: tuple[ApiRecord, Mapping[str, Any]],
+        ) -> tuple[ApiRecord, int, list[Future[ApiRecord]]]:
+            page, listing = fetched
+            items = page_items(listing, "conversations", LIST_CONVERSATIONS)
+            accepted = (item for item in items if judge.judge(item)[0] is Verdict.ACCEPT)
+            names = [item["name"] for item in accepted if needs_hydration(item)]
+            return (
+                page,
+                len(items),
+                [
+                    pool.submit(fetch_record, client, GET_CONVERSATION, {"name": name}, text=True)
+                    for name in names
+                ],
+            )
 
-        pages = iter_page_records(client, LIST_CONVERSATIONS, arguments, items_key="conversations")
+        pages = iter_text_page_records(
+            client, LIST_CONVERSATIONS, arguments, items_key="conversations", read=read_listing
+        )
         fetched = (with_hydrations(page) for page in pages)
         if prefetch_pages > 0:
             fetched = _read_ahead(fetched, prefetch_pages, on_drop=_cancel_hydrations)
         try:
-            for page, futures in fetched:
+            for page, listed, futures in fetched:
                 try:
+                    if on_page is not None:
+                        on_page(listed)
                     yield page
                     for future in futures:
                         yield future.result()
                 finally:
-                    _cancel_hydrations((page, futures))
+                    _cancel_hydrations((page, listed, futures))
         finally:
             close = getattr(fetched, "close", None)
             if close is not None:
                 close()
 
 
-def _cancel_hydrations(item: tuple[ApiRecord, list[Future[ApiRecord]]]) -> None:
-    for future in item[1]:
+class _Listed(msgspec.Struct):
+    """What the fetcher reads of a listed conversation: enough to judge and to hydrate it."""
+
+    name: Any = None
+    startTime: Any = None  # the JSON field names
+    turnCount: Any = None
+    turns: list[msgspec.Raw] | None = None
+
+
+class _ListingPage(msgspec.Struct):
+    conversations: list[_Listed] = []
+    nextPageToken: Any = None
+
+
+_LISTING_PAGE = msgspec.json.Decoder(_ListingPage)
+
+
+def read_listing(text: bytes) -> dict[str, Any]:
+    """A list_conversations page as the fetcher reads it: each conversation's name, startTime,
+    turnCount and turns (each turn left as text), and the page token; the judge and
+    `needs_hydration` see the same values as in the whole page. A page of another shape is
+    decoded whole, for the pager and the judge to refuse or read as they do any page."""
+    try:
+        page = _LISTING_PAGE.decode(text)
+    except (msgspec.DecodeError, RecursionError):
+        return deepjson.loads(text)
+    listed = [
+        {"name": item.name, "startTime": item.startTime, "turnCount": item.turnCount, "turns": item.turns}
+        for item in page.conversations
+    ]
+    return {"conversations": listed, "nextPageToken": page.nextPageToken}
+
+
+def _cancel_hydrations(item: tuple[ApiRecord, int, list[Future[ApiRecord]]]) -> None:
+    for future in item[2]:
         future.cancel()
 
 

@@ -14,10 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
 
 from pipelines.ces.client import CesMcpClient
-from pipelines.ces.tools import iter_conversation_records
+from pipelines.ces.tools import LIST_CONVERSATIONS, iter_conversation_records
 from pipelines.ces.window import TimeWindow
 from pipelines.ingest.flatten import CONVERSATIONS_DATASET, gc_paused
 from pipelines.lake.store import Lake
@@ -49,18 +48,26 @@ def fetch_conversation_partition(
     """Page through the app's conversations that started on `day` (UTC) into the raw lake."""
     result = FetchResult(app, day)
 
-    def records() -> Iterator[dict[str, Any]]:
-        for record in iter_conversation_records(
-            client, app, TimeWindow.for_day(day), sources=sources, page_size=page_size
-        ):
-            if record.tool == "list_conversations":
-                result.pages += 1
-                result.listed += len(record.result.get("conversations") or ())
-            else:
-                result.hydrated += 1
-            yield record.to_dict()
-
     with gc_paused():
-        written = lake.write_raw(CONVERSATIONS_DATASET, app, day, records())
+        written = lake.write_raw_lines(
+            CONVERSATIONS_DATASET, app, day, conversation_lines(client, app, day, result, sources, page_size)
+        )
     result.records, result.raw_bytes, result.path = written.rows, written.bytes, lake.url(written.path)
     return result
+
+
+def conversation_lines(
+    client: CesMcpClient, app: str, day: date, result: FetchResult, sources: Sequence[str], page_size: int
+) -> Iterator[bytes]:
+    """The partition's raw-lake lines as they are fetched, counted into `result`."""
+
+    def count_page(listed: int) -> None:
+        result.pages += 1
+        result.listed += listed
+
+    for record in iter_conversation_records(
+        client, app, TimeWindow.for_day(day), sources=sources, page_size=page_size, on_page=count_page
+    ):
+        if record.tool != LIST_CONVERSATIONS:
+            result.hydrated += 1
+        yield record.to_json()

@@ -47,6 +47,26 @@ class WrittenFile:
     bytes: int
 
 
+class JsonLinesWriter:
+    """Lines into an open gzip JSON Lines file; `written()` once the file is in place."""
+
+    def __init__(self, stream: IO[bytes], path: str):
+        self._stream, self.path = stream, path
+        self.rows = 0
+        self.size: int | None = None
+
+    def write(self, line: bytes) -> None:
+        """One JSON text, without its newline."""
+        self._stream.write(line)
+        self._stream.write(b"\n")
+        self.rows += 1
+
+    def written(self) -> WrittenFile:
+        if self.size is None:
+            raise RuntimeError(f"{self.path} is not written yet")
+        return WrittenFile(self.path, self.rows, self.size)
+
+
 class Lake:
     """The lake rooted at `root` (a local path or an fsspec URL)."""
 
@@ -71,6 +91,20 @@ class Lake:
     def write_raw(self, dataset: str, app: str, day: date, records: Iterable[dict[str, Any]]) -> WrittenFile:
         """Stream records into one gzip JSON Lines file, replacing the partition atomically."""
         return self._write_jsonl(self.raw_path(dataset, app, day), records)
+
+    def write_raw_lines(self, dataset: str, app: str, day: date, lines: Iterable[bytes]) -> WrittenFile:
+        """`write_raw` for records already serialised, one JSON text per line (no newline)."""
+        with self.raw_writer(dataset, app, day) as writer:
+            for line in lines:
+                writer.write(line)
+        return writer.written()
+
+    @contextmanager
+    def raw_writer(self, dataset: str, app: str, day: date) -> Iterator[JsonLinesWriter]:
+        """A writer of one raw partition's lines that replaces the partition when the block ends
+        without an error (and leaves the old file otherwise)."""
+        with self._jsonl_writer(self.raw_path(dataset, app, day)) as writer:
+            yield writer
 
     def read_raw(self, dataset: str, app: str, day: date) -> Iterator[dict[str, Any]]:
         """The records of one raw partition, one at a time."""
@@ -167,16 +201,20 @@ class Lake:
 
     def _write_jsonl(self, path: str, records: Iterable[dict[str, Any]]) -> WrittenFile:
         """Stream records into a gzip JSON Lines file that appears only once complete."""
-        count = 0
+        with self._jsonl_writer(path) as writer:
+            for record in records:
+                writer.write(deepjson.dumps(record))  # a deep trace nests past orjson's limit
+        return writer.written()
+
+    @contextmanager
+    def _jsonl_writer(self, path: str) -> Iterator[JsonLinesWriter]:
         with (
             self._atomic(path) as handle,
             igzip.GzipFile(fileobj=handle, mode="wb", compresslevel=RAW_GZIP_LEVEL, mtime=0) as gz,
         ):
-            for record in records:
-                gz.write(deepjson.dumps(record))  # a deep trace nests past orjson's limit
-                gz.write(b"\n")
-                count += 1
-        return WrittenFile(path, count, self.fs.size(path))
+            writer = JsonLinesWriter(gz, path)
+            yield writer
+        writer.size = self.fs.size(path)
 
     @contextmanager
     def _atomic(self, path: str) -> Iterator[IO[bytes]]:
