@@ -7,8 +7,8 @@ prints one JSON line: what it did, its wall time, and its row counts per table. 
 - `rebuild`: the project's rebuild path over every partition: the flatten step (raw lake →
   Parquet) in a pool of worker processes, one partition per task, and the load step
   (Parquet → warehouse) in the main process as each partition completes.
-- `ingest`: the project's ingest path against a running simulator: fetch (HTTP → raw lake)
-  and flatten in the workers, load in the main process.
+- `ingest`: the project's bulk ingest against a running simulator: fetch (HTTP → raw lake)
+  and flatten in one pass in the workers, load in the main process.
 - `duckdb`: DuckDB's own `read_json` flattening the same files into the same tables
   (`bench/sql/duckdb_flatten.sql`).
 - `dlt`: a dlt pipeline loading the same rows into DuckDB with its Parquet loader.
@@ -59,34 +59,6 @@ def _warehouse_counts(path: str) -> dict[str, int]:
 
 
 # -- the project's paths ------------------------------------------------------------------------
-
-
-def _ingest_partition(lake_root: str, app: str, day: date, url: str, max_rps: float) -> dict[str, Any]:
-    """Worker: the fetch and flatten steps of one partition (API → raw lake → Parquet files)."""
-    from pipelines.ces.client import CesMcpClient
-    from pipelines.config import CesSettings
-    from pipelines.ingest.backfill import flatten_task
-    from pipelines.ingest.fetch import fetch_conversation_partition
-    from pipelines.lake.store import Lake
-
-    settings = CesSettings(mcp_url=url, apps=(app,), max_rps=max_rps, page_size=100)
-    lake = Lake(lake_root)
-    started = time.perf_counter()
-    cpu_started = time.process_time()
-    with CesMcpClient(settings) as client:
-        fetched = fetch_conversation_partition(client, lake, app, day, page_size=100)
-        stats = client.stats
-    fetch_seconds = time.perf_counter() - started
-    fetch_cpu = time.process_time() - cpu_started
-    return {
-        **flatten_task(lake_root, app, day),
-        "fetch_seconds": fetch_seconds,
-        "fetch_cpu_seconds": fetch_cpu,
-        "requests": stats.requests,
-        "hydrated": fetched.hydrated,
-        "pages": fetched.pages,
-        "bytes_received": stats.bytes_received,
-    }
 
 
 def _backfill(lake_root: str, warehouse_path: str, partitions, workers: int, task=None, *task_args: Any):
@@ -145,23 +117,24 @@ def rebuild(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def ingest(args: argparse.Namespace) -> dict[str, Any]:
+    """The bulk ingest's workers (`pipelines.ingest.stream`): fetch and flatten in one pass."""
+    from pipelines.config import CesSettings
+    from pipelines.ingest.stream import ingest_task
+
     work = Path(args.work)
     lake_root = str(work / "lake")
     warehouse = str(work / "warehouse.duckdb")
     partitions = _partitions(args.lake, args.partitions)
     _import_worker_modules()
     started = time.perf_counter()
-    done = _backfill(
-        lake_root, warehouse, partitions, args.workers, _ingest_partition, args.url, args.max_rps
-    )
+    settings = CesSettings(mcp_url=args.url, max_rps=args.max_rps, page_size=100)
+    done = _backfill(lake_root, warehouse, partitions, args.workers, ingest_task, settings)
     results = list(done.partitions.values())
     elapsed = time.perf_counter() - started
     return {
         "seconds": elapsed,
         "partitions": len(partitions),
         "workers": args.workers,
-        "fetch_seconds": sum(r["fetch_seconds"] for r in results),
-        "fetch_cpu_seconds": sum(r["fetch_cpu_seconds"] for r in results),
         "loads": done.loads,
         "requests": sum(r["requests"] for r in results),
         "hydrated": sum(r["hydrated"] for r in results),

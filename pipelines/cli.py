@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import json
 import os
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -135,19 +137,28 @@ def _run_partitions(command: str, partitions: list[tuple[str, date]], parallel: 
     return 0
 
 
-def _bulk_rebuild(lake: Lake, partitions: list[tuple[str, date]], workers: int) -> int:
-    """Rebuild without a Dagster run per partition: flatten in `workers` processes, load in
-    groups (pipelines.ingest.backfill), then run the partition checks on what was loaded."""
-    from pipelines.ingest.backfill import backfill_partitions
+def _bulk(
+    command: str,
+    lake: Lake,
+    partitions: list[tuple[str, date]],
+    workers: int,
+    task_args: Sequence[object] = (),
+) -> int:
+    """Ingest or rebuild without a Dagster run per partition: each partition's task (fetch and
+    flatten, or flatten) in `workers` processes, loads in commit windows
+    (pipelines.ingest.backfill), then the partition checks on what was loaded."""
+    from pipelines.ingest.backfill import backfill_partitions, flatten_task
+    from pipelines.ingest.stream import ingest_task
     from pipelines.orchestration.checks import WARNING_CHECKS, conversation_check_results
     from pipelines.warehouse.duck import Warehouse
 
+    verb = _JOBS[command][1]
     warehouse = Warehouse(storage_settings_from_env().warehouse)
     started = time.monotonic()
     # Refreshed by hand rather than by rich's thread: with no other thread running, the
     # workers are forked from this process and share its memory (see backfill.worker_context).
     with _partition_progress(auto_refresh=False) as progress:
-        task = progress.add_task("rebuilt partitions", total=len(partitions), detail="")
+        task = progress.add_task(f"{verb} partitions", total=len(partitions), detail="")
         loaded = {"conversations": 0}
 
         def on_loaded(group: list[tuple[str, date]], inserted: dict[str, int]) -> None:
@@ -159,7 +170,13 @@ def _bulk_rebuild(lake: Lake, partitions: list[tuple[str, date]], workers: int) 
             progress.refresh()
 
         result = backfill_partitions(
-            lake, warehouse, partitions, workers=max(1, workers), on_loaded=on_loaded
+            lake,
+            warehouse,
+            partitions,
+            workers=max(1, workers),
+            task=ingest_task if command == "ingest" else flatten_task,
+            task_args=task_args,
+            on_loaded=on_loaded,
         )
     failed: list[str] = []
     warnings: Counter[str] = Counter()
@@ -180,7 +197,7 @@ def _bulk_rebuild(lake: Lake, partitions: list[tuple[str, date]], workers: int) 
     for failure in failed:
         console.print(f"[red]check failed: {escape(failure)}")
     console.print(
-        f"[green]rebuilt {len(result.partitions)} partitions in {result.commits} "
+        f"[green]{verb} {len(result.partitions)} partitions in {result.commits} "
         f"transaction{'s' if result.commits != 1 else ''}: "
         f"{result.loaded.get('conversations', 0)} conversations loaded."
     )
@@ -215,6 +232,19 @@ def _ingest_evaluation_runs(apps: Sequence[str], run_config: dict | None = None)
     return 1 if failed else 0
 
 
+def _bulk_ingest(settings: CesSettings, partitions: list[tuple[str, date]], workers: int) -> int:
+    """`_bulk` ingest: every worker has a client of its own, and they share one request rate
+    through a file (`CES_RATE_LIMIT_FILE`, or one for this ingest alone)."""
+    from pipelines.lake.store import Lake
+
+    lake = Lake(storage_settings_from_env().lake)
+    if settings.rate_limit_file:
+        return _bulk("ingest", lake, partitions, workers, (settings,))
+    with tempfile.TemporaryDirectory(prefix="ces-pipeline-") as scratch:
+        shared = dataclasses.replace(settings, rate_limit_file=os.path.join(scratch, "rate-limit.state"))
+        return _bulk("ingest", lake, partitions, workers, (shared,))
+
+
 def cmd_ingest(args: argparse.Namespace) -> int:
     settings = ces_settings_from_env()
     apps = args.app or list(settings.apps)
@@ -224,7 +254,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         return 2
     CesSettings(apps=tuple(apps))  # validates --app values like CES_APPS
     partitions = [(app, day) for day in _days(args.since, args.until) for app in apps]
-    conversations = _run_partitions("ingest", partitions, args.parallel)
+    if args.bulk:
+        conversations = _bulk_ingest(settings, partitions, args.parallel)
+    else:
+        conversations = _run_partitions("ingest", partitions, args.parallel)
     evaluations = 0 if args.skip_evaluations else _ingest_evaluation_runs(apps)
     return max(conversations, evaluations)
 
@@ -282,7 +315,7 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     ]
     code = 0
     if partitions and args.bulk:
-        code = _bulk_rebuild(lake, partitions, args.parallel)
+        code = _bulk("rebuild", lake, partitions, args.parallel)
     elif partitions:
         code = _run_partitions("rebuild", partitions, args.parallel)
     else:
@@ -478,6 +511,12 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--since", type=_day, required=True)
     ingest.add_argument("--until", type=_day, required=True)
     ingest.add_argument("--skip-evaluations", action="store_true", help="conversations only")
+    ingest.add_argument(
+        "--bulk",
+        action="store_true",
+        help="for long histories: no Dagster run per partition; partitions fetched and flattened in "
+        "--parallel processes sharing the request rate, loaded several per transaction, then checked",
+    )
     _add_partition_options(ingest)
     ingest.set_defaults(func=cmd_ingest)
 

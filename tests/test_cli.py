@@ -34,7 +34,8 @@ def cli(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProce
 
 @pytest.fixture
 def workdir(tmp_path: Path) -> Path:
-    shutil.copytree(ROOT / "dagster_home", tmp_path / "dagster_home")
+    (tmp_path / "dagster_home").mkdir()  # the project's instance settings, none of its local runs
+    shutil.copy(ROOT / "dagster_home" / "dagster.yaml", tmp_path / "dagster_home")
     return tmp_path
 
 
@@ -107,6 +108,25 @@ def test_ingest_twice_gives_the_same_rows_and_query_reads_them(workdir: Path) ->
     assert as_csv.stdout.splitlines()[0].startswith("day,conversations,live")
     unknown = cli("query", "no_such_query", env=env, cwd=workdir)
     assert unknown.returncode == 2 and "no query named 'no_such_query'" in unknown.stderr
+
+
+def test_bulk_ingest_loads_what_the_partition_runs_load(workdir: Path) -> None:
+    conversation_tables = [spec.name for spec in ALL_TABLES if not spec.name.startswith("evaluation")]
+    window = ["--since", "2026-11-01", "--until", "2026-11-03", "--skip-evaluations"]
+    with running_simulator(SimulatorConfig(scale=SCALE)) as sim:
+        env = base_env(workdir) | {"CES_MCP_URL": sim.url, "CES_APPS": ",".join(sim.apps)}
+        runs = cli("ingest", *window, env=env, cwd=workdir)
+        assert runs.returncode == 0, runs.stderr
+        by_runs = table_contents(workdir / "warehouse.duckdb")
+        shutil.rmtree(workdir / "lake")
+        (workdir / "warehouse.duckdb").unlink()
+        bulk = cli("ingest", *window, "--bulk", "--parallel", "2", env=env, cwd=workdir)
+    assert bulk.returncode == 0, bulk.stderr
+    assert "ingested 2 partitions in 1 transaction: 12 conversations loaded" in bulk.stderr
+    by_bulk = table_contents(workdir / "warehouse.duckdb")
+    assert {t: by_bulk[t] for t in conversation_tables} == {t: by_runs[t] for t in conversation_tables}
+    assert len(by_bulk["conversations"]) == 12
+    assert len(list((workdir / "lake" / "raw" / "conversations").glob("app=*/date=*/*.jsonl.gz"))) == 2
 
 
 def test_ingest_fails_clearly_when_the_server_is_unreachable(workdir: Path) -> None:

@@ -55,6 +55,7 @@ WORKER_MODULES = (
     "pyarrow.parquet",
     "pipelines.ingest.flatten",
     "pipelines.ingest.fetch",
+    "pipelines.ingest.stream",
 )
 """Imported before the workers are forked (from this process or from the fork server), so
 they share those pages instead of each importing its own copy (pyarrow imports pandas on first

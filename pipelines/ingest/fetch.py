@@ -19,7 +19,7 @@ from pipelines.ces.client import CesMcpClient
 from pipelines.ces.tools import LIST_CONVERSATIONS, iter_conversation_records
 from pipelines.ces.window import TimeWindow
 from pipelines.ingest.flatten import CONVERSATIONS_DATASET, gc_paused
-from pipelines.lake.store import Lake
+from pipelines.lake.store import Lake, WrittenFile
 
 
 @dataclass
@@ -34,6 +34,10 @@ class FetchResult:
     records: int = 0
     raw_bytes: int = 0
     path: str = ""
+
+    def record_file(self, written: WrittenFile, lake: Lake) -> None:
+        """The raw file the fetch wrote, once it is in place."""
+        self.records, self.raw_bytes, self.path = written.rows, written.bytes, lake.url(written.path)
 
 
 def fetch_conversation_partition(
@@ -52,7 +56,7 @@ def fetch_conversation_partition(
         written = lake.write_raw_lines(
             CONVERSATIONS_DATASET, app, day, conversation_lines(client, app, day, result, sources, page_size)
         )
-    result.records, result.raw_bytes, result.path = written.rows, written.bytes, lake.url(written.path)
+    result.record_file(written, lake)
     return result
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
@@ -60,9 +60,19 @@ def gc_paused() -> Iterator[None]:
 
 
 def flatten_conversation_partition(
-    lake: Lake, app: str, day: date, *, batch_size: int = DEFAULT_BATCH_SIZE
+    lake: Lake,
+    app: str,
+    day: date,
+    *,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    lines: AbstractContextManager[Iterable[bytes]] | None = None,
 ) -> FlattenResult:
-    """Rewrite every conversation table (and the rejects) of one partition from its raw records."""
+    """Rewrite every conversation table (and the rejects) of one partition from its raw records.
+
+    The records are the lines of the partition's raw file, or those `lines` provides (a fetch
+    writing that file as it goes): that context is left once every line is read, before any
+    table is committed, and an error while reading them is raised into it.
+    """
     window = TimeWindow.for_day(day)
     prefix = f"{app}/conversations/"
     flattener = ConversationFlattener()
@@ -86,15 +96,16 @@ def flatten_conversation_partition(
                 writers[name].write(batch)
             gc.collect(0)
 
-        records = lake_conversation_records(lake.read_raw_lines(CONVERSATIONS_DATASET, app, day))
-        for conversation in resolve_conversations(records, window, on_reject=reject, view=listing_view):
-            if not str(listing_view(conversation).get("name", "")).startswith(prefix):
-                reject(conversation, f"conversation does not belong to app {app}")
-                continue
-            flattener.add(conversation)
-            if len(flattener) >= batch_size:
-                flush()
-        flush()
+        with lines or nullcontext(lake.read_raw_lines(CONVERSATIONS_DATASET, app, day)) as raw_lines:
+            records = lake_conversation_records(raw_lines)
+            for conversation in resolve_conversations(records, window, on_reject=reject, view=listing_view):
+                if not str(listing_view(conversation).get("name", "")).startswith(prefix):
+                    reject(conversation, f"conversation does not belong to app {app}")
+                    continue
+                flattener.add(conversation)
+                if len(flattener) >= batch_size:
+                    flush()
+            flush()
         rejects.extend(flattener.take_rejects())
         with lake.table_writer(REJECTS, app, day) as rejects_writer:
             rejects_writer.write(rejects_batch(rejects, app, day))
