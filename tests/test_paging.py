@@ -295,7 +295,9 @@ def test_a_page_reaches_the_lake_line_as_the_server_wrote_it() -> None:
         records = list(iter_conversation_records(client, APP, WINDOW))
     line = records[0].to_json()
     assert records[0].text == text
-    assert b"\n" not in line and b"\\u00e9" in line and b"1.50" in line  # not decoded and re-encoded
+    # Not decoded and encoded again: escapes and numbers as sent; only the whitespace is gone.
+    assert b'"result":{"conversations":[{"name":"' in line and b"\n" not in line
+    assert b"\\u00e9" in line and b'"score":1.50}' in line
     assert ApiRecord.from_dict(orjson.loads(line)) == records[0]
     assert records[0].result == orjson.loads(text)
     assert [r.tool for r in records] == ["list_conversations", "get_conversation"]  # turns were missing

@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+import msgspec
+
 from pipelines.ces.errors import (
     CesDataError,
     CesError,
@@ -108,12 +110,13 @@ class ApiRecord:
 
     def to_json(self) -> bytes:
         """The record as one line of JSON (no newline): the output's text spliced in as received
-        when it was kept, so a page is never decoded only to be encoded again."""
+        when it was kept, so a page is never decoded only to be encoded again (a pretty-printed
+        one loses its whitespace, so that JSON members kept as text in the tables are compact)."""
         if self.text is None:
             return deepjson.dumps(self.to_dict())
         text = self.text
-        if b"\n" in text or b"\r" in text:  # in valid JSON only whitespace between tokens
-            text = text.replace(b"\n", b" ").replace(b"\r", b" ")
+        if b"\n" in text or b"\r" in text:  # pretty-printed: one line, no whitespace, values as sent
+            text = msgspec.json.format(text, indent=-1)
         return b"".join(
             (
                 b'{"tool":',
