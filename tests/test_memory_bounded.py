@@ -5,7 +5,9 @@ real traffic: ~20 KB, ~8 turns, ~48 spans each); another rebuilds them and repor
 memory. At 1,000 and at 4,000 conversations the peak must stay under one fixed bound, and the
 larger run may not need more than a few MB beyond the smaller one. Two rebuild paths:
 partition after partition in one process (what a Dagster partition run does), and the bulk
-backfill (two flatten workers and a loader), measured over its whole process tree.
+backfill (two flatten workers and a loader), measured over its whole process tree; and the
+bulk ingest over HTTP (two workers fetching and flattening, a loader) against a simulator
+serving the same kind of conversations from another process.
 """
 
 from __future__ import annotations
@@ -30,6 +32,11 @@ machine. Holding the input instead would add hundreds of MB."""
 TREE_BOUND_MB = 400
 """The backfill's process tree (loader, fork server, two workers; PSS, so the modules they
 share count once): measured at ~350 MB."""
+INGEST_TREE_BOUND_MB = 450
+"""The bulk ingest's tree: the backfill's, plus each worker's pages in flight (a page is
+~2 MB of JSON, read ahead by one, received with its text copy); the simulator runs apart.
+Measured at 303-309 MB for 1,000 conversations and 385-386 MB for 4,000 (the same growth
+as the backfill's, see TREE_GROWTH_MB); 404 MB for 20,000 in the benchmark."""
 TREE_GROWTH_MB = 100
 """The tree's peak is the sum of three processes' peaks, which coincide more often in a longer
 run, and the loader's open transaction holds each table's unfilled row group (122,880 rows)
@@ -90,14 +97,44 @@ def _backfill(lake_root: str, warehouse_path: str) -> dict[str, int]:
     return {"conversations": done.loaded["conversations"], "spans": done.loaded["spans"]}
 
 
-def _main(mode: str, lake_root: str, work: str) -> None:
-    """Subprocess: rebuild the lake's conversations and report (the corpus was written by
-    another process, so its memory is not measured here)."""
+def _ingest(conversations: int, url: str, apps: list[str], work: str) -> dict[str, int]:
+    """The bulk ingest's driver and workers (fetch and flatten in one pass) against a simulator
+    serving `CorpusSpec.for_count(conversations, PER_PARTITION)` in another process."""
+    from bench.corpus import CorpusSpec
+    from pipelines.config import CesSettings
+    from pipelines.ingest.backfill import backfill_partitions
+    from pipelines.ingest.stream import ingest_task
+    from pipelines.lake.store import Lake
+    from pipelines.warehouse.duck import Warehouse
+
+    scale = CorpusSpec.for_count(conversations, PER_PARTITION).scale
+    partitions = [(app, scale.start_date + timedelta(days=day)) for day in range(scale.days) for app in apps]
+    settings = CesSettings(mcp_url=url, max_rps=10_000, page_size=100)
+    done = backfill_partitions(
+        Lake(f"{work}/lake"),
+        Warehouse(f"{work}/warehouse.duckdb"),
+        partitions,
+        workers=2,
+        task=ingest_task,
+        task_args=(settings,),
+    )
+    assert not done.failed, done.failed
+    return {"conversations": done.loaded["conversations"], "spans": done.loaded["spans"]}
+
+
+def _main(mode: str, *args: str) -> None:
+    """Subprocess: rebuild the lake's conversations, or ingest them from a simulator, and report
+    (the corpus was written, or is served, by another process: its memory is not measured)."""
     if mode == "rebuild":
+        lake_root, work = args
         loaded = _rebuild(lake_root, f"{work}/warehouse.duckdb")
         print(json.dumps({**loaded, "peak_rss_mb": _peak_rss_mb()}))
-        return
-    print(json.dumps(_backfill(lake_root, f"{work}/warehouse.duckdb")))
+    elif mode == "backfill":
+        lake_root, work = args
+        print(json.dumps(_backfill(lake_root, f"{work}/warehouse.duckdb")))
+    else:
+        conversations, url, work, *apps = args
+        print(json.dumps(_ingest(int(conversations), url, apps, work)))
 
 
 def _peak_rss_mb() -> float:
@@ -142,16 +179,18 @@ def rebuild_peak(lake: Path, work: Path) -> dict[str, float]:
 
 
 def backfill_tree_peak(lake: Path, work: Path) -> dict[str, float]:
-    """Run the backfill in a subprocess, sampling the PSS of its process tree every 50 ms from
-    here (a sampling thread inside would make it choose the fork server)."""
+    return tree_peak(work, "backfill", str(lake), str(work))
+
+
+def tree_peak(work: Path, *args: str) -> dict[str, float]:
+    """Run the backfill (or ingest) in a subprocess, sampling the PSS of its process tree every
+    50 ms from here (a sampling thread inside would make it choose the fork server)."""
     from bench.run import _pss, _sum, _tree
 
     out = work.with_suffix(".out")
     work.mkdir(parents=True)
     with out.open("w") as stdout:
-        process = subprocess.Popen(
-            [sys.executable, __file__, "backfill", str(lake), str(work)], env=_clean_env(), stdout=stdout
-        )
+        process = subprocess.Popen([sys.executable, __file__, *args], env=_clean_env(), stdout=stdout)
         peak, started = 0, time.monotonic()
         while process.poll() is None and time.monotonic() - started < 240:
             peak = max(peak, _sum(_tree(process.pid), _pss))
@@ -189,8 +228,24 @@ def test_backfill_process_tree_memory_does_not_grow_with_the_number_of_conversat
     assert_flat(small, large, "peak_tree_mb", TREE_BOUND_MB, TREE_GROWTH_MB)
 
 
+def ingest_tree_peak(conversations: int, work: Path) -> dict[str, float]:
+    from bench.run import Simulator
+
+    with Simulator(conversations, per_partition=PER_PARTITION) as simulator:
+        return tree_peak(work, "ingest", str(conversations), simulator.url, str(work), *simulator.apps)
+
+
+@pytest.mark.timeout(300)
+def test_bulk_ingest_memory_does_not_grow_with_the_number_of_conversations(tmp_path: Path) -> None:
+    small = ingest_tree_peak(1_000, tmp_path / "small")
+    large = ingest_tree_peak(4_000, tmp_path / "large")
+    assert large["spans"] > 4 * 40 * 1_000 / 4
+    assert_flat(small, large, "peak_tree_mb", INGEST_TREE_BOUND_MB, TREE_GROWTH_MB)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "write":
         _write_corpus(sys.argv[3], int(sys.argv[2]))
     else:
-        _main(sys.argv[1], sys.argv[2], sys.argv[3])
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench, for the ingest
+        _main(*sys.argv[1:])
