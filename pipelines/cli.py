@@ -124,12 +124,8 @@ def _run_partitions(command: str, partitions: list[tuple[str, date]], parallel: 
     for check, count in sorted(warnings.items()):
         console.print(f"[yellow]warning: {escape(check)} on {count} of {len(partitions)} partitions.")
     if failures:
-        console.print(f"[red]{len(failures)} of {len(partitions)} partitions failed. Retry one alone with:")
-        for failure in failures:
-            following = failure.day + timedelta(days=1)
-            console.print(
-                f"  ces-pipeline {command} --since {failure.day} --until {following} --app {failure.app}"
-            )
+        console.print(f"[red]{len(failures)} of {len(partitions)} partitions failed.")
+        _print_retries(command, [(failure.app, failure.day) for failure in failures])
         return 1
     console.print(
         f"[green]{verb} {len(partitions)} partitions: {totals['conversations']} conversations loaded."
@@ -203,9 +199,19 @@ def _bulk(
     )
     if result.failed:
         console.print(f"[red]{len(result.failed)} of {len(partitions)} partitions failed:")
-        for (app, day), error in sorted(result.failed.items(), key=lambda item: (item[0][1], item[0][0])):
-            console.print(f"[red]✗ {escape(app)} {day}: {escape(error)}")
+        failed_partitions = sorted(result.failed, key=lambda partition: (partition[1], partition[0]))
+        for app, day in failed_partitions:
+            console.print(f"[red]✗ {escape(app)} {day}: {escape(result.failed[app, day])}")
+        _print_retries(command, failed_partitions, "--bulk")
     return 1 if failed or result.failed else 0
+
+
+def _print_retries(command: str, partitions: Sequence[tuple[str, date]], *options: str) -> None:
+    """The command that retries each failed partition alone (re-running is idempotent)."""
+    console.print("Retry one alone with:")
+    for app, day in partitions:
+        window = f"--since {day} --until {day + timedelta(days=1)}"
+        console.print(" ".join(("  ces-pipeline", command, window, "--app", app, *options)), soft_wrap=True)
 
 
 def _ingest_evaluation_runs(apps: Sequence[str], run_config: dict | None = None) -> int:

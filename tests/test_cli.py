@@ -145,6 +145,22 @@ def test_ingest_fails_clearly_when_the_server_is_unreachable(workdir: Path) -> N
         "ces-pipeline ingest --since 2026-11-01 --until 2026-11-02 --app projects/p/locations/us/apps/a"
         in (result.stderr.replace("\n", ""))
     )
+    bulk = cli(
+        "ingest",
+        "--since",
+        "2026-11-01",
+        "--until",
+        "2026-11-02",
+        "--skip-evaluations",
+        "--bulk",
+        env=env,
+        cwd=workdir,
+    )
+    assert bulk.returncode == 1
+    assert "1 of 1 partitions failed" in bulk.stderr
+    assert "✗ projects/p/locations/us/apps/a 2026-11-01: CesTransportError" in bulk.stderr
+    retry = "ces-pipeline ingest --since 2026-11-01 --until 2026-11-02 --app projects/p/locations/us/apps/a"
+    assert f"{retry} --bulk" in bulk.stderr
 
 
 def test_ingest_without_apps_is_a_configuration_error(workdir: Path) -> None:
