@@ -12,21 +12,27 @@ compared with a rebuild row for row.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
+import re
 import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from pipelines.ces.simulator.corpus import ConversationKey, SimulatorScale, conversation
 from pipelines.ces.tools import LIST_CONVERSATIONS, list_conversations_arguments
 from pipelines.ces.window import TimeWindow
 from pipelines.ingest.flatten import CONVERSATIONS_DATASET
-from pipelines.lake.store import Lake
+from pipelines.lake.store import JsonLinesWriter, Lake
+from pipelines.transform.timeparse import parse_timestamp_micros
 
 MAX_TURNS = 10
 SPAN_DEPTH = 4
@@ -104,14 +110,58 @@ def _write_partition(spec: CorpusSpec, lake_root: str, app_index: int, day_index
     return {"app": app, "day": day.isoformat(), "path": written.path, "bytes": written.bytes}
 
 
+_CONVERSATION_NAME = re.compile(r"(projects/[^/]+/locations/[^/]+/apps/[^/]+)/conversations/[^/]+")
+
+
+def write_external_corpus(source: Path, lake_root: str) -> dict[str, Any]:
+    """A corpus from elsewhere: JSON Lines of CES conversations (gzip or not), one per line, as
+    `get_conversation` returns them, written as raw-lake partitions by app (from the name) and
+    UTC day (from startTime), in list_conversations pages of `PAGE_SIZE`. Streams the file:
+    one page per partition is held. Lines that cannot be placed are counted, not written."""
+    lake = Lake(lake_root)
+    pages: dict[tuple[str, date], list[bytes]] = {}
+    unplaced = 0
+    with ExitStack() as stack:
+        writers: dict[tuple[str, date], JsonLinesWriter] = {}
+
+        def flush(partition: tuple[str, date]) -> None:
+            app, day = partition
+            if partition not in writers:
+                writers[partition] = stack.enter_context(lake.raw_writer(CONVERSATIONS_DATASET, app, day))
+            arguments = orjson.dumps(
+                list_conversations_arguments(app, TimeWindow.for_day(day), page_size=PAGE_SIZE)
+            )
+            items = b",".join(pages.pop(partition))
+            writers[partition].write(
+                b'{"tool":"%s","arguments":%s,"result":{"conversations":[%s]},"fetched_at":""}'
+                % (LIST_CONVERSATIONS.encode(), arguments, items)
+            )
+
+        with (gzip.open if source.suffix == ".gz" else open)(source, "rb") as lines:
+            for line in lines:
+                try:
+                    item = orjson.loads(line)
+                    app = _CONVERSATION_NAME.fullmatch(item["name"]).group(1)  # type: ignore[union-attr]
+                    micros = parse_timestamp_micros(item["startTime"])
+                except (ValueError, KeyError, TypeError, AttributeError):
+                    unplaced += int(bool(line.strip()))
+                    continue
+                partition = (app, datetime.fromtimestamp(micros / 1e6, UTC).date())
+                page = pages.setdefault(partition, [])
+                page.append(orjson.dumps(item))
+                if len(page) == PAGE_SIZE:
+                    flush(partition)
+            for partition in list(pages):
+                flush(partition)
+    return {"source": str(source), "partitions": len(writers), "unplaced_lines": unplaced}
+
+
 def corpus_stats(lake_root: str) -> dict[str, Any]:
     """Conversations, JSON bytes, turns and spans of a written corpus (read back, not guessed)."""
     from pipelines.ces.paging import page_items
 
     lake = Lake(lake_root)
     conversations = json_bytes = turns = spans = 0
-    import orjson
-
     for app, day in lake.raw_partitions(CONVERSATIONS_DATASET):
         for record in lake.read_raw(CONVERSATIONS_DATASET, app, day):
             for item in page_items(record["result"], "conversations", LIST_CONVERSATIONS):
@@ -153,6 +203,27 @@ def ensure_corpus(spec: CorpusSpec, *, workers: int = 2, root: Path = DATA_DIR) 
         "scale": {"max_turns": MAX_TURNS, "span_depth": SPAN_DEPTH, "page_size": PAGE_SIZE},
         "stats": stats,
         "raw_gzip_bytes": sum(f["bytes"] for f in files),
+        "generation_seconds": round(time.perf_counter() - started, 2),
+    }
+    manifest.write_text(json.dumps(info, indent=2))
+    return lake_root, info
+
+
+def ensure_external_corpus(source: Path, *, root: Path = DATA_DIR) -> tuple[str, dict[str, Any]]:
+    """The lake root holding the conversations of `source` (see `write_external_corpus`),
+    written once per version of the file (its name, size and modification time)."""
+    stat = source.stat()
+    directory = root / f"external-{source.name}-{stat.st_size}-{int(stat.st_mtime)}"
+    lake_root = str(directory / "lake")
+    manifest = directory / "manifest.json"
+    if manifest.exists():
+        return lake_root, json.loads(manifest.read_text())
+    directory.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    written = write_external_corpus(source, lake_root)
+    info = {
+        **written,
+        "stats": corpus_stats(lake_root),
         "generation_seconds": round(time.perf_counter() - started, 2),
     }
     manifest.write_text(json.dumps(info, indent=2))

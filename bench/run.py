@@ -1,8 +1,10 @@
 """`make bench`: every approach on the same corpus, side by side, each in its own process.
 
-    python -m bench.run [--conversations 20000] [--rounds N] [--skip-dlt] [--dlt-conversations N]
+    python -m bench.run [--conversations 20000] [--seed S] [--rounds N] [--skip-dlt] [--dlt-conversations N]
+    python -m bench.run --corpus conversations.jsonl.gz …   (conversations from elsewhere)
 
-1. writes (or reuses) the corpus: raw-lake JSON Lines of simulator conversations (bench.corpus);
+1. writes (or reuses) the corpus: raw-lake JSON Lines of simulator conversations, or of the
+   conversations of a JSON Lines file (bench.corpus);
 2. runs, one process each: the project's rebuild path and DuckDB's read_json flattening, in
    turn for `--rounds` rounds (the machine's speed drifts; each round's ratio compares runs
    seconds apart, and the round with the median ratio is reported), then the project's ingest
@@ -19,6 +21,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -31,7 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.corpus import CorpusSpec, ensure_corpus
+from bench.corpus import CorpusSpec, ensure_corpus, ensure_external_corpus
 
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 
@@ -153,8 +156,9 @@ def measure(command: list[str], *, env: dict[str, str] | None = None) -> dict[st
 class Simulator:
     """The simulator in its own process (its CPU is not the pipeline's), serving a corpus scale."""
 
-    def __init__(self, conversations: int, per_partition: int | None = None):
+    def __init__(self, conversations: int, per_partition: int | None = None, seed: int = CorpusSpec.seed):
         command = [sys.executable, "-m", "bench.simulator", "--conversations", str(conversations)]
+        command += ["--seed", str(seed)]
         if per_partition:
             command += ["--per-partition", str(per_partition)]
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
@@ -186,41 +190,23 @@ def _rates(result: dict[str, Any], conversations: int) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    spec = CorpusSpec.for_count(args.conversations)
-    print(f"corpus: {spec.conversations} conversations ({spec.apps} apps x {spec.days} days)", flush=True)
-    lake, corpus = ensure_corpus(spec)
+    spec = dataclasses.replace(CorpusSpec.for_count(args.conversations), seed=args.seed)
+    if args.corpus:
+        lake, corpus = ensure_external_corpus(Path(args.corpus))
+        conversations = corpus["stats"]["conversations"]
+        print(f"corpus: {conversations} conversations from {args.corpus}", flush=True)
+    else:
+        print(f"corpus: {spec.conversations} conversations ({spec.apps} apps x {spec.days} days)", flush=True)
+        lake, corpus = ensure_corpus(spec)
+        conversations = spec.conversations
     scratch = Path(tempfile.mkdtemp(prefix="ces-bench-"))
     results: dict[str, Any] = {}
     workers = ["--workers", str(args.workers)]
-    rounds = args.rounds or (DEFAULT_ROUNDS if spec.conversations <= LARGE_CORPUS else 1)
+    rounds = args.rounds or (DEFAULT_ROUNDS if conversations <= LARGE_CORPUS else 1)
     try:
-        results.update(_median_round(_rounds(lake, scratch, workers, rounds, spec.conversations)))
-
-        ingest_partitions = max(1, min(args.ingest_conversations, spec.conversations) // spec.per_day)
-        same_partitions = [*workers, "--partitions", str(ingest_partitions)]
-        print(f"rebuild of the ingest's {ingest_partitions} partitions, before it ...", flush=True)
-        results["rebuild_before_ingest"] = _rebuild_cpu(
-            measure(approach("rebuild", lake, scratch / "before", *same_partitions))
-        )
-        print(f"ingest over HTTP ({ingest_partitions} partitions) ...", flush=True)
-        with Simulator(spec.conversations) as simulator:
-            results["ingest"] = measure(
-                approach(
-                    "ingest",
-                    lake,
-                    scratch / "ingest",
-                    *workers,
-                    "--url",
-                    simulator.url,
-                    "--partitions",
-                    str(ingest_partitions),
-                )
-            )
-        results["ingest"].update(_rates(results["ingest"], results["ingest"]["rows"]["conversations"]))
-        print(f"rebuild of the ingest's {ingest_partitions} partitions, after it ...", flush=True)
-        results["rebuild_after_ingest"] = _rebuild_cpu(
-            measure(approach("rebuild", lake, scratch / "after", *same_partitions))
-        )
+        results.update(_median_round(_rounds(lake, scratch, workers, rounds, conversations)))
+        if not args.corpus:  # the simulator serves its own conversations only
+            results.update(_paired_ingest(args, spec, lake, scratch, workers))
 
         print(f"rate-limited fetch ({args.rate_limit} requests/s) ...", flush=True)
         with Simulator(args.rate_conversations, per_partition=args.rate_conversations) as small:
@@ -241,15 +227,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             )
 
         if not args.skip_dlt:
-            limit = min(args.dlt_conversations or spec.conversations, spec.conversations)
+            limit = min(args.dlt_conversations or conversations, conversations)
             print(f"dlt ({limit} conversations) ...", flush=True)
-            extra = ["--limit", str(limit)] if limit < spec.conversations else []
+            extra = ["--limit", str(limit)] if limit < conversations else []
             results["dlt"] = measure(approach("dlt", lake, scratch / "dlt", *extra))
             results["dlt"].update(_rates(results["dlt"], results["dlt"]["rows"]["conversations"]))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return {
-        "conversations": spec.conversations,
+        "conversations": conversations,
         "corpus": corpus,
         "machine": {
             "cpus": os.cpu_count(),
@@ -261,6 +247,40 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "checks": checks(results),
         "ratios": ratios(results),
     }
+
+
+def _paired_ingest(
+    args: argparse.Namespace, spec: CorpusSpec, lake: str, scratch: Path, workers: list[str]
+) -> dict[str, Any]:
+    """The ingest over HTTP of the corpus's first partitions (the simulator serving them), between
+    two rebuilds of the same partitions: its CPU is set against theirs."""
+    paired: dict[str, Any] = {}
+    ingest_partitions = max(1, min(args.ingest_conversations, spec.conversations) // spec.per_day)
+    same_partitions = [*workers, "--partitions", str(ingest_partitions)]
+    print(f"rebuild of the ingest's {ingest_partitions} partitions, before it ...", flush=True)
+    paired["rebuild_before_ingest"] = _rebuild_cpu(
+        measure(approach("rebuild", lake, scratch / "before", *same_partitions))
+    )
+    print(f"ingest over HTTP ({ingest_partitions} partitions) ...", flush=True)
+    with Simulator(spec.conversations, seed=spec.seed) as simulator:
+        paired["ingest"] = measure(
+            approach(
+                "ingest",
+                lake,
+                scratch / "ingest",
+                *workers,
+                "--url",
+                simulator.url,
+                "--partitions",
+                str(ingest_partitions),
+            )
+        )
+    paired["ingest"].update(_rates(paired["ingest"], paired["ingest"]["rows"]["conversations"]))
+    print(f"rebuild of the ingest's {ingest_partitions} partitions, after it ...", flush=True)
+    paired["rebuild_after_ingest"] = _rebuild_cpu(
+        measure(approach("rebuild", lake, scratch / "after", *same_partitions))
+    )
+    return paired
 
 
 def _rounds(
@@ -319,11 +339,12 @@ def checks(results: dict[str, Any]) -> dict[str, Any]:
     for name in ("duckdb", "dlt"):
         if name in results and results[name].get("limit") is None:
             found[f"{name}_rows_equal_rebuild"] = results[name]["rows"] == reference
-    per_partition = results["rebuild"]["partition_rows"]
-    ingested = results["ingest"]["partition_rows"]
-    found["ingest_rows_equal_rebuild_per_partition"] = all(
-        per_partition.get(key) == rows for key, rows in ingested.items()
-    )
+    if "ingest" in results:
+        per_partition = results["rebuild"]["partition_rows"]
+        ingested = results["ingest"]["partition_rows"]
+        found["ingest_rows_equal_rebuild_per_partition"] = all(
+            per_partition.get(key) == rows for key, rows in ingested.items()
+        )
     return found
 
 
@@ -338,12 +359,14 @@ def ratios(results: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "rebuild_vs_duckdb_throughput": rebuild["conversations_per_second"]
         / results["duckdb"]["conversations_per_second"],
-        "ingest_vs_rebuild_cpu_per_conversation": results["ingest"]["cpu_ms_per_conversation"]
-        / _paired_rebuild_cpu_ms(results),
         "rebuild_peak_tree_mb": rebuild["peak_tree_mb"],
         "ratelimited_achieved_vs_allowed_rate": results["ratelimited"]["achieved_rps"]
         / results["ratelimited"]["max_rps"],
     }
+    if "ingest" in results:
+        out["ingest_vs_rebuild_cpu_per_conversation"] = results["ingest"][
+            "cpu_ms_per_conversation"
+        ] / _paired_rebuild_cpu_ms(results)
     if "dlt" in results:
         out["rebuild_vs_dlt_throughput"] = (
             rebuild["conversations_per_second"] / results["dlt"]["conversations_per_second"]
@@ -357,9 +380,16 @@ def markdown(report: dict[str, Any]) -> str:
     lines = [
         f"# Benchmark: {report['conversations']:,} conversations ({report['started_at']})",
         "",
-        f"Corpus: {corpus['mean_json_bytes']:,} bytes of JSON, {corpus['mean_turns']} turns and "
+        f"Corpus{' ' + report['corpus']['source'] if 'source' in report['corpus'] else ''}: "
+        f"{corpus['mean_json_bytes']:,} bytes of JSON, {corpus['mean_turns']} turns and "
         f"{corpus['mean_spans']} spans per conversation on average; "
-        f"{report['machine']['cpus']} CPUs, Python {report['machine']['python']}.",
+        f"{report['machine']['cpus']} CPUs, Python {report['machine']['python']}."
+        + (
+            f" {report['corpus']['unplaced_lines']:,} lines of the file could not be placed (no app "
+            "name or startTime) and were left out."
+            if report["corpus"].get("unplaced_lines")
+            else ""
+        ),
         "",
         "| approach | conversations | conv/s | spans/s | wall s | CPU ms/conv "
         "| peak RSS MB (largest process) | peak MB (process tree, PSS) |",
@@ -393,11 +423,7 @@ def markdown(report: dict[str, Any]) -> str:
         f"| rebuild / DuckDB read_json throughput (median of {len(results['rounds'])} rounds: "
         f"{per_round}) | {ratio['rebuild_vs_duckdb_throughput']:.2f}x | >= 1.2x |",
         f"| rebuild peak memory, process tree (PSS) | {ratio['rebuild_peak_tree_mb']:.0f} MB | < 400 MB |",
-        "| ingest / rebuild CPU per conversation "
-        f"(ingest {results['ingest']['cpu_ms_per_conversation']:.2f} ms; rebuilds of its partitions "
-        f"just before and after: {results['rebuild_before_ingest']['cpu_ms_per_conversation']:.2f} and "
-        f"{results['rebuild_after_ingest']['cpu_ms_per_conversation']:.2f} ms) "
-        f"| {ratio['ingest_vs_rebuild_cpu_per_conversation']:.2f}x | <= 1.5x |",
+        _ingest_ratio_row(results, ratio),
         f"| rate-limited fetch: achieved / allowed request rate | "
         f"{ratio['ratelimited_achieved_vs_allowed_rate']:.3f} ({rate['requests']} requests at "
         f"{rate['max_rps']:g}/s; after the first page, which took {rate['first_page_wait_ms']:.0f} ms, "
@@ -408,21 +434,41 @@ def markdown(report: dict[str, Any]) -> str:
         + ", ".join(f"{name}: {'equal' if ok else 'DIFFERENT'}" for name, ok in report["checks"].items()),
         "",
     ]
-    ingest = results["ingest"]
-    lines += [
-        f"Ingest: {ingest['partitions']} partitions, {ingest['requests']:,} requests, "
-        f"{ingest['hydrated']:,} hydrations, {ingest['loads']} warehouse loads, "
-        f"{ingest['cpu_seconds']:.1f} s CPU in all. Each worker fetches and flattens a partition "
-        f"in one pass, so the fetch's cost is what the ingest spends beyond the paired rebuilds: "
-        f"{ingest['cpu_ms_per_conversation'] - _paired_rebuild_cpu_ms(results):.2f} ms per conversation.",
-        "",
-    ]
+    if "ingest" in results:
+        ingest = results["ingest"]
+        extra_ms = ingest["cpu_ms_per_conversation"] - _paired_rebuild_cpu_ms(results)
+        lines += [
+            f"Ingest: {ingest['partitions']} partitions, {ingest['requests']:,} requests, "
+            f"{ingest['hydrated']:,} hydrations, {ingest['loads']} warehouse loads, "
+            f"{ingest['cpu_seconds']:.1f} s CPU in all. Each worker fetches and flattens a partition "
+            f"in one pass, so the fetch's cost is what the ingest spends beyond the paired rebuilds: "
+            f"{extra_ms:.2f} ms per conversation.",
+            "",
+        ]
     return "\n".join(lines)
+
+
+def _ingest_ratio_row(results: dict[str, Any], ratio: dict[str, Any]) -> str:
+    if "ingest" not in results:
+        return "| ingest / rebuild CPU per conversation | not run: an external corpus | <= 1.5x |"
+    return (
+        "| ingest / rebuild CPU per conversation "
+        f"(ingest {results['ingest']['cpu_ms_per_conversation']:.2f} ms; rebuilds of its partitions "
+        f"just before and after: {results['rebuild_before_ingest']['cpu_ms_per_conversation']:.2f} and "
+        f"{results['rebuild_after_ingest']['cpu_ms_per_conversation']:.2f} ms) "
+        f"| {ratio['ingest_vs_rebuild_cpu_per_conversation']:.2f}x | <= 1.5x |"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="ces-pipeline against DuckDB read_json and dlt")
     parser.add_argument("--conversations", type=int, default=20_000)
+    parser.add_argument("--seed", type=int, default=CorpusSpec.seed, help="the generated corpus's data seed")
+    parser.add_argument(
+        "--corpus",
+        help="JSON Lines of CES conversations (gzip or not) to run on instead of a generated corpus; "
+        "the ingest over HTTP is then not run (the simulator serves only its own conversations)",
+    )
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     parser.add_argument(
         "--rounds",
@@ -439,7 +485,12 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     report = run(args)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    stem = RESULTS / f"bench-{report['conversations']}"
+    if args.corpus:
+        stem = RESULTS / f"bench-{Path(args.corpus).name.split('.')[0]}"
+    elif args.seed != CorpusSpec.seed:
+        stem = RESULTS / f"bench-{report['conversations']}-seed{args.seed}"
+    else:
+        stem = RESULTS / f"bench-{report['conversations']}"
     stem.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n")
     text = markdown(report)
     stem.with_suffix(".md").write_text(text)

@@ -8,6 +8,7 @@ without turns and must be fetched with get_conversation; responses alternate JSO
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 from bench.corpus import PER_PARTITION, CorpusSpec
 from pipelines.ces.simulator.runner import serve
@@ -19,8 +20,9 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, default=20_000)
     parser.add_argument("--per-partition", type=int, default=PER_PARTITION)
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=CorpusSpec.seed, help="the corpus's data seed")
     args = parser.parse_args()
-    spec = CorpusSpec.for_count(args.conversations, args.per_partition)
+    spec = dataclasses.replace(CorpusSpec.for_count(args.conversations, args.per_partition), seed=args.seed)
     serve(SimulatorConfig(scale=spec.scale, page_size_max=100), port=args.port)
 
 
