@@ -229,3 +229,33 @@ def test_evaluate_starts_a_run_and_loads_it(workdir: Path) -> None:
         assert "NOT_FOUND" in refused.stderr
         conflicting = cli("evaluate", "--app", app, env=env, cwd=workdir)
         assert conflicting.returncode == 2 and "exactly one of" in conflicting.stderr
+
+
+@pytest.mark.parametrize("configured", [None, "shared.state"])
+def test_bulk_ingest_workers_share_one_request_rate(
+    configured: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every worker of a bulk ingest gets the same rate-limit file: the configured one, or one
+    made for that ingest alone (and removed after it)."""
+    from datetime import date
+
+    from pipelines import cli as cli_module
+    from pipelines.config import CesSettings
+
+    passed: list[tuple[str, bool]] = []
+
+    def bulk(command: str, lake: object, partitions: object, workers: int, task_args: tuple) -> int:
+        (settings,) = task_args
+        passed.append((settings.rate_limit_file, os.path.isdir(os.path.dirname(settings.rate_limit_file))))
+        return 0
+
+    monkeypatch.setattr(cli_module, "_bulk", bulk)
+    monkeypatch.setenv("CES_LAKE", str(tmp_path / "lake"))
+    rate_file = str(tmp_path / configured) if configured else None
+    settings = CesSettings(mcp_url="http://127.0.0.1:9/mcp", rate_limit_file=rate_file)
+    assert cli_module._bulk_ingest(settings, [("projects/p/locations/l/apps/a", date(2026, 11, 1))], 2) == 0
+    [(path, existed)] = passed
+    if configured:
+        assert path == rate_file
+    else:
+        assert existed and path.endswith("rate-limit.state") and not os.path.exists(os.path.dirname(path))
