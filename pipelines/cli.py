@@ -240,7 +240,8 @@ def _ingest_evaluation_runs(apps: Sequence[str], run_config: dict | None = None)
 
 def _bulk_ingest(settings: CesSettings, partitions: list[tuple[str, date]], workers: int) -> int:
     """`_bulk` ingest: every worker has a client of its own, and they share one request rate
-    through a file (`CES_RATE_LIMIT_FILE`, or one for this ingest alone)."""
+    through a file (`CES_RATE_LIMIT_FILE` or the one in `DAGSTER_HOME`, else one for this
+    ingest alone)."""
     from pipelines.lake.store import Lake
 
     lake = Lake(storage_settings_from_env().lake)
