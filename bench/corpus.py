@@ -17,7 +17,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass
@@ -27,6 +27,7 @@ from typing import Any
 
 import orjson
 
+from pipelines.ces.paging import ApiRecord
 from pipelines.ces.simulator.corpus import ConversationKey, SimulatorScale, conversation
 from pipelines.ces.tools import LIST_CONVERSATIONS, list_conversations_arguments
 from pipelines.ces.window import TimeWindow
@@ -128,14 +129,9 @@ def write_external_corpus(source: Path, lake_root: str) -> dict[str, Any]:
             app, day = partition
             if partition not in writers:
                 writers[partition] = stack.enter_context(lake.raw_writer(CONVERSATIONS_DATASET, app, day))
-            arguments = orjson.dumps(
-                list_conversations_arguments(app, TimeWindow.for_day(day), page_size=PAGE_SIZE)
-            )
-            items = b",".join(pages.pop(partition))
-            writers[partition].write(
-                b'{"tool":"%s","arguments":%s,"result":{"conversations":[%s]},"fetched_at":""}'
-                % (LIST_CONVERSATIONS.encode(), arguments, items)
-            )
+            arguments = list_conversations_arguments(app, TimeWindow.for_day(day), page_size=PAGE_SIZE)
+            page = b'{"conversations":[' + b",".join(pages.pop(partition)) + b"]}"
+            writers[partition].write(ApiRecord(LIST_CONVERSATIONS, arguments, text=page).to_json())
 
         with (gzip.open if source.suffix == ".gz" else open)(source, "rb") as lines:
             for line in lines:
@@ -187,26 +183,20 @@ def corpus_stats(lake_root: str) -> dict[str, Any]:
 
 def ensure_corpus(spec: CorpusSpec, *, workers: int = 2, root: Path = DATA_DIR) -> tuple[str, dict[str, Any]]:
     """The lake root holding `spec`'s corpus, written once (in `workers` processes) and then reused."""
-    directory = root / spec.tag
-    lake_root = str(directory / "lake")
-    manifest = directory / "manifest.json"
-    if manifest.exists():
-        return lake_root, json.loads(manifest.read_text())
-    directory.mkdir(parents=True, exist_ok=True)
-    started = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(_write_partition, spec, lake_root, app, day) for app, day in spec.partitions()]
-        files = [future.result() for future in futures]
-    stats = corpus_stats(lake_root)
-    info = {
-        "spec": asdict(spec),
-        "scale": {"max_turns": MAX_TURNS, "span_depth": SPAN_DEPTH, "page_size": PAGE_SIZE},
-        "stats": stats,
-        "raw_gzip_bytes": sum(f["bytes"] for f in files),
-        "generation_seconds": round(time.perf_counter() - started, 2),
-    }
-    manifest.write_text(json.dumps(info, indent=2))
-    return lake_root, info
+
+    def write(lake_root: str) -> dict[str, Any]:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = [
+                pool.submit(_write_partition, spec, lake_root, app, day) for app, day in spec.partitions()
+            ]
+            files = [future.result() for future in futures]
+        return {
+            "spec": asdict(spec),
+            "scale": {"max_turns": MAX_TURNS, "span_depth": SPAN_DEPTH, "page_size": PAGE_SIZE},
+            "raw_gzip_bytes": sum(f["bytes"] for f in files),
+        }
+
+    return _cached(root / spec.tag, write)
 
 
 def ensure_external_corpus(source: Path, *, root: Path = DATA_DIR) -> tuple[str, dict[str, Any]]:
@@ -214,18 +204,21 @@ def ensure_external_corpus(source: Path, *, root: Path = DATA_DIR) -> tuple[str,
     written once per version of the file (its name, size and modification time)."""
     stat = source.stat()
     directory = root / f"external-{source.name}-{stat.st_size}-{int(stat.st_mtime)}"
+    return _cached(directory, lambda lake_root: write_external_corpus(source, lake_root))
+
+
+def _cached(directory: Path, write: Callable[[str], dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+    """`directory`'s lake and manifest: written by `write(lake_root)` the first time (the
+    manifest adds the corpus's statistics and how long writing took), read back after."""
     lake_root = str(directory / "lake")
     manifest = directory / "manifest.json"
     if manifest.exists():
         return lake_root, json.loads(manifest.read_text())
     directory.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    written = write_external_corpus(source, lake_root)
-    info = {
-        **written,
-        "stats": corpus_stats(lake_root),
-        "generation_seconds": round(time.perf_counter() - started, 2),
-    }
+    info = write(lake_root)
+    seconds = round(time.perf_counter() - started, 2)
+    info |= {"stats": corpus_stats(lake_root), "generation_seconds": seconds}
     manifest.write_text(json.dumps(info, indent=2))
     return lake_root, info
 

@@ -130,26 +130,15 @@ def test_ingest_fails_clearly_when_the_server_is_unreachable(workdir: Path) -> N
         "CES_CONNECT_TIMEOUT_SECONDS": "1",
         "CES_RETRY_BACKOFF_SECONDS": "0.05",  # retried as usual, without waiting long
     }
-    result = cli(
-        "ingest", "--since", "2026-11-01", "--until", "2026-11-02", "--skip-evaluations", env=env, cwd=workdir
-    )
+    args = ["ingest", "--since", "2026-11-01", "--until", "2026-11-02", "--skip-evaluations"]
+    result = cli(*args, env=env, cwd=workdir)
     assert result.returncode == 1
     assert "2026-11-01" in result.stderr and "1 of 1 partitions failed" in result.stderr
     assert (
         "ces-pipeline ingest --since 2026-11-01 --until 2026-11-02 --app projects/p/locations/us/apps/a"
         in (result.stderr.replace("\n", ""))
     )
-    bulk = cli(
-        "ingest",
-        "--since",
-        "2026-11-01",
-        "--until",
-        "2026-11-02",
-        "--skip-evaluations",
-        "--bulk",
-        env=env,
-        cwd=workdir,
-    )
+    bulk = cli(*args, "--bulk", env=env, cwd=workdir)
     assert bulk.returncode == 1
     assert "1 of 1 partitions failed" in bulk.stderr
     assert "✗ projects/p/locations/us/apps/a 2026-11-01: CesTransportError" in bulk.stderr

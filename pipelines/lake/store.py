@@ -94,10 +94,7 @@ class Lake:
 
     def write_raw_lines(self, dataset: str, app: str, day: date, lines: Iterable[bytes]) -> WrittenFile:
         """`write_raw` for records already serialised, one JSON text per line (no newline)."""
-        with self.raw_writer(dataset, app, day) as writer:
-            for line in lines:
-                writer.write(line)
-        return writer.written()
+        return self._write_lines(self.raw_path(dataset, app, day), lines)
 
     @contextmanager
     def raw_writer(self, dataset: str, app: str, day: date) -> Iterator[JsonLinesWriter]:
@@ -201,9 +198,13 @@ class Lake:
 
     def _write_jsonl(self, path: str, records: Iterable[dict[str, Any]]) -> WrittenFile:
         """Stream records into a gzip JSON Lines file that appears only once complete."""
+        # deepjson: a deep trace nests past orjson's limit
+        return self._write_lines(path, (deepjson.dumps(record) for record in records))
+
+    def _write_lines(self, path: str, lines: Iterable[bytes]) -> WrittenFile:
         with self._jsonl_writer(path) as writer:
-            for record in records:
-                writer.write(deepjson.dumps(record))  # a deep trace nests past orjson's limit
+            for line in lines:
+                writer.write(line)
         return writer.written()
 
     @contextmanager
