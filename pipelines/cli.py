@@ -498,7 +498,12 @@ def _add_scale_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_partition_options(parser: argparse.ArgumentParser) -> None:
+def _add_partition_options(parser: argparse.ArgumentParser, *, bulk_help: str) -> None:
+    """The options `ingest` and `rebuild` share: the UTC days, the apps, how to run them."""
+    parser.add_argument("--since", type=_day, required=True, help="first UTC day, YYYY-MM-DD")
+    parser.add_argument("--until", type=_day, required=True, help="the UTC day after the last (exclusive)")
+    parser.add_argument("--skip-evaluations", action="store_true", help="conversations only")
+    parser.add_argument("--bulk", action="store_true", help=bulk_help)
     parser.add_argument(
         "--app", action="append", help="only this app (repeatable); default: every app of CES_APPS"
     )
@@ -515,16 +520,11 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     ingest = commands.add_parser("ingest", help="ingest conversations started in [since, until) (UTC)")
-    ingest.add_argument("--since", type=_day, required=True)
-    ingest.add_argument("--until", type=_day, required=True)
-    ingest.add_argument("--skip-evaluations", action="store_true", help="conversations only")
-    ingest.add_argument(
-        "--bulk",
-        action="store_true",
-        help="for long histories: no Dagster run per partition; partitions fetched and flattened in "
-        "--parallel processes sharing the request rate, loaded several per transaction, then checked",
+    _add_partition_options(
+        ingest,
+        bulk_help="for long histories: no Dagster run per partition; partitions fetched and flattened "
+        "in --parallel processes sharing the request rate, loaded several per transaction, then checked",
     )
-    _add_partition_options(ingest)
     ingest.set_defaults(func=cmd_ingest)
 
     evaluate = commands.add_parser("evaluate", help="start an evaluation run, wait for it to start, load it")
@@ -539,16 +539,11 @@ def build_parser() -> argparse.ArgumentParser:
     rebuild = commands.add_parser(
         "rebuild", help="re-derive Parquet and warehouse from the raw lake (no API)"
     )
-    rebuild.add_argument("--since", type=_day, required=True)
-    rebuild.add_argument("--until", type=_day, required=True)
-    rebuild.add_argument("--skip-evaluations", action="store_true", help="conversations only")
-    rebuild.add_argument(
-        "--bulk",
-        action="store_true",
-        help="for long histories: no Dagster run per partition; partitions flattened in --parallel "
+    _add_partition_options(
+        rebuild,
+        bulk_help="for long histories: no Dagster run per partition; partitions flattened in --parallel "
         "processes and loaded several per transaction, then checked",
     )
-    _add_partition_options(rebuild)
     rebuild.set_defaults(func=cmd_rebuild)
 
     query = commands.add_parser("query", help="run a named query from sql/queries/")
