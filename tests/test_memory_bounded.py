@@ -35,8 +35,8 @@ share count once): measured at ~350 MB."""
 INGEST_TREE_BOUND_MB = 450
 """The bulk ingest's tree: the backfill's, plus each worker's pages in flight (a page is
 ~2 MB of JSON, read ahead by one, received with its text copy); the simulator runs apart.
-Measured at 303-309 MB for 1,000 conversations and 385-386 MB for 4,000 (the same growth
-as the backfill's, see TREE_GROWTH_MB); 404 MB for 20,000 in the benchmark."""
+Measured at 316-320 MB for 1,000 conversations and 387-389 MB for 4,000 (the same growth
+as the backfill's, see TREE_GROWTH_MB); 392-394 MB for 20,000 in the benchmark's setting."""
 TREE_GROWTH_MB = 100
 """The tree's peak is the sum of three processes' peaks, which coincide more often in a longer
 run, and the loader's open transaction holds each table's unfilled row group (122,880 rows)

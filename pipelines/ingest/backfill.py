@@ -11,6 +11,8 @@ partition batch per worker: the Parquet files on disk are the hand-over.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import importlib
 import multiprocessing
 import sys
@@ -82,10 +84,32 @@ class BackfillResult:
     """Partitions whose task failed, with the error: the others went on."""
 
 
+_M_ARENA_MAX = -8
+"""glibc's `mallopt` parameter for the most malloc arenas a process may have (malloc.h)."""
+
+
 def _start_worker() -> None:
     """Arrow allocations from the system allocator: a flatten worker peaks 25 MB lower than
-    with Arrow's jemalloc pool, which keeps freed pages around, at the same speed."""
+    with Arrow's jemalloc pool, which keeps freed pages around, at the same speed. And one
+    malloc arena for the worker's threads (`_one_malloc_arena`)."""
     pa.set_memory_pool(pa.system_memory_pool())
+    _one_malloc_arena()
+
+
+def _one_malloc_arena() -> None:
+    """Let every thread of this process allocate from glibc's main arena.
+
+    An ingest worker's fetch threads (paging, hydrations) would each get an arena of their
+    own, where the multi-megabyte buffers of received pages leave freed memory that is not
+    handed back: with one arena, the bulk ingest's process tree peaks ~13 MB lower (402-413
+    -> 392-394 MB at 20,000 conversations, six runs and four) for the same CPU. The threads
+    hold the GIL while they allocate most of it, so they seldom wait for the arena's lock.
+    Elsewhere than glibc (no `mallopt`, or one that ignores the parameter) nothing changes.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):  # a C library without mallopt
+        ctypes.CDLL(None).mallopt(_M_ARENA_MAX, 1)
 
 
 def flatten_task(lake_root: str, app: str, day: date) -> dict[str, Any]:
