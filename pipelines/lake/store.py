@@ -9,7 +9,7 @@ import re
 import time
 import uuid
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -96,12 +96,10 @@ class Lake:
         """`write_raw` for records already serialised, one JSON text per line (no newline)."""
         return self._write_lines(self.raw_path(dataset, app, day), lines)
 
-    @contextmanager
-    def raw_writer(self, dataset: str, app: str, day: date) -> Iterator[JsonLinesWriter]:
+    def raw_writer(self, dataset: str, app: str, day: date) -> AbstractContextManager[JsonLinesWriter]:
         """A writer of one raw partition's lines that replaces the partition when the block ends
         without an error (and leaves the old file otherwise)."""
-        with self._jsonl_writer(self.raw_path(dataset, app, day)) as writer:
-            yield writer
+        return self._jsonl_writer(self.raw_path(dataset, app, day))
 
     def read_raw(self, dataset: str, app: str, day: date) -> Iterator[dict[str, Any]]:
         """The records of one raw partition, one at a time."""
