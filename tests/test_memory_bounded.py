@@ -37,12 +37,15 @@ INGEST_TREE_BOUND_MB = 450
 ~2 MB of JSON, read ahead by one, received with its text copy); the simulator runs apart.
 Measured at 316-320 MB for 1,000 conversations and 387-389 MB for 4,000 (the same growth
 as the backfill's, see TREE_GROWTH_MB); 392-394 MB for 20,000 in the benchmark's setting."""
-TREE_GROWTH_MB = 100
+TREE_GROWTH_MB = 130
 """The tree's peak is the sum of three processes' peaks, which coincide more often in a longer
 run, and the loader's open transaction holds each table's unfilled row group (122,880 rows)
 until it fills, within DuckDB's 64 MB limit (the loader's own peak: 222 MB at 1,000
-conversations, 242 MB at 4,000). Measured 62-82 MB more at 4,000 conversations than at 1,000
-(seven runs), and no more at 200,000 than at 20,000 (bench: 358 and 367 MB)."""
+conversations, 242 MB at 4,000). So the tree reaches its plateau only from ~3,000
+conversations on: 308-310 MB at 1,000, 366-370 at 2,000, then 388-418 at 3,000, 4,000 and
+6,000 alike. Measured 62-101 MB more at 4,000 than at 1,000 (nine runs), and no more at
+200,000 than at 20,000 (bench: 358 and 367 MB). Keeping the 3,000 more conversations as
+decoded objects (~87 KB each, from ~21 KB of JSON) would add ~260 MB."""
 
 
 def _write_corpus(lake_root: str, conversations: int) -> None:
