@@ -131,13 +131,14 @@ def test_a_failed_load_keeps_the_windows_committed_before_it(
             lake,
             warehouse,
             [(APP, day) for day in DAYS],
-            workers=1,  # partitions finish in order; the third cannot be loaded
+            workers=1,  # partitions finish one by one, the largest (last) day first; the third
+            # day, second in line, cannot be loaded
             task=flatten_then_lose_spans_of_the_third_day,
             commit_conversations=commit_conversations,
             on_loaded=lambda group, _rows: inserted.extend(day for _, day in group),
         )
 
-    assert inserted[:1] == [DAYS[0]] and DAYS[2] not in inserted and DAYS[3] not in inserted
+    assert inserted == [DAYS[3]]
     committed = inserted if commit_conversations == 1 else []
     expected = sum(DAYS.index(day) + 1 for day in committed)
     with warehouse.connect(read_only=True) as conn:  # every table holds the same conversations
@@ -147,3 +148,27 @@ def test_a_failed_load_keeps_the_windows_committed_before_it(
         }
     assert names == {"conversations": expected, "turns": expected, "spans": expected}
     assert warehouse.row_counts()["rejects"] == len(committed)
+
+
+def flatten_and_note_the_day(lake_root: str, app: str, day: date) -> dict:
+    """flatten_task, noting in the lake root's `order` file which day it started."""
+    with open(Path(lake_root) / "order", "a") as order:
+        order.write(f"{day}\n")
+    return flatten_task(lake_root, app, day)
+
+
+def test_the_largest_partitions_are_flattened_first(tmp_path: Path) -> None:
+    """The partitions are handed out by raw file size, the days not fetched yet last, ties in
+    the order given; a single worker starts them in that order."""
+    lake = raw_lake(tmp_path / "lake")  # day i holds i + 1 conversations
+    unfetched = [DAYS[-1] + timedelta(days=n) for n in (1, 2)]
+    partitions = [(APP, day) for day in (unfetched[0], *DAYS, unfetched[1])]
+
+    result = backfill_partitions(
+        lake, Warehouse(str(tmp_path / "w.duckdb")), partitions, workers=1, task=flatten_and_note_the_day
+    )
+
+    started = (tmp_path / "lake" / "order").read_text().split()
+    assert started == [str(day) for day in (*reversed(DAYS), *unfetched)]
+    assert set(result.failed) == {(APP, day) for day in unfetched}  # no raw file: reported
+    assert result.loaded["conversations"] == 1 + 2 + 3 + 4

@@ -26,7 +26,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from pipelines.ingest.flatten import flatten_conversation_partition
+from pipelines.ingest.flatten import CONVERSATIONS_DATASET, flatten_conversation_partition
 from pipelines.ingest.load import open_conversation_load, replace_partitions
 from pipelines.lake.store import Lake
 from pipelines.warehouse.duck import ConversationLoad, Warehouse
@@ -118,6 +118,24 @@ def flatten_task(lake_root: str, app: str, day: date) -> dict[str, Any]:
     return {"rows": flatten_conversation_partition(Lake(lake_root), app, day).rows}
 
 
+def largest_first(lake: Lake, partitions: Sequence[tuple[str, date]]) -> list[tuple[str, date]]:
+    """The partitions with the largest raw files first; those without one (not fetched yet)
+    after them, each group in the order given.
+
+    The workers take partitions in this order, so the last to start are the smallest: the
+    backfill does not end with one worker flattening a large day while the other sits idle,
+    and the insert left for after the workers is a small one.
+    """
+
+    def raw_bytes(partition: tuple[str, date]) -> int:
+        try:
+            return int(lake.fs.size(lake.raw_path(CONVERSATIONS_DATASET, *partition)) or 0)
+        except OSError:  # FileNotFoundError among them
+            return 0
+
+    return sorted(partitions, key=raw_bytes, reverse=True)  # stable: ties keep their order
+
+
 def import_worker_modules() -> None:
     """Import what the workers run, here: a missing module fails once, clearly, rather than in
     every worker, and forked workers share the pages."""
@@ -198,10 +216,10 @@ def backfill_partitions(
     start_method: str | None = None,
     on_loaded: Callable[[list[tuple[str, date]], dict[str, int]], None] | None = None,
 ) -> BackfillResult:
-    """Run `task` for every partition in `workers` processes, and insert the partitions it
-    produced into the warehouse as they finish (those finished while an insert ran go in the
-    next one together; the last once the workers have exited), committing every
-    `commit_conversations` conversations and at the end.
+    """Run `task` for every partition in `workers` processes, the largest first (`largest_first`),
+    and insert the partitions it produced into the warehouse as they finish (those finished
+    while an insert ran go in the next one together; the last once the workers have exited),
+    committing every `commit_conversations` conversations and at the end.
 
     A partition whose task fails is recorded in `failed` with its error, never loaded, and
     never stops the others; a failing insert or commit raises, after the partitions not yet
@@ -230,7 +248,8 @@ def backfill_partitions(
             max_workers=max(1, workers), mp_context=worker_context(start_method), initializer=_start_worker
         ) as pool:
             running: dict[Future[dict[str, Any]], tuple[str, date]] = {
-                pool.submit(task, lake.root, app, day, *task_args): (app, day) for app, day in partitions
+                pool.submit(task, lake.root, app, day, *task_args): (app, day)
+                for app, day in largest_first(lake, partitions)
             }
             while running:
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
