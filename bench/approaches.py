@@ -148,6 +148,8 @@ def ingest(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def duckdb_read_json(args: argparse.Namespace) -> dict[str, Any]:
+    import duckdb
+
     from pipelines.ingest.flatten import CONVERSATIONS_DATASET
     from pipelines.lake.store import Lake
     from pipelines.warehouse.duck import Warehouse
@@ -158,7 +160,12 @@ def duckdb_read_json(args: argparse.Namespace) -> dict[str, Any]:
     ]
     listing = "[" + ", ".join("'" + path.replace("'", "''") + "'" for path in files) + "]"
     sql = (SQL_DIR / "duckdb_flatten.sql").read_text().format(files=listing)
-    warehouse = Warehouse(str(Path(args.work) / "warehouse.duckdb"))
+    # DuckDB as it comes: its own memory limit (80% of RAM), not the one the pipeline's loads get.
+    with duckdb.connect() as defaults:
+        (memory_limit,) = defaults.execute("SELECT current_setting('memory_limit')").fetchone()
+    warehouse = Warehouse(
+        str(Path(args.work) / "warehouse.duckdb"), duckdb_config={"memory_limit": memory_limit}
+    )
     started = time.perf_counter()
     with warehouse.connect() as conn:
         warehouse.ensure_schema(conn)
