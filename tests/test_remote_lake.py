@@ -12,6 +12,7 @@ import pytest
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
 from pipelines.definitions import build_definitions
+from pipelines.lake.store import Lake
 from pipelines.orchestration.run import run_partitions
 from pipelines.warehouse.duck import Warehouse
 
@@ -41,7 +42,9 @@ def test_ingest_and_rebuild_with_the_lake_on_an_fsspec_memory_filesystem(
     assert warehouse.row_counts()["conversations"] == SCALE.conversations_per_day
     memory = fsspec.filesystem("memory")
     files = memory.find(root.removeprefix("memory://"))
-    assert any(f.endswith("records.jsonl.gz") for f in files)
+    raw = [f for f in files if f.endswith("records.jsonl.gz")]
+    assert len(raw) == 1
+    assert Lake(root).raw_partition_sizes("conversations") == {partitions[0]: memory.size(raw[0])}
     assert sum(f.endswith("part-0.parquet") for f in files) == 9
     assert not list((tmp_path).glob("**/*.parquet")), "nothing of the lake may land on local disk"
     rebuilt = run_partitions(build_definitions(), "rebuild_conversations", partitions, instance=instance)

@@ -126,14 +126,8 @@ def largest_first(lake: Lake, partitions: Sequence[tuple[str, date]]) -> list[tu
     backfill does not end with one worker flattening a large day while the other sits idle,
     and the insert left for after the workers is a small one.
     """
-
-    def raw_bytes(partition: tuple[str, date]) -> int:
-        try:
-            return int(lake.fs.size(lake.raw_path(CONVERSATIONS_DATASET, *partition)) or 0)
-        except OSError:  # FileNotFoundError among them
-            return 0
-
-    return sorted(partitions, key=raw_bytes, reverse=True)  # stable: ties keep their order
+    sizes = lake.raw_partition_sizes(CONVERSATIONS_DATASET)
+    return sorted(partitions, key=lambda partition: sizes.get(partition, 0), reverse=True)  # stable
 
 
 def import_worker_modules() -> None:

@@ -121,13 +121,19 @@ class Lake:
 
     def raw_partitions(self, dataset: str) -> list[tuple[str, date]]:
         """Every (app, day) with raw records, sorted."""
+        return sorted(self.raw_partition_sizes(dataset))
+
+    def raw_partition_sizes(self, dataset: str) -> dict[tuple[str, date], int]:
+        """The size in bytes of every (app, day)'s raw file, from one listing of the dataset
+        (on an object store, one request rather than one per partition)."""
         pattern = f"{self.root}/raw/{dataset}/app=*/date=*/{RAW_FILE}"
-        found = []
-        for path in self.fs.glob(pattern):
+        found = {}
+        for path, info in self.fs.glob(pattern, detail=True).items():
             match = _PARTITION.search(path.rsplit("/", 1)[0])
             if match:
-                found.append((app_from_segment(match.group(1)), date.fromisoformat(match.group(2))))
-        return sorted(found)
+                partition = (app_from_segment(match.group(1)), date.fromisoformat(match.group(2)))
+                found[partition] = int(info.get("size") or 0)
+        return found
 
     def raw_apps(self, dataset: str, day: date) -> list[str]:
         """Apps with raw records for `day`: what a flatten or rebuild of that day covers."""
