@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from datetime import date
 from pathlib import Path
 
@@ -12,6 +9,7 @@ import duckdb
 import pytest
 from conversation_samples import APP, conversation_name, full_conversation
 
+from pipelines.config import ConfigError
 from pipelines.ingest.load import (
     load_conversation_partition,
     load_conversation_partitions,
@@ -178,33 +176,33 @@ def test_a_load_transaction_holds_several_replacements_and_its_settings(
     assert warehouse.row_counts()["conversations"] == 2 and warehouse.row_counts()["spans"] == 8
 
 
-def memory_limits(path: Path, env: dict[str, str]) -> list[str]:
-    """DuckDB's memory_limit on a write and on a read-only connection, in a fresh process."""
-    code = (
-        "import sys; from pipelines.warehouse.duck import Warehouse\n"
-        "w = Warehouse(sys.argv[1])\n"
-        "for read_only in (False, True):\n"
-        "    with w.connect(read_only=read_only) as conn:\n"
-        "        print(conn.execute(\"SELECT current_setting('memory_limit')\").fetchone()[0])\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code, str(path)],
-        env={**{k: v for k, v in os.environ.items() if k != "CES_WAREHOUSE_MEMORY_LIMIT"}, **env},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout.split("\n")[:2]
+def memory_limits(path: Path) -> list[str]:
+    """DuckDB's memory_limit on a write and on a read-only connection."""
+    limits = []
+    for read_only in (False, True):
+        with Warehouse(str(path)).connect(read_only=read_only) as conn:
+            limits.append(conn.execute("SELECT current_setting('memory_limit')").fetchone()[0])
+    return limits
 
 
-def test_loads_get_a_bounded_buffer_pool_and_reads_duckdbs_default(tmp_path: Path) -> None:
+def test_loads_get_a_bounded_buffer_pool_and_reads_duckdbs_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A load's memory must not grow with the warehouse (DuckDB caches what a delete scanned,
     up to its limit); queries keep DuckDB's own limit, which quantiles need."""
     with duckdb.connect() as conn:
         duckdb_default = conn.execute("SELECT current_setting('memory_limit')").fetchone()[0]
     path = tmp_path / "w.duckdb"
-    assert memory_limits(path, {}) == ["122.0 MiB", duckdb_default]  # 128 MB
-    assert memory_limits(path, {"CES_WAREHOUSE_MEMORY_LIMIT": "1GB"}) == ["953.6 MiB", duckdb_default]
+    monkeypatch.delenv("CES_WAREHOUSE_MEMORY_LIMIT", raising=False)
+    assert memory_limits(path) == ["122.0 MiB", duckdb_default]  # 128 MB
+    monkeypatch.setenv("CES_WAREHOUSE_MEMORY_LIMIT", "1GB")
+    assert memory_limits(path) == ["953.6 MiB", duckdb_default]
     loader = Warehouse(str(path), duckdb_config={"memory_limit": "64MB"})
     with loader.connect() as conn:  # the backfill's loader sets its own
         assert conn.execute("SELECT current_setting('memory_limit')").fetchone()[0] == "61.0 MiB"
+    monkeypatch.setenv("CES_WAREHOUSE_MEMORY_LIMIT", "lots")
+    with (
+        pytest.raises(ConfigError, match="CES_WAREHOUSE_MEMORY_LIMIT must be a size"),
+        Warehouse(str(path)).connect(),
+    ):
+        pass

@@ -20,6 +20,7 @@ import pyarrow as pa
 from fsspec import AbstractFileSystem
 
 from pipelines.ces.window import TimeWindow
+from pipelines.config import ConfigError
 from pipelines.sqlfiles import sql_text
 from pipelines.transform.evaluations import RESULT_REJECT_SOURCE, RUN_REJECT_SOURCE
 from pipelines.transform.schemas import (
@@ -55,8 +56,9 @@ class WarehouseSchemaError(RuntimeError):
 
 DEFAULT_LOCK_TIMEOUT_SECONDS = float(os.environ.get("CES_WAREHOUSE_LOCK_TIMEOUT") or 900)
 
-WRITE_MEMORY_LIMIT = os.environ.get("CES_WAREHOUSE_MEMORY_LIMIT") or "128MB"
-"""DuckDB's buffer pool for the connections that load (DuckDB's own default is 80% of RAM).
+DEFAULT_WRITE_MEMORY_LIMIT = "128MB"
+"""DuckDB's buffer pool for the connections that load, unless `CES_WAREHOUSE_MEMORY_LIMIT`
+says otherwise (DuckDB's own default is 80% of RAM).
 
 A partition load deletes the rows it replaces, which scans whole tables; DuckDB keeps the
 blocks it read cached up to its limit, so without one a load's memory grows with the
@@ -65,6 +67,16 @@ at 513-650 MB, and at 305-312 MB with this limit, in the same time. Beyond it Du
 or spills to disk. Read-only connections keep DuckDB's default: holistic aggregates
 (quantiles) must hold their groups in memory, and at 128 MB the latency queries over 200,000
 conversations fail."""
+
+_SIZE = re.compile(r"\d+(?:\.\d+)?\s*(?:[KMGT]i?B|B)", re.IGNORECASE)
+
+
+def write_memory_limit() -> str:
+    """`CES_WAREHOUSE_MEMORY_LIMIT`, else the default; anything but a size is a ConfigError."""
+    value = (os.environ.get("CES_WAREHOUSE_MEMORY_LIMIT") or DEFAULT_WRITE_MEMORY_LIMIT).strip()
+    if not _SIZE.fullmatch(value):
+        raise ConfigError(f"CES_WAREHOUSE_MEMORY_LIMIT must be a size such as 128MB or 1GB, got {value!r}")
+    return value
 
 
 class Warehouse:
@@ -107,7 +119,7 @@ class Warehouse:
                 config = (
                     self.duckdb_config
                     if read_only
-                    else {"memory_limit": WRITE_MEMORY_LIMIT, **self.duckdb_config}
+                    else {"memory_limit": write_memory_limit(), **self.duckdb_config}
                 )
                 conn = duckdb.connect(self.path, read_only=read_only, config=config)
             except duckdb.IOException as exc:
