@@ -28,7 +28,8 @@ BOUND_MB = 450
 one partition's DuckDB load; measured at ~300 MB."""
 GROWTH_MB = 50
 """Measured 30-38 MB more at 4,000 conversations than at 1,000 (four runs), 40 MB on a busy
-machine. Holding the input instead would add hundreds of MB."""
+machine; 20-23 MB since a load's DuckDB buffer pool is bounded (`DEFAULT_WRITE_MEMORY_LIMIT`: 278 and
+300 MB). Holding the input instead would add hundreds of MB."""
 TREE_BOUND_MB = 400
 """The backfill's process tree (loader, fork server, two workers; PSS, so the modules they
 share count once): measured at ~350 MB."""
