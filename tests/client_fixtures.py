@@ -57,6 +57,8 @@ class Call:
     http_method: str
     headers: dict[str, str]
     body: Any
+    port: int | None = None
+    """The client's port: which connection the request came on."""
 
     @property
     def method(self) -> str | None:
@@ -92,7 +94,8 @@ class McpServer:
 
     async def _endpoint(self, request: Request) -> Response:
         raw = await request.body()
-        call = Call(request.method, dict(request.headers), orjson.loads(raw) if raw else None)
+        port = request.client.port if request.client else None
+        call = Call(request.method, dict(request.headers), orjson.loads(raw) if raw else None, port)
         with self._lock:
             self.calls.append(call)
         return self.handler(call)

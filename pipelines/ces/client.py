@@ -13,7 +13,8 @@ Layers, top to bottom, each one method:
   exponential backoff with full jitter, Retry-After honoured, bounded in attempts and time),
   and an HTTP 401 renews the credentials and sends once more;
 - `_post`: one HTTP attempt, paced by the shared rate limiter, authenticated, reading a JSON
-  or an SSE body, counted in `stats`.
+  or an SSE body, counted in `stats`; what follows an SSE response event is read to its end
+  by a `StreamDrainer`, so that the connection serves the next request.
 
 The client is shared by hydration worker threads: httpx.Client is thread-safe, and the
 client's own state (ids, stats, tool cache, session) is guarded by locks. It never logs or
@@ -39,6 +40,7 @@ import orjson
 
 from pipelines.ces import protocol
 from pipelines.ces.auth import TokenProvider, token_provider_from_settings
+from pipelines.ces.drain import StreamDrainer
 from pipelines.ces.errors import (
     CesError,
     CesMalformedResponseError,
@@ -270,6 +272,7 @@ class CesMcpClient:
             initial_backoff_seconds=settings.retry_backoff_seconds,
         )
         self._max_event_bytes = max_event_bytes
+        self._drainer = StreamDrainer()
         self._lock = threading.Lock()
         self._session_lock = threading.Lock()
         self._session: _Session | None = None
@@ -292,6 +295,7 @@ class CesMcpClient:
         session, self._session = self._session, None
         if session is not None and session.session_id and not self._http.is_closed:
             self._terminate(session)
+        self._drainer.close()
         self._http.close()
 
     def __repr__(self) -> str:
@@ -529,12 +533,21 @@ class CesMcpClient:
         body: _CountingBody | None = None
         started = time.perf_counter()
         try:
-            with self._http.stream(
+            request = self._http.build_request(
                 "POST", self._url, content=exchange.body, headers={**exchange.headers, **auth}
-            ) as response:
+            )
+            response: httpx.Response | None = self._http.send(request, stream=True)
+            try:
                 status = response.status_code
                 body = _CountingBody(response)
-                return self._read(exchange, response, body, token)
+                reply = self._read(exchange, response, body, token)
+                if not response.is_closed:  # an SSE answer, left at its response event
+                    self._drainer.finish(response, body)
+                    response = None
+                return reply
+            finally:
+                if response is not None:
+                    response.close()
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
             # The request never left this machine: safe to send again, whatever the call.
             raise CesTransportError(
