@@ -108,10 +108,12 @@ class StreamDrainer:
                         if received > self._max_bytes or time.monotonic() - started > self._give_up_seconds:
                             kept_open = True
                             break
-            except (httpx.HTTPError, OSError) as exc:  # the connection is dropped, as it was before
+            except Exception as exc:  # whatever ends the read, the thread must go on
+                # The connection is dropped, as it was before; the caller has its response.
                 logger.debug("reading the end of an SSE answer failed: %s", type(exc).__name__)
             finally:
-                response.close()
+                with contextlib.suppress(Exception):  # nor may closing stop it
+                    response.close()
                 ended.set()
             if kept_open or time.monotonic() - started > self._give_up_seconds:
                 self.enabled = False
