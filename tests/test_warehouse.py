@@ -197,6 +197,10 @@ def test_loads_get_a_bounded_buffer_pool_and_reads_duckdbs_default(
     assert memory_limits(path) == ["122.0 MiB", duckdb_default]  # 128 MB
     monkeypatch.setenv("CES_WAREHOUSE_MEMORY_LIMIT", "1GB")
     assert memory_limits(path) == ["953.6 MiB", duckdb_default]
+    monkeypatch.setenv("CES_WAREHOUSE_MEMORY_LIMIT", "25%")  # of RAM, as DuckDB reads it
+    with duckdb.connect(config={"memory_limit": "25%"}) as conn:
+        quarter = conn.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+    assert memory_limits(path) == [quarter, duckdb_default] and quarter != duckdb_default
     loader = Warehouse(str(path), duckdb_config={"memory_limit": "64MB"})
     with loader.connect() as conn:  # the backfill's loader sets its own
         assert conn.execute("SELECT current_setting('memory_limit')").fetchone()[0] == "61.0 MiB"

@@ -99,14 +99,12 @@ class StreamDrainer:
         while (item := self._queue.get()) is not None:
             response, rest, ended = item
             started = time.monotonic()
-            kept_open = False
+            received = 0
             try:
                 if not self._closed:
-                    received = 0
                     for chunk in rest:
                         received += len(chunk)
                         if received > self._max_bytes or time.monotonic() - started > self._give_up_seconds:
-                            kept_open = True
                             break
             except Exception as exc:  # whatever ends the read, the thread must go on
                 # The connection is dropped, as it was before; the caller has its response.
@@ -115,7 +113,7 @@ class StreamDrainer:
                 with contextlib.suppress(Exception):  # nor may closing stop it
                     response.close()
                 ended.set()
-            if kept_open or time.monotonic() - started > self._give_up_seconds:
+            if received > self._max_bytes or time.monotonic() - started > self._give_up_seconds:
                 self.enabled = False
                 logger.info(
                     "the server keeps SSE streams open after their response; closing them from now on"

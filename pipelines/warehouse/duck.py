@@ -68,14 +68,19 @@ or spills to disk. Read-only connections keep DuckDB's default: holistic aggrega
 (quantiles) must hold their groups in memory, and at 128 MB the latency queries over 200,000
 conversations fail."""
 
-_SIZE = re.compile(r"\d+(?:\.\d+)?\s*(?:[KMGT]i?B|B)", re.IGNORECASE)
+_SIZE = re.compile(r"\d+(?:\.\d+)?\s*(?:[KMGT]i?B|B|%)", re.IGNORECASE)
+"""What DuckDB takes as a memory limit: a size, or a share of the machine's RAM."""
 
 
 def write_memory_limit() -> str:
-    """`CES_WAREHOUSE_MEMORY_LIMIT`, else the default; anything but a size is a ConfigError."""
+    """`CES_WAREHOUSE_MEMORY_LIMIT`, else the default; anything but a size or a percentage of
+    RAM is a ConfigError."""
     value = (os.environ.get("CES_WAREHOUSE_MEMORY_LIMIT") or DEFAULT_WRITE_MEMORY_LIMIT).strip()
     if not _SIZE.fullmatch(value):
-        raise ConfigError(f"CES_WAREHOUSE_MEMORY_LIMIT must be a size such as 128MB or 1GB, got {value!r}")
+        raise ConfigError(
+            "CES_WAREHOUSE_MEMORY_LIMIT must be a size such as 128MB or 1GB, or a share of RAM "
+            f"such as 10%, got {value!r}"
+        )
     return value
 
 
