@@ -76,6 +76,9 @@ def test_stateless_request_carries_the_2026_envelope_and_routing_headers() -> No
     assert headers["mcp-method"] == "tools/call"
     assert headers["mcp-name"] == "get_conversation"
     assert "mcp-session-id" not in headers
+    # The client's own headers, merged once when it was made.
+    assert headers["user-agent"].startswith("ces-pipeline/")
+    assert "gzip" in headers["accept-encoding"]
     meta = call.params["_meta"]
     assert meta["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
     assert meta["io.modelcontextprotocol/clientInfo"]["name"] == "ces-pipeline"

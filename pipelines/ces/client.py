@@ -264,6 +264,11 @@ class CesMcpClient:
             follow_redirects=False,
             headers={"user-agent": f"{protocol.CLIENT_NAME}/{protocol.CLIENT_INFO['version']}"},
         )
+        # Every POST goes to one URL with the client's headers, merged here once: `build_request`
+        # merged URL, headers and cookies again on each call, ~150 of the ~850 us of client
+        # CPU a get_conversation costs. CES sets no cookies.
+        self._post_url = httpx.URL(self._url)
+        self._base_headers = dict(self._http.headers)
         self._limiter = rate_limiter or rate_limiter_for(settings.max_rps, settings.rate_limit_file)
         self._tokens = token_provider or token_provider_from_settings(settings)
         self._retry_policy = retry_policy or RetryPolicy(
@@ -533,8 +538,11 @@ class CesMcpClient:
         body: _CountingBody | None = None
         started = time.perf_counter()
         try:
-            request = self._http.build_request(
-                "POST", self._url, content=exchange.body, headers={**exchange.headers, **auth}
+            request = httpx.Request(
+                "POST",
+                self._post_url,
+                content=exchange.body,
+                headers={**self._base_headers, **exchange.headers, **auth},
             )
             response: httpx.Response | None = self._http.send(request, stream=True)
             try:
