@@ -73,7 +73,7 @@ def test_description_files_name_their_relation_and_existing_columns() -> None:
         assert statements == sum(d.relation == path.stem for d in descriptions()), path.name
     for spec in ALL_TABLES:
         assert {d.column for d in descriptions() if d.relation == spec.name and d.column} == set(
-            spec.schema.names
+            spec.warehouse_schema.names
         )
 
 

@@ -32,7 +32,7 @@ from pipelines.ingest.fetch import fetch_conversation_partition
 from pipelines.ingest.flatten import flatten_conversation_partition
 from pipelines.ingest.load import load_conversation_partition
 from pipelines.lake.store import Lake
-from pipelines.transform.schemas import CONVERSATION_TABLES, REJECTS
+from pipelines.transform.schemas import CONVERSATION_TABLES, CONVERSATIONS, REJECTS
 from pipelines.warehouse.duck import Warehouse
 from pipelines.warehouse.lock import WarehouseBusyError
 
@@ -66,28 +66,28 @@ def _install_crash_point(point: str, marker: str) -> None:
     elif point == "warehouse":
         from pipelines.warehouse import duck
 
-        original_insert = duck._insert_parquet
+        original_insert = duck._insert_partition_parquet
 
-        def insert(conn: Any, table: str, path: str) -> int:
-            inserted = original_insert(conn, table, path)
+        def insert(conn: Any, table: str, paths: list[str], day: Any) -> int:
+            inserted = original_insert(conn, table, paths, day)
             if table == "spans":  # old rows deleted, some new ones inserted, nothing committed
                 _stop_here(marker)
             return inserted
 
-        duck._insert_parquet = insert
+        duck._insert_partition_parquet = insert
     elif point.startswith("hold:"):  # keep the warehouse transaction open for a while, log when
         from pipelines.warehouse import duck
 
         original_load = duck.Warehouse.conversation_load
         seconds = float(point.split(":")[1])
-        original_insert = duck._insert_parquet
+        original_insert = duck._insert_partition_parquet
 
-        def slow_insert(conn: Any, table: str, paths: list[str]) -> int:
+        def slow_insert(conn: Any, table: str, paths: list[str], day: Any) -> int:
             if table == "conversations":
                 with open(marker, "a") as log:
                     log.write(f"in {time.time()}\n")
                 time.sleep(seconds)
-            return original_insert(conn, table, paths)
+            return original_insert(conn, table, paths, day)
 
         @contextmanager
         def conversation_load(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
@@ -96,7 +96,7 @@ def _install_crash_point(point: str, marker: str) -> None:
             with open(marker, "a") as log:  # committed
                 log.write(f"out {time.time()}\n")
 
-        duck._insert_parquet = slow_insert
+        duck._insert_partition_parquet = slow_insert
         duck.Warehouse.conversation_load = conversation_load
 
 
@@ -177,6 +177,12 @@ def warehouse_rows(root: Path) -> dict[str, list[tuple[Any, ...]]]:
         return {t: sorted(conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in TABLES}
 
 
+def languages(rows: dict[str, list[tuple[Any, ...]]]) -> set[str]:
+    """The language codes the conversations hold: the version of the corpus they came from."""
+    column = CONVERSATIONS.warehouse_schema.get_field_index("language_code")
+    return {row[column] for row in rows["conversations"]}
+
+
 def expected_after(url: str, versions: Versions, root: Path) -> dict[str, list[tuple[Any, ...]]]:
     """The warehouse a clean ingest of the current version gives, in a folder of its own."""
     ingest(url, root)
@@ -187,7 +193,7 @@ def test_killed_while_writing_parquet(simulator, tmp_path: Path) -> None:
     url, versions = simulator
     ingest(url, tmp_path)
     before_lake, before = visible_lake(tmp_path), warehouse_rows(tmp_path)
-    assert {row[-1] for row in before["conversations"]} == {"v1"}
+    assert languages(before) == {"v1"}
     versions.version = 2
     with killed_at(url, tmp_path, "parquet"):
         tables = tmp_path / "lake" / "tables"
@@ -201,7 +207,7 @@ def test_killed_while_writing_parquet(simulator, tmp_path: Path) -> None:
         assert warehouse_rows(tmp_path) == before
     ingest(url, tmp_path)  # the re-run
     assert warehouse_rows(tmp_path) == expected_after(url, versions, tmp_path / "clean")
-    assert {row[-1] for row in warehouse_rows(tmp_path)["conversations"]} == {"v2"}
+    assert languages(warehouse_rows(tmp_path)) == {"v2"}
     # A fresh temporary file may be a concurrent writer's: left alone. An old one is debris.
     assert all(path.exists() for path in leftovers)
     an_hour_ago = time.time() - 3700
@@ -288,18 +294,18 @@ CLI_KILLED_IN_LOAD = """
 import os, sys, time
 from pipelines.warehouse import duck
 
-original_insert = duck._insert_parquet
+original_insert = duck._insert_partition_parquet
 
 
-def insert(conn, table, path):
-    inserted = original_insert(conn, table, path)
+def insert(conn, table, paths, day):
+    inserted = original_insert(conn, table, paths, day)
     if table == "spans":
         open(os.environ["CRASH_MARKER"], "w").write("here")
         time.sleep(600)
     return inserted
 
 
-duck._insert_parquet = insert
+duck._insert_partition_parquet = insert
 from pipelines.cli import main
 
 sys.exit(main(sys.argv[1:]))

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from pipelines.sqlfiles import sql_files
+from pipelines.sqlfiles import sql_files, sql_text
+from pipelines.transform.schemas import CONVERSATION_TABLES
 from pipelines.warehouse.duck import Warehouse
 from pipelines.warehouse.migrations import WarehouseVersionError, latest_version, migrations
 
@@ -43,6 +45,42 @@ def test_a_version_1_warehouse_is_migrated_and_keeps_its_rows(tmp_path: Path) ->
         rows = conn.execute("SELECT evaluation_run_name, state, observed_at FROM evaluation_runs").fetchall()
     assert rows == [(RUN, "COMPLETED", None)]
     assert [version for version, _ in versions(path)] == [m.version for m in migrations()]
+
+
+CONVERSATION = "projects/p/locations/l/apps/a/conversations/c"
+
+
+def test_a_version_2_warehouse_gets_the_partition_day_of_its_conversations(tmp_path: Path) -> None:
+    path = str(tmp_path / "v2.duckdb")
+    with duckdb.connect(path) as conn:  # what version 2 wrote: no partition_date
+        for ddl in sql_files("tables"):
+            conn.execute(ddl.read_text())
+        conn.execute(sql_text("warehouse/create_schema_version.sql"))
+        conn.execute("INSERT INTO schema_version VALUES (2, 'created', now())")
+        for spec in CONVERSATION_TABLES:
+            conn.execute(f"ALTER TABLE {spec.name} DROP COLUMN partition_date")
+        conn.execute(  # 23:30 on the 5th in UTC, though written with an offset
+            "INSERT INTO conversations (conversation_name, start_time) VALUES (?, ?)",
+            [CONVERSATION, "2026-11-06 01:30:00+02:00"],
+        )
+        conn.execute(
+            "INSERT INTO spans (conversation_name, span_id) VALUES (?, 0), (?, 1)", [CONVERSATION] * 2
+        )
+        conn.execute("INSERT INTO spans (conversation_name, span_id) VALUES ('orphan', 0)")
+    warehouse = Warehouse(path)
+    with warehouse.connect() as conn:
+        warehouse.ensure_schema(conn)
+        conversations = conn.execute("SELECT conversation_name, partition_date FROM conversations").fetchall()
+        spans = conn.execute(
+            "SELECT conversation_name, span_id, partition_date FROM spans ORDER BY ALL"
+        ).fetchall()
+    day = date(2026, 11, 5)
+    assert conversations == [(CONVERSATION, day)]
+    assert spans == [("orphan", 0, None), (CONVERSATION, 0, day), (CONVERSATION, 1, day)]
+    assert [version for version, _ in versions(path)] == [
+        2,
+        *(m.version for m in migrations() if m.version > 2),
+    ]
 
 
 def test_a_warehouse_from_a_newer_release_is_refused(tmp_path: Path) -> None:

@@ -104,6 +104,48 @@ def test_a_reload_holds_exactly_the_new_truth_and_spares_other_partitions(
     assert after == other_partitions
 
 
+def partition_days(warehouse: Warehouse) -> dict[str, set[tuple[str, date]]]:
+    """Per conversation table, the (conversation, partition_date) pairs its rows hold."""
+    with warehouse.connect(read_only=True) as conn:
+        return {
+            spec.name: set(
+                conn.execute(f"SELECT DISTINCT conversation_name, partition_date FROM {spec.name}").fetchall()
+            )
+            for spec in CONVERSATION_TABLES
+        }
+
+
+def test_rows_record_their_partition_day_and_a_conversation_moved_to_another_day_leaves_the_first(
+    lake: Lake, warehouse: Warehouse
+) -> None:
+    write_partition(lake, APP, DAY, [full_conversation("a"), full_conversation("b")])
+    write_partition(lake, APP, NEXT_DAY, [full_conversation("n", start="2026-11-02T08:00:00Z")])
+    for day in (DAY, NEXT_DAY):
+        load_conversation_partition(lake, warehouse, APP, day)
+    loaded = {
+        (conversation_name("a"), DAY),
+        (conversation_name("b"), DAY),
+        (conversation_name("n"), NEXT_DAY),
+    }
+    assert partition_days(warehouse)["conversations"] == loaded
+    assert partition_days(warehouse)["spans"] == loaded
+    assert partition_days(warehouse)["tool_calls"] == loaded
+    before = warehouse.row_counts()
+
+    # The server now says "a" started the next day: loading that day replaces a's rows of DAY.
+    moved = full_conversation("a", start="2026-11-02T09:00:00Z")
+    write_partition(lake, APP, NEXT_DAY, [full_conversation("n", start="2026-11-02T08:00:00Z"), moved])
+    load_conversation_partition(lake, warehouse, APP, NEXT_DAY)
+
+    now = {
+        (conversation_name("a"), NEXT_DAY),
+        (conversation_name("b"), DAY),
+        (conversation_name("n"), NEXT_DAY),
+    }
+    assert all(pairs == now for pairs in partition_days(warehouse).values())
+    assert warehouse.row_counts() == before  # no row of "a" twice
+
+
 def test_views_answer_the_trend_questions(lake: Lake, warehouse: Warehouse) -> None:
     write_partition(lake, APP, DAY, [full_conversation("a"), dict(full_conversation("b"), source="EVAL")])
     load_conversation_partition(lake, warehouse, APP, DAY)

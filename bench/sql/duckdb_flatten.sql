@@ -82,7 +82,7 @@ WITH pages AS (
     )
     WHERE tool = 'list_conversations'
 )
-SELECT c.* FROM pages;
+SELECT c.*, CAST(CAST(c.startTime AS TIMESTAMPTZ) AS DATE) AS partition_date FROM pages;
 
 INSERT INTO conversations BY NAME
 SELECT
@@ -99,31 +99,32 @@ SELECT
     entryAgent AS entry_agent,
     deployment,
     appVersion AS app_version,
-    languageCode AS language_code
+    languageCode AS language_code,
+    partition_date
 FROM bench_conversations;
 
 -- Child lists are unnested in the SELECT list, zipped with range(len(list)) for the index:
 -- far faster in DuckDB than a LATERAL unnest WITH ORDINALITY.
 CREATE OR REPLACE TEMP VIEW bench_turns AS
-SELECT name AS conversation_name, unnest(turns) AS turn, CAST(unnest(range(len(turns))) AS INTEGER) AS turn_index
+SELECT name AS conversation_name, partition_date, unnest(turns) AS turn, CAST(unnest(range(len(turns))) AS INTEGER) AS turn_index
 FROM bench_conversations;
 
 CREATE OR REPLACE TEMP VIEW bench_messages AS
 SELECT
-    conversation_name, turn_index,
+    conversation_name, partition_date, turn_index,
     unnest(turn.messages) AS message,
     CAST(unnest(range(len(turn.messages))) AS INTEGER) AS message_index
 FROM bench_turns
 UNION ALL
 SELECT
-    name, NULL,
+    name, partition_date, NULL,
     unnest(messages),
     CAST(unnest(range(len(messages))) AS INTEGER)
 FROM bench_conversations;
 
 INSERT INTO messages BY NAME
 SELECT
-    conversation_name, turn_index, message_index,
+    conversation_name, partition_date, turn_index, message_index,
     message.role AS role,
     CAST(message.eventTime AS TIMESTAMPTZ) AS event_time,
     coalesce(len(message.chunks), 0) AS chunk_count
@@ -131,14 +132,14 @@ FROM bench_messages;
 
 CREATE OR REPLACE TEMP TABLE bench_chunks AS
 SELECT
-    conversation_name, turn_index, message_index,
+    conversation_name, partition_date, turn_index, message_index,
     unnest(message.chunks) AS chunk,
     CAST(unnest(range(len(message.chunks))) AS INTEGER) AS chunk_index
 FROM bench_messages;
 
 INSERT INTO chunks BY NAME
 SELECT
-    conversation_name, turn_index, message_index, chunk_index,
+    conversation_name, partition_date, turn_index, message_index, chunk_index,
     CASE
         WHEN chunk."text" IS NOT NULL THEN 'text'
         WHEN chunk.transcript IS NOT NULL THEN 'transcript'
@@ -163,7 +164,7 @@ FROM bench_chunks;
 
 INSERT INTO tool_calls BY NAME
 SELECT
-    conversation_name, turn_index, message_index, chunk_index,
+    conversation_name, partition_date, turn_index, message_index, chunk_index,
     chunk.toolCall.id AS tool_call_id,
     chunk.toolCall.tool AS tool,
     chunk.toolCall.toolsetTool.toolset AS toolset,
@@ -178,7 +179,7 @@ WHERE chunk.toolCall IS NOT NULL;
 
 INSERT INTO tool_responses BY NAME
 SELECT
-    conversation_name, turn_index, message_index, chunk_index,
+    conversation_name, partition_date, turn_index, message_index, chunk_index,
     chunk.toolResponse.id AS tool_call_id,
     chunk.toolResponse.tool AS tool,
     chunk.toolResponse.toolsetTool.toolset AS toolset,
@@ -194,7 +195,7 @@ WHERE chunk.toolResponse IS NOT NULL;
 
 INSERT INTO agent_transfers BY NAME
 SELECT
-    conversation_name, turn_index, message_index, chunk_index,
+    conversation_name, partition_date, turn_index, message_index, chunk_index,
     chunk.agentTransfer.targetAgent AS target_agent,
     chunk.agentTransfer.displayName AS display_name
 FROM bench_chunks
@@ -204,44 +205,44 @@ WHERE chunk.agentTransfer IS NOT NULL;
 CREATE OR REPLACE TEMP TABLE bench_spans AS
 WITH
 level0 AS (
-    SELECT conversation_name, turn_index, []::INTEGER[] AS path, turn.rootSpan AS s
+    SELECT conversation_name, partition_date, turn_index, []::INTEGER[] AS path, turn.rootSpan AS s
     FROM bench_turns WHERE turn.rootSpan IS NOT NULL
 ),
 level1 AS (
-    SELECT conversation_name, turn_index, list_append(parent, i) AS path, s
+    SELECT conversation_name, partition_date, turn_index, list_append(parent, i) AS path, s
     FROM (
-        SELECT conversation_name, turn_index, path AS parent, unnest(s.childSpans) AS s,
+        SELECT conversation_name, partition_date, turn_index, path AS parent, unnest(s.childSpans) AS s,
             CAST(unnest(range(len(s.childSpans))) AS INTEGER) AS i
         FROM level0
     )
 ),
 level2 AS (
-    SELECT conversation_name, turn_index, list_append(parent, i) AS path, s
+    SELECT conversation_name, partition_date, turn_index, list_append(parent, i) AS path, s
     FROM (
-        SELECT conversation_name, turn_index, path AS parent, unnest(s.childSpans) AS s,
+        SELECT conversation_name, partition_date, turn_index, path AS parent, unnest(s.childSpans) AS s,
             CAST(unnest(range(len(s.childSpans))) AS INTEGER) AS i
         FROM level1
     )
 ),
 level3 AS (
-    SELECT conversation_name, turn_index, list_append(parent, i) AS path, s
+    SELECT conversation_name, partition_date, turn_index, list_append(parent, i) AS path, s
     FROM (
-        SELECT conversation_name, turn_index, path AS parent, unnest(s.childSpans) AS s,
+        SELECT conversation_name, partition_date, turn_index, path AS parent, unnest(s.childSpans) AS s,
             CAST(unnest(range(len(s.childSpans))) AS INTEGER) AS i
         FROM level2
     )
 ),
 every_span AS (
-    SELECT conversation_name, turn_index, path, s.name, s.startTime, s.endTime, s.duration, s.attributes
+    SELECT conversation_name, partition_date, turn_index, path, s.name, s.startTime, s.endTime, s.duration, s.attributes
     FROM level0
     UNION ALL
-    SELECT conversation_name, turn_index, path, s.name, s.startTime, s.endTime, s.duration, s.attributes
+    SELECT conversation_name, partition_date, turn_index, path, s.name, s.startTime, s.endTime, s.duration, s.attributes
     FROM level1
     UNION ALL
-    SELECT conversation_name, turn_index, path, s.name, s.startTime, s.endTime, s.duration, s.attributes
+    SELECT conversation_name, partition_date, turn_index, path, s.name, s.startTime, s.endTime, s.duration, s.attributes
     FROM level2
     UNION ALL
-    SELECT conversation_name, turn_index, path, s.name, s.startTime, s.endTime, s.duration, s.attributes
+    SELECT conversation_name, partition_date, turn_index, path, s.name, s.startTime, s.endTime, s.duration, s.attributes
     FROM level3
 )
 SELECT
@@ -258,7 +259,8 @@ SELECT
     CAST(s.startTime AS TIMESTAMPTZ) AS start_time,
     CAST(s.endTime AS TIMESTAMPTZ) AS end_time,
     CAST(rtrim(s.duration, 's') AS DOUBLE) AS duration_seconds,
-    s.attributes
+    s.attributes,
+    s.partition_date
 FROM bench_spans AS s
 LEFT JOIN bench_spans AS p
     ON len(s.path) > 0
@@ -268,7 +270,7 @@ LEFT JOIN bench_spans AS p
 
 INSERT INTO turns BY NAME
 SELECT
-    conversation_name, turn_index,
+    conversation_name, partition_date, turn_index,
     turn.userIntendedText AS user_intended_text,
     coalesce(len(turn.messages), 0) AS message_count,
     CASE WHEN turn.rootSpan IS NULL THEN 0 ELSE 1 + coalesce(list_sum(list_transform(

@@ -18,18 +18,36 @@ JSON = pa.string()
 
 @dataclass(frozen=True)
 class TableSpec:
-    """A warehouse table: its Arrow schema, unique key and which string columns hold JSON."""
+    """A warehouse table: its Arrow schema, unique key and which string columns hold JSON.
+
+    `schema` is what the flattener builds and the lake's Parquet holds; the warehouse table has
+    those columns, then `load_columns`, which a load sets for every row of a partition.
+    """
 
     name: str
     schema: pa.Schema
     key: tuple[str, ...]
     description: str
     json_columns: frozenset[str] = frozenset()
+    load_columns: tuple[pa.Field, ...] = ()
+
+    @property
+    def warehouse_schema(self) -> pa.Schema:
+        """The warehouse table's columns: the files' columns, then those the load adds."""
+        return pa.schema([*self.schema, *self.load_columns])
 
 
 def _schema(*fields: tuple[str, pa.DataType]) -> pa.Schema:
     return pa.schema([pa.field(name, dtype) for name, dtype in fields])
 
+
+PARTITION_DATE = pa.field("partition_date", pa.date32())
+"""The lake partition a conversation's rows were loaded from: the UTC day of its start.
+
+Every conversation table carries it in the warehouse, so that replacing a day reads only the
+row groups of that day (DuckDB skips the others by their min/max) instead of every row's name.
+"""
+_PARTITIONED = (PARTITION_DATE,)
 
 _POSITION = (
     ("conversation_name", pa.string()),
@@ -70,6 +88,7 @@ CONVERSATIONS = TableSpec(
     ),
     key=("conversation_name",),
     description="One row per conversation.",
+    load_columns=_PARTITIONED,
 )
 
 TURNS = TableSpec(
@@ -85,6 +104,7 @@ TURNS = TableSpec(
     ),
     key=("conversation_name", "turn_index"),
     description="One row per turn of a conversation.",
+    load_columns=_PARTITIONED,
 )
 
 MESSAGES = TableSpec(
@@ -99,6 +119,7 @@ MESSAGES = TableSpec(
     ),
     key=("conversation_name", "turn_index", "message_index"),
     description="One row per message; turn_index is NULL for the deprecated top-level messages.",
+    load_columns=_PARTITIONED,
 )
 
 CHUNKS = TableSpec(
@@ -115,6 +136,7 @@ CHUNKS = TableSpec(
     key=("conversation_name", "turn_index", "message_index", "chunk_index"),
     description="One row per message chunk.",
     json_columns=frozenset({"payload"}),
+    load_columns=_PARTITIONED,
 )
 
 TOOL_CALLS = TableSpec(
@@ -123,6 +145,7 @@ TOOL_CALLS = TableSpec(
     key=("conversation_name", "turn_index", "message_index", "chunk_index"),
     description="One row per toolCall chunk.",
     json_columns=frozenset({"args"}),
+    load_columns=_PARTITIONED,
 )
 
 TOOL_RESPONSES = TableSpec(
@@ -131,6 +154,7 @@ TOOL_RESPONSES = TableSpec(
     key=("conversation_name", "turn_index", "message_index", "chunk_index"),
     description="One row per toolResponse chunk.",
     json_columns=frozenset({"response"}),
+    load_columns=_PARTITIONED,
 )
 
 AGENT_TRANSFERS = TableSpec(
@@ -138,6 +162,7 @@ AGENT_TRANSFERS = TableSpec(
     schema=_schema(*_POSITION, ("target_agent", pa.string()), ("display_name", pa.string())),
     key=("conversation_name", "turn_index", "message_index", "chunk_index"),
     description="One row per agentTransfer chunk.",
+    load_columns=_PARTITIONED,
 )
 
 SPANS = TableSpec(
@@ -157,6 +182,7 @@ SPANS = TableSpec(
     key=("conversation_name", "turn_index", "span_id"),
     description="One row per span of a turn's trace; span_id is the pre-order position, root = 0.",
     json_columns=frozenset({"attributes"}),
+    load_columns=_PARTITIONED,
 )
 
 REJECTS = TableSpec(

@@ -19,7 +19,6 @@ import duckdb
 import pyarrow as pa
 from fsspec import AbstractFileSystem
 
-from pipelines.ces.window import TimeWindow
 from pipelines.config import ConfigError
 from pipelines.sqlfiles import sql_text
 from pipelines.transform.evaluations import RESULT_REJECT_SOURCE, RUN_REJECT_SOURCE
@@ -60,13 +59,12 @@ DEFAULT_WRITE_MEMORY_LIMIT = "128MB"
 """DuckDB's buffer pool for the connections that load, unless `CES_WAREHOUSE_MEMORY_LIMIT`
 says otherwise (DuckDB's own default is 80% of RAM).
 
-A partition load deletes the rows it replaces, which scans whole tables; DuckDB keeps the
-blocks it read cached up to its limit, so without one a load's memory grows with the
-warehouse: replacing a 2,000-conversation day in a warehouse of 200,000 conversations peaked
-at 513-650 MB, and at 305-312 MB with this limit, in the same time. Beyond it DuckDB evicts
-or spills to disk. Read-only connections keep DuckDB's default: holistic aggregates
-(quantiles) must hold their groups in memory, and at 128 MB the latency queries over 200,000
-conversations fail."""
+A partition load's deletes and commit read and rewrite row groups of every table; DuckDB
+keeps the blocks it read cached up to its limit: replacing a 2,000-conversation day in a
+warehouse of 200,000 conversations, three days in a row, peaked at 489-496 MB with DuckDB's
+default, and at 317-318 MB with this limit. Beyond it DuckDB evicts or spills to disk.
+Read-only connections keep DuckDB's default: holistic aggregates (quantiles) must hold their
+groups in memory, and at 128 MB the latency queries over 200,000 conversations fail."""
 
 _SIZE = re.compile(r"\d+(?:\.\d+)?\s*(?:[KMGT]i?B|B|%)", re.IGNORECASE)
 """What DuckDB takes as a memory limit: a size, or a share of the machine's RAM."""
@@ -271,26 +269,36 @@ class ConversationLoad:
 
     def replace(self, partitions: Sequence[PartitionFiles]) -> dict[str, int]:
         """Delete these partitions' rows from every conversation table and their rejects, and
-        insert their files; returns the rows inserted per table, summed over the partitions."""
+        insert their files; returns the rows inserted per table, summed over the partitions.
+
+        The rows replaced are those of every conversation loaded for these partitions or
+        arriving in their files, wherever they were loaded before (a conversation whose start
+        moved to another day leaves its old day). The deletes look only at the days those
+        conversations were loaded under (`partition_date`), so their cost does not grow with
+        the history the warehouse holds."""
         conn = self._conn
         inserted: dict[str, int] = {}
         conn.execute(sql_text("warehouse/create_partition_conversations.sql"))
         for partition in partitions:
-            window = TimeWindow.for_day(partition.day)
             conn.execute(
                 sql_text("warehouse/stage_partition_conversations.sql"),
                 {
                     "app": partition.app,
-                    "since": window.since,
-                    "until": window.until,
+                    "day": partition.day,
                     "incoming": partition.tables[CONVERSATIONS.name],
                 },
             )
-        replaces = _rowcount(conn.execute(sql_text("warehouse/count_replaced_conversations.sql")))
+        replaced = conn.execute(sql_text("warehouse/replaced_partition_dates.sql")).fetchone()
+        count, first, last = replaced if replaced else (0, None, None)
         for spec in CONVERSATION_TABLES:
-            if replaces:  # deletes scan whole tables: skip them when nothing is there to replace
-                conn.execute(sql_text("warehouse/delete_partition_rows.sql").format(table=spec.name))
-            inserted[spec.name] = _insert_parquet(conn, spec.name, [p.tables[spec.name] for p in partitions])
+            if count:  # nothing to look for in a first load, or a rebuild into an empty warehouse
+                conn.execute(
+                    sql_text("warehouse/delete_partition_rows.sql").format(table=spec.name),
+                    {"first": first, "last": last},
+                )
+            inserted[spec.name] = sum(
+                _insert_partition_parquet(conn, spec.name, [p.tables[spec.name]], p.day) for p in partitions
+            )
         for partition in partitions:
             conn.execute(
                 sql_text("warehouse/delete_partition_rejects.sql"),
@@ -345,7 +353,12 @@ def _insert_run_rows(conn: duckdb.DuckDBPyConnection, table: str, relation: str)
 
 
 def _insert_parquet(conn: duckdb.DuckDBPyConnection, table: str, paths: list[str]) -> int:
-    result = conn.execute(
-        sql_text("warehouse/insert_parquet.sql").format(table=table), {"paths": paths}
-    ).fetchone()
-    return int(result[0]) if result else 0
+    statement = sql_text("warehouse/insert_parquet.sql").format(table=table)
+    return _rowcount(conn.execute(statement, {"paths": paths}))
+
+
+def _insert_partition_parquet(
+    conn: duckdb.DuckDBPyConnection, table: str, paths: list[str], day: date
+) -> int:
+    statement = sql_text("warehouse/insert_partition_parquet.sql").format(table=table)
+    return _rowcount(conn.execute(statement, {"paths": paths, "day": day}))

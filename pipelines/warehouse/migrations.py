@@ -3,7 +3,9 @@
 `sql/tables/` always holds the current schema. `sql/migrations/NNNN_name.sql` turns a file
 of version NNNN-1 into version NNNN. A new file is created at the latest version; an older
 file (a `schema_version` table below the latest, or contract tables but no version at all,
-which is version 1) is migrated on open, one version per transaction.
+which is version 1) is migrated on open, one version per transaction. The tables an older file
+lacks are created first, at the current schema: a migration sees every table, and leaves one
+already in the current shape as it is (`ADD COLUMN IF NOT EXISTS`, updates that change nothing).
 """
 
 from __future__ import annotations
@@ -65,6 +67,10 @@ def migrate(conn: duckdb.DuckDBPyConnection, existing_tables: set[str]) -> list[
             f"this warehouse is at schema version {version}, newer than this ces-pipeline knows ({latest}): "
             "upgrade ces-pipeline, or point CES_WAREHOUSE at another file"
         )
+    # Tables the file lacks never had an older shape: they are created at the current one, and
+    # a migration finds every table there (so it must leave a current table as it is).
+    for path in sql_files("tables"):
+        conn.execute(path.read_text())
     applied = []
     if version is not None:
         for migration in migrations():
@@ -77,8 +83,6 @@ def migrate(conn: duckdb.DuckDBPyConnection, existing_tables: set[str]) -> list[
                     {"version": migration.version, "name": migration.name},
                 )
             applied.append(migration)
-    for path in sql_files("tables"):
-        conn.execute(path.read_text())
     if version is None:
         conn.execute(sql_text("warehouse/record_schema_version.sql"), {"version": latest, "name": "created"})
     return applied

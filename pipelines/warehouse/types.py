@@ -31,7 +31,7 @@ def duckdb_type(spec: TableSpec, field: pa.Field) -> str:
 def schema_mismatches(conn: duckdb.DuckDBPyConnection, spec: TableSpec) -> list[str]:
     """Differences between the table in the database and `spec`; empty when they agree."""
     actual = conn.execute(sql_text("warehouse/table_columns.sql"), {"table": spec.name}).fetchall()
-    expected = [(field.name, duckdb_type(spec, field)) for field in spec.schema]
+    expected = [(field.name, duckdb_type(spec, field)) for field in spec.warehouse_schema]
     if actual == expected:
         return []
     return [f"{spec.name}: expected columns {expected}, found {actual}"]

@@ -6,3 +6,4 @@ COMMENT ON COLUMN agent_transfers.message_index IS '0-based position of the mess
 COMMENT ON COLUMN agent_transfers.chunk_index IS '0-based position of the chunk in its message.';
 COMMENT ON COLUMN agent_transfers.target_agent IS 'Resource name of the agent the conversation was handed to.';
 COMMENT ON COLUMN agent_transfers.display_name IS 'Display name of the target agent.';
+COMMENT ON COLUMN agent_transfers.partition_date IS 'Day (UTC) of the conversation''s start: the lake partition its rows were loaded from.';

@@ -10,3 +10,4 @@ COMMENT ON COLUMN chunks.mime_type IS 'MIME type of a blob or image chunk.';
 COMMENT ON COLUMN chunks.data_bytes IS 'Decoded size in bytes of a blob or image chunk''s data (the bytes are not stored).';
 COMMENT ON COLUMN chunks.alt_text IS 'Alternative text of an image chunk.';
 COMMENT ON COLUMN chunks.payload IS 'JSON of a payload, updated_variables or default_variables chunk.';
+COMMENT ON COLUMN chunks.partition_date IS 'Day (UTC) of the conversation''s start: the lake partition its rows were loaded from.';

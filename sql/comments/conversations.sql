@@ -14,3 +14,4 @@ COMMENT ON COLUMN conversations.entry_agent IS 'Resource name of the agent the c
 COMMENT ON COLUMN conversations.deployment IS 'Resource name of the deployment that served the conversation.';
 COMMENT ON COLUMN conversations.app_version IS 'Resource name of the app version that served the conversation.';
 COMMENT ON COLUMN conversations.language_code IS 'Language of the conversation (BCP-47, e.g. en-US).';
+COMMENT ON COLUMN conversations.partition_date IS 'Day (UTC) of the conversation''s start: the lake partition its rows were loaded from.';

@@ -6,3 +6,4 @@ COMMENT ON COLUMN messages.message_index IS '0-based position of the message in 
 COMMENT ON COLUMN messages.role IS 'Who sent the message, as the API names it (e.g. user, agent).';
 COMMENT ON COLUMN messages.event_time IS 'When the message was sent (UTC).';
 COMMENT ON COLUMN messages.chunk_count IS 'Chunks in the message.';
+COMMENT ON COLUMN messages.partition_date IS 'Day (UTC) of the conversation''s start: the lake partition its rows were loaded from.';

@@ -10,3 +10,4 @@ COMMENT ON COLUMN spans.start_time IS 'Start of the span (UTC).';
 COMMENT ON COLUMN spans.end_time IS 'End of the span (UTC).';
 COMMENT ON COLUMN spans.duration_seconds IS 'Duration in seconds, from the span''s duration string (not end minus start).';
 COMMENT ON COLUMN spans.attributes IS 'Span attributes (JSON), e.g. model and token counts for LLM spans, perceived latency (ms) on the root.';
+COMMENT ON COLUMN spans.partition_date IS 'Day (UTC) of the conversation''s start: the lake partition its rows were loaded from.';

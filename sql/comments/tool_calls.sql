@@ -13,3 +13,4 @@ COMMENT ON COLUMN tool_calls.args IS 'Arguments of the call (JSON).';
 COMMENT ON COLUMN tool_calls.parent_tool_call_id IS 'Id of the tool call that made this one (an agent tool calling a sub-tool); NULL at top level.';
 COMMENT ON COLUMN tool_calls.agent_name IS 'Display name of the agent that made the call.';
 COMMENT ON COLUMN tool_calls.target_app IS 'Where the call went, as the API names it (e.g. PROJECT).';
+COMMENT ON COLUMN tool_calls.partition_date IS 'Day (UTC) of the conversation''s start: the lake partition its rows were loaded from.';

@@ -7,3 +7,4 @@ COMMENT ON COLUMN turns.message_count IS 'Messages in the turn.';
 COMMENT ON COLUMN turns.span_count IS 'Spans in the turn''s trace, root included (0 when the turn has no rootSpan).';
 COMMENT ON COLUMN turns.start_time IS 'Start of the turn''s root span (UTC).';
 COMMENT ON COLUMN turns.duration_seconds IS 'Duration of the turn''s root span in seconds, from its duration string.';
+COMMENT ON COLUMN turns.partition_date IS 'Day (UTC) of the conversation''s start: the lake partition its rows were loaded from.';

@@ -5,5 +5,6 @@ CREATE TABLE IF NOT EXISTS agent_transfers (
     message_index INTEGER,
     chunk_index INTEGER,
     target_agent VARCHAR,
-    display_name VARCHAR
+    display_name VARCHAR,
+    partition_date DATE
 );

@@ -9,5 +9,6 @@ CREATE TABLE IF NOT EXISTS chunks (
     mime_type VARCHAR,
     data_bytes BIGINT,
     alt_text VARCHAR,
-    payload JSON
+    payload JSON,
+    partition_date DATE
 );

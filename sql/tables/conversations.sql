@@ -13,5 +13,6 @@ CREATE TABLE IF NOT EXISTS conversations (
     entry_agent VARCHAR,
     deployment VARCHAR,
     app_version VARCHAR,
-    language_code VARCHAR
+    language_code VARCHAR,
+    partition_date DATE
 );

@@ -6,5 +6,6 @@ CREATE TABLE IF NOT EXISTS messages (
     message_index INTEGER,
     role VARCHAR,
     event_time TIMESTAMPTZ,
-    chunk_count INTEGER
+    chunk_count INTEGER,
+    partition_date DATE
 );

@@ -11,5 +11,6 @@ CREATE TABLE IF NOT EXISTS spans (
     start_time TIMESTAMPTZ,
     end_time TIMESTAMPTZ,
     duration_seconds DOUBLE,
-    attributes JSON
+    attributes JSON,
+    partition_date DATE
 );

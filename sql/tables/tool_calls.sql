@@ -12,5 +12,6 @@ CREATE TABLE IF NOT EXISTS tool_calls (
     args JSON,
     parent_tool_call_id VARCHAR,
     agent_name VARCHAR,
-    target_app VARCHAR
+    target_app VARCHAR,
+    partition_date DATE
 );

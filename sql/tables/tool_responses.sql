@@ -14,5 +14,6 @@ CREATE TABLE IF NOT EXISTS tool_responses (
     is_error BOOLEAN,
     parent_tool_call_id VARCHAR,
     agent_name VARCHAR,
-    target_app VARCHAR
+    target_app VARCHAR,
+    partition_date DATE
 );

@@ -6,5 +6,6 @@ CREATE TABLE IF NOT EXISTS turns (
     message_count INTEGER,
     span_count INTEGER,
     start_time TIMESTAMPTZ,
-    duration_seconds DOUBLE
+    duration_seconds DOUBLE,
+    partition_date DATE
 );
