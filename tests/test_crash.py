@@ -68,8 +68,8 @@ def _install_crash_point(point: str, marker: str) -> None:
 
         original_insert = duck._insert_partition_parquet
 
-        def insert(conn: Any, table: str, paths: list[str], day: Any) -> int:
-            inserted = original_insert(conn, table, paths, day)
+        def insert(conn: Any, table: str, path: str, day: Any) -> int:
+            inserted = original_insert(conn, table, path, day)
             if table == "spans":  # old rows deleted, some new ones inserted, nothing committed
                 _stop_here(marker)
             return inserted
@@ -82,12 +82,12 @@ def _install_crash_point(point: str, marker: str) -> None:
         seconds = float(point.split(":")[1])
         original_insert = duck._insert_partition_parquet
 
-        def slow_insert(conn: Any, table: str, paths: list[str], day: Any) -> int:
+        def slow_insert(conn: Any, table: str, path: str, day: Any) -> int:
             if table == "conversations":
                 with open(marker, "a") as log:
                     log.write(f"in {time.time()}\n")
                 time.sleep(seconds)
-            return original_insert(conn, table, paths, day)
+            return original_insert(conn, table, path, day)
 
         @contextmanager
         def conversation_load(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
@@ -297,8 +297,8 @@ from pipelines.warehouse import duck
 original_insert = duck._insert_partition_parquet
 
 
-def insert(conn, table, paths, day):
-    inserted = original_insert(conn, table, paths, day)
+def insert(conn, table, path, day):
+    inserted = original_insert(conn, table, path, day)
     if table == "spans":
         open(os.environ["CRASH_MARKER"], "w").write("here")
         time.sleep(600)

@@ -288,8 +288,7 @@ class ConversationLoad:
                     "incoming": partition.tables[CONVERSATIONS.name],
                 },
             )
-        replaced = conn.execute(sql_text("warehouse/replaced_partition_dates.sql")).fetchone()
-        count, first, last = replaced if replaced else (0, None, None)
+        ((count, first, last),) = conn.execute(sql_text("warehouse/replaced_partition_dates.sql")).fetchall()
         for spec in CONVERSATION_TABLES:
             if count:  # nothing to look for in a first load, or a rebuild into an empty warehouse
                 conn.execute(
@@ -297,7 +296,7 @@ class ConversationLoad:
                     {"first": first, "last": last},
                 )
             inserted[spec.name] = sum(
-                _insert_partition_parquet(conn, spec.name, [p.tables[spec.name]], p.day) for p in partitions
+                _insert_partition_parquet(conn, spec.name, p.tables[spec.name], p.day) for p in partitions
             )
         for partition in partitions:
             conn.execute(
@@ -357,8 +356,6 @@ def _insert_parquet(conn: duckdb.DuckDBPyConnection, table: str, paths: list[str
     return _rowcount(conn.execute(statement, {"paths": paths}))
 
 
-def _insert_partition_parquet(
-    conn: duckdb.DuckDBPyConnection, table: str, paths: list[str], day: date
-) -> int:
+def _insert_partition_parquet(conn: duckdb.DuckDBPyConnection, table: str, path: str, day: date) -> int:
     statement = sql_text("warehouse/insert_partition_parquet.sql").format(table=table)
-    return _rowcount(conn.execute(statement, {"paths": paths, "day": day}))
+    return _rowcount(conn.execute(statement, {"path": path, "day": day}))
