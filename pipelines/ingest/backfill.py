@@ -24,19 +24,18 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-import pyarrow as pa
-
 from pipelines.ingest.flatten import CONVERSATIONS_DATASET, flatten_conversation_partition
 from pipelines.ingest.load import open_conversation_load, replace_partitions
 from pipelines.lake.store import Lake
 from pipelines.warehouse.duck import ConversationLoad, Warehouse
 
-LOADER_DUCKDB_CONFIG = {"threads": 1, "memory_limit": "64MB"}
+LOADER_DUCKDB_CONFIG = {"threads": 1, "memory_limit": "96MB"}
 """The loader shares the machine with the workers: one DuckDB thread (two cost 30% more CPU
 for the same insert) and a small buffer pool (a bulk insert otherwise keeps ~270 MB of
-written blocks cached). At 64 MB the 20,000-conversation benchmark's process tree peaks at
-~355 MB; 32 MB saves ~30 MB but makes the loader, the last to finish, ~20% slower; at
-128 MB the tree passes 400 MB."""
+written blocks cached). Inserting the 20,000-conversation benchmark's Parquet costs the
+loader 3.7 s of CPU at 64 MB, 3.4 s at 96 MB, 3.3 s at 128 MB and 2.9 s at 256 MB, as
+DuckDB spills less of the open transaction's rows; at 96 MB the benchmark's process tree
+peaks at ~350 MB (~320 MB at 64 MB, ~380 MB at 128 MB)."""
 
 LAST_LOAD_DUCKDB_CONFIG = {"preserve_insertion_order": False}
 """The last group is loaded once the workers have exited, with as many DuckDB threads as there
@@ -89,10 +88,8 @@ _M_ARENA_MAX = -8
 
 
 def _start_worker() -> None:
-    """Arrow allocations from the system allocator: a flatten worker peaks 25 MB lower than
-    with Arrow's jemalloc pool, which keeps freed pages around, at the same speed. And one
-    malloc arena for the worker's threads (`_one_malloc_arena`)."""
-    pa.set_memory_pool(pa.system_memory_pool())
+    """One malloc arena for the worker's threads (`_one_malloc_arena`). (Arrow allocates from
+    the same C library: see the package's `ARROW_DEFAULT_MEMORY_POOL`.)"""
     _one_malloc_arena()
 
 

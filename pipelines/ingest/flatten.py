@@ -7,7 +7,10 @@ which keeps memory flat however large the partition is.
 The cyclic garbage collector is paused while a partition is decoded and flattened: JSON
 decoding allocates millions of small containers, none of them in a cycle, and every
 collection would walk all of them (3.5x slower decoding). Reference counting frees them as
-before; a young-generation collection after each batch picks up any cycle made meanwhile.
+before. Between batches, a young-generation collection runs only once more than
+`YOUNG_OBJECTS_BEFORE_COLLECT` container objects have outlived it: what cycles would leave
+behind. A collection after every batch walked the ~5,000 live containers of the page being
+read each time, 2% of the flatten's CPU, and never found a cycle.
 """
 
 from __future__ import annotations
@@ -34,6 +37,9 @@ from pipelines.transform.schemas import CONVERSATION_TABLES, REJECTS
 
 CONVERSATIONS_DATASET = "conversations"
 DEFAULT_BATCH_SIZE = 200
+YOUNG_OBJECTS_BEFORE_COLLECT = 50_000
+"""Container objects allocated and still alive since the last collection (`gc.get_count()[0]`)
+past which a batch ends with a young-generation collection (about ten pages' worth)."""
 
 
 @dataclass
@@ -94,7 +100,8 @@ def flatten_conversation_partition(
         def flush() -> None:
             for name, batch in flattener.take_batches().items():
                 writers[name].write(batch)
-            gc.collect(0)
+            if gc.get_count()[0] > YOUNG_OBJECTS_BEFORE_COLLECT:
+                gc.collect(0)
 
         with lines or nullcontext(lake.read_raw_lines(CONVERSATIONS_DATASET, app, day)) as raw_lines:
             records = lake_conversation_records(raw_lines)
