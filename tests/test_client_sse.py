@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.ces.sse import SseEvent, SseFormatError, iter_lines, parse_sse
+from pipelines.ces.sse import SseEvent, SseFormatError, iter_events, iter_lines, parse_sse
 
 
 def events(*chunks: bytes, **kwargs: int) -> list[SseEvent]:
@@ -66,3 +66,13 @@ def test_oversized_event_is_an_error() -> None:
         events(b"data: " + b"x" * 100 + b"\n\n", max_event_bytes=50)
     with pytest.raises(SseFormatError):
         events(b"data: 1234567890\n" * 10 + b"\n", max_event_bytes=50)
+
+
+def test_a_one_line_event_is_a_view_of_the_received_line_not_a_copy() -> None:
+    page = b'{"result": "' + b"x" * 1_000_000 + b'"}'
+    line = b"data: " + page
+    (event,) = iter_events([line, b""])
+    assert isinstance(event.payload, memoryview) and event.payload.obj is line
+    assert event.payload == page and event.data == page.decode()
+    (joined,) = iter_events([b"data: a", b"data:b", b""])
+    assert joined.payload == b"a\nb"

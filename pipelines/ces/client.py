@@ -634,7 +634,7 @@ class CesMcpClient:
         )
 
     @staticmethod
-    def _structured_reply(exchange: _Exchange, raw: bytes) -> dict[str, Any] | None:
+    def _structured_reply(exchange: _Exchange, raw: bytes | memoryview) -> dict[str, Any] | None:
         """The response to this tools/call read by the fast path, when it applies."""
         if exchange.method != "tools/call":
             return None

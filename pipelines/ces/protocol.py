@@ -217,7 +217,7 @@ class _ToolCallReply(msgspec.Struct):
 _TOOL_CALL_REPLY = msgspec.json.Decoder(_ToolCallReply)
 
 
-def structured_tool_reply(raw: bytes) -> dict[str, Any] | None:
+def structured_tool_reply(raw: bytes | memoryview) -> dict[str, Any] | None:
     """A successful tools/call response as {"id", "result": StructuredOutput}, read without the
     `content` text that repeats it and without decoding the output; None when that does not
     apply (an error, a batch, a result without structured content or with isError, an output

@@ -28,8 +28,11 @@ class SseFormatError(ValueError):
 class SseEvent:
     """One dispatched event. `id` is the stream's last event id at dispatch, per the spec."""
 
-    payload: bytes
-    """The data lines joined by LF, as received (a JSON parser reads UTF-8 bytes directly)."""
+    payload: bytes | memoryview
+    """The data lines joined by LF, as received (a JSON parser reads UTF-8 bytes directly).
+    An event of one data line, what servers send, gets a view of that line rather than a copy:
+    a 3.3 MB page would otherwise be copied twice more (~5 ms of CPU, most of it faulting in
+    the fresh memory)."""
     event: str = "message"
     id: str | None = None
     retry: int | None = None
@@ -37,7 +40,7 @@ class SseEvent:
     @property
     def data(self) -> str:
         """The data as text; invalid UTF-8 becomes U+FFFD, as the spec's decoding says."""
-        return self.payload.decode("utf-8", errors="replace")
+        return bytes(self.payload).decode("utf-8", errors="replace")
 
 
 def iter_lines(chunks: Iterable[bytes], *, max_line_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> Iterator[bytes]:
@@ -81,7 +84,7 @@ def iter_events(
     Following the spec, an event is dispatched on a blank line and only when it has data;
     an event cut off by the end of the stream is discarded (it may be truncated).
     """
-    data: list[bytes] = []
+    data: list[memoryview] = []
     data_size = 0
     event_type = b""
     last_id: str | None = None
@@ -95,7 +98,7 @@ def iter_events(
         if not line:
             if data:
                 yield SseEvent(
-                    payload=b"\n".join(data),
+                    payload=data[0] if len(data) == 1 else b"\n".join(data),
                     event=event_type.decode("utf-8", errors="replace") or "message",
                     id=last_id,
                     retry=retry,
@@ -104,20 +107,23 @@ def iter_events(
             continue
         if line.startswith(b":"):
             continue
-        name, colon, value = line.partition(b":")
-        if colon and value.startswith(b" "):
-            value = value[1:]
+        colon = line.find(b":")
+        if colon < 0:
+            name, start = line, len(line)
+        else:
+            name = line[:colon]
+            start = colon + 2 if line.startswith(b" ", colon + 1) else colon + 1
         if name == b"data":
-            data_size += len(value) + 1
+            data_size += len(line) - start + 1
             if data_size > max_event_bytes:
                 raise SseFormatError(f"an event exceeds {max_event_bytes} bytes")
-            data.append(value)
+            data.append(memoryview(line)[start:])
         elif name == b"event":
-            event_type = value
-        elif name == b"id" and b"\0" not in value:
-            last_id = value.decode("utf-8", errors="replace")
-        elif name == b"retry" and value.isdigit():
-            retry = int(value)
+            event_type = line[start:]
+        elif name == b"id" and b"\0" not in line[start:]:
+            last_id = line[start:].decode("utf-8", errors="replace")
+        elif name == b"retry" and line[start:].isdigit():
+            retry = int(line[start:])
 
 
 def parse_sse(
