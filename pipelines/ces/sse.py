@@ -118,12 +118,14 @@ def iter_events(
             if data_size > max_event_bytes:
                 raise SseFormatError(f"an event exceeds {max_event_bytes} bytes")
             data.append(memoryview(line)[start:])
-        elif name == b"event":
-            event_type = line[start:]
-        elif name == b"id" and b"\0" not in line[start:]:
-            last_id = line[start:].decode("utf-8", errors="replace")
-        elif name == b"retry" and line[start:].isdigit():
-            retry = int(line[start:])
+            continue
+        value = line[start:]
+        if name == b"event":
+            event_type = value
+        elif name == b"id" and b"\0" not in value:
+            last_id = value.decode("utf-8", errors="replace")
+        elif name == b"retry" and value.isdigit():
+            retry = int(value)
 
 
 def parse_sse(

@@ -87,14 +87,9 @@ _M_ARENA_MAX = -8
 """glibc's `mallopt` parameter for the most malloc arenas a process may have (malloc.h)."""
 
 
-def _start_worker() -> None:
-    """One malloc arena for the worker's threads (`_one_malloc_arena`). (Arrow allocates from
-    the same C library: see the package's `ARROW_DEFAULT_MEMORY_POOL`.)"""
-    _one_malloc_arena()
-
-
 def _one_malloc_arena() -> None:
-    """Let every thread of this process allocate from glibc's main arena.
+    """Let every thread of this process allocate from glibc's main arena (each worker's
+    initializer; Arrow allocates there too, see the package's `ARROW_DEFAULT_MEMORY_POOL`).
 
     An ingest worker's fetch threads (paging, hydrations) would each get an arena of their
     own, where the multi-megabyte buffers of received pages leave freed memory that is not
@@ -236,7 +231,9 @@ def backfill_partitions(
     loader = warehouse.with_config(**LOADER_DUCKDB_CONFIG)
     with _LoadWindows(lake, loader, commit_conversations) as windows:
         with ProcessPoolExecutor(
-            max_workers=max(1, workers), mp_context=worker_context(start_method), initializer=_start_worker
+            max_workers=max(1, workers),
+            mp_context=worker_context(start_method),
+            initializer=_one_malloc_arena,
         ) as pool:
             running: dict[Future[dict[str, Any]], tuple[str, date]] = {
                 pool.submit(task, lake.root, app, day, *task_args): (app, day)
