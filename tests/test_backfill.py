@@ -15,7 +15,7 @@ from pipelines.ingest.flatten import CONVERSATIONS_DATASET, flatten_conversation
 from pipelines.ingest.load import load_conversation_partition
 from pipelines.lake.store import Lake
 from pipelines.transform.schemas import ALL_TABLES
-from pipelines.warehouse.duck import Warehouse
+from pipelines.warehouse.duck import ConversationLoad, Warehouse
 
 FIRST_DAY = date(2026, 11, 1)
 DAYS = [FIRST_DAY + timedelta(days=i) for i in range(4)]
@@ -172,3 +172,29 @@ def test_the_largest_partitions_are_flattened_first(tmp_path: Path) -> None:
     assert started == [str(day) for day in (*reversed(DAYS), *unfetched)]
     assert set(result.failed) == {(APP, day) for day in unfetched}  # no raw file: reported
     assert result.loaded["conversations"] == 1 + 2 + 3 + 4
+
+
+def test_the_loader_runs_on_one_thread_with_a_pool_that_keeps_its_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The settings the loader is documented to use reach DuckDB: one thread and a 96 MB pool
+    whose block memory is kept (`LOADER_DUCKDB_CONFIG`) while the workers run, then every
+    core for the last insert."""
+    seen: list[tuple[str, ...]] = []
+    replace = ConversationLoad.replace
+
+    def noting_settings(load: ConversationLoad, partitions: list) -> dict[str, int]:
+        query = (
+            "SELECT current_setting('threads'), current_setting('memory_limit'), "
+            "current_setting('block_allocator_memory')"
+        )
+        seen.append(tuple(str(value) for value in load._conn.execute(query).fetchone()))
+        return replace(load, partitions)
+
+    monkeypatch.setattr(ConversationLoad, "replace", noting_settings)
+    lake = raw_lake(tmp_path / "lake")
+    backfill_partitions(lake, Warehouse(str(tmp_path / "w.duckdb")), [(APP, day) for day in DAYS], workers=2)
+
+    assert seen and all(settings[1:] == ("91.5 MiB", "91.5 MiB") for settings in seen)  # 96 MB
+    assert [settings[0] for settings in seen[:-1]] == ["1"] * (len(seen) - 1)
+    assert seen[-1][0] == "2"
