@@ -8,6 +8,7 @@ import gzip
 import os
 import shutil
 import socket
+import ssl
 import subprocess
 import sys
 import threading
@@ -22,7 +23,7 @@ import uvicorn
 from starlette.applications import Starlette
 
 from pipelines.ces.auth import NoTokenProvider
-from pipelines.ces.client import CesMcpClient
+from pipelines.ces.client import CesMcpClient, tls_context
 from pipelines.ces.errors import CesTransportError
 from pipelines.ces.ratelimit import RateLimiter
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
@@ -249,6 +250,19 @@ def test_tls_certificates_are_verified(self_signed_https: str) -> None:
         pytest.raises(CesTransportError, match="CERTIFICATE_VERIFY_FAILED"),
     ):
         client.call_tool("list_conversations", {})
+
+
+def test_clients_share_one_tls_context_that_verifies() -> None:
+    """Each partition's client reuses the process's TLS context rather than parsing the CA
+    bundle again, and that context still checks certificates and host names."""
+    settings = CesSettings(mcp_url="https://ces.googleapis.com/mcp")
+    with (
+        CesMcpClient(settings, token_provider=NoTokenProvider()) as first,
+        CesMcpClient(settings, token_provider=NoTokenProvider()) as second,
+    ):
+        used = [client._http._transport._pool._ssl_context for client in (first, second)]
+    assert used[0] is used[1] is tls_context()
+    assert tls_context().verify_mode is ssl.CERT_REQUIRED and tls_context().check_hostname
 
 
 def test_nothing_turns_verification_off() -> None:

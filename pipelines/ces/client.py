@@ -24,9 +24,11 @@ repeats the Authorization header or the token.
 from __future__ import annotations
 
 import email.utils
+import functools
 import itertools
 import logging
 import re
+import ssl
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -243,6 +245,16 @@ def _offers_handshake(data: Any) -> bool:
     return any(version in protocol.HANDSHAKE_PROTOCOL_VERSIONS for version in supported)
 
 
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """httpx's default TLS context (certificates checked against certifi's CA bundle, or the
+    `SSL_CERT_FILE` / `SSL_CERT_DIR` the environment names), built once per process and shared
+    by every client: building one parses ~150 CA certificates, ~30 ms of CPU, which a bulk
+    ingest used to pay for each partition's client. A context is safe to share between
+    clients and threads once built."""
+    return httpx.create_ssl_context()
+
+
 class CesMcpClient:
     """Calls CES MCP tools. Use as a context manager; share one instance between threads."""
 
@@ -260,6 +272,7 @@ class CesMcpClient:
         self._quota_project = settings.quota_project
         self._http = httpx.Client(
             transport=transport,
+            verify=tls_context(),
             timeout=httpx.Timeout(settings.timeout_seconds, connect=settings.connect_timeout_seconds),
             follow_redirects=False,
             headers={"user-agent": f"{protocol.CLIENT_NAME}/{protocol.CLIENT_INFO['version']}"},
