@@ -6,11 +6,14 @@ Parquet tables; and, when the fetch fails part-way, the partition's previous fil
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 import orjson
 import pyarrow.parquet as pq
 import pytest
+from client_fixtures import Call, mcp_server, settings_for
+from starlette.responses import Response
 
 from pipelines.ces.client import CesMcpClient
 from pipelines.ces.errors import CesError
@@ -32,16 +35,16 @@ def settings(url: str, **overrides: object) -> CesSettings:
     return CesSettings(mcp_url=url, max_rps=1000, page_size=25, **overrides)  # type: ignore[arg-type]
 
 
-def raw_lines(lake: Lake, app: str) -> list[dict]:
+def raw_lines(lake: Lake, app: str, day: date = DAY) -> list[dict]:
     """The raw records without the time they were fetched at."""
-    records = [orjson.loads(line) for line in lake.read_raw_lines(CONVERSATIONS_DATASET, app, DAY)]
+    records = [orjson.loads(line) for line in lake.read_raw_lines(CONVERSATIONS_DATASET, app, day)]
     return [{k: v for k, v in record.items() if k != "fetched_at"} for record in records]
 
 
-def tables(lake: Lake, app: str) -> dict[str, list[dict]]:
+def tables(lake: Lake, app: str, day: date = DAY) -> dict[str, list[dict]]:
     found = {}
     for spec in TABLES:
-        [path] = Path(lake.root, "tables", spec.name).glob(f"**/date={DAY}/*.parquet")
+        [path] = Path(lake.root, "tables", spec.name).glob(f"**/date={day}/*.parquet")
         found[spec.name] = pq.read_table(path).to_pylist()
     return found
 
@@ -96,3 +99,113 @@ def test_a_fetch_failing_part_way_leaves_the_previous_files(tmp_path: Path, spec
     assert requests > 1  # it failed after the first page, with lines already written
     after = {path: path.read_bytes() for path in tmp_path.rglob("*") if path.is_file()}
     assert after == before  # no temporary file left either
+
+
+# -- a server that writes its JSON its own way ---------------------------------------------------
+
+ODD_APP = "projects/p/locations/global/apps/a"
+ODD_DAY = date(2026, 3, 1)
+
+
+def _named(cid: str) -> str:
+    return f"{ODD_APP}/conversations/{cid}"
+
+
+def _pretty(value: object) -> bytes:
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2)
+
+
+def _turn(text: str) -> dict:
+    span = {
+        "name": "root",
+        "startTime": "2026-03-01T08:00:00Z",
+        "endTime": "2026-03-01T08:00:01.5Z",
+        "duration": "1.500s",
+        "attributes": {"tokens": [1, 2], "model": "m"},
+    }
+    return {"messages": [{"role": "user", "chunks": [{"text": text}]}], "rootSpan": span}
+
+
+ODD_TEXTS: dict[str | None, bytes] = {
+    # Pretty-printed pages: junk, no name, no startTime, a whole conversation, two summaries.
+    None: _pretty(
+        {
+            "conversations": [
+                "junk",
+                {"startTime": "2026-03-01T01:00:00Z"},
+                {"name": _named("no-start")},
+                {"name": _named("whole"), "startTime": "2026-03-01T01:00:00Z", "turns": [_turn("hi")]},
+                {"name": _named("summary"), "startTime": "2026-03-01T02:00:00Z", "turnCount": 1},
+                {"name": _named("odd-count"), "startTime": "2026-03-01T03:00:00Z", "turnCount": 1},
+            ],
+            "nextPageToken": "t1",
+        }
+    ),
+    # A duplicate, and a chunk of a kind the typed decode does not know.
+    "t1": _pretty(
+        {
+            "conversations": [
+                {"name": _named("whole"), "startTime": "2026-03-01T01:00:00Z", "turns": []},
+                {
+                    "name": _named("new-kind"),
+                    "startTime": "2026-03-01T04:00:00Z",
+                    "turns": [{"messages": [{"role": "agent", "chunks": [{"hologram": {"x": 1}}]}]}],
+                },
+            ]
+        }
+    ),
+    # Hydrations: pretty-printed, and one whose turnCount is a string (proto3 JSON allows it).
+    _named("summary"): _pretty(
+        {"name": _named("summary"), "startTime": "2026-03-01T02:00:00Z", "turns": [_turn("full")]}
+    ),
+    _named("odd-count"): orjson.dumps(
+        {
+            "name": _named("odd-count"),
+            "startTime": "2026-03-01T03:00:00Z",
+            "turnCount": "1",
+            "turns": [_turn("s")],
+        }
+    ),
+}
+
+
+def _odd_server(call: Call) -> Response:
+    key = call.arguments.get("pageToken") if call.tool == "list_conversations" else call.arguments.get("name")
+    text = ODD_TEXTS[key]
+    body = b"".join(
+        (
+            b'{"jsonrpc":"2.0","id":',
+            orjson.dumps(call.id),
+            b',"result":{"content":[{"type":"text","text":',
+            orjson.dumps(text.decode()),
+            b'}],"structuredContent":',
+            text,
+            b"}}",
+        )
+    )
+    return Response(body, media_type="application/json")
+
+
+def test_one_pass_reads_odd_pages_as_a_flatten_of_the_lake_file_does(tmp_path: Path) -> None:
+    """Pretty-printed JSON, objects the judge rejects, duplicates, shapes only the reference
+    flattener reads: the one pass decodes what the server sent once, and still leaves exactly
+    the raw lines, tables and rejects that a fetch then a flatten leave."""
+    apart, together = Lake(str(tmp_path / "apart")), Lake(str(tmp_path / "together"))
+    with mcp_server(_odd_server) as (server, url), CesMcpClient(settings_for(url)) as client:
+        fetch_conversation_partition(client, apart, ODD_APP, ODD_DAY)
+        flattened = flatten_conversation_partition(apart, ODD_APP, ODD_DAY)
+        fetched_once, flattened_once = fetch_and_flatten_conversation_partition(
+            client, together, ODD_APP, ODD_DAY
+        )
+        hydrated = {call.arguments["name"] for call in server.tool_calls("get_conversation")}
+    assert hydrated == {_named("summary"), _named("odd-count")} and fetched_once.hydrated == 2
+    assert flattened_once.rows == flattened.rows and flattened.rejects == flattened_once.rejects == 3
+    assert raw_lines(together, ODD_APP, ODD_DAY) == raw_lines(apart, ODD_APP, ODD_DAY)
+    got, expected = tables(together, ODD_APP, ODD_DAY), tables(apart, ODD_APP, ODD_DAY)
+    assert got == expected
+    names = {row["conversation_name"] for row in got["conversations"]}
+    assert names == {_named(cid) for cid in ("whole", "summary", "odd-count", "new-kind")}
+    assert {row["attributes"] for row in got["spans"]} == {'{"tokens":[1,2],"model":"m"}'}  # compact
+    assert [row["chunk_type"] for row in got["chunks"] if row["conversation_name"] == _named("new-kind")] == [
+        "hologram"
+    ]

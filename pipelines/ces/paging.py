@@ -59,7 +59,9 @@ class ApiRecord:
     """One tool call as stored in the raw lake.
 
     A record fetched as text (`fetch_record(..., text=True)`) keeps the output object's JSON as
-    the server sent it: the lake stores those bytes, and `result` decodes them only when
+    the server sent it, on one line (a pretty-printed one loses its whitespace, so that JSON
+    members kept as text in the tables are compact, and whoever decodes the text reads what
+    the lake will hold): the lake stores those bytes, and `result` decodes them only when
     someone asks, which a fetcher streaming pages into the lake never does.
     """
 
@@ -76,6 +78,8 @@ class ApiRecord:
     ):
         if result is _UNDECODED and text is None:
             raise TypeError("an ApiRecord needs its result or its text")
+        if text is not None and (b"\n" in text or b"\r" in text):
+            text = msgspec.json.format(text, indent=-1)  # pretty-printed: one line, values as sent
         self.tool, self.arguments, self.fetched_at, self.text = tool, arguments, fetched_at, text
         self._result = result
 
@@ -109,14 +113,11 @@ class ApiRecord:
         }
 
     def to_json(self) -> bytes:
-        """The record as one line of JSON (no newline): the output's text spliced in as received
-        when it was kept, so a page is never decoded only to be encoded again (a pretty-printed
-        one loses its whitespace, so that JSON members kept as text in the tables are compact)."""
-        if self.text is None:
-            return deepjson.dumps(self.to_dict())
+        """The record as one line of JSON (no newline): the output's text spliced in when it was
+        kept, so a page is never decoded only to be encoded again."""
         text = self.text
-        if b"\n" in text or b"\r" in text:  # pretty-printed: one line, no whitespace, values as sent
-            text = msgspec.json.format(text, indent=-1)
+        if text is None:
+            return deepjson.dumps(self.to_dict())
         return b"".join(
             (
                 b'{"tool":',

@@ -116,6 +116,8 @@ def iter_conversation_records(
     hydrate_workers: int = 4,
     prefetch_pages: int = 1,
     on_page: Callable[[int], None] | None = None,
+    decode_page: Callable[[bytes], Mapping[str, Any]] | None = None,
+    view: Callable[[Any], Any] | None = None,
 ) -> Iterator[ApiRecord]:
     """The records of one app's conversations in `window`, in replay order.
 
@@ -132,8 +134,12 @@ def iter_conversation_records(
     rate limit, so with a limit the requests go out back to back at the allowed rate.
 
     Records are fetched as text (`ApiRecord.text`), for the lake to store as received: only
-    what the judge needs of a page is decoded (`read_listing`). `on_page(n)` hears of each
-    page, with the number of conversations it listed, as the page is yielded.
+    what the judge needs of a page is decoded (`read_listing`). A caller that will read every
+    page whole passes `decode_page` instead: each page is decoded once, by it, in the paging
+    thread, and the page's record carries that as its `result` beside its text; `view(item)`
+    then shows the judge each conversation in that form as a dict (see
+    `resolve_conversations`). `on_page(n)` hears of each page, with the number of
+    conversations it listed, as the page is yielded.
     """
     judge = ListingJudge(window)
     arguments = list_conversations_arguments(app, window, sources=sources, page_size=page_size)
@@ -143,9 +149,15 @@ def iter_conversation_records(
             fetched: tuple[ApiRecord, Mapping[str, Any]],
         ) -> tuple[ApiRecord, int, list[Future[ApiRecord]]]:
             page, listing = fetched
+            if decode_page is not None:
+                page = ApiRecord(page.tool, page.arguments, listing, page.fetched_at, text=page.text)
             items = page_items(listing, "conversations", LIST_CONVERSATIONS)
-            accepted = (item for item in items if judge.judge(item)[0] is Verdict.ACCEPT)
-            names = [item["name"] for item in accepted if needs_hydration(item)]
+            listed = items if view is None else [view(item) for item in items]
+            names = [
+                item["name"]
+                for item in listed
+                if judge.judge(item)[0] is Verdict.ACCEPT and needs_hydration(item)
+            ]
             return (
                 page,
                 len(items),
@@ -156,7 +168,7 @@ def iter_conversation_records(
             )
 
         pages = iter_text_page_records(
-            client, LIST_CONVERSATIONS, arguments, items_key="conversations", read=read_listing
+            client, LIST_CONVERSATIONS, arguments, items_key="conversations", read=decode_page or read_listing
         )
         fetched = (with_hydrations(page) for page in pages)
         if prefetch_pages > 0:

@@ -11,11 +11,13 @@ allocates millions of containers and a collection would walk them all.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
+from typing import Any
 
 from pipelines.ces.client import CesMcpClient
+from pipelines.ces.paging import ApiRecord
 from pipelines.ces.tools import LIST_CONVERSATIONS, iter_conversation_records
 from pipelines.ces.window import TimeWindow
 from pipelines.ingest.flatten import CONVERSATIONS_DATASET, gc_paused
@@ -53,25 +55,42 @@ def fetch_conversation_partition(
     result = FetchResult(app, day)
 
     with gc_paused():
+        records = conversation_records(client, app, day, result, sources, page_size)
         written = lake.write_raw_lines(
-            CONVERSATIONS_DATASET, app, day, conversation_lines(client, app, day, result, sources, page_size)
+            CONVERSATIONS_DATASET, app, day, (record.to_json() for record in records)
         )
     result.record_file(written, lake)
     return result
 
 
-def conversation_lines(
-    client: CesMcpClient, app: str, day: date, result: FetchResult, sources: Sequence[str], page_size: int
-) -> Iterator[bytes]:
-    """The partition's raw-lake lines as they are fetched, counted into `result`."""
+def conversation_records(
+    client: CesMcpClient,
+    app: str,
+    day: date,
+    result: FetchResult,
+    sources: Sequence[str],
+    page_size: int,
+    *,
+    decode_page: Callable[[bytes], Mapping[str, Any]] | None = None,
+    view: Callable[[Any], Any] | None = None,
+) -> Iterator[ApiRecord]:
+    """The partition's records as they are fetched, counted into `result` (`decode_page` and
+    `view` as `iter_conversation_records` takes them)."""
 
     def count_page(listed: int) -> None:
         result.pages += 1
         result.listed += listed
 
     for record in iter_conversation_records(
-        client, app, TimeWindow.for_day(day), sources=sources, page_size=page_size, on_page=count_page
+        client,
+        app,
+        TimeWindow.for_day(day),
+        sources=sources,
+        page_size=page_size,
+        on_page=count_page,
+        decode_page=decode_page,
+        view=view,
     ):
         if record.tool != LIST_CONVERSATIONS:
             result.hydrated += 1
-        yield record.to_json()
+        yield record

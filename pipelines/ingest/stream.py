@@ -1,11 +1,13 @@
 """Fetch and flatten of one partition in one pass: API → raw lake file and Parquet files together.
 
-The bulk ingest (`ces-pipeline ingest --bulk`) runs this in its worker processes. Each raw
-line goes into the raw lake file and on to the flattener as it arrives, so it is never read
-back and decoded again, while the fetch's threads keep requesting. The flattener reads the
-lines with the same code as a flatten of the lake file, so the tables are those a fetch then
-a flatten would leave; the raw file is committed first, once every line is in, then the
-tables. A failure anywhere leaves the partition's previous files as they were.
+The bulk ingest (`ces-pipeline ingest --bulk`) runs this in its worker processes. Each record
+goes into the raw lake file as its line and on to the flattener as it arrives, so it is never
+read back, while the fetch's threads keep requesting. Each page is decoded once, by the
+paging thread, into the form a flatten of the lake file reads its line into (`read_page`),
+which is also what the fetch judges it by: the flattener sees what it would read from the
+file, so the tables are those a fetch then a flatten would leave. The raw file is committed
+first, once every record is in, then the tables. A failure anywhere leaves the partition's
+previous files as they were.
 """
 
 from __future__ import annotations
@@ -16,10 +18,18 @@ from datetime import date
 from typing import Any
 
 from pipelines.ces.client import CesMcpClient
+from pipelines.ces.paging import ApiRecord
 from pipelines.config import CesSettings
-from pipelines.ingest.fetch import FetchResult, conversation_lines
-from pipelines.ingest.flatten import CONVERSATIONS_DATASET, FlattenResult, flatten_conversation_partition
+from pipelines.ingest.fetch import FetchResult, conversation_records
+from pipelines.ingest.flatten import (
+    CONVERSATIONS_DATASET,
+    FlattenResult,
+    flatten_conversation_partition,
+    flattener_record,
+    read_page,
+)
 from pipelines.lake.store import JsonLinesWriter, Lake
+from pipelines.transform.conversation_json import listing_view
 
 
 def fetch_and_flatten_conversation_partition(
@@ -35,25 +45,28 @@ def fetch_and_flatten_conversation_partition(
     fetched = FetchResult(app, day)
 
     @contextmanager
-    def lines() -> Iterator[Iterator[bytes]]:
-        fetching = conversation_lines(client, app, day, fetched, sources, page_size)
+    def records() -> Iterator[Iterator[ApiRecord]]:
+        fetching = conversation_records(
+            client, app, day, fetched, sources, page_size, decode_page=read_page, view=listing_view
+        )
         try:
             with lake.raw_writer(CONVERSATIONS_DATASET, app, day) as raw:
                 tee = _written(fetching, raw)
                 yield tee
                 if next(tee, None) is not None:  # a partial raw file must not replace the old one
-                    raise RuntimeError(f"{app} {day}: the flatten stopped before the last fetched line")
+                    raise RuntimeError(f"{app} {day}: the flatten stopped before the last fetched record")
         finally:
             fetching.close()  # stops the fetch's threads when the flatten failed
         fetched.record_file(raw.written(), lake)
 
-    return fetched, flatten_conversation_partition(lake, app, day, lines=lines())
+    return fetched, flatten_conversation_partition(lake, app, day, records=records())
 
 
-def _written(lines: Iterator[bytes], raw: JsonLinesWriter) -> Iterator[bytes]:
-    for line in lines:
-        raw.write(line)
-        yield line
+def _written(records: Iterator[ApiRecord], raw: JsonLinesWriter) -> Iterator[ApiRecord]:
+    """Each record into the raw file as its line, then on to the flattener in the form it reads."""
+    for record in records:
+        raw.write(record.to_json())
+        yield flattener_record(record)
 
 
 def ingest_task(lake_root: str, app: str, day: date, settings: CesSettings) -> dict[str, Any]:

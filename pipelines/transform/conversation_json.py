@@ -169,11 +169,18 @@ class LakeConversation:
         return self._value
 
     def listing(self) -> Any:
-        """What the listing judge looks at: name and startTime (or the whole value when the
-        typed decode failed, so that the judge sees exactly what was sent)."""
-        if self.typed is None:
+        """What the listing judge and the fetcher's hydration check look at: name, startTime,
+        turnCount and turns (or the whole value when the typed decode failed, so that they
+        see exactly what was sent)."""
+        typed = self.typed
+        if typed is None:
             return self.value()
-        return {"name": self.typed.name, "startTime": self.typed.start_time}
+        return {
+            "name": typed.name,
+            "startTime": typed.start_time,
+            "turnCount": typed.turn_count,
+            "turns": typed.turns,
+        }
 
 
 def listing_view(item: Any) -> Any:
