@@ -1,0 +1,76 @@
+"""Raw-lake lines read back as the flattener's records: a page decoded whole into typed
+conversations whose texts are split off only when asked, a page holding another shape split
+first, and both giving the same conversations, texts and values."""
+
+from __future__ import annotations
+
+import orjson
+from conversation_samples import APP, full_conversation, with_changes
+
+from pipelines.ces.paging import ApiRecord
+from pipelines.ingest.flatten import lake_conversation_records, read_page
+from pipelines.transform.conversation_json import PageText
+
+
+def typed_shape(conversation_id: str) -> dict:
+    """The sample conversation without its chunk of a kind the typed decode does not know."""
+    conversation = full_conversation(conversation_id)
+    chunks = conversation["turns"][1]["messages"][2]["chunks"]
+    chunks[:] = [chunk for chunk in chunks if "hologram" not in chunk]
+    return conversation
+
+
+def page_line(conversations: list) -> bytes:
+    return ApiRecord("list_conversations", {"parent": APP}, {"conversations": conversations}, "t").to_json()
+
+
+def test_a_page_of_typed_conversations_gives_each_its_exact_text() -> None:
+    conversations = [typed_shape("c1"), typed_shape("c2")]
+    line = page_line(conversations)
+
+    [record] = lake_conversation_records([line])
+    items = record.result["conversations"]
+
+    assert [item.typed.name for item in items] == [c["name"] for c in conversations]
+    assert all(bytes(item.raw) in line for item in items)  # the very bytes of the line
+    assert [orjson.loads(bytes(item.raw)) for item in items] == conversations
+    assert items[1].value() == conversations[1]
+    assert record.fetched_at == "t"
+
+
+def test_a_page_with_a_conversation_of_another_shape_is_split_first() -> None:
+    odd = with_changes(typed_shape("c2"), ("turns", 0, "messages", 0, "chunks", 0), {"hologram": {}})
+    conversations = [typed_shape("c1"), odd, "junk"]
+
+    [record] = lake_conversation_records([page_line(conversations)])
+    items = record.result["conversations"]
+
+    assert [item.typed is not None for item in items] == [True, False, False]
+    assert [item.value() for item in items] == conversations
+
+
+def test_a_fetched_page_reads_as_its_lake_line_does() -> None:
+    conversations = [typed_shape("c1"), typed_shape("c2")]
+    text = orjson.dumps({"conversations": conversations, "nextPageToken": "t1"})
+
+    page = read_page(text)
+
+    assert page["nextPageToken"] == "t1"
+    [record] = lake_conversation_records([page_line(conversations)])
+    expected = record.result["conversations"]
+    assert [(item.typed, bytes(item.raw)) for item in page["conversations"]] == [
+        (item.typed, bytes(item.raw)) for item in expected
+    ]
+
+
+def test_a_page_is_split_once_and_only_when_a_text_is_asked_for() -> None:
+    splits: list[bytes] = []
+
+    def split(text: bytes) -> list:
+        splits.append(text)
+        return [orjson.loads(text)[0], orjson.loads(text)[1]]
+
+    page = PageText(b'["a","b"]', split)
+    assert splits == []
+    assert (page.conversation(1), page.conversation(0), page.conversation(1)) == ("b", "a", "b")
+    assert splits == [b'["a","b"]']
