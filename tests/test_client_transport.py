@@ -16,6 +16,7 @@ from client_fixtures import (
     mcp_server,
     rpc_error,
     rpc_result,
+    serve,
     settings_for,
     sse_message,
     sse_response,
@@ -29,6 +30,7 @@ from pipelines.ces.tools import run_evaluation
 
 TOKEN = "ya29.secret-test-token"
 PAYLOAD = {"conversations": [{"name": "c1"}], "nextPageToken": ""}
+JSON = b"application/json"
 
 
 def client_for(url: str, **settings: Any) -> CesMcpClient:
@@ -436,3 +438,43 @@ def test_structured_reply_leaves_errors_and_text_only_results_to_the_full_parse(
     ):
         assert structured_tool_reply(body(message)) is None, message
     assert structured_tool_reply(b"{not json") is None
+
+
+# -- proxies -------------------------------------------------------------------------------------
+
+
+def test_requests_go_through_the_proxy_the_environment_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    """HTTP_PROXY still routes the client's requests (they go straight to the transport the
+    client picked for the endpoint), and NO_PROXY still exempts a host."""
+    seen: list[tuple[str, str]] = []
+
+    async def proxy(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """An HTTP proxy answering for the MCP server: it gets requests for the server's host."""
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        request = orjson.loads(body)
+        host = dict(scope["headers"])[b"host"].decode()
+        seen.append((host + scope["path"], request["params"]["name"]))
+        answer = orjson.dumps({"jsonrpc": "2.0", "id": request["id"], "result": tool_result(PAYLOAD)})
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", JSON)]})
+        await send({"type": "http.response.body", "body": answer})
+
+    with serve(proxy) as proxy_url:
+        monkeypatch.setenv("HTTP_PROXY", proxy_url)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        with client_for("http://ces.example.test/mcp") as client:
+            assert client.call_tool("list_conversations", {}) == PAYLOAD
+        assert seen == [("ces.example.test/mcp", "list_conversations")]
+
+        monkeypatch.setenv("NO_PROXY", "ces.example.test")
+        with (
+            client_for("http://ces.example.test/mcp", max_attempts=1) as client,
+            pytest.raises(CesTransportError, match="could not connect"),
+        ):
+            client.call_tool("list_conversations", {})
+        assert len(seen) == 1

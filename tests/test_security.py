@@ -115,7 +115,7 @@ def test_the_token_never_reaches_files_logs_or_dagster(tmp_path: Path) -> None:
     counts = Warehouse(str(tmp_path / "warehouse.duckdb")).row_counts()
     assert counts["conversations"] == SCALE.conversations_per_day and counts["evaluation_runs"] == 2
     log = (tmp_path / "debug.log").read_text()
-    assert "tools/call list_conversations" in log and "httpx" in log  # the debug logs did capture
+    assert "tools/call list_conversations" in log and "httpcore" in log  # the debug logs did capture
     for secret in (TOKEN, WRONG):
         assert files_holding(secret, tmp_path) == []
         for output in (good.stdout, good.stderr, bad.stdout, bad.stderr):
