@@ -5,10 +5,12 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from conversation_samples import APP, full_conversation
 
+from pipelines.lake import store
 from pipelines.lake.paths import app_from_segment, app_segment
 from pipelines.lake.store import Lake
 from pipelines.transform.conversations import flatten_conversations
@@ -83,3 +85,22 @@ def test_table_writer_streams_batches_into_one_zstd_file(tmp_path: Path) -> None
     assert parquet.schema_arrow == CONVERSATIONS.schema
     assert parquet.metadata.row_group(0).column(0).compression == "ZSTD"
     assert parquet.read().column("conversation_id").to_pylist() == ["a", "b"]
+
+
+def test_small_batches_gather_into_row_groups_and_a_large_one_goes_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Batches are written as one row group once they hold ROW_GROUP_BYTES; a batch as large
+    as that makes a row group alone, and what is left is written at the end."""
+    lake = Lake(str(tmp_path / "lake"))
+    tables, _ = flatten_conversations([full_conversation(str(n)) for n in range(7)])
+    batches = tables["conversations"].to_batches(max_chunksize=1)
+    monkeypatch.setattr(store, "ROW_GROUP_BYTES", 3 * batches[0].nbytes)
+    big = pa.concat_batches(batches[3:6])
+    with lake.table_writer(CONVERSATIONS, APP, DAY) as writer:
+        for batch in (*batches[:3], big, batches[6]):
+            writer.write(batch)
+    parquet = pq.ParquetFile(lake.table_path("conversations", APP, DAY))
+    sizes = [parquet.metadata.row_group(i).num_rows for i in range(parquet.num_row_groups)]
+    assert sizes == [3, 3, 1] and writer.rows == 7
+    assert parquet.read().column("conversation_id").to_pylist() == [str(n) for n in range(7)]

@@ -27,6 +27,15 @@ from pipelines.transform.schemas import TableSpec
 
 RAW_FILE = "records.jsonl.gz"
 TABLE_FILE = "part-0.parquet"
+ROW_GROUP_BYTES = 2_000_000
+"""Arrow bytes of a table's batches gathered before they are written as one row group.
+
+Every row group writes each column as a chunk of its own (encoders, dictionary, statistics,
+a compression context), whatever its size: a 200-conversation batch of a small table
+(conversations: ~0.1 MB; turns, tool calls: ~0.2-0.5 MB) is mostly that overhead. Gathering
+them cut the rebuild's wall time 2-3% for ~12 MB more in its process tree; a large table's
+batch (spans: ~2.3 MB) still goes out at once, so a writer holds at most ~2 MB per table
+however long the partition."""
 RAW_GZIP_LEVEL = 2
 """ISA-L level of raw files (0-3): plain gzip files, compressed 5x faster than zlib level 3
 for a 3% larger file, and read back 1.5x faster."""
@@ -276,18 +285,30 @@ def _fsync_directory(directory: str) -> None:
 
 
 class TableWriter:
-    """Streams record batches of one table into a zstd Parquet file."""
+    """Streams record batches of one table into a zstd Parquet file, in row groups of about
+    `ROW_GROUP_BYTES` (a larger batch makes a row group alone)."""
 
     def __init__(self, spec: TableSpec, handle: IO[bytes], path: str):
         self.spec = spec
         self.path = path
         self.rows = 0
         self._writer = pq.ParquetWriter(handle, spec.schema, compression="zstd")
+        self._pending: list[pa.RecordBatch] = []
+        self._pending_bytes = 0
 
     def write(self, batch: pa.RecordBatch) -> None:
         if batch.num_rows:
-            self._writer.write_batch(batch)
+            self._pending.append(batch)
+            self._pending_bytes += batch.nbytes
             self.rows += batch.num_rows
+            if self._pending_bytes >= ROW_GROUP_BYTES:
+                self._write_row_group()
 
     def close(self) -> None:
+        self._write_row_group()
         self._writer.close()
+
+    def _write_row_group(self) -> None:
+        if self._pending:
+            self._writer.write_table(pa.Table.from_batches(self._pending, schema=self.spec.schema))
+            self._pending, self._pending_bytes = [], 0
