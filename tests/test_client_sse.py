@@ -61,6 +61,15 @@ def test_leading_byte_order_mark_is_ignored() -> None:
     assert events(b"\xef\xbb\xbfdata: x\n\n") == [SseEvent(b"x")]
 
 
+def test_a_long_line_arriving_in_chunks_without_line_ends_is_one_line() -> None:
+    stream = b"data: " + b"x" * 1000 + b"\n\nid: 2\ndata: tail\n\n"
+    for size in (1, 7, 64, 500):
+        chunks = [stream[i : i + size] for i in range(0, len(stream), size)]
+        assert events(*chunks) == [SseEvent(b"x" * 1000), SseEvent(b"tail", id="2")]
+    with pytest.raises(SseFormatError):  # the size limit holds for a line built from chunks
+        events(b"data: ", b"x" * 30, b"x" * 30, b"\n\n", max_event_bytes=50)
+
+
 def test_oversized_event_is_an_error() -> None:
     with pytest.raises(SseFormatError):
         events(b"data: " + b"x" * 100 + b"\n\n", max_event_bytes=50)
