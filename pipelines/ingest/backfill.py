@@ -34,8 +34,9 @@ LOADER_DUCKDB_CONFIG = {"threads": 1, "memory_limit": "96MB", "block_allocator_m
 for the same insert) and a small buffer pool (a bulk insert otherwise keeps ~270 MB of
 written blocks cached). Inserting the 20,000-conversation benchmark's Parquet costs the
 loader 3.7 s of CPU at 64 MB, 3.4 s at 96 MB, 3.3 s at 128 MB and 2.9 s at 256 MB, as
-DuckDB spills less of the open transaction's rows; at 96 MB the benchmark's process tree
-peaks at ~350 MB (~320 MB at 64 MB, ~380 MB at 128 MB).
+DuckDB spills less of the open transaction's rows. At 96 MB the benchmark's process tree
+peaked at ~350 MB (~320 MB at 64 MB, ~380 MB at 128 MB); ~365 MB with the pool's memory kept
+(below) and the lake's larger row groups.
 
 The pool keeps its memory (`block_allocator_memory`, as large as the limit, freed when the
 connection closes): a bulk insert writes and evicts blocks all along, and each new block

@@ -33,7 +33,7 @@ ROW_GROUP_BYTES = 2_000_000
 Every row group writes each column as a chunk of its own (encoders, dictionary, statistics,
 a compression context), whatever its size: a 200-conversation batch of a small table
 (conversations: ~0.1 MB; turns, tool calls: ~0.2-0.5 MB) is mostly that overhead. Gathering
-them cut the rebuild's wall time 2-3% for ~12 MB more in its process tree; a large table's
+them cut the rebuild's wall time 1-3% for ~10 MB more in its process tree; a large table's
 batch (spans: ~2.3 MB) still goes out at once, so a writer holds at most ~2 MB per table
 however long the partition."""
 RAW_GZIP_LEVEL = 2
