@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo dev test lint bench clean
 
 # The packages are byte-compiled on every core (pip does it on one: ~17 s of a ~40 s install).
 # Where PYTHONDONTWRITEBYTECODE is set, imports never write .pyc themselves, so this must run;
@@ -18,6 +18,10 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(BIN)/ces-pipeline demo
+
+# dev: the simulator and the Dagster UI (http://127.0.0.1:3000) together, on the demo's data.
+dev: $(STAMP)
+	DAGSTER_HOME=$(CURDIR)/dagster_home $(BIN)/ces-pipeline dev
 
 test: $(STAMP)
 	$(BIN)/ruff check .

@@ -4,11 +4,9 @@ Each approach turns the raw lake's conversations into the warehouse's conversati
 prints one JSON line: what it did, its wall time, and its row counts per table. The runner
 (`bench.run`) measures CPU time and peak memory from outside.
 
-- `rebuild`: the project's rebuild path over every partition: the flatten step (raw lake →
-  Parquet) in a pool of worker processes, one partition per task, and the load step
-  (Parquet → warehouse) in the main process as each partition completes.
-- `ingest`: the project's bulk ingest against a running simulator: fetch (HTTP → raw lake)
-  and flatten in one pass in the workers, load in the main process.
+- `rebuild`: `ces-pipeline rebuild --since … --until …`, the default command, over the
+  corpus's days: Dagster runs, each over a range of one app's partitions (flatten, load).
+- `ingest`: `ces-pipeline ingest` over the same days against a running simulator.
 - `duckdb`: DuckDB's own `read_json` flattening the same files into the same tables
   (`bench/sql/duckdb_flatten.sql`).
 - `dlt`: a dlt pipeline loading the same rows into DuckDB with its Parquet loader.
@@ -58,26 +56,7 @@ def _warehouse_counts(path: str) -> dict[str, int]:
     return {table: counts[table] for table in TABLES}
 
 
-# -- the project's paths ------------------------------------------------------------------------
-
-
-def _backfill(lake_root: str, warehouse_path: str, partitions, workers: int, task=None, *task_args: Any):
-    """The project's backfill driver: flatten (or `task`) in worker processes, partitions loaded
-    in groups here as they finish."""
-    from pipelines.ingest.backfill import backfill_partitions, flatten_task
-    from pipelines.lake.store import Lake
-    from pipelines.warehouse.duck import Warehouse
-
-    days = [(app, date.fromisoformat(day)) for app, day in partitions]
-    return backfill_partitions(
-        Lake(lake_root),
-        Warehouse(warehouse_path),
-        days,
-        workers=workers,
-        task=task or flatten_task,
-        task_args=task_args,
-        start_method="fork",  # the workers as this process's children: their CPU time is measured
-    )
+# -- the project's paths: the default commands, as a user runs them ---------------------------
 
 
 def _partitions(lake_root: str, limit: int | None = None) -> list[tuple[str, str]]:
@@ -90,57 +69,75 @@ def _partitions(lake_root: str, limit: int | None = None) -> list[tuple[str, str
     return found[:limit] if limit else found
 
 
-def _import_worker_modules() -> None:
-    """Import what the workers run before the clock starts, as the other approaches import
-    theirs: seconds measure the work, the process's wall and CPU time include everything."""
-    from pipelines.ingest.backfill import import_worker_modules
+def _command(name: str, partitions: list[tuple[str, str]], work: Path, lake_root: str, **env: str) -> float:
+    """`ces-pipeline NAME --since … --until …` over the partitions' days and apps, in this process
+    (its Dagster runs in an instance of its own under `work`); returns its wall time."""
+    from datetime import timedelta
 
-    import_worker_modules()
+    from pipelines.cli import main as cli_main
+
+    days = sorted({date.fromisoformat(day) for _, day in partitions})
+    apps = sorted({app for app, _ in partitions})
+    os.environ.update(
+        DAGSTER_HOME=str(work / "dagster_home"),
+        CES_LAKE=lake_root,
+        CES_WAREHOUSE=str(work / "warehouse.duckdb"),
+        CES_APPS=",".join(apps),
+        **env,
+    )
+    args = [name, "--since", str(days[0]), "--until", str(days[-1] + timedelta(days=1)), "--skip-evaluations"]
+    started = time.perf_counter()
+    code = cli_main(args)
+    elapsed = time.perf_counter() - started
+    if code != 0:
+        raise SystemExit(f"ces-pipeline {' '.join(args)} exited {code}")
+    return elapsed
+
+
+def _partition_rows(warehouse_path: str) -> dict[str, dict[str, int]]:
+    """Rows per table of each (app, day) the warehouse holds."""
+    from pipelines.warehouse.duck import Warehouse
+
+    found: dict[str, dict[str, int]] = {}
+    with Warehouse(warehouse_path).connect(read_only=True) as conn:
+        for table in TABLES:
+            rows = conn.execute(
+                f"SELECT c.app, t.partition_date, count(*) FROM {table} AS t "
+                "JOIN conversations AS c USING (conversation_name) GROUP BY ALL"
+            ).fetchall()
+            for app, day, count in rows:
+                found.setdefault(f"{app}|{day}", dict.fromkeys(TABLES, 0))[table] = count
+    return found
 
 
 def rebuild(args: argparse.Namespace) -> dict[str, Any]:
-    lake_root = _link_raw(args.lake, Path(args.work))
-    warehouse = str(Path(args.work) / "warehouse.duckdb")
+    """`ces-pipeline rebuild` over the corpus's days: Dagster runs over ranges of partitions."""
+    work = Path(args.work)
+    lake_root = _link_raw(args.lake, work)
     partitions = _partitions(lake_root, args.partitions)
-    _import_worker_modules()
-    started = time.perf_counter()
-    done = _backfill(lake_root, warehouse, partitions, args.workers)
-    elapsed = time.perf_counter() - started
+    elapsed = _command("rebuild", partitions, work, lake_root)
+    warehouse = str(work / "warehouse.duckdb")
     return {
         "seconds": elapsed,
         "partitions": len(partitions),
-        "workers": args.workers,
-        "loads": done.loads,
         "rows": _warehouse_counts(warehouse),
-        "partition_rows": {f"{app}|{day}": s["rows"] for (app, day), s in done.partitions.items()},
+        "partition_rows": _partition_rows(warehouse),
     }
 
 
 def ingest(args: argparse.Namespace) -> dict[str, Any]:
-    """The bulk ingest's workers (`pipelines.ingest.stream`): fetch and flatten in one pass."""
-    from pipelines.config import CesSettings
-    from pipelines.ingest.stream import ingest_task
-
+    """`ces-pipeline ingest` against the simulator serving the corpus."""
     work = Path(args.work)
-    lake_root = str(work / "lake")
-    warehouse = str(work / "warehouse.duckdb")
     partitions = _partitions(args.lake, args.partitions)
-    _import_worker_modules()
-    started = time.perf_counter()
-    settings = CesSettings(mcp_url=args.url, max_rps=args.max_rps, page_size=100)
-    done = _backfill(lake_root, warehouse, partitions, args.workers, ingest_task, settings)
-    results = list(done.partitions.values())
-    elapsed = time.perf_counter() - started
+    elapsed = _command(
+        "ingest", partitions, work, str(work / "lake"), CES_MCP_URL=args.url, CES_MAX_RPS=str(args.max_rps)
+    )
+    warehouse = str(work / "warehouse.duckdb")
     return {
         "seconds": elapsed,
         "partitions": len(partitions),
-        "workers": args.workers,
-        "loads": done.loads,
-        "requests": sum(r["requests"] for r in results),
-        "hydrated": sum(r["hydrated"] for r in results),
-        "bytes_received": sum(r["bytes_received"] for r in results),
         "rows": _warehouse_counts(warehouse),
-        "partition_rows": {f"{app}|{day}": s["rows"] for (app, day), s in done.partitions.items()},
+        "partition_rows": _partition_rows(warehouse),
     }
 
 
@@ -163,9 +160,7 @@ def duckdb_read_json(args: argparse.Namespace) -> dict[str, Any]:
     # DuckDB as it comes: its own memory limit (80% of RAM), not the one the pipeline's loads get.
     with duckdb.connect() as defaults:
         (memory_limit,) = defaults.execute("SELECT current_setting('memory_limit')").fetchone()
-    warehouse = Warehouse(
-        str(Path(args.work) / "warehouse.duckdb"), duckdb_config={"memory_limit": memory_limit}
-    )
+    warehouse = Warehouse(str(Path(args.work) / "warehouse.duckdb"), write_memory_limit=memory_limit)
     started = time.perf_counter()
     with warehouse.connect() as conn:
         warehouse.ensure_schema(conn)

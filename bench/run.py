@@ -442,10 +442,8 @@ def markdown(report: dict[str, Any]) -> str:
         ingest = results["ingest"]
         extra_ms = ingest["cpu_ms_per_conversation"] - _paired_rebuild_cpu_ms(results)
         lines += [
-            f"Ingest: {ingest['partitions']} partitions, {ingest['requests']:,} requests, "
-            f"{ingest['hydrated']:,} hydrations, {ingest['loads']} warehouse loads, "
-            f"{ingest['cpu_seconds']:.1f} s CPU in all. Each worker fetches and flattens a partition "
-            f"in one pass, so the fetch's cost is what the ingest spends beyond the paired rebuilds: "
+            f"Ingest: {ingest['partitions']} partitions, {ingest['cpu_seconds']:.1f} s CPU in all: "
+            f"the fetch's cost is what it spends beyond the paired rebuilds, "
             f"{extra_ms:.2f} ms per conversation.",
             "",
         ]

@@ -4,32 +4,20 @@ from __future__ import annotations
 
 import argparse
 import csv
-import dataclasses
 import json
 import os
 import sys
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
-from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from pipelines.config import (
-    CesSettings,
-    ConfigError,
-    ces_settings_from_env,
-    load_dotenv_file,
-    storage_settings_from_env,
-)
-
-if TYPE_CHECKING:
-    from pipelines.lake.store import Lake
+from pipelines.config import CesSettings, ConfigError, Settings, load_dotenv_file
 
 console = Console(stderr=True)
 out = Console(width=None if sys.stdout.isatty() else 160)
@@ -55,17 +43,33 @@ def _instant(value: str) -> datetime:
 
 def _days(since: date, until: date) -> list[date]:
     if until <= since:
-        raise SystemExit(f"error: --until ({until}) must be after --since ({since})")
+        raise UserError(f"--until ({until}) must be after --since ({since})")
     return [since + timedelta(days=i) for i in range((until - since).days)]
 
 
 # -- ingest / rebuild ---------------------------------------------------------------------------
 
 
-_JOBS = {"ingest": ("ingest_conversations", "ingested"), "rebuild": ("rebuild_conversations", "rebuilt")}
+class UserError(Exception):
+    """Something the user asked for cannot be done as asked: one line, exit code 2."""
 
 
-def _partition_progress(*, auto_refresh: bool = True) -> Progress:
+def _window(settings: Settings, since: date, until: date) -> list[date]:
+    """The UTC days [since, until), all of them daily partitions."""
+    days = _days(since, until)
+    first = settings.orchestration.start_date
+    if since < first:
+        raise UserError(
+            f"--since {since} is before the first daily partition, {first}: set CES_START_DATE={since} "
+            "to ingest earlier days"
+        )
+    last = datetime.now(UTC).date()
+    if days[-1] > last:
+        raise UserError(f"--until {until} is after tomorrow (UTC): there is nothing to ingest after {last}")
+    return days
+
+
+def _partition_progress() -> Progress:
     """A bar over partitions with a line of counts (the task's `detail` field)."""
     return Progress(
         TextColumn("[bold]{task.description}"),
@@ -74,162 +78,94 @@ def _partition_progress(*, auto_refresh: bool = True) -> Progress:
         TextColumn("{task.fields[detail]}"),
         TimeElapsedColumn(),
         console=console,
-        auto_refresh=auto_refresh,
     )
 
 
-def _run_partitions(command: str, partitions: list[tuple[str, date]], parallel: int) -> int:
-    """Run the command's partitioned job for every (app, day) with a live progress display."""
-    job_name, verb = _JOBS[command]
-    from pipelines.definitions import build_definitions
-    from pipelines.orchestration.run import PartitionOutcome, instance_with_pools, run_partitions
+_JOBS = {"ingest": ("ingest_conversations", "ingested"), "rebuild": ("rebuild_conversations", "rebuilt")}
 
-    definitions = build_definitions()
-    instance = instance_with_pools()
+
+def _load_conversations(settings: Settings, command: str, partitions: list[tuple[str, date]]) -> int:
+    """Run the command's job over the partitions, one run per range, with a live progress display."""
+    from pipelines.definitions import build_definitions
+    from pipelines.orchestration.launch import PlannedRun, RunOutcome, dagster_instance, execute_runs
+    from pipelines.orchestration.partitions import plan_runs, register_apps
+
+    job_name, verb = _JOBS[command]
+    orchestration = settings.orchestration
+    instance = dagster_instance(orchestration.api_concurrency)
+    register_apps(instance, [app for app, _ in partitions])
+    ranges = plan_runs(partitions, orchestration.days_per_run)
     totals = {"conversations": 0, "pages": 0, "requests": 0, "rejects": 0}
-    failures: list[PartitionOutcome] = []
+    failures: list[RunOutcome] = []
     warnings: Counter[str] = Counter()
     started = time.monotonic()
     with _partition_progress() as progress:
-        task = progress.add_task(f"{verb} partitions", total=len(partitions), detail="")
+        task = progress.add_task(f"{verb} partitions", total=len(partitions), detail=f"{len(ranges)} runs")
 
-        def on_outcome(outcome: PartitionOutcome) -> None:
+        def on_outcome(outcome: RunOutcome) -> None:
             totals["conversations"] += outcome.value("warehouse/conversations", "dagster/row_count")
             totals["pages"] += outcome.value("raw/conversation_pages", "pages")
             totals["requests"] += outcome.value("raw/conversation_pages", "requests")
             totals["rejects"] += outcome.value("warehouse/rejects", "dagster/row_count")
             if not outcome.success:
                 failures.append(outcome)
-                progress.console.print(f"[red]✗ {outcome.label}: {escape(str(outcome.error))}")
+                progress.console.print(f"[red]✗ {escape(outcome.label)}: {escape(str(outcome.error))}")
             for check in outcome.failed_checks:
                 if "(WARN)" in check:
                     warnings[check.removesuffix(" (WARN)")] += 1
                 else:
-                    progress.console.print(f"[red]check failed for {outcome.label}: {escape(check)}")
+                    progress.console.print(f"[red]check failed for {escape(outcome.label)}: {escape(check)}")
             rate = totals["conversations"] / max(time.monotonic() - started, 1e-9)
-            progress.update(
-                task,
-                advance=1,
-                detail=(
-                    f"{totals['pages']} pages · {totals['requests']} requests · "
-                    f"{totals['conversations']} conversations · {rate:.0f}/s"
-                ),
-            )
+            detail = f"{totals['conversations']} conversations · {rate:.0f}/s"
+            if command == "ingest":
+                detail = f"{totals['pages']} pages · {totals['requests']} requests · {detail}"
+            progress.update(task, advance=outcome.partitions, detail=detail)
 
-        run_partitions(
-            definitions, job_name, partitions, instance=instance, parallel=parallel, on_outcome=on_outcome
+        execute_runs(
+            build_definitions(settings),
+            job_name,
+            [PlannedRun.for_range(run) for run in ranges],
+            instance=instance,
+            on_outcome=on_outcome,
         )
     if totals["rejects"]:
         console.print(f"[yellow]{totals['rejects']} objects rejected: see the rejects table.")
     for check, count in sorted(warnings.items()):
-        console.print(f"[yellow]warning: {escape(check)} on {count} of {len(partitions)} partitions.")
+        console.print(f"[yellow]warning: {escape(check)} in {count} of {len(ranges)} runs.")
     if failures:
-        console.print(f"[red]{len(failures)} of {len(partitions)} partitions failed.")
-        _print_retries(command, [(failure.app, failure.day) for failure in failures])
+        console.print(f"[red]{len(failures)} of {len(ranges)} runs failed. Retry one alone with:")
+        by_label = {run.label: run for run in ranges}
+        for failure in failures:
+            run = by_label[failure.label]
+            window = f"--since {run.first} --until {run.last + timedelta(days=1)}"
+            console.print(f"  ces-pipeline {command} {window} --app {run.app}", soft_wrap=True, markup=False)
         return 1
     console.print(
-        f"[green]{verb} {len(partitions)} partitions: {totals['conversations']} conversations loaded."
+        f"[green]{verb} {len(partitions)} partitions in {len(ranges)} run{'s' if len(ranges) != 1 else ''}: "
+        f"{totals['conversations']} conversations loaded."
     )
     return 0
 
 
-def _bulk(
-    command: str,
-    lake: Lake,
-    partitions: list[tuple[str, date]],
-    workers: int,
-    task_args: Sequence[object] = (),
-) -> int:
-    """Ingest or rebuild without a Dagster run per partition: each partition's task (fetch and
-    flatten, or flatten) in `workers` processes, loads in commit windows
-    (pipelines.ingest.backfill), then the partition checks on what was loaded."""
-    from pipelines.ingest.backfill import backfill_partitions, flatten_task
-    from pipelines.ingest.stream import ingest_task
-    from pipelines.orchestration.checks import WARNING_CHECKS, conversation_check_results
-    from pipelines.warehouse.duck import Warehouse
-
-    verb = _JOBS[command][1]
-    warehouse = Warehouse(storage_settings_from_env().warehouse)
-    started = time.monotonic()
-    # Refreshed by hand rather than by rich's thread: with no other thread running, the
-    # workers are forked from this process and share its memory (see backfill.worker_context).
-    with _partition_progress(auto_refresh=False) as progress:
-        task = progress.add_task(f"{verb} partitions", total=len(partitions), detail="")
-        loaded = {"conversations": 0}
-
-        def on_loaded(group: list[tuple[str, date]], inserted: dict[str, int]) -> None:
-            loaded["conversations"] += inserted.get("conversations", 0)
-            rate = loaded["conversations"] / max(time.monotonic() - started, 1e-9)
-            progress.update(
-                task, advance=len(group), detail=f"{loaded['conversations']} conversations · {rate:.0f}/s"
-            )
-            progress.refresh()
-
-        result = backfill_partitions(
-            lake,
-            warehouse,
-            partitions,
-            workers=max(1, workers),
-            task=ingest_task if command == "ingest" else flatten_task,
-            task_args=task_args,
-            on_loaded=on_loaded,
-        )
-    failed: list[str] = []
-    warnings: Counter[str] = Counter()
-    with console.status("checking the partitions loaded"), warehouse.connect() as conn:
-        for app, day in result.partitions:
-            for check in conversation_check_results(conn, app, day):
-                label = f"{check.asset_key.to_user_string()} {check.check_name}"
-                if check.passed:
-                    continue
-                if check.check_name in WARNING_CHECKS:
-                    warnings[label] += 1
-                else:
-                    failed.append(f"{app} {day}: {label} {check.metadata.get('failures')}")
-    if result.loaded.get("rejects"):
-        console.print(f"[yellow]{result.loaded['rejects']} objects rejected: see the rejects table.")
-    for check, count in sorted(warnings.items()):
-        console.print(f"[yellow]warning: {escape(check)} on {count} of {len(partitions)} partitions.")
-    for failure in failed:
-        console.print(f"[red]check failed: {escape(failure)}")
-    console.print(
-        f"[green]{verb} {len(result.partitions)} partitions in {result.commits} "
-        f"transaction{'s' if result.commits != 1 else ''}: "
-        f"{result.loaded.get('conversations', 0)} conversations loaded."
-    )
-    if result.failed:
-        console.print(f"[red]{len(result.failed)} of {len(partitions)} partitions failed:")
-        failed_partitions = sorted(result.failed, key=lambda partition: (partition[1], partition[0]))
-        for app, day in failed_partitions:
-            console.print(f"[red]✗ {escape(app)} {day}: {escape(result.failed[app, day])}")
-        _print_retries(command, failed_partitions, "--bulk")
-    return 1 if failed or result.failed else 0
-
-
-def _print_retries(command: str, partitions: Sequence[tuple[str, date]], *options: str) -> None:
-    """The command that retries each failed partition alone (re-running is idempotent)."""
-    console.print("Retry one alone with:")
-    for app, day in partitions:
-        window = f"--since {day} --until {day + timedelta(days=1)}"
-        console.print(" ".join(("  ces-pipeline", command, window, "--app", app, *options)), soft_wrap=True)
-
-
-def _ingest_evaluation_runs(apps: Sequence[str], run_config: dict | None = None) -> int:
+def _ingest_evaluation_runs(settings: Settings, apps: Sequence[str], run_config: dict | None = None) -> int:
     """Run the evaluation run job for each app and report what it loaded."""
     from pipelines.definitions import build_definitions
-    from pipelines.orchestration.run import instance_with_pools, run_app_job
+    from pipelines.orchestration.launch import PlannedRun, dagster_instance, execute_runs
+    from pipelines.orchestration.partitions import register_apps
 
+    instance = dagster_instance(settings.orchestration.api_concurrency)
+    register_apps(instance, apps)
     with console.status("fetching evaluation runs"):
-        outcomes = run_app_job(
-            build_definitions(),
+        outcomes = execute_runs(
+            build_definitions(settings),
             "ingest_evaluation_runs",
-            apps,
-            instance=instance_with_pools(),
+            [PlannedRun.for_partition(app) for app in apps],
+            instance=instance,
             run_config=run_config,
         )
     failed = [outcome for outcome in outcomes if not outcome.success]
     for outcome in failed:
-        console.print(f"[red]✗ evaluation runs of {outcome.app}: {outcome.error}")
+        console.print(f"[red]✗ evaluation runs of {escape(outcome.label)}: {escape(str(outcome.error))}")
     runs = sum(outcome.value("warehouse/evaluation_runs", "dagster/row_count") for outcome in outcomes)
     results = sum(outcome.value("warehouse/evaluation_results", "dagster/row_count") for outcome in outcomes)
     console.print(
@@ -238,51 +174,37 @@ def _ingest_evaluation_runs(apps: Sequence[str], run_config: dict | None = None)
     return 1 if failed else 0
 
 
-def _bulk_ingest(settings: CesSettings, partitions: list[tuple[str, date]], workers: int) -> int:
-    """`_bulk` ingest: every worker has a client of its own, and they share one request rate
-    through a file (`CES_RATE_LIMIT_FILE` or the one in `DAGSTER_HOME`, else one for this
-    ingest alone)."""
-    from pipelines.lake.store import Lake
-
-    lake = Lake(storage_settings_from_env().lake)
-    if settings.rate_limit_file:
-        return _bulk("ingest", lake, partitions, workers, (settings,))
-    with tempfile.TemporaryDirectory(prefix="ces-pipeline-") as scratch:
-        shared = dataclasses.replace(settings, rate_limit_file=os.path.join(scratch, "rate-limit.state"))
-        return _bulk("ingest", lake, partitions, workers, (shared,))
-
-
-def cmd_ingest(args: argparse.Namespace) -> int:
-    settings = ces_settings_from_env()
-    apps = args.app or list(settings.apps)
+def _apps(settings: Settings, chosen: Sequence[str] | None) -> list[str]:
+    apps = list(chosen or settings.ces.apps)
     if not apps:
-        console.print("[red]error: CES_APPS is not set. Name the apps to ingest, e.g.")
-        console.print("  export CES_APPS=projects/my-project/locations/us/apps/my-app")
-        return 2
+        raise UserError(
+            "CES_APPS is not set: name the apps to ingest, e.g. "
+            "export CES_APPS=projects/my-project/locations/us/apps/my-app"
+        )
     CesSettings(apps=tuple(apps))  # validates --app values like CES_APPS
-    partitions = [(app, day) for day in _days(args.since, args.until) for app in apps]
-    if args.bulk:
-        conversations = _bulk_ingest(settings, partitions, args.parallel)
-    else:
-        conversations = _run_partitions("ingest", partitions, args.parallel)
-    evaluations = 0 if args.skip_evaluations else _ingest_evaluation_runs(apps)
+    return apps
+
+
+def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
+    apps = _apps(settings, args.app)
+    partitions = [(app, day) for day in _window(settings, args.since, args.until) for app in apps]
+    conversations = _load_conversations(settings, "ingest", partitions)
+    evaluations = 0 if args.skip_evaluations else _ingest_evaluation_runs(settings, apps)
     return max(conversations, evaluations)
 
 
-def cmd_evaluate(args: argparse.Namespace) -> int:
+def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
     from pipelines.ces.client import CesMcpClient
     from pipelines.ingest.trigger import EvaluationTriggerError, start_evaluation
     from pipelines.lake.store import Lake
 
     evaluations = [e.strip() for e in (args.evaluations or "").split(",") if e.strip()]
     if bool(evaluations) == bool(args.dataset):
-        console.print("[red]error: give exactly one of --evaluations a,b or --dataset D")
-        return 2
-    settings = ces_settings_from_env()
-    lake = Lake(storage_settings_from_env().lake)
+        raise UserError("give exactly one of --evaluations a,b or --dataset D")
+    lake = Lake(settings.storage.lake)
     try:
         with (
-            CesMcpClient(settings) as client,
+            CesMcpClient(settings.ces) as client,
             console.status("waiting for the evaluation to start") as status,
         ):
             started = start_evaluation(
@@ -297,7 +219,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                 on_operation=lambda name: status.update(f"operation {name}: waiting until done"),
             )
     except EvaluationTriggerError as exc:
-        console.print(f"[red]error: {exc}")
+        console.print(f"[red]error: {escape(str(exc))}")
         if exc.operation:
             console.print(f"Follow it up with get_operation {exc.operation}; do not re-run blindly.")
         return 1
@@ -306,33 +228,34 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     config = {
         "ops": {"raw__evaluation_runs": {"config": {"names": [started.evaluation_run], "discover": False}}}
     }
-    return _ingest_evaluation_runs([args.app], config)
+    return _ingest_evaluation_runs(settings, [args.app], config)
 
 
-def cmd_rebuild(args: argparse.Namespace) -> int:
+def cmd_rebuild(args: argparse.Namespace, settings: Settings) -> int:
     from pipelines.ingest.flatten import CONVERSATIONS_DATASET
     from pipelines.lake.store import Lake
 
-    days = set(_days(args.since, args.until))
-    lake = Lake(storage_settings_from_env().lake)
+    days = set(_window(settings, args.since, args.until))
+    lake = Lake(settings.storage.lake)
     partitions = [
         (app, day)
         for app, day in lake.raw_partitions(CONVERSATIONS_DATASET)
         if day in days and (not args.app or app in args.app)
     ]
     code = 0
-    if partitions and args.bulk:
-        code = _bulk("rebuild", lake, partitions, args.parallel)
-    elif partitions:
-        code = _run_partitions("rebuild", partitions, args.parallel)
+    if partitions:
+        code = _load_conversations(settings, "rebuild", partitions)
     else:
-        console.print(f"[yellow]no raw conversation pages in {lake.root} for that window.")
+        console.print(
+            f"[yellow]nothing to rebuild: no raw conversation pages in {escape(lake.root)} "
+            f"from {args.since} to {args.until}."
+        )
     if not args.skip_evaluations:
         from pipelines.ingest.evaluations import rebuild_evaluations
         from pipelines.warehouse.duck import Warehouse
 
         with console.status("replaying evaluation run fetches"):
-            replayed = rebuild_evaluations(lake, Warehouse(storage_settings_from_env().warehouse), args.app)
+            replayed = rebuild_evaluations(lake, Warehouse.from_settings(settings.storage), args.app)
         console.print(f"[green]evaluation runs: {replayed} fetches replayed.")
     return code
 
@@ -340,7 +263,7 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
 # -- query ----------------------------------------------------------------------------------------
 
 
-def cmd_query(args: argparse.Namespace) -> int:
+def cmd_query(args: argparse.Namespace, settings: Settings) -> int:
     from pipelines.warehouse.queries import NamedQueryError, named_queries, parse_param_options, run_query
 
     try:
@@ -351,7 +274,7 @@ def cmd_query(args: argparse.Namespace) -> int:
                     out.print(f"    --param {parameter.signature()}  {parameter.description}", markup=False)
             return 0
         params = parse_param_options(args.param)
-        columns, rows = run_query(storage_settings_from_env().warehouse, args.name, params)
+        columns, rows = run_query(settings.storage.warehouse, args.name, params)
     except NamedQueryError as exc:
         console.print(f"[red]error: {escape(str(exc))}")
         return 2
@@ -359,11 +282,11 @@ def cmd_query(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_report(args: argparse.Namespace) -> int:
-    from pipelines.report import ReportError, default_report_path, write_report
+def cmd_report(args: argparse.Namespace, settings: Settings) -> int:
+    from pipelines.report import ReportError, write_report
 
-    warehouse = storage_settings_from_env().warehouse
-    target = args.out or default_report_path(warehouse)
+    warehouse = settings.storage.warehouse
+    target = args.out or settings.storage.report_path
     params = {
         key: value
         for key, value in (("app", args.app), ("since", args.since), ("until", args.until))
@@ -430,7 +353,7 @@ def _faults(spec: str):
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def cmd_simulate(args: argparse.Namespace) -> int:
+def cmd_simulate(args: argparse.Namespace, settings: Settings) -> int:
     from pipelines.ces.simulator import serve
 
     if args.faults:
@@ -439,24 +362,29 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_demo(args: argparse.Namespace) -> int:
+def _demo_load(args: argparse.Namespace, url: str, apps: Sequence[str]) -> tuple[Settings, int]:
+    """Point the settings at the simulator (its endpoint and apps, no quota) and ingest its days."""
+    os.environ.update(CES_MCP_URL=url, CES_APPS=",".join(apps))
+    os.environ.setdefault("CES_MAX_RPS", "200")  # a local server: no quota to respect
+    settings = Settings.from_env()
+    console.print(f"Simulator at {url} serving {len(apps)} apps")
+    first = args.start_date
+    window = _days(first, first + timedelta(days=args.days))
+    partitions = [(app, day) for day in window for app in apps]
+    code = max(_load_conversations(settings, "ingest", partitions), _ingest_evaluation_runs(settings, apps))
+    return settings, code
+
+
+def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
     from pipelines.ces.simulator import running_simulator
-    from pipelines.report import default_report_path, write_report
+    from pipelines.report import write_report
     from pipelines.warehouse.duck import Warehouse
     from pipelines.warehouse.queries import run_query
 
-    config = _simulator_config(args)
-    with running_simulator(config) as sim:
-        os.environ["CES_MCP_URL"] = sim.url
-        os.environ["CES_APPS"] = ",".join(sim.apps)
-        os.environ.setdefault("CES_MAX_RPS", "200")  # a local server: no quota to respect
-        console.print(f"Simulator at {sim.url} serving {len(sim.apps)} apps")
-        first = config.scale.start_date
-        window = _days(first, first + timedelta(days=config.scale.days))
-        partitions = [(app, day) for day in window for app in sim.apps]
-        code = max(_run_partitions("ingest", partitions, 2), _ingest_evaluation_runs(sim.apps))
-    warehouse = storage_settings_from_env().warehouse
-    counts = Warehouse(warehouse).row_counts()
+    with running_simulator(_simulator_config(args)) as sim:
+        settings, code = _demo_load(args, sim.url, sim.apps)
+    warehouse = settings.storage.warehouse
+    counts = Warehouse.from_settings(settings.storage).row_counts()
     table = Table("table", "rows", title=f"Warehouse {warehouse}")
     for name, count in counts.items():
         table.add_row(name, str(count))
@@ -464,9 +392,41 @@ def cmd_demo(args: argparse.Namespace) -> int:
     columns, rows = run_query(warehouse, "daily_volume", {})
     out.print("[bold]Conversations per day (sql/queries/daily_volume.sql)")
     _print_rows(columns, rows, "table")
-    report = write_report(warehouse, default_report_path(warehouse), {})
+    report = write_report(warehouse, settings.storage.report_path, {})
     out.print(f"Dashboard: {report.path} ({report.charts} charts, opens offline)", markup=False)
     return code
+
+
+def cmd_dev(args: argparse.Namespace, settings: Settings) -> int:
+    """The simulator and the Dagster UI together, on the demo's data: the demo's days are
+    ingested first (idempotent), then `dagster dev` serves the UI and the daemon with the
+    simulator as the CES endpoint, so schedules, sensors and backfills work."""
+    import subprocess
+
+    from pipelines.ces.simulator import running_simulator
+
+    with running_simulator(_simulator_config(args)) as sim:
+        _demo_load(args, sim.url, sim.apps)
+        console.print(
+            f"Dagster UI on http://127.0.0.1:{args.ui_port} (Ctrl-C stops the UI and the simulator)"
+        )
+        command = [
+            sys.executable,
+            "-m",
+            "dagster",
+            "dev",
+            "-m",
+            "pipelines.definitions",
+            "-p",
+            str(args.ui_port),
+        ]
+        with subprocess.Popen(command) as ui:
+            try:
+                return ui.wait()
+            except KeyboardInterrupt:
+                ui.terminate()
+                ui.wait(timeout=30)
+                return 0
 
 
 # -- wiring -----------------------------------------------------------------------------------------
@@ -498,20 +458,13 @@ def _add_scale_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_partition_options(parser: argparse.ArgumentParser, *, bulk_help: str) -> None:
-    """The options `ingest` and `rebuild` share: the UTC days, the apps, how to run them."""
+def _add_partition_options(parser: argparse.ArgumentParser) -> None:
+    """The options `ingest` and `rebuild` share: the UTC days and the apps."""
     parser.add_argument("--since", type=_day, required=True, help="first UTC day, YYYY-MM-DD")
     parser.add_argument("--until", type=_day, required=True, help="the UTC day after the last (exclusive)")
     parser.add_argument("--skip-evaluations", action="store_true", help="conversations only")
-    parser.add_argument("--bulk", action="store_true", help=bulk_help)
     parser.add_argument(
         "--app", action="append", help="only this app (repeatable); default: every app of CES_APPS"
-    )
-    parser.add_argument(
-        "--parallel",
-        type=int,
-        default=int(os.environ.get("CES_PARALLEL_PARTITIONS") or 2),
-        help="partitions run at once in separate processes (default CES_PARALLEL_PARTITIONS or 2)",
     )
 
 
@@ -520,11 +473,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     ingest = commands.add_parser("ingest", help="ingest conversations started in [since, until) (UTC)")
-    _add_partition_options(
-        ingest,
-        bulk_help="for long histories: no Dagster run per partition; partitions fetched and flattened "
-        "in --parallel processes sharing the request rate, loaded several per transaction, then checked",
-    )
+    _add_partition_options(ingest)
     ingest.set_defaults(func=cmd_ingest)
 
     evaluate = commands.add_parser("evaluate", help="start an evaluation run, wait for it to start, load it")
@@ -539,11 +488,7 @@ def build_parser() -> argparse.ArgumentParser:
     rebuild = commands.add_parser(
         "rebuild", help="re-derive Parquet and warehouse from the raw lake (no API)"
     )
-    _add_partition_options(
-        rebuild,
-        bulk_help="for long histories: no Dagster run per partition; partitions flattened in --parallel "
-        "processes and loaded several per transaction, then checked",
-    )
+    _add_partition_options(rebuild)
     rebuild.set_defaults(func=cmd_rebuild)
 
     query = commands.add_parser("query", help="run a named query from sql/queries/")
@@ -571,17 +516,33 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="simulator → ingest → row counts and a trend table")
     _add_scale_options(demo)
     demo.set_defaults(func=cmd_demo)
+
+    dev = commands.add_parser("dev", help="the simulator and the Dagster UI together, on the demo's data")
+    dev.add_argument("--ui-port", type=int, default=3000, help="port of the Dagster UI")
+    _add_scale_options(dev)
+    dev.set_defaults(func=cmd_dev)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; a user error is one line on stderr and a non-zero exit, never a traceback."""
+    from pipelines.ces.errors import CesError
+    from pipelines.warehouse.duck import WarehouseSchemaError
+    from pipelines.warehouse.lock import WarehouseBusyError
+
     load_dotenv_file()
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        return args.func(args, Settings.from_env())
     except ConfigError as exc:
-        console.print(f"[red]configuration error: {exc}")
+        console.print(f"[red]configuration error: {escape(str(exc))}", soft_wrap=True)
         return 2
+    except UserError as exc:
+        console.print(f"[red]error: {escape(str(exc))}", soft_wrap=True)
+        return 2
+    except (CesError, WarehouseBusyError, WarehouseSchemaError) as exc:
+        console.print(f"[red]error: {escape(str(exc))}", soft_wrap=True)
+        return 1
     except KeyboardInterrupt:
         console.print("[yellow]interrupted")
         return 130

@@ -1,7 +1,9 @@
 """Settings read from the environment (and a `.env` file), in one place.
 
 Every knob a user sets lives here with its documented default, so the CLI, the Dagster
-resources and the tests agree on names and meanings.
+resources and the tests agree on names and meanings. The environment is read in one call,
+`Settings.from_env()`, by the CLI and by the code location when Dagster loads it; nothing
+reads it at import.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
 
 DEFAULT_MCP_URL = "https://ces.googleapis.com/mcp"
 DEFAULT_MAX_RPS = 10.0
@@ -84,12 +88,98 @@ class CesSettings:
             raise ConfigError("CES_RETRY_MAX_SECONDS and CES_RETRY_BACKOFF_SECONDS must not be negative")
 
 
+SIZE_PATTERN = re.compile(r"\d+(?:\.\d+)?\s*(?:[KMGT]i?B|B|%)", re.IGNORECASE)
+"""What DuckDB takes as a memory limit: a size, or a share of the machine's RAM."""
+
+
 @dataclass(frozen=True)
 class StorageSettings:
-    """Where the lake and the warehouse live."""
+    """Where the lake, the warehouse and the dashboard live, and how loads use the warehouse."""
 
     lake: str = "data/lake"
     warehouse: str = "data/warehouse.duckdb"
+    report: str | None = None
+    """Where the dashboard is written; None: `report.html` beside the warehouse."""
+    lock_timeout_seconds: float = 900.0
+    """How long a load waits for another to release the warehouse."""
+    write_memory_limit: str = "128MB"
+    """DuckDB's buffer pool for the connections that load (a size, or a share of RAM)."""
+
+    def __post_init__(self) -> None:
+        if not SIZE_PATTERN.fullmatch(self.write_memory_limit.strip()):
+            raise ConfigError(
+                "CES_WAREHOUSE_MEMORY_LIMIT must be a size such as 128MB or 1GB, or a share of RAM "
+                f"such as 10%, got {self.write_memory_limit!r}"
+            )
+        if self.lock_timeout_seconds < 0:
+            raise ConfigError("CES_WAREHOUSE_LOCK_TIMEOUT must not be negative")
+
+    @property
+    def report_path(self) -> str:
+        return self.report or str(Path(self.warehouse).parent / "report.html")
+
+
+DEFAULT_START_DATE = date(2024, 1, 1)
+"""The first daily partition: no CES app holds a conversation from before 2024."""
+
+
+@dataclass(frozen=True)
+class OrchestrationSettings:
+    """How Dagster partitions, groups, schedules and checks the loads."""
+
+    start_date: date = DEFAULT_START_DATE
+    days_per_run: int = 31
+    """Daily partitions of one app a run covers at most (the assets' backfill policy): the
+    run's overhead is paid once per range, not once per day."""
+    api_concurrency: int = 4
+    """Slots of the `ces_api` pool: steps calling CES at once, across every run."""
+    lookback_days: int = 2
+    conversations_cron: str = "5 * * * *"
+    evaluations_cron: str = "30 4 * * *"
+    freshness_hours: float = 48.0
+
+    def __post_init__(self) -> None:
+        for name, value in (
+            ("CES_DAYS_PER_RUN", self.days_per_run),
+            ("CES_API_CONCURRENCY", self.api_concurrency),
+        ):
+            if value < 1:
+                raise ConfigError(f"{name} must be at least 1, got {value}")
+        if self.lookback_days < 0:
+            raise ConfigError(f"CES_LOOKBACK_DAYS must not be negative, got {self.lookback_days}")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting of ces-pipeline, read once from the environment (`Settings.from_env`)."""
+
+    ces: CesSettings = field(default_factory=CesSettings)
+    storage: StorageSettings = field(default_factory=StorageSettings)
+    orchestration: OrchestrationSettings = field(default_factory=OrchestrationSettings)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Read the `CES_*` variables (and `DAGSTER_HOME`); `env` defaults to `os.environ`."""
+        env = os.environ if env is None else env
+        return cls(
+            ces=ces_settings_from_env(env),
+            storage=StorageSettings(
+                lake=env.get("CES_LAKE") or "data/lake",
+                warehouse=env.get("CES_WAREHOUSE") or "data/warehouse.duckdb",
+                report=env.get("CES_REPORT") or None,
+                lock_timeout_seconds=env_number(env, "CES_WAREHOUSE_LOCK_TIMEOUT", 900.0),
+                write_memory_limit=(env.get("CES_WAREHOUSE_MEMORY_LIMIT") or "128MB").strip(),
+            ),
+            orchestration=OrchestrationSettings(
+                start_date=env_date(env, "CES_START_DATE", DEFAULT_START_DATE),
+                days_per_run=int(env_number(env, "CES_DAYS_PER_RUN", 31)),
+                api_concurrency=int(env_number(env, "CES_API_CONCURRENCY", 4)),
+                lookback_days=int(env_number(env, "CES_LOOKBACK_DAYS", 2)),
+                conversations_cron=env.get("CES_CONVERSATIONS_CRON") or "5 * * * *",
+                evaluations_cron=env.get("CES_EVALUATIONS_CRON") or "30 4 * * *",
+                freshness_hours=env_number(env, "CES_FRESHNESS_HOURS", 48.0),
+            ),
+        )
 
 
 def env_number(env: Mapping[str, str], name: str, default: float) -> float:
@@ -102,9 +192,18 @@ def env_number(env: Mapping[str, str], name: str, default: float) -> float:
         raise ConfigError(f"{name} must be a number, got {raw!r}") from None
 
 
-def ces_settings_from_env(env: Mapping[str, str] | None = None) -> CesSettings:
-    """Read `CES_*` variables; `env` defaults to `os.environ` (after loading `.env`)."""
-    env = os.environ if env is None else env
+def env_date(env: Mapping[str, str], name: str, default: date) -> date:
+    raw = env.get(name)
+    if not raw:
+        return default
+    try:
+        return date.fromisoformat(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a date YYYY-MM-DD, got {raw!r}") from None
+
+
+def ces_settings_from_env(env: Mapping[str, str]) -> CesSettings:
+    """The `CES_*` variables of the CES connection."""
     sources = tuple(s.upper() for s in _split_csv(env.get("CES_SOURCES")))
     return CesSettings(
         mcp_url=env.get("CES_MCP_URL") or DEFAULT_MCP_URL,
@@ -130,14 +229,6 @@ def default_rate_limit_file(env: Mapping[str, str]) -> str | None:
         return env["CES_RATE_LIMIT_FILE"]
     home = env.get("DAGSTER_HOME")
     return os.path.join(home, "ces-rate-limit.state") if home else None
-
-
-def storage_settings_from_env(env: Mapping[str, str] | None = None) -> StorageSettings:
-    env = os.environ if env is None else env
-    return StorageSettings(
-        lake=env.get("CES_LAKE") or "data/lake",
-        warehouse=env.get("CES_WAREHOUSE") or "data/warehouse.duckdb",
-    )
 
 
 def load_dotenv_file() -> None:

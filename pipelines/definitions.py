@@ -1,14 +1,15 @@
-"""The Dagster code location: `dagster dev` from the repository root loads this module."""
+"""The Dagster code location: `dagster dev` from the repository root loads `defs`.
+
+Everything is built from one `Settings`, read from the environment when Dagster loads the
+code location (not at import); the CLI builds the same definitions from its own settings.
+"""
 
 from __future__ import annotations
 
 import dagster as dg
 
-from pipelines.orchestration.conversation_assets import (
-    CONVERSATION_ASSETS,
-    ingest_conversations_job,
-    rebuild_conversations_job,
-)
+from pipelines.config import Settings
+from pipelines.orchestration.conversation_assets import conversation_assets, conversation_jobs
 from pipelines.orchestration.evaluation_assets import (
     EVALUATION_ASSETS,
     ingest_evaluation_runs_job,
@@ -16,35 +17,45 @@ from pipelines.orchestration.evaluation_assets import (
     started_evaluation_sensor,
     unfinished_evaluation_runs_sensor,
 )
+from pipelines.orchestration.partitions import app_day_partitions
 from pipelines.orchestration.report_assets import (
     REPORT_ASSETS,
     report_after_loads_sensor,
     report_dashboard_job,
 )
-from pipelines.orchestration.resources import resources_from_env
-from pipelines.orchestration.schedules import SCHEDULES, SENSORS
+from pipelines.orchestration.resources import resources_from_settings
+from pipelines.orchestration.schedules import configured_apps_sensor, schedules
 
 
-def build_definitions() -> dg.Definitions:
-    """Definitions bound to the current environment (`CES_*` variables)."""
+def build_definitions(settings: Settings) -> dg.Definitions:
+    """Every asset, check, job, schedule and sensor, configured by `settings`."""
+    orchestration = settings.orchestration
+    assets = conversation_assets(
+        app_day_partitions(orchestration.start_date),
+        days_per_run=orchestration.days_per_run,
+        freshness_hours=orchestration.freshness_hours,
+    )
+    ingest_job, rebuild_job = conversation_jobs(assets)
     return dg.Definitions(
-        assets=[*CONVERSATION_ASSETS, *EVALUATION_ASSETS, *REPORT_ASSETS],
+        assets=[*assets, *EVALUATION_ASSETS, *REPORT_ASSETS],
         jobs=[
-            ingest_conversations_job,
-            rebuild_conversations_job,
+            ingest_job,
+            rebuild_job,
             ingest_evaluation_runs_job,
             start_evaluation_job,
             report_dashboard_job,
         ],
-        schedules=SCHEDULES,
+        schedules=schedules(orchestration, ingest_job, ingest_evaluation_runs_job),
         sensors=[
             unfinished_evaluation_runs_sensor,
             started_evaluation_sensor,
-            *SENSORS,
+            configured_apps_sensor,
             report_after_loads_sensor,
         ],
-        resources=resources_from_env(),
+        resources=resources_from_settings(settings),
     )
 
 
-defs = build_definitions()
+@dg.definitions
+def defs() -> dg.Definitions:
+    return build_definitions(Settings.from_env())

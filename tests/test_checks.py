@@ -11,7 +11,7 @@ from test_flatten_evaluations import completed_run
 from test_warehouse import DAY, write_partition
 
 from pipelines.ingest.evaluations import EvaluationObservation, load_evaluation_observation
-from pipelines.ingest.load import load_conversation_partition
+from pipelines.ingest.load import load_conversation_partitions
 from pipelines.lake.checks import rows_outside_partition
 from pipelines.lake.store import Lake
 from pipelines.transform.schemas import (
@@ -33,13 +33,13 @@ def loaded(tmp_path: Path) -> Warehouse:
     lake = Lake(str(tmp_path / "lake"))
     warehouse = Warehouse(str(tmp_path / "w.duckdb"))
     write_partition(lake, APP, DAY, [full_conversation("a"), full_conversation("b")])
-    load_conversation_partition(lake, warehouse, APP, DAY)
+    load_conversation_partitions(lake, warehouse, [(APP, DAY)])
     return warehouse
 
 
 def test_all_checks_pass_on_loaded_data(loaded: Warehouse) -> None:
     with loaded.connect(read_only=True) as conn:
-        checks.scope_partition(conn, APP, DAY)
+        checks.scope_partitions(conn, [APP], DAY, DAY)
         for spec in CONVERSATION_TABLES:
             assert checks.duplicate_keys(conn, spec).passed, spec.name
         assert checks.orphan_spans(conn).passed
@@ -55,7 +55,7 @@ def test_all_checks_pass_on_loaded_data(loaded: Warehouse) -> None:
 def test_duplicate_keys_are_counted_with_a_sample(loaded: Warehouse) -> None:
     with loaded.connect() as conn:
         conn.execute("INSERT INTO turns SELECT * FROM turns WHERE turn_index = 0")
-        checks.scope_partition(conn, APP, DAY)
+        checks.scope_partitions(conn, [APP], DAY, DAY)
         outcome = checks.duplicate_keys(conn, TURNS)
         assert outcome.failures == 2
         assert {"conversation_name": f"{APP}/conversations/a", "turn_index": 0} in outcome.sample
@@ -65,7 +65,7 @@ def test_duplicate_keys_are_counted_with_a_sample(loaded: Warehouse) -> None:
 def test_orphan_spans_fail(loaded: Warehouse) -> None:
     with loaded.connect() as conn:
         conn.execute("DELETE FROM spans WHERE name = 'LLM' AND conversation_name LIKE '%/a'")
-        checks.scope_partition(conn, APP, DAY)
+        checks.scope_partitions(conn, [APP], DAY, DAY)
         outcome = checks.orphan_spans(conn)
         assert outcome.failures == 1 and outcome.sample[0]["parent_span_id"] == 1
         assert checks.duplicate_keys(conn, SPANS).passed
@@ -75,7 +75,7 @@ def test_negative_durations_fail(loaded: Warehouse) -> None:
     with loaded.connect() as conn:
         conn.execute("UPDATE spans SET duration_seconds = -0.5 WHERE name = 'TTS'")
         conn.execute("UPDATE conversations SET duration_seconds = -1 WHERE conversation_id = 'a'")
-        checks.scope_partition(conn, APP, DAY)
+        checks.scope_partitions(conn, [APP], DAY, DAY)
         outcome = checks.negative_durations(conn)
         assert outcome.failures == 3
         assert {row["table_name"] for row in outcome.sample} == {"spans", "conversations"}
@@ -84,7 +84,7 @@ def test_negative_durations_fail(loaded: Warehouse) -> None:
 def test_turn_count_mismatches_are_reported(loaded: Warehouse) -> None:
     with loaded.connect() as conn:
         conn.execute("UPDATE conversations SET turn_count = 5 WHERE conversation_id = 'b'")
-        checks.scope_partition(conn, APP, DAY)
+        checks.scope_partitions(conn, [APP], DAY, DAY)
         outcome = checks.turn_count_mismatches(conn)
         assert outcome.failures == 1
         assert outcome.sample[0]["turn_count"] == 5 and outcome.sample[0]["turns_loaded"] == 2
@@ -93,11 +93,11 @@ def test_turn_count_mismatches_are_reported(loaded: Warehouse) -> None:
 def test_checks_look_only_at_their_partition(loaded: Warehouse) -> None:
     with loaded.connect() as conn:
         conn.execute("INSERT INTO turns SELECT * FROM turns")
-        checks.scope_partition(conn, APP, DAY)
+        checks.scope_partitions(conn, [APP], DAY, DAY)
         assert checks.duplicate_keys(conn, TURNS).failures == 4
-        checks.scope_partition(conn, APP, date(2026, 11, 2))
+        checks.scope_partitions(conn, [APP], date(2026, 11, 2), date(2026, 11, 2))
         assert checks.duplicate_keys(conn, TURNS).passed
-        checks.scope_partition(conn, "projects/p1/locations/us/apps/other", DAY)
+        checks.scope_partitions(conn, ["projects/p1/locations/us/apps/other"], DAY, DAY)
         assert checks.duplicate_keys(conn, TURNS).passed
 
 

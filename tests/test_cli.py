@@ -47,6 +47,23 @@ def table_contents(path: Path) -> dict[str, list[tuple]]:
         }
 
 
+def materialized(workdir: Path, asset: str) -> set[tuple[str, str]]:
+    """The (app, day) partitions of `asset` the instance in the work folder records as loaded."""
+    import dagster as dg
+
+    previous = os.environ.get("DAGSTER_HOME")
+    os.environ["DAGSTER_HOME"] = str(workdir / "dagster_home")
+    try:
+        with dg.DagsterInstance.get() as instance:
+            keys = instance.get_materialized_partitions(dg.AssetKey(asset.split("/")))
+    finally:
+        if previous is None:
+            del os.environ["DAGSTER_HOME"]
+        else:
+            os.environ["DAGSTER_HOME"] = previous
+    return {tuple(key.split("|")) for key in keys}  # type: ignore[misc]
+
+
 def base_env(workdir: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CES_", "DAGSTER_"))}
     env.update(
@@ -65,10 +82,10 @@ def test_ingests_and_rebuilds_give_the_same_rows_and_query_reads_them(workdir: P
         window = ["--since", "2026-11-01", "--until", "2026-11-03"]
         first = cli("ingest", *window, env=env, cwd=workdir)
         assert first.returncode == 0, first.stderr
-        assert "ingested 2 partitions: 12 conversations loaded" in first.stderr
+        assert "ingested 2 partitions in 1 run: 12 conversations loaded" in first.stderr
         counts = Warehouse(str(workdir / "warehouse.duckdb")).row_counts()
         assert counts["conversations"] == 12 and counts["evaluation_runs"] == 2
-        second = cli("ingest", *window, "--parallel", "1", env=env, cwd=workdir)
+        second = cli("ingest", *window, env=env, cwd=workdir)
         assert second.returncode == 0, second.stderr
         again = Warehouse(str(workdir / "warehouse.duckdb")).row_counts()
         # Conversations are settled: the same rows. Unfinished evaluation runs progressed in
@@ -84,32 +101,37 @@ def test_ingests_and_rebuilds_give_the_same_rows_and_query_reads_them(workdir: P
         )
         before = table_contents(workdir / "warehouse.duckdb")
 
-        # The bulk ingest fetches the conversations again into the lake the rebuilds below read.
-        shutil.rmtree(workdir / "lake" / "raw" / "conversations")
-        shutil.rmtree(workdir / "lake" / "tables")
-        (workdir / "warehouse.duckdb").unlink()
-        bulk = cli("ingest", *window, "--bulk", "--parallel", "2", "--skip-evaluations", env=env, cwd=workdir)
-        assert bulk.returncode == 0, bulk.stderr
-        assert "ingested 2 partitions in 1 transaction: 12 conversations loaded" in bulk.stderr
-        by_bulk = table_contents(workdir / "warehouse.duckdb")
-        assert {t: rows for t, rows in by_bulk.items() if not t.startswith("evaluation")} == {
-            t: rows for t, rows in before.items() if not t.startswith("evaluation")
+        # Every partition loaded shows as materialized in the instance, the way the UI reads it.
+        assert materialized(workdir, "warehouse/spans") == {
+            (app, day) for app in sim.apps for day in ("2026-11-01", "2026-11-02")
         }
+        # Any window works: partitions exist from CES_START_DATE's default on, history included.
+        history = cli(
+            "ingest",
+            "--since",
+            "2025-06-01",
+            "--until",
+            "2025-06-03",
+            "--skip-evaluations",
+            env=env,
+            cwd=workdir,
+        )
+        assert history.returncode == 0, history.stderr
+        assert "ingested 2 partitions in 1 run: 0 conversations loaded" in history.stderr
+        early = cli("ingest", "--since", "2023-12-30", "--until", "2024-01-02", env=env, cwd=workdir)
+        assert early.returncode == 2 and "Traceback" not in early.stderr
+        assert "set CES_START_DATE=2023-12-30" in early.stderr
 
     shutil.rmtree(workdir / "lake" / "tables")
     (workdir / "warehouse.duckdb").unlink()
-    rebuilt = cli("rebuild", *window, "--parallel", "1", env=env, cwd=workdir)
+    rebuilt = cli("rebuild", *window, env=env, cwd=workdir)
     assert rebuilt.returncode == 0, rebuilt.stderr
-    assert "rebuilt 2 partitions: 12 conversations loaded" in rebuilt.stderr
+    assert "rebuilt 2 partitions in 1 run: 12 conversations loaded" in rebuilt.stderr
     assert "evaluation runs: 2 fetches replayed" in rebuilt.stderr
     assert table_contents(workdir / "warehouse.duckdb") == before
 
-    shutil.rmtree(workdir / "lake" / "tables")
-    (workdir / "warehouse.duckdb").unlink()
-    bulk = cli("rebuild", *window, "--bulk", "--parallel", "2", env=env, cwd=workdir)
-    assert bulk.returncode == 0, bulk.stderr
-    assert "rebuilt 2 partitions in 1 transaction: 12 conversations loaded" in bulk.stderr
-    assert table_contents(workdir / "warehouse.duckdb") == before
+    nothing = cli("rebuild", "--since", "2026-10-01", "--until", "2026-10-03", env=env, cwd=workdir)
+    assert nothing.returncode == 0 and "nothing to rebuild: no raw conversation pages" in nothing.stderr
 
     listed = cli("query", "--list", env=env, cwd=workdir)
     assert "daily_volume" in listed.stdout and "Conversations per UTC day" in listed.stdout
@@ -133,17 +155,12 @@ def test_ingest_fails_clearly_when_the_server_is_unreachable(workdir: Path) -> N
     args = ["ingest", "--since", "2026-11-01", "--until", "2026-11-02", "--skip-evaluations"]
     result = cli(*args, env=env, cwd=workdir)
     assert result.returncode == 1
-    assert "2026-11-01" in result.stderr and "1 of 1 partitions failed" in result.stderr
+    assert "2026-11-01" in result.stderr and "1 of 1 runs failed" in result.stderr
+    assert "CesTransportError" in result.stderr and "Traceback" not in result.stderr
     assert (
         "ces-pipeline ingest --since 2026-11-01 --until 2026-11-02 --app projects/p/locations/us/apps/a"
         in (result.stderr.replace("\n", ""))
     )
-    bulk = cli(*args, "--bulk", env=env, cwd=workdir)
-    assert bulk.returncode == 1
-    assert "1 of 1 partitions failed" in bulk.stderr
-    assert "✗ projects/p/locations/us/apps/a 2026-11-01: CesTransportError" in bulk.stderr
-    retry = "ces-pipeline ingest --since 2026-11-01 --until 2026-11-02 --app projects/p/locations/us/apps/a"
-    assert f"{retry} --bulk" in bulk.stderr
 
 
 def test_ingest_without_apps_is_a_configuration_error(workdir: Path) -> None:
@@ -219,33 +236,3 @@ def test_evaluate_starts_a_run_and_loads_it(workdir: Path) -> None:
         assert "NOT_FOUND" in refused.stderr
         conflicting = cli("evaluate", "--app", app, env=env, cwd=workdir)
         assert conflicting.returncode == 2 and "exactly one of" in conflicting.stderr
-
-
-@pytest.mark.parametrize("configured", [None, "shared.state"])
-def test_bulk_ingest_workers_share_one_request_rate(
-    configured: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Every worker of a bulk ingest gets the same rate-limit file: the configured one, or one
-    made for that ingest alone (and removed after it)."""
-    from datetime import date
-
-    from pipelines import cli as cli_module
-    from pipelines.config import CesSettings
-
-    passed: list[tuple[str, bool]] = []
-
-    def bulk(command: str, lake: object, partitions: object, workers: int, task_args: tuple) -> int:
-        (settings,) = task_args
-        passed.append((settings.rate_limit_file, os.path.isdir(os.path.dirname(settings.rate_limit_file))))
-        return 0
-
-    monkeypatch.setattr(cli_module, "_bulk", bulk)
-    monkeypatch.setenv("CES_LAKE", str(tmp_path / "lake"))
-    rate_file = str(tmp_path / configured) if configured else None
-    settings = CesSettings(mcp_url="http://127.0.0.1:9/mcp", rate_limit_file=rate_file)
-    assert cli_module._bulk_ingest(settings, [("projects/p/locations/l/apps/a", date(2026, 11, 1))], 2) == 0
-    [(path, existed)] = passed
-    if configured:
-        assert path == rate_file
-    else:
-        assert existed and path.endswith("rate-limit.state") and not os.path.exists(os.path.dirname(path))

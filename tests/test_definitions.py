@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 import dagster as dg
 
+from pipelines.config import Settings
 from pipelines.definitions import build_definitions, defs
-from pipelines.orchestration.resources import resources_from_env
+from pipelines.orchestration.resources import resources_from_settings
 from pipelines.transform.schemas import ALL_TABLES
 
 
 def test_the_code_location_validates() -> None:
-    dg.Definitions.validate_loadable(defs)
+    dg.Definitions.validate_loadable(defs())
 
 
 def test_every_table_is_an_asset_and_every_job_schedule_and_sensor_is_there() -> None:
-    definitions = build_definitions()
+    definitions = build_definitions(Settings.from_env({}))
     graph = definitions.resolve_asset_graph()
     keys = {key.to_user_string() for key in graph.get_all_asset_keys()}
     assert {f"warehouse/{spec.name}" for spec in ALL_TABLES} <= keys
@@ -28,7 +31,7 @@ def test_every_table_is_an_asset_and_every_job_schedule_and_sensor_is_there() ->
     } <= jobs
     for name in ("conversations_hourly", "evaluation_runs_daily"):
         assert definitions.resolve_schedule_def(name).name == name
-    for name in ("unfinished_evaluation_runs_sensor", "configured_apps_sensor"):
+    for name in ("unfinished_evaluation_runs_sensor", "configured_apps_sensor", "report_after_loads"):
         assert definitions.resolve_sensor_def(name).name == name
     checks = {(key.asset_key.to_user_string(), key.name) for key in graph.asset_check_keys}
     assert ("warehouse/spans", "spans_have_parents") in checks
@@ -38,8 +41,22 @@ def test_every_table_is_an_asset_and_every_job_schedule_and_sensor_is_there() ->
     )
 
 
-def test_the_access_token_is_an_env_var_reference_not_a_value(monkeypatch) -> None:
-    monkeypatch.setenv("CES_ACCESS_TOKEN", "secret-token-value")
-    ces = resources_from_env()["ces"]
+def test_partitions_start_early_enough_and_runs_cover_ranges() -> None:
+    """Any window of CES history is a partition range, and a backfill run covers up to
+    CES_DAYS_PER_RUN days of one app; the fetch steps share the ces_api pool."""
+    settings = Settings.from_env({"CES_DAYS_PER_RUN": "20"})
+    graph = build_definitions(settings).resolve_asset_graph()
+    pages = graph.get(dg.AssetKey(["raw", "conversation_pages"]))
+    days = pages.partitions_def.get_partitions_def_for_dimension("date")
+    assert days.start.date() == date(2024, 1, 1)
+    assert pages.backfill_policy == dg.BackfillPolicy.multi_run(max_partitions_per_run=20)
+    assert pages.pools == {"ces_api"}
+    later = Settings.from_env({"CES_START_DATE": "2025-06-01"})
+    pages = build_definitions(later).resolve_asset_graph().get(dg.AssetKey(["raw", "conversation_pages"]))
+    assert pages.partitions_def.get_partitions_def_for_dimension("date").start.date() == date(2025, 6, 1)
+
+
+def test_the_access_token_is_an_env_var_reference_not_a_value() -> None:
+    ces = resources_from_settings(Settings.from_env({"CES_ACCESS_TOKEN": "secret-token-value"}))["ces"]
     assert "secret-token-value" not in repr(ces)
     assert ces.access_token == dg.EnvVar("CES_ACCESS_TOKEN")

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from pathlib import Path
 
 import dagster as dg
+from dagster_runs import run_app_job
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorHandle, SimulatorScale, running_simulator
+from pipelines.config import Settings
 from pipelines.definitions import build_definitions
 from pipelines.orchestration.evaluation_assets import (
     started_evaluation_sensor,
     unfinished_evaluation_runs_sensor,
 )
+from pipelines.orchestration.launch import QUIET_LOGS
 from pipelines.orchestration.partitions import register_apps
-from pipelines.orchestration.resources import WarehouseResource
-from pipelines.orchestration.run import QUIET_LOGS, run_app_job
+from pipelines.orchestration.resources import resources_from_settings
 from pipelines.warehouse.duck import Warehouse
 
 SCALE = SimulatorScale(seed=9, apps=1, days=1, conversations_per_day=1, evaluation_runs_per_app=6)
@@ -34,18 +37,17 @@ def point_at(sim: SimulatorHandle, tmp_path: Path, warehouse: Warehouse, monkeyp
 
 def test_the_sensor_follows_unfinished_runs_until_they_complete(tmp_path: Path, monkeypatch) -> None:
     warehouse = Warehouse(str(tmp_path / "w.duckdb"))
-    with running_simulator(SimulatorConfig(scale=SCALE)) as sim:
+    with ExitStack() as stack:
+        sim = stack.enter_context(running_simulator(SimulatorConfig(scale=SCALE)))
         point_at(sim, tmp_path, warehouse, monkeypatch)
-        definitions = build_definitions()
-        instance = dg.DagsterInstance.ephemeral()
-        assert all(
-            o.success for o in run_app_job(definitions, "ingest_evaluation_runs", sim.apps, instance=instance)
-        )
+        definitions = build_definitions(Settings.from_env())
+        instance = stack.enter_context(dg.instance_for_test())
+        assert all(o.success for o in run_app_job("ingest_evaluation_runs", sim.apps, instance=instance))
         unfinished = warehouse.unfinished_evaluation_runs()
         assert unfinished, "the simulator serves queued and running runs"
 
         context = dg.build_sensor_context(
-            instance=instance, resources={"warehouse": WarehouseResource(path=warehouse.path)}
+            instance=instance, resources=resources_from_settings(Settings.from_env())
         )
         job = definitions.resolve_job_def("ingest_evaluation_runs")
         ticks = 0
@@ -63,7 +65,7 @@ def test_the_sensor_follows_unfinished_runs_until_they_complete(tmp_path: Path, 
             ).success
             ticks += 1
             assert ticks < 20, "runs never finished"
-        assert "no evaluation run is queued or running" in result.skip_message
+        assert "no evaluation run of the configured apps is queued or running" in result.skip_message
         assert warehouse.unfinished_evaluation_runs() == []
 
     followed = [name for _, name in unfinished]
@@ -94,7 +96,7 @@ def test_a_run_started_by_the_job_is_loaded_by_the_sensor_it_triggers(tmp_path: 
     warehouse = Warehouse(str(tmp_path / "w.duckdb"))
     with running_simulator(SimulatorConfig(scale=SCALE)) as sim:
         point_at(sim, tmp_path, warehouse, monkeypatch)
-        definitions = build_definitions()
+        definitions = build_definitions(Settings.from_env())
         with dg.instance_for_test() as instance:
             register_apps(instance, sim.apps)
             config = {

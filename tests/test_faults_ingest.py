@@ -13,6 +13,7 @@ from typing import Any
 
 import dagster as dg
 import pytest
+from dagster_runs import run_partitions
 
 from pipelines.ces.client import CesMcpClient
 from pipelines.ces.errors import CesPagingError, CesTransportError
@@ -20,12 +21,10 @@ from pipelines.ces.ratelimit import RateLimiter
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
 from pipelines.ces.simulator.server.faults import SimulatedFaults
 from pipelines.config import CesSettings
-from pipelines.definitions import build_definitions
 from pipelines.ingest.fetch import fetch_conversation_partition
 from pipelines.ingest.flatten import CONVERSATIONS_DATASET, flatten_conversation_partition
-from pipelines.ingest.load import load_conversation_partition
+from pipelines.ingest.load import load_conversation_partitions
 from pipelines.lake.store import Lake
-from pipelines.orchestration.run import run_partitions
 from pipelines.transform.schemas import CONVERSATION_TABLES, REJECTS
 from pipelines.warehouse.duck import Warehouse
 
@@ -56,7 +55,7 @@ def ingest(url: str, root: Path, **overrides: Any) -> tuple[Warehouse, Any]:
         for day in DAYS:
             fetch_conversation_partition(client, lake, APP, day, page_size=PAGE_SIZE)
             flatten_conversation_partition(lake, APP, day)
-            load_conversation_partition(lake, warehouse, APP, day)
+            load_conversation_partitions(lake, warehouse, [(APP, day)])
         return warehouse, client.stats
 
 
@@ -161,7 +160,6 @@ def test_every_fault_at_once_through_dagster_counts_the_retries(
         }.items():
             monkeypatch.setenv(name, value)
         outcomes = run_partitions(
-            build_definitions(),
             "ingest_conversations",
             [(APP, day) for day in DAYS],
             instance=dg.DagsterInstance.ephemeral(),

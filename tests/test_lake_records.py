@@ -8,7 +8,7 @@ import orjson
 from conversation_samples import APP, full_conversation, with_changes
 
 from pipelines.ces.paging import ApiRecord
-from pipelines.ingest.flatten import lake_conversation_records, read_page
+from pipelines.ingest.flatten import lake_conversation_records
 from pipelines.transform.conversation_json import PageText
 
 
@@ -47,20 +47,6 @@ def test_a_page_with_a_conversation_of_another_shape_is_split_first() -> None:
 
     assert [item.typed is not None for item in items] == [True, False, False]
     assert [item.value() for item in items] == conversations
-
-
-def test_a_fetched_page_reads_as_its_lake_line_does() -> None:
-    conversations = [typed_shape("c1"), typed_shape("c2")]
-    text = orjson.dumps({"conversations": conversations, "nextPageToken": "t1"})
-
-    page = read_page(text)
-
-    assert page["nextPageToken"] == "t1"
-    [record] = lake_conversation_records([page_line(conversations)])
-    expected = record.result["conversations"]
-    assert [(item.typed, bytes(item.raw)) for item in page["conversations"]] == [
-        (item.typed, bytes(item.raw)) for item in expected
-    ]
 
 
 def test_a_page_is_split_once_and_only_when_a_text_is_asked_for() -> None:

@@ -10,12 +10,11 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+from dagster_runs import run_partitions
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
 from pipelines.ces.simulator.corpus import ConversationKey, conversation, conversation_header
 from pipelines.ces.simulator.corpus.conversations import visible
-from pipelines.definitions import build_definitions
-from pipelines.orchestration.run import run_partitions
 from pipelines.transform.schemas import CONVERSATION_TABLES
 from pipelines.warehouse.duck import Warehouse
 
@@ -80,7 +79,7 @@ def ingest(as_of: datetime, instance: dg.DagsterInstance, monkeypatch: pytest.Mo
     with running_simulator(SimulatorConfig(scale=SCALE, as_of=as_of)) as sim:
         monkeypatch.setenv("CES_MCP_URL", sim.url)
         partitions = [(app, day) for day in DAYS for app in sim.apps]
-        return run_partitions(build_definitions(), "ingest_conversations", partitions, instance=instance)
+        return run_partitions("ingest_conversations", partitions, instance=instance)
 
 
 def test_a_second_ingest_after_the_data_changed_holds_exactly_the_new_truth(
@@ -109,7 +108,6 @@ def test_a_second_ingest_after_the_data_changed_holds_exactly_the_new_truth(
     truth_rows = contents(warehouse)
 
     rebuilt = run_partitions(
-        build_definitions(),
         "rebuild_conversations",
         [(app, day) for day in DAYS for app in SCALE.app_names],
         instance=instance,

@@ -3,11 +3,8 @@
 A subprocess writes N simulator conversations into raw-lake partitions of 500 (the size of
 real traffic: ~20 KB, ~8 turns, ~48 spans each); another rebuilds them and reports its peak
 memory. At 1,000 and at 4,000 conversations the peak must stay under one fixed bound, and the
-larger run may not need more than a few MB beyond the smaller one. Two rebuild paths:
-partition after partition in one process (what a Dagster partition run does), and the bulk
-backfill (two flatten workers and a loader), measured over its whole process tree; and the
-bulk ingest over HTTP (two workers fetching and flattening, a loader) against a simulator
-serving the same kind of conversations from another process.
+larger run may not need more than a few MB beyond the smaller one: partition after partition
+in one process, flattened then loaded, what a Dagster run over a range of partitions does.
 """
 
 from __future__ import annotations
@@ -16,7 +13,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -30,23 +26,6 @@ GROWTH_MB = 50
 """Measured 30-38 MB more at 4,000 conversations than at 1,000 (four runs), 40 MB on a busy
 machine; 20-23 MB since a load's DuckDB buffer pool is bounded (`DEFAULT_WRITE_MEMORY_LIMIT`: 278 and
 300 MB). Holding the input instead would add hundreds of MB."""
-TREE_BOUND_MB = 400
-"""The backfill's process tree (loader, fork server, two workers; PSS, so the modules they
-share count once): measured at ~350 MB."""
-INGEST_TREE_BOUND_MB = 450
-"""The bulk ingest's tree: the backfill's, plus each worker's pages in flight (a page is
-~2 MB of JSON, read ahead by one, received with its text copy); the simulator runs apart.
-Measured at 316-320 MB for 1,000 conversations and 387-389 MB for 4,000 (the same growth
-as the backfill's, see TREE_GROWTH_MB); 392-394 MB for 20,000 in the benchmark's setting."""
-TREE_GROWTH_MB = 130
-"""The tree's peak is the sum of three processes' peaks, which coincide more often in a longer
-run, and the loader's open transaction holds each table's unfilled row group (122,880 rows)
-until it fills, within DuckDB's 64 MB limit (the loader's own peak: 222 MB at 1,000
-conversations, 242 MB at 4,000). So the tree reaches its plateau only from ~3,000
-conversations on: 308-310 MB at 1,000, 366-370 at 2,000, then 388-418 at 3,000, 4,000 and
-6,000 alike. Measured 62-101 MB more at 4,000 than at 1,000 (nine runs), and no more at
-200,000 than at 20,000 (bench: 358 and 367 MB). Keeping the 3,000 more conversations as
-decoded objects (~87 KB each, from ~21 KB of JSON) would add ~260 MB."""
 
 
 def _write_corpus(lake_root: str, conversations: int) -> None:
@@ -72,7 +51,7 @@ def _write_corpus(lake_root: str, conversations: int) -> None:
 
 def _rebuild(lake_root: str, warehouse_path: str) -> dict[str, int]:
     from pipelines.ingest.flatten import flatten_conversation_partition
-    from pipelines.ingest.load import load_conversation_partition
+    from pipelines.ingest.load import load_conversation_partitions
     from pipelines.lake.store import Lake
     from pipelines.warehouse.duck import Warehouse
 
@@ -80,50 +59,10 @@ def _rebuild(lake_root: str, warehouse_path: str) -> dict[str, int]:
     loaded = {"conversations": 0, "spans": 0}
     for app, day in lake.raw_partitions("conversations"):
         flatten_conversation_partition(lake, app, day)
-        rows = load_conversation_partition(lake, warehouse, app, day)
+        rows = load_conversation_partitions(lake, warehouse, [(app, day)])
         loaded["conversations"] += rows["conversations"]
         loaded["spans"] += rows["spans"]
     return loaded
-
-
-def _backfill(lake_root: str, warehouse_path: str) -> dict[str, int]:
-    from pipelines.ingest.backfill import backfill_partitions
-    from pipelines.lake.store import Lake
-    from pipelines.warehouse.duck import Warehouse
-
-    lake = Lake(lake_root)
-    # Each partition (~24,000 spans) is inserted as it finishes, beside the worker still
-    # flattening, and both sizes stay inside one load transaction (COMMIT_CONVERSATIONS): the
-    # transaction must not hold the rows it inserted in memory.
-    done = backfill_partitions(
-        lake, Warehouse(warehouse_path), lake.raw_partitions("conversations"), workers=2
-    )
-    return {"conversations": done.loaded["conversations"], "spans": done.loaded["spans"]}
-
-
-def _ingest(conversations: int, url: str, apps: list[str], work: str) -> dict[str, int]:
-    """The bulk ingest's driver and workers (fetch and flatten in one pass) against a simulator
-    serving `CorpusSpec.for_count(conversations, PER_PARTITION)` in another process."""
-    from bench.corpus import CorpusSpec
-    from pipelines.config import CesSettings
-    from pipelines.ingest.backfill import backfill_partitions
-    from pipelines.ingest.stream import ingest_task
-    from pipelines.lake.store import Lake
-    from pipelines.warehouse.duck import Warehouse
-
-    scale = CorpusSpec.for_count(conversations, PER_PARTITION).scale
-    partitions = [(app, scale.start_date + timedelta(days=day)) for day in range(scale.days) for app in apps]
-    settings = CesSettings(mcp_url=url, max_rps=10_000, page_size=100)
-    done = backfill_partitions(
-        Lake(f"{work}/lake"),
-        Warehouse(f"{work}/warehouse.duckdb"),
-        partitions,
-        workers=2,
-        task=ingest_task,
-        task_args=(settings,),
-    )
-    assert not done.failed, done.failed
-    return {"conversations": done.loaded["conversations"], "spans": done.loaded["spans"]}
 
 
 def _main(mode: str, *args: str) -> None:
@@ -133,12 +72,6 @@ def _main(mode: str, *args: str) -> None:
         lake_root, work = args
         loaded = _rebuild(lake_root, f"{work}/warehouse.duckdb")
         print(json.dumps({**loaded, "peak_rss_mb": _peak_rss_mb()}))
-    elif mode == "backfill":
-        lake_root, work = args
-        print(json.dumps(_backfill(lake_root, f"{work}/warehouse.duckdb")))
-    else:
-        conversations, url, work, *apps = args
-        print(json.dumps(_ingest(int(conversations), url, apps, work)))
 
 
 def _peak_rss_mb() -> float:
@@ -182,27 +115,6 @@ def rebuild_peak(lake: Path, work: Path) -> dict[str, float]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def backfill_tree_peak(lake: Path, work: Path) -> dict[str, float]:
-    return tree_peak(work, "backfill", str(lake), str(work))
-
-
-def tree_peak(work: Path, *args: str) -> dict[str, float]:
-    """Run the backfill (or ingest) in a subprocess, sampling the PSS of its process tree every
-    50 ms from here (a sampling thread inside would make it choose the fork server)."""
-    from bench.run import _pss, _sum, _tree
-
-    out = work.with_suffix(".out")
-    work.mkdir(parents=True)
-    with out.open("w") as stdout:
-        process = subprocess.Popen([sys.executable, __file__, *args], env=_clean_env(), stdout=stdout)
-        peak, started = 0, time.monotonic()
-        while process.poll() is None and time.monotonic() - started < 240:
-            peak = max(peak, _sum(_tree(process.pid), _pss))
-            time.sleep(0.05)
-        assert process.wait(timeout=10) == 0
-    return {**json.loads(out.read_text().strip().splitlines()[-1]), "peak_tree_mb": peak / 2**20}
-
-
 def assert_flat(
     small: dict[str, float], large: dict[str, float], peak: str, bound: float, growth: float = GROWTH_MB
 ) -> None:
@@ -223,33 +135,8 @@ def test_rebuild_memory_does_not_grow_with_the_number_of_conversations(
     assert_flat(small, large, "peak_rss_mb", BOUND_MB)
 
 
-@pytest.mark.timeout(300)
-def test_backfill_process_tree_memory_does_not_grow_with_the_number_of_conversations(
-    lakes: dict[int, Path], tmp_path: Path
-) -> None:
-    small = backfill_tree_peak(lakes[1_000], tmp_path / "small")
-    large = backfill_tree_peak(lakes[4_000], tmp_path / "large")
-    assert_flat(small, large, "peak_tree_mb", TREE_BOUND_MB, TREE_GROWTH_MB)
-
-
-def ingest_tree_peak(conversations: int, work: Path) -> dict[str, float]:
-    from bench.run import Simulator
-
-    with Simulator(conversations, per_partition=PER_PARTITION) as simulator:
-        return tree_peak(work, "ingest", str(conversations), simulator.url, str(work), *simulator.apps)
-
-
-@pytest.mark.timeout(300)
-def test_bulk_ingest_memory_does_not_grow_with_the_number_of_conversations(tmp_path: Path) -> None:
-    small = ingest_tree_peak(1_000, tmp_path / "small")
-    large = ingest_tree_peak(4_000, tmp_path / "large")
-    assert large["spans"] > 4 * 40 * 1_000 / 4
-    assert_flat(small, large, "peak_tree_mb", INGEST_TREE_BOUND_MB, TREE_GROWTH_MB)
-
-
 if __name__ == "__main__":
     if sys.argv[1] == "write":
         _write_corpus(sys.argv[3], int(sys.argv[2]))
     else:
-        sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bench, for the ingest
         _main(*sys.argv[1:])

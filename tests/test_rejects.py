@@ -14,12 +14,11 @@ from typing import Any
 import dagster as dg
 import orjson
 import pytest
+from dagster_runs import run_partitions
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
 from pipelines.ces.simulator.corpus import ConversationKey, conversation
 from pipelines.ces.simulator.server.faults import SimulatedFaults
-from pipelines.definitions import build_definitions
-from pipelines.orchestration.run import run_partitions
 from pipelines.transform import deepjson
 from pipelines.warehouse.duck import Warehouse
 
@@ -129,7 +128,6 @@ def ingested(tmp_path_factory: pytest.TempPathFactory) -> tuple[Warehouse, Any, 
             }.items():
                 monkeypatch.setenv(name, value)
             (outcome,) = run_partitions(
-                build_definitions(),
                 "ingest_conversations",
                 [(APP, SCALE.start_date)],
                 instance=dg.DagsterInstance.ephemeral(),

@@ -9,11 +9,10 @@ from pathlib import Path
 import dagster as dg
 import fsspec
 import pytest
+from dagster_runs import run_partitions
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
-from pipelines.definitions import build_definitions
 from pipelines.lake.store import Lake
-from pipelines.orchestration.run import run_partitions
 from pipelines.warehouse.duck import Warehouse
 
 SCALE = SimulatorScale(
@@ -37,7 +36,7 @@ def test_ingest_and_rebuild_with_the_lake_on_an_fsspec_memory_filesystem(
             monkeypatch.setenv(key, value)
         partitions = [(sim.apps[0], SCALE.start_date + timedelta(days=0))]
         instance = dg.DagsterInstance.ephemeral()
-        outcomes = run_partitions(build_definitions(), "ingest_conversations", partitions, instance=instance)
+        outcomes = run_partitions("ingest_conversations", partitions, instance=instance)
         assert [o.error for o in outcomes] == [None]
     assert warehouse.row_counts()["conversations"] == SCALE.conversations_per_day
     memory = fsspec.filesystem("memory")
@@ -47,6 +46,6 @@ def test_ingest_and_rebuild_with_the_lake_on_an_fsspec_memory_filesystem(
     assert Lake(root).raw_partition_sizes("conversations") == {partitions[0]: memory.size(raw[0])}
     assert sum(f.endswith("part-0.parquet") for f in files) == 9
     assert not list((tmp_path).glob("**/*.parquet")), "nothing of the lake may land on local disk"
-    rebuilt = run_partitions(build_definitions(), "rebuild_conversations", partitions, instance=instance)
+    rebuilt = run_partitions("rebuild_conversations", partitions, instance=instance)
     assert [o.error for o in rebuilt] == [None]
     assert warehouse.row_counts()["conversations"] == SCALE.conversations_per_day

@@ -12,10 +12,11 @@ import pytest
 import trend_samples as samples
 from report_browser import ensure_chromium, visit
 
+from pipelines.config import Settings, StorageSettings
 from pipelines.orchestration.partitions import APP_PARTITIONS
 from pipelines.orchestration.report_assets import REPORT_KEY, dashboard, report_after_loads_sensor
 from pipelines.orchestration.resources import WarehouseResource
-from pipelines.report import ReportError, default_report_path, write_report
+from pipelines.report import ReportError, write_report
 from pipelines.warehouse.duck import Warehouse
 
 OUTPUT = Path(__file__).resolve().parent / "output"
@@ -113,18 +114,15 @@ def test_filters_narrow_the_report(warehouse: Warehouse, tmp_path: Path) -> None
     assert "evaluation-pass-rate-support" not in report.chart_ids
 
 
-def test_the_default_path_is_beside_the_warehouse(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("CES_REPORT", raising=False)
-    assert default_report_path("data/warehouse.duckdb") == "data/report.html"
-    monkeypatch.setenv("CES_REPORT", "/srv/www/ces.html")
-    assert default_report_path("data/warehouse.duckdb") == "/srv/www/ces.html"
+def test_the_default_path_is_beside_the_warehouse() -> None:
+    assert Settings.from_env({}).storage.report_path == "data/report.html"
+    assert Settings.from_env({"CES_WAREHOUSE": "/srv/w.duckdb"}).storage.report_path == "/srv/report.html"
+    assert Settings.from_env({"CES_REPORT": "/srv/www/ces.html"}).storage.report_path == "/srv/www/ces.html"
 
 
-def test_the_asset_writes_the_report(
-    warehouse: Warehouse, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("CES_REPORT", str(tmp_path / "dashboard.html"))
-    result = dg.materialize([dashboard], resources={"warehouse": WarehouseResource(path=warehouse.path)})
+def test_the_asset_writes_the_report(warehouse: Warehouse, tmp_path: Path) -> None:
+    storage = StorageSettings(warehouse=warehouse.path, report=str(tmp_path / "dashboard.html"))
+    result = dg.materialize([dashboard], resources={"warehouse": WarehouseResource.from_settings(storage)})
     assert result.success
     metadata = result.asset_materializations_for_node("report__dashboard")[0].metadata
     assert metadata["path"].value == str(tmp_path / "dashboard.html")
@@ -135,7 +133,7 @@ def test_the_asset_writes_the_report(
 def test_a_warehouse_load_asks_for_a_new_report_once() -> None:
     from pipelines.definitions import build_definitions
 
-    definitions = build_definitions()
+    definitions = build_definitions(Settings.from_env())
     assert definitions.resolve_job_def("report_dashboard") is not None
     assert report_after_loads_sensor.name in {sensor.name for sensor in definitions.sensors}
     assets = definitions.resolve_asset_graph()

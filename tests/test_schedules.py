@@ -7,13 +7,15 @@ from datetime import UTC, date, datetime, timedelta, timezone
 import dagster as dg
 import pytest
 
-from pipelines.orchestration.partitions import register_apps
-from pipelines.orchestration.schedules import (
-    configured_apps_sensor,
-    conversations_hourly,
-    days_to_refresh,
-    evaluation_runs_daily,
-)
+from pipelines.config import Settings
+from pipelines.definitions import build_definitions
+from pipelines.orchestration.partitions import RANGE_END_TAG, RANGE_START_TAG, register_apps
+from pipelines.orchestration.resources import CesResource
+from pipelines.orchestration.schedules import configured_apps_sensor, days_to_refresh
+
+DEFINITIONS = build_definitions(Settings.from_env({}))
+conversations_hourly = DEFINITIONS.resolve_schedule_def("conversations_hourly")
+evaluation_runs_daily = DEFINITIONS.resolve_schedule_def("evaluation_runs_daily")
 
 
 def test_hourly_refreshes_today_and_the_lookback_days() -> None:
@@ -45,32 +47,38 @@ def instance():
         yield instance
 
 
-def test_the_hourly_schedule_requests_one_keyed_run_per_app_and_day(instance: dg.DagsterInstance) -> None:
+def test_the_hourly_schedule_requests_one_keyed_run_per_app_over_its_days(
+    instance: dg.DagsterInstance,
+) -> None:
     register_apps(instance, APPS)
     context = dg.build_schedule_context(
-        instance=instance, scheduled_execution_time=datetime(2026, 11, 29, 13, 5, tzinfo=UTC)
+        instance=instance,
+        repository_def=DEFINITIONS.get_repository_def(),
+        scheduled_execution_time=datetime(2026, 11, 29, 13, 5, tzinfo=UTC),
     )
-    requests = conversations_hourly(context)
-    keys = [r.partition_key.keys_by_dimension for r in requests]
-    assert keys == [
-        {"app": app, "date": day} for day in ("2026-11-27", "2026-11-28", "2026-11-29") for app in APPS
+    requests = conversations_hourly.evaluate_tick(context).run_requests
+    assert [(r.tags[RANGE_START_TAG], r.tags[RANGE_END_TAG]) for r in requests] == [
+        (f"{app}|2026-11-27", f"{app}|2026-11-29") for app in APPS
     ]
-    assert requests[0].run_key == f"{APPS[0]}|2026-11-27@20261129T1305"
+    assert requests[0].run_key == f"{APPS[0]} 2026-11-27…2026-11-29@20261129T1305"
 
 
 def test_the_daily_schedule_requests_every_app(instance: dg.DagsterInstance) -> None:
     register_apps(instance, APPS)
     context = dg.build_schedule_context(
-        instance=instance, scheduled_execution_time=datetime(2026, 11, 29, 4, 30, tzinfo=UTC)
+        instance=instance,
+        repository_def=DEFINITIONS.get_repository_def(),
+        scheduled_execution_time=datetime(2026, 11, 29, 4, 30, tzinfo=UTC),
     )
-    assert [r.partition_key for r in evaluation_runs_daily(context)] == APPS
+    assert [r.partition_key for r in evaluation_runs_daily.evaluate_tick(context).run_requests] == APPS
 
 
-def test_configured_apps_become_partitions(instance: dg.DagsterInstance, monkeypatch) -> None:
+def test_configured_apps_become_partitions(instance: dg.DagsterInstance) -> None:
     register_apps(instance, APPS[:1])
-    monkeypatch.setenv("CES_APPS", ",".join(APPS))
-    result = configured_apps_sensor(dg.build_sensor_context(instance=instance))
+    ces = CesResource.from_settings(Settings.from_env({"CES_APPS": ",".join(APPS)}).ces)
+    result = configured_apps_sensor(dg.build_sensor_context(instance=instance), ces=ces)
     (request,) = result.dynamic_partitions_requests
     assert request.partition_keys == APPS[1:]
     register_apps(instance, APPS)
-    assert isinstance(configured_apps_sensor(dg.build_sensor_context(instance=instance)), dg.SkipReason)
+    again = configured_apps_sensor(dg.build_sensor_context(instance=instance), ces=ces)
+    assert isinstance(again, dg.SkipReason)

@@ -30,7 +30,7 @@ from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_sim
 from pipelines.cli import build_parser
 from pipelines.config import CesSettings
 from pipelines.ingest.flatten import CONVERSATIONS_DATASET, flatten_conversation_partition
-from pipelines.ingest.load import load_conversation_partition
+from pipelines.ingest.load import load_conversation_partitions
 from pipelines.lake.paths import app_from_segment, app_segment
 from pipelines.lake.store import Lake
 from pipelines.warehouse.duck import Warehouse
@@ -82,7 +82,7 @@ def test_the_token_never_reaches_files_logs_or_dagster(tmp_path: Path) -> None:
         "CES_WAREHOUSE": str(tmp_path / "warehouse.duckdb"),
         "CES_MAX_RPS": "1000",
     }
-    window = ["--since", "2026-11-01", "--until", "2026-11-02", "--parallel", "1"]
+    window = ["--since", "2026-11-01", "--until", "2026-11-02"]
     config = SimulatorConfig(scale=SCALE, required_token=TOKEN, response_mode="mixed")
     with running_simulator(config) as sim:
         env |= {"CES_MCP_URL": sim.url, "CES_APPS": sim.apps[0]}
@@ -178,7 +178,7 @@ def test_hostile_conversation_names_are_data_not_paths_or_sql(tmp_path: Path) ->
     lake.write_raw(CONVERSATIONS_DATASET, app, day, [record])
     flattened = flatten_conversation_partition(lake, app, day)
     warehouse = Warehouse(str(tmp_path / "warehouse.duckdb"))
-    load_conversation_partition(lake, warehouse, app, day)
+    load_conversation_partitions(lake, warehouse, [(app, day)])
     assert flattened.rejects == 2
     with warehouse.connect(read_only=True) as conn:
         assert conn.execute("SELECT conversation_name FROM conversations").fetchall() == [(injection,)]

@@ -23,7 +23,7 @@ from pipelines.ces.simulator.server.faults import KINDS, SimulatedFaults
 from pipelines.config import CesSettings
 from pipelines.ingest.fetch import fetch_conversation_partition
 from pipelines.ingest.flatten import flatten_conversation_partition
-from pipelines.ingest.load import load_conversation_partition
+from pipelines.ingest.load import load_conversation_partitions
 from pipelines.lake.store import Lake
 from pipelines.transform.schemas import CONVERSATION_TABLES, REJECTS
 from pipelines.warehouse.duck import Warehouse
@@ -59,7 +59,7 @@ def ingest(
                 for app in sim.apps:
                     fetch_conversation_partition(client, lake, app, day, page_size=PAGE_SIZE)
                     flatten_conversation_partition(lake, app, day)
-                    load_conversation_partition(lake, warehouse, app, day)
+                    load_conversation_partitions(lake, warehouse, [(app, day)])
             stats = client.stats
     with warehouse.connect(read_only=True) as conn:
         rows = {t: sorted(conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in TABLES}

@@ -9,13 +9,8 @@ import duckdb
 import pytest
 from conversation_samples import APP, conversation_name, full_conversation
 
-from pipelines.config import ConfigError
-from pipelines.ingest.load import (
-    load_conversation_partition,
-    load_conversation_partitions,
-    open_conversation_load,
-    replace_partitions,
-)
+from pipelines.config import ConfigError, Settings, StorageSettings
+from pipelines.ingest.load import load_conversation_partitions
 from pipelines.ingest.rejects import rejects_batch
 from pipelines.lake.store import Lake
 from pipelines.transform.conversations import flatten_conversations
@@ -57,10 +52,10 @@ def warehouse(tmp_path: Path) -> Warehouse:
 
 def test_loading_a_partition_twice_leaves_the_same_rows(lake: Lake, warehouse: Warehouse) -> None:
     write_partition(lake, APP, DAY, [full_conversation("a"), full_conversation("b"), {"name": "broken"}])
-    first = load_conversation_partition(lake, warehouse, APP, DAY)
+    first = load_conversation_partitions(lake, warehouse, [(APP, DAY)])
     assert first["conversations"] == 2 and first["spans"] == 8 and first["rejects"] == 1
     before = snapshot(warehouse)
-    again = load_conversation_partition(lake, warehouse, APP, DAY)
+    again = load_conversation_partitions(lake, warehouse, [(APP, DAY)])
     assert again == first
     assert snapshot(warehouse) == before
     assert warehouse.row_counts()["conversations"] == 2
@@ -73,7 +68,7 @@ def test_a_reload_holds_exactly_the_new_truth_and_spares_other_partitions(
     write_partition(lake, APP, NEXT_DAY, [full_conversation("n", start="2026-11-02T08:00:00Z")])
     write_partition(lake, OTHER_APP, DAY, [])
     for app, day in [(APP, DAY), (APP, NEXT_DAY), (OTHER_APP, DAY)]:
-        load_conversation_partition(lake, warehouse, app, day)
+        load_conversation_partitions(lake, warehouse, [(app, day)])
     other_partitions = {
         k: [r for r in rows if conversation_name("n") in repr(r)] for k, rows in snapshot(warehouse).items()
     }
@@ -82,7 +77,7 @@ def test_a_reload_holds_exactly_the_new_truth_and_spares_other_partitions(
     changed["turns"] = changed["turns"][:1]
     changed["turnCount"] = 1
     write_partition(lake, APP, DAY, [changed, full_conversation("c")])
-    load_conversation_partition(lake, warehouse, APP, DAY)
+    load_conversation_partitions(lake, warehouse, [(APP, DAY)])
 
     with warehouse.connect(read_only=True) as conn:
         names = sorted(r[0] for r in conn.execute("SELECT conversation_name FROM conversations").fetchall())
@@ -121,7 +116,7 @@ def test_rows_record_their_partition_day_and_a_conversation_moved_to_another_day
     write_partition(lake, APP, DAY, [full_conversation("a"), full_conversation("b")])
     write_partition(lake, APP, NEXT_DAY, [full_conversation("n", start="2026-11-02T08:00:00Z")])
     for day in (DAY, NEXT_DAY):
-        load_conversation_partition(lake, warehouse, APP, day)
+        load_conversation_partitions(lake, warehouse, [(APP, day)])
     loaded = {
         (conversation_name("a"), DAY),
         (conversation_name("b"), DAY),
@@ -135,7 +130,7 @@ def test_rows_record_their_partition_day_and_a_conversation_moved_to_another_day
     # The server now says "a" started the next day: loading that day replaces a's rows of DAY.
     moved = full_conversation("a", start="2026-11-02T09:00:00Z")
     write_partition(lake, APP, NEXT_DAY, [full_conversation("n", start="2026-11-02T08:00:00Z"), moved])
-    load_conversation_partition(lake, warehouse, APP, NEXT_DAY)
+    load_conversation_partitions(lake, warehouse, [(APP, NEXT_DAY)])
 
     now = {
         (conversation_name("a"), NEXT_DAY),
@@ -148,7 +143,7 @@ def test_rows_record_their_partition_day_and_a_conversation_moved_to_another_day
 
 def test_views_answer_the_trend_questions(lake: Lake, warehouse: Warehouse) -> None:
     write_partition(lake, APP, DAY, [full_conversation("a"), dict(full_conversation("b"), source="EVAL")])
-    load_conversation_partition(lake, warehouse, APP, DAY)
+    load_conversation_partitions(lake, warehouse, [(APP, DAY)])
     with warehouse.connect(read_only=True) as conn:
         volume = conn.execute(
             "SELECT day, source, conversations, turns FROM daily_conversations_by_source ORDER BY source"
@@ -169,7 +164,7 @@ def test_views_answer_the_trend_questions(lake: Lake, warehouse: Warehouse) -> N
 
 def test_loading_an_unflattened_partition_says_so(lake: Lake, warehouse: Warehouse) -> None:
     with pytest.raises(FileNotFoundError, match="has not been flattened"):
-        load_conversation_partition(lake, warehouse, APP, DAY)
+        load_conversation_partitions(lake, warehouse, [(APP, DAY)])
 
 
 def test_partitions_loaded_together_equal_partitions_loaded_one_by_one(tmp_path: Path, lake: Lake) -> None:
@@ -179,7 +174,7 @@ def test_partitions_loaded_together_equal_partitions_loaded_one_by_one(tmp_path:
     partitions = [(APP, DAY), (APP, NEXT_DAY), (OTHER_APP, DAY)]
     one_by_one, together = Warehouse(str(tmp_path / "one.duckdb")), Warehouse(str(tmp_path / "all.duckdb"))
     for app, day in partitions:
-        load_conversation_partition(lake, one_by_one, app, day)
+        load_conversation_partitions(lake, one_by_one, [(app, day)])
 
     inserted = load_conversation_partitions(lake, together, partitions)
 
@@ -195,60 +190,48 @@ def test_partitions_loaded_together_equal_partitions_loaded_one_by_one(tmp_path:
     assert counts["turns"] == 1 + len(full_conversation("n")["turns"])
 
 
-def test_a_load_transaction_holds_several_replacements_and_its_settings(
-    lake: Lake, warehouse: Warehouse
-) -> None:
-    """A backfill's commit window: several replacements in one transaction, all kept or none,
-    and DuckDB settings changed by name only (a name is never SQL)."""
+def test_a_load_of_several_partitions_is_one_transaction(lake: Lake, warehouse: Warehouse) -> None:
+    """A run's partitions are replaced together: all kept or none, each row dated by its file."""
     write_partition(lake, APP, DAY, [full_conversation("a")])
     write_partition(lake, APP, NEXT_DAY, [full_conversation("b", start="2026-11-02T10:00:00Z")])
-    with pytest.raises(RuntimeError, match="interrupted"), open_conversation_load(lake, warehouse) as load:
-        replace_partitions(load, lake, [(APP, DAY)])
-        replace_partitions(load, lake, [(APP, NEXT_DAY)])
-        raise RuntimeError("interrupted before the commit")
+    broken = lake.table_path("spans", APP, NEXT_DAY)
+    good = Path(broken).read_bytes()
+    Path(broken).write_bytes(b"not parquet")
+    with pytest.raises(duckdb.Error):
+        load_conversation_partitions(lake, warehouse, [(APP, DAY), (APP, NEXT_DAY)])
     assert warehouse.row_counts()["conversations"] == 0
+    Path(broken).write_bytes(good)
+    loaded = load_conversation_partitions(lake, warehouse, [(APP, DAY), (APP, NEXT_DAY)])
+    assert loaded["conversations"] == 2 and warehouse.row_counts()["spans"] == 8
+    with warehouse.connect(read_only=True) as conn:
+        dated = conn.execute(
+            "SELECT conversation_id, partition_date FROM conversations ORDER BY 1"
+        ).fetchall()
+    assert dated == [("a", DAY), ("b", NEXT_DAY)]
 
-    with open_conversation_load(lake, warehouse) as load:
-        load.configure(threads=2, preserve_insertion_order=False)
-        with pytest.raises(ValueError, match="not a DuckDB setting name"):
-            load.configure(**{"threads = 1; DROP TABLE spans; SET threads": 1})
-        first = replace_partitions(load, lake, [(APP, DAY)])
-        second = replace_partitions(load, lake, [(APP, NEXT_DAY)])
-    assert first["conversations"] == second["conversations"] == 1
-    assert warehouse.row_counts()["conversations"] == 2 and warehouse.row_counts()["spans"] == 8
 
-
-def memory_limits(path: Path) -> list[str]:
+def memory_limits(path: Path, **settings: str) -> list[str]:
     """DuckDB's memory_limit on a write and on a read-only connection."""
     limits = []
+    warehouse = Warehouse.from_settings(StorageSettings(warehouse=str(path), **settings))
     for read_only in (False, True):
-        with Warehouse(str(path)).connect(read_only=read_only) as conn:
+        with warehouse.connect(read_only=read_only) as conn:
             limits.append(conn.execute("SELECT current_setting('memory_limit')").fetchone()[0])
     return limits
 
 
-def test_loads_get_a_bounded_buffer_pool_and_reads_duckdbs_default(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_loads_get_a_bounded_buffer_pool_and_reads_duckdbs_default(tmp_path: Path) -> None:
     """A load's memory must not grow with the warehouse (DuckDB caches what a delete scanned,
     up to its limit); queries keep DuckDB's own limit, which quantiles need."""
     with duckdb.connect() as conn:
         duckdb_default = conn.execute("SELECT current_setting('memory_limit')").fetchone()[0]
     path = tmp_path / "w.duckdb"
-    monkeypatch.delenv("CES_WAREHOUSE_MEMORY_LIMIT", raising=False)
     assert memory_limits(path) == ["122.0 MiB", duckdb_default]  # 128 MB
-    monkeypatch.setenv("CES_WAREHOUSE_MEMORY_LIMIT", "1GB")
-    assert memory_limits(path) == ["953.6 MiB", duckdb_default]
-    monkeypatch.setenv("CES_WAREHOUSE_MEMORY_LIMIT", "25%")  # of RAM, as DuckDB reads it
-    with duckdb.connect(config={"memory_limit": "25%"}) as conn:
+    from_env = Settings.from_env({"CES_WAREHOUSE_MEMORY_LIMIT": "1GB"}).storage.write_memory_limit
+    assert memory_limits(path, write_memory_limit=from_env) == ["953.6 MiB", duckdb_default]
+    with duckdb.connect(config={"memory_limit": "25%"}) as conn:  # of RAM, as DuckDB reads it
         quarter = conn.execute("SELECT current_setting('memory_limit')").fetchone()[0]
-    assert memory_limits(path) == [quarter, duckdb_default] and quarter != duckdb_default
-    loader = Warehouse(str(path), duckdb_config={"memory_limit": "64MB"})
-    with loader.connect() as conn:  # the backfill's loader sets its own
-        assert conn.execute("SELECT current_setting('memory_limit')").fetchone()[0] == "61.0 MiB"
-    monkeypatch.setenv("CES_WAREHOUSE_MEMORY_LIMIT", "lots")
-    with (
-        pytest.raises(ConfigError, match="CES_WAREHOUSE_MEMORY_LIMIT must be a size"),
-        Warehouse(str(path)).connect(),
-    ):
-        pass
+    assert memory_limits(path, write_memory_limit="25%") == [quarter, duckdb_default]
+    assert quarter != duckdb_default
+    with pytest.raises(ConfigError, match="CES_WAREHOUSE_MEMORY_LIMIT must be a size"):
+        Settings.from_env({"CES_WAREHOUSE_MEMORY_LIMIT": "lots"})

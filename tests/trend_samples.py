@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pipelines.ingest.evaluations import EvaluationObservation, load_evaluation_observation
-from pipelines.ingest.load import load_conversation_partition
+from pipelines.ingest.load import load_conversation_partitions
 from pipelines.lake.store import Lake
 from pipelines.transform.timeparse import parse_timestamp_micros
 from pipelines.warehouse.duck import Warehouse
@@ -325,14 +325,14 @@ def evaluation_runs() -> dict[str, list[dict[str, Any]]]:
 
 
 def build_warehouse(root: Path) -> tuple[Lake, Warehouse]:
-    """Flatten → Parquet → `load_conversation_partition`, and `load_evaluation_observation`."""
+    """Flatten → Parquet → `load_conversation_partitions`, and `load_evaluation_observation`."""
     from test_warehouse import write_partition
 
     lake = Lake(str(root / "lake"))
     warehouse = Warehouse(str(root / "warehouse.duckdb"))
     for (app, day), items in conversations().items():
         write_partition(lake, app, day, items)
-        load_conversation_partition(lake, warehouse, app, day)
+        load_conversation_partitions(lake, warehouse, [(app, day)])
     observed = parse_timestamp_micros("2026-11-03T00:00:00Z")
     for app, runs in evaluation_runs().items():
         observation = EvaluationObservation(runs=[(run, observed) for run in runs])

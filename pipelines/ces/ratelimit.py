@@ -85,6 +85,7 @@ class FileRateLimiter:
     def acquire(self) -> float:
         """Block until a permit is free; return the wall-clock time it was granted for."""
         with self._lock:
+            os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)

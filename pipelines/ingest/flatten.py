@@ -165,7 +165,6 @@ class _RawPageRecord(msgspec.Struct):
 _RECORD = msgspec.json.Decoder(_RawRecord)
 _PAGE = msgspec.json.Decoder(_RawPage)
 _PAGE_RECORD = msgspec.json.Decoder(_RawPageRecord)
-_TYPED_PAGE = msgspec.json.Decoder(_TypedPage)
 _TYPED_PAGE_RECORD = msgspec.json.Decoder(_TypedPageRecord)
 _PAGE_RECORD_START = b'{"tool":"' + LIST_CONVERSATIONS.encode() + b'"'
 """How the fetcher's page records begin (the lake writer keeps key order)."""
@@ -214,33 +213,6 @@ def _fetched_at(record: _RawRecord | _RawPageRecord | _TypedPageRecord) -> str:
     return record.fetched_at if isinstance(record.fetched_at, str) else ""
 
 
-def read_page(text: bytes) -> dict[str, Any]:
-    """A list_conversations page's output as `lake_conversation_records` reads it from a lake
-    line (decoded whole otherwise, as there): the fetch of a partition flattened as it comes
-    decodes each page once, with this, for its judge (through `listing_view`) and for the
-    flattener alike. Scanning each page a third time, only to judge it, cost ~12% of the
-    fetch's CPU."""
-    with contextlib.suppress(ValueError, RecursionError):
-        return _typed_page_result(_TYPED_PAGE.decode(text), PageText(text, _split_page))
-    try:
-        return _page_result(_PAGE.decode(text))
-    except (ValueError, RecursionError):
-        return deepjson.loads(text)
-
-
-def flattener_record(record: ApiRecord) -> ApiRecord:
-    """A fetched record in the form `lake_conversation_records` gives its lake line: a page's
-    record as `read_page` made it, a get_conversation's output text as a `LakeConversation`
-    (parsed whole when it is not a conversation's shape)."""
-    if record.tool != GET_CONVERSATION or record.text is None:
-        return record
-    try:
-        result: Any = _conversation_result(record.text)
-    except ValueError:
-        result = deepjson.loads(record.text)
-    return ApiRecord(record.tool, record.arguments, result, record.fetched_at, text=record.text)
-
-
 def _page_result(page: _RawPage) -> dict[str, Any]:
     return {
         "conversations": [LakeConversation(raw) for raw in page.conversations],
@@ -256,10 +228,6 @@ def _typed_page_result(page: _TypedPage, text: PageText) -> dict[str, Any]:
         ],
         "nextPageToken": page.nextPageToken,
     }
-
-
-def _split_page(text: bytes) -> list[msgspec.Raw]:
-    return _PAGE.decode(text).conversations
 
 
 def _split_page_record(line: bytes) -> list[msgspec.Raw]:

@@ -3,38 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from datetime import date
 
 from pipelines.lake.store import Lake
 from pipelines.transform.schemas import CONVERSATION_TABLES, REJECTS
-from pipelines.warehouse.duck import ConversationLoad, PartitionFiles, Warehouse
-
-
-def load_conversation_partition(lake: Lake, warehouse: Warehouse, app: str, day: date) -> dict[str, int]:
-    """Replace the (app, day) partition in every conversation table; returns rows inserted per table."""
-    return load_conversation_partitions(lake, warehouse, [(app, day)])
+from pipelines.warehouse.duck import PartitionFiles, Warehouse
 
 
 def load_conversation_partitions(
     lake: Lake, warehouse: Warehouse, partitions: Sequence[tuple[str, date]]
 ) -> dict[str, int]:
-    """Replace several (app, day) partitions in one transaction; rows inserted per table, summed."""
-    with open_conversation_load(lake, warehouse) as load:
-        return replace_partitions(load, lake, partitions)
-
-
-def open_conversation_load(lake: Lake, warehouse: Warehouse) -> AbstractContextManager[ConversationLoad]:
-    """A warehouse transaction that loads this lake's partitions (`replace_partitions`),
-    committed when the block ends."""
-    return warehouse.conversation_load(filesystem=None if lake.is_local else lake.fs)
-
-
-def replace_partitions(
-    load: ConversationLoad, lake: Lake, partitions: Sequence[tuple[str, date]]
-) -> dict[str, int]:
-    """Replace these partitions within `load`'s transaction; rows inserted per table, summed."""
-    return load.replace([partition_files(lake, app, day) for app, day in partitions])
+    """Replace these (app, day) partitions in every conversation table, in one transaction;
+    rows inserted per table, summed over the partitions."""
+    files = [partition_files(lake, app, day) for app, day in partitions]
+    with warehouse.conversation_load(filesystem=None if lake.is_local else lake.fs) as load:
+        return load.replace(files)
 
 
 def partition_files(lake: Lake, app: str, day: date) -> PartitionFiles:

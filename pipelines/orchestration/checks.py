@@ -1,12 +1,10 @@
 """Asset checks, evaluated in the same step as the warehouse load they check.
-
 Each load yields its checks' results right after committing, scoped to what it loaded (the
-partition's conversations, or the app's evaluation runs). Blocking checks keep bad data from
-spreading to downstream assets; warnings are reported without stopping anything.
+run's partitions, or the app's evaluation runs). Blocking checks keep bad data from spreading
+to downstream assets; warnings are reported without stopping anything.
 """
 
-import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import date
 
 import dagster as dg
@@ -22,8 +20,8 @@ from pipelines.transform.schemas import (
 )
 from pipelines.warehouse import checks
 
-FRESHNESS_HOURS = float(os.environ.get("CES_FRESHNESS_HOURS") or 48)
-"""How old an app's newest conversation may be before the freshness check warns."""
+WARNING_CHECKS = frozenset({"turn_counts_agree", "conversations_are_fresh"})
+"""Checks that report without blocking: a mismatch there is information, not corruption."""
 
 
 def _result(table: str, name: str, outcome: checks.CheckOutcome) -> dg.AssetCheckResult:
@@ -36,10 +34,6 @@ def _result(table: str, name: str, outcome: checks.CheckOutcome) -> dg.AssetChec
     )
 
 
-WARNING_CHECKS = frozenset({"turn_counts_agree", "conversations_are_fresh"})
-"""Checks that report without blocking: a mismatch there is information, not corruption."""
-
-
 def _unique_spec(spec: TableSpec) -> dg.AssetCheckSpec:
     return dg.AssetCheckSpec(
         "unique_keys",
@@ -49,55 +43,62 @@ def _unique_spec(spec: TableSpec) -> dg.AssetCheckSpec:
     )
 
 
-CONVERSATION_CHECK_SPECS = [
-    *(_unique_spec(spec) for spec in CONVERSATION_TABLES),
-    dg.AssetCheckSpec(
-        "spans_have_parents",
-        asset=warehouse_key("spans"),
-        blocking=True,
-        description="Every span's parent exists.",
-    ),
-    dg.AssetCheckSpec(
-        "no_negative_durations",
-        asset=warehouse_key("spans"),
-        blocking=True,
-        description="No conversation, turn or span has a negative duration.",
-    ),
-    dg.AssetCheckSpec(
-        "turn_counts_agree",
-        asset=warehouse_key("turns"),
-        description="turn_count as reported by the API agrees with the turns loaded (warns).",
-    ),
-    dg.AssetCheckSpec(
-        "conversations_are_fresh",
-        asset=warehouse_key("conversations"),
-        description=f"The app's newest conversation is under {FRESHNESS_HOURS:g} h old (CES_FRESHNESS_HOURS)",
-    ),
-]
+def conversation_check_specs(freshness_hours: float) -> list[dg.AssetCheckSpec]:
+    return [
+        *(_unique_spec(spec) for spec in CONVERSATION_TABLES),
+        dg.AssetCheckSpec(
+            "spans_have_parents",
+            asset=warehouse_key("spans"),
+            blocking=True,
+            description="Every span's parent exists.",
+        ),
+        dg.AssetCheckSpec(
+            "no_negative_durations",
+            asset=warehouse_key("spans"),
+            blocking=True,
+            description="No conversation, turn or span has a negative duration.",
+        ),
+        dg.AssetCheckSpec(
+            "turn_counts_agree",
+            asset=warehouse_key("turns"),
+            description="turn_count as reported by the API agrees with the turns loaded (warns).",
+        ),
+        dg.AssetCheckSpec(
+            "conversations_are_fresh",
+            asset=warehouse_key("conversations"),
+            description=f"The app's newest conversation is under {freshness_hours:g} h old "
+            "(CES_FRESHNESS_HOURS)",
+        ),
+    ]
 
 
 def conversation_check_results(
-    conn: duckdb.DuckDBPyConnection, app: str, day: date
+    conn: duckdb.DuckDBPyConnection,
+    apps: Sequence[str],
+    first: date,
+    last: date,
+    *,
+    freshness_hours: float,
 ) -> Iterator[dg.AssetCheckResult]:
-    """Run every conversation check on the (app, day) partition just loaded."""
-    checks.scope_partition(conn, app, day)
+    """Run every conversation check on what a run just loaded: `apps` × days `first`…`last`."""
+    checks.scope_partitions(conn, apps, first, last)
     for spec in CONVERSATION_TABLES:
         yield _result(spec.name, "unique_keys", checks.duplicate_keys(conn, spec))
     yield _result("spans", "spans_have_parents", checks.orphan_spans(conn))
     yield _result("spans", "no_negative_durations", checks.negative_durations(conn))
     yield _result("turns", "turn_counts_agree", checks.turn_count_mismatches(conn))
-    freshness = checks.newest_conversation(conn, app)
-    age = freshness.age_hours()
+    ages = {app: checks.newest_conversation(conn, app) for app in apps}
+    stale = {app: freshness.age_hours() for app, freshness in ages.items()}
     yield dg.AssetCheckResult(
         asset_key=warehouse_key("conversations"),
         check_name="conversations_are_fresh",
-        passed=age is not None and age <= FRESHNESS_HOURS,
+        passed=all(age is not None and age <= freshness_hours for age in stale.values()),
         severity=dg.AssetCheckSeverity.WARN,
         metadata={
-            "newest_start": str(freshness.newest_start),
-            "age_hours": round(age, 2) if age is not None else -1.0,
-            "conversations": freshness.conversations,
-            "threshold_hours": FRESHNESS_HOURS,
+            "newest_start": {app: str(freshness.newest_start) for app, freshness in ages.items()},
+            "age_hours": {app: round(age, 2) if age is not None else -1.0 for app, age in stale.items()},
+            "conversations": sum(freshness.conversations for freshness in ages.values()),
+            "threshold_hours": freshness_hours,
         },
     )
 

@@ -1,26 +1,25 @@
 """Conversation assets: raw API records → Parquet tables in the lake → DuckDB tables.
-
-Each asset is a thin call into `pipelines.ingest`; all the logic is plain Python tested on
-its own. Every materialization reports row counts (`dagster/row_count`) per table.
+Each asset is a thin loop over `pipelines.ingest`, whose logic is plain Python tested on its
+own. A step covers one (app, day) partition or, in a backfill, a range of them (the backfill
+policy): the fetch uses one client for the range, the load replaces every partition of the
+range in one transaction and checks what it loaded once. A materialization's metadata counts
+what the step did over its whole range (`dagster/row_count` per table, `partitions`).
 """
 
-import time
-from collections.abc import Iterator
+import warnings
+from collections.abc import Iterator, Sequence
+from datetime import date
+from typing import Any
 
 import dagster as dg
 
 from pipelines.ingest.fetch import fetch_conversation_partition
 from pipelines.ingest.flatten import flatten_conversation_partition
-from pipelines.ingest.load import load_conversation_partition
+from pipelines.ingest.load import load_conversation_partitions
 from pipelines.lake.checks import rows_outside_partition
-from pipelines.orchestration.checks import CONVERSATION_CHECK_SPECS, conversation_check_results
+from pipelines.orchestration.checks import conversation_check_results, conversation_check_specs
 from pipelines.orchestration.keys import lake_key, table_asset_specs, warehouse_key
-from pipelines.orchestration.partitions import (
-    APP_DAY_PARTITIONS,
-    CES_API_POOL,
-    WAREHOUSE_POOL,
-    partition_app_day,
-)
+from pipelines.orchestration.partitions import CES_API_POOL, partitions_of
 from pipelines.orchestration.resources import CesResource, LakeResource, WarehouseResource
 from pipelines.transform.schemas import CONVERSATION_TABLES, REJECTS
 
@@ -29,126 +28,163 @@ RAW_PAGES = dg.AssetKey(["raw", "conversation_pages"])
 CONVERSATION_OUTPUT_TABLES = (*CONVERSATION_TABLES, REJECTS)
 
 
-@dg.asset(
-    key=RAW_PAGES,
-    partitions_def=APP_DAY_PARTITIONS,
-    group_name=GROUP,
-    pool=CES_API_POOL,
-    kinds={"python"},
-    description="Raw list_conversations pages and get_conversation responses, as received (gzip JSON Lines).",
-)
-def conversation_pages(
-    context: dg.AssetExecutionContext, ces: CesResource, lake: LakeResource
-) -> dg.MaterializeResult:
-    app, day = partition_app_day(context)
-    settings = ces.settings()
-    started = time.monotonic()
-    with ces.client() as client:
-        result = fetch_conversation_partition(
-            client, lake.lake(), app, day, sources=settings.sources, page_size=settings.page_size
-        )
-        stats = client.stats
-    context.log.info(
-        f"{app} {day}: {result.pages} pages, {result.listed} conversations listed, "
-        f"{result.hydrated} fetched in full, {stats.requests} requests, {result.raw_bytes} bytes"
+def _span(partitions: Sequence[tuple[str, date]]) -> dict[str, object]:
+    """Metadata naming the partitions a step covered."""
+    return {
+        "partitions": len(partitions),
+        "first_day": str(min(day for _, day in partitions)),
+        "last_day": str(max(day for _, day in partitions)),
+    }
+
+
+def conversation_assets(
+    partitions_def: dg.MultiPartitionsDefinition, *, days_per_run: int, freshness_hours: float
+) -> list[dg.AssetsDefinition]:
+    """The three conversation assets over `partitions_def`, a run covering at most
+    `days_per_run` partitions (Dagster backfills one app's days together)."""
+    policy = dg.BackfillPolicy.multi_run(max_partitions_per_run=days_per_run)
+    with warnings.catch_warnings():  # backfill policies are marked beta: that is known here
+        warnings.simplefilter("ignore", dg.BetaWarning)
+        return _conversation_assets(partitions_def, policy, freshness_hours)
+
+
+def _conversation_assets(
+    partitions_def: dg.MultiPartitionsDefinition, policy: dg.BackfillPolicy, freshness_hours: float
+) -> list[dg.AssetsDefinition]:
+
+    @dg.asset(
+        key=RAW_PAGES,
+        partitions_def=partitions_def,
+        backfill_policy=policy,
+        group_name=GROUP,
+        pool=CES_API_POOL,
+        kinds={"python"},
+        description="Raw list_conversations pages and get_conversation responses, as received "
+        "(gzip JSON Lines).",
     )
-    return dg.MaterializeResult(
-        metadata={
-            "dagster/row_count": result.records,
-            "pages": result.pages,
-            "conversations_listed": result.listed,
-            "conversations_hydrated": result.hydrated,
-            "requests": stats.requests,
-            "retries": stats.retries,
-            "api_seconds": round(stats.api_seconds, 3),
-            "api_mean_latency_ms": round(1000 * stats.api_seconds / stats.requests, 1)
-            if stats.requests
-            else 0.0,
-            "bytes_received": stats.bytes_received,
-            "raw_bytes": result.raw_bytes,
-            "elapsed_seconds": round(time.monotonic() - started, 3),
-        }
-    )
-
-
-@dg.multi_asset(
-    specs=table_asset_specs(
-        CONVERSATION_OUTPUT_TABLES, lake_key, deps_of=lambda _: [RAW_PAGES], group=GROUP, kind="parquet"
-    ),
-    check_specs=[
-        dg.AssetCheckSpec(
-            "rows_in_partition",
-            asset=lake_key("conversations"),
-            blocking=True,
-            description="Every conversation in a day's Parquet started on that day (UTC).",
+    def conversation_pages(
+        context: dg.AssetExecutionContext, ces: CesResource, lake: LakeResource
+    ) -> dg.MaterializeResult:
+        partitions = partitions_of(context)
+        settings = ces.settings()
+        totals = {"records": 0, "pages": 0, "listed": 0, "hydrated": 0, "raw_bytes": 0}
+        with ces.client() as client:
+            for app, day in partitions:
+                result = fetch_conversation_partition(
+                    client, lake.lake(), app, day, sources=settings.sources, page_size=settings.page_size
+                )
+                for name in totals:
+                    totals[name] += getattr(result, name)
+                context.log.info(
+                    f"{app} {day}: {result.pages} pages, {result.listed} conversations listed, "
+                    f"{result.hydrated} fetched in full, {result.raw_bytes} bytes"
+                )
+            stats = client.stats
+        return dg.MaterializeResult(
+            metadata={
+                "dagster/row_count": totals["records"],
+                **_span(partitions),
+                "pages": totals["pages"],
+                "conversations_listed": totals["listed"],
+                "conversations_hydrated": totals["hydrated"],
+                "requests": stats.requests,
+                "retries": stats.retries,
+                "api_seconds": round(stats.api_seconds, 3),
+                "bytes_received": stats.bytes_received,
+                "raw_bytes": totals["raw_bytes"],
+            }
         )
-    ],
-    partitions_def=APP_DAY_PARTITIONS,
-    name="lake_conversation_tables",
-)
-def lake_conversation_tables(
-    context: dg.AssetExecutionContext, lake: LakeResource
-) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
-    """Flatten the partition's raw records into one Parquet file per table."""
-    app, day = partition_app_day(context)
-    started = time.monotonic()
-    result = flatten_conversation_partition(lake.lake(), app, day)
-    elapsed = round(time.monotonic() - started, 3)
-    context.log.info(
-        f"{app} {day}: {result.rows.get('conversations', 0)} conversations, {result.rejects} rejects"
+
+    @dg.multi_asset(
+        specs=table_asset_specs(
+            CONVERSATION_OUTPUT_TABLES, lake_key, deps_of=lambda _: [RAW_PAGES], group=GROUP, kind="parquet"
+        ),
+        check_specs=[
+            dg.AssetCheckSpec(
+                "rows_in_partition",
+                asset=lake_key("conversations"),
+                blocking=True,
+                description="Every conversation in a day's Parquet started on that day (UTC).",
+            )
+        ],
+        partitions_def=partitions_def,
+        backfill_policy=policy,
+        name="lake_conversation_tables",
     )
-    rows = {**result.rows, REJECTS.name: result.rejects}
-    for spec in CONVERSATION_OUTPUT_TABLES:
-        yield dg.MaterializeResult(
-            asset_key=lake_key(spec.name),
-            metadata={"dagster/row_count": rows[spec.name], "elapsed_seconds": elapsed},
+    def lake_conversation_tables(
+        context: dg.AssetExecutionContext, lake: LakeResource
+    ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
+        """Flatten each partition's raw records into one Parquet file per table."""
+        partitions = partitions_of(context)
+        rows = dict.fromkeys((spec.name for spec in CONVERSATION_OUTPUT_TABLES), 0)
+        outside = 0
+        for app, day in partitions:
+            result = flatten_conversation_partition(lake.lake(), app, day)
+            for name, count in {**result.rows, REJECTS.name: result.rejects}.items():
+                rows[name] += count
+            outside += rows_outside_partition(lake.lake(), "conversations", "start_time", app, day)
+            context.log.info(
+                f"{app} {day}: {result.rows.get('conversations', 0)} conversations, {result.rejects} rejects"
+            )
+        for spec in CONVERSATION_OUTPUT_TABLES:
+            yield dg.MaterializeResult(
+                asset_key=lake_key(spec.name),
+                metadata={"dagster/row_count": rows[spec.name], **_span(partitions)},
+            )
+        yield dg.AssetCheckResult(
+            check_name="rows_in_partition",
+            asset_key=lake_key("conversations"),
+            passed=outside == 0,
+            metadata={"rows_outside": outside},
         )
-    outside = rows_outside_partition(lake.lake(), "conversations", "start_time", app, day)
-    yield dg.AssetCheckResult(
-        check_name="rows_in_partition",
-        asset_key=lake_key("conversations"),
-        passed=outside == 0,
-        metadata={"rows_outside": outside},
+
+    @dg.multi_asset(
+        specs=table_asset_specs(
+            CONVERSATION_OUTPUT_TABLES,
+            warehouse_key,
+            deps_of=lambda t: [lake_key(t)],
+            group=GROUP,
+            kind="duckdb",
+        ),
+        check_specs=conversation_check_specs(freshness_hours),
+        partitions_def=partitions_def,
+        backfill_policy=policy,
+        name="warehouse_conversation_tables",
     )
+    def warehouse_conversation_tables(
+        context: dg.AssetExecutionContext, lake: LakeResource, warehouse: WarehouseResource
+    ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
+        """Replace every partition of the step in every warehouse table, in one transaction,
+        then check what was loaded. Writers queue on the warehouse lock."""
+        partitions = partitions_of(context)
+        rows = load_conversation_partitions(lake.lake(), warehouse.warehouse(), partitions)
+        context.log.info(f"loaded {len(partitions)} partitions: {rows}")
+        for spec in CONVERSATION_OUTPUT_TABLES:
+            yield dg.MaterializeResult(
+                asset_key=warehouse_key(spec.name),
+                metadata={"dagster/row_count": rows[spec.name], **_span(partitions)},
+            )
+        apps = sorted({app for app, _ in partitions})
+        days = [day for _, day in partitions]
+        with warehouse.warehouse().connect(read_only=True) as conn:
+            yield from conversation_check_results(
+                conn, apps, min(days), max(days), freshness_hours=freshness_hours
+            )
+
+    return [conversation_pages, lake_conversation_tables, warehouse_conversation_tables]
 
 
-@dg.multi_asset(
-    specs=table_asset_specs(
-        CONVERSATION_OUTPUT_TABLES, warehouse_key, deps_of=lambda t: [lake_key(t)], group=GROUP, kind="duckdb"
-    ),
-    check_specs=CONVERSATION_CHECK_SPECS,
-    partitions_def=APP_DAY_PARTITIONS,
-    pool=WAREHOUSE_POOL,
-    name="warehouse_conversation_tables",
-)
-def warehouse_conversation_tables(
-    context: dg.AssetExecutionContext, lake: LakeResource, warehouse: WarehouseResource
-) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
-    """Replace the partition in every warehouse table in one transaction, then check it."""
-    app, day = partition_app_day(context)
-    started = time.monotonic()
-    rows = load_conversation_partition(lake.lake(), warehouse.warehouse(), app, day)
-    elapsed = round(time.monotonic() - started, 3)
-    context.log.info(f"{app} {day}: loaded {rows}")
-    for spec in CONVERSATION_OUTPUT_TABLES:
-        yield dg.MaterializeResult(
-            asset_key=warehouse_key(spec.name),
-            metadata={"dagster/row_count": rows[spec.name], "elapsed_seconds": elapsed},
-        )
-    with warehouse.warehouse().connect(read_only=True) as conn:
-        yield from conversation_check_results(conn, app, day)
-
-
-CONVERSATION_ASSETS = [conversation_pages, lake_conversation_tables, warehouse_conversation_tables]
-
-ingest_conversations_job = dg.define_asset_job(
-    "ingest_conversations",
-    selection=dg.AssetSelection.assets(*CONVERSATION_ASSETS),
-    description="Fetch, flatten and load the conversations of one app and UTC day.",
-)
-
-rebuild_conversations_job = dg.define_asset_job(
-    "rebuild_conversations",
-    selection=dg.AssetSelection.assets(lake_conversation_tables, warehouse_conversation_tables),
-    description="Re-derive one app-day's Parquet tables and warehouse rows from the raw lake, no API calls.",
-)
+def conversation_jobs(assets: Sequence[dg.AssetsDefinition]) -> list[Any]:
+    pages, lake_tables, warehouse_tables = assets
+    return [
+        dg.define_asset_job(
+            "ingest_conversations",
+            selection=dg.AssetSelection.assets(pages, lake_tables, warehouse_tables),
+            description="Fetch, flatten and load the conversations of one app and a range of UTC days.",
+        ),
+        dg.define_asset_job(
+            "rebuild_conversations",
+            selection=dg.AssetSelection.assets(lake_tables, warehouse_tables),
+            description="Re-derive Parquet tables and warehouse rows from the raw lake, no API calls.",
+        ),
+    ]

@@ -13,7 +13,7 @@ from pipelines.ingest.evaluations import fetch_evaluation_runs, load_observation
 from pipelines.ingest.trigger import start_evaluation
 from pipelines.orchestration.checks import EVALUATION_CHECK_SPECS, evaluation_check_results
 from pipelines.orchestration.keys import table_asset_specs, warehouse_key
-from pipelines.orchestration.partitions import APP_PARTITIONS, CES_API_POOL, WAREHOUSE_POOL
+from pipelines.orchestration.partitions import APP_PARTITIONS, CES_API_POOL
 from pipelines.orchestration.resources import CesResource, LakeResource, WarehouseResource
 from pipelines.transform.schemas import (
     EVALUATION_RESULTS,
@@ -87,7 +87,6 @@ def evaluation_run_observations(
     ),
     check_specs=EVALUATION_CHECK_SPECS,
     partitions_def=APP_PARTITIONS,
-    pool=WAREHOUSE_POOL,
     name="warehouse_evaluation_tables",
 )
 def warehouse_evaluation_tables(
@@ -126,19 +125,28 @@ ingest_evaluation_runs_job = dg.define_asset_job(
     job=ingest_evaluation_runs_job, minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.RUNNING
 )
 def unfinished_evaluation_runs_sensor(
-    context: dg.SensorEvaluationContext, warehouse: WarehouseResource
+    context: dg.SensorEvaluationContext, ces: CesResource, warehouse: WarehouseResource
 ) -> dg.SensorResult | dg.SkipReason:
-    """Re-fetch runs still QUEUED or RUNNING until they finish: one run per app that has some.
+    """Re-fetch the configured apps' runs still QUEUED or RUNNING until they finish: one run
+    per app that has some.
 
     Small and fast: one query a tick, and an app whose previous fetch is still in flight is
-    left alone.
+    left alone. Only apps of `CES_APPS` are followed: a warehouse loaded from another
+    endpoint (the simulator's, say) must not start fetches that can only fail.
     """
+    configured = set(ces.apps)
+    if not configured:
+        return dg.SkipReason("CES_APPS is not set: no app's evaluation runs are followed")
     try:
-        unfinished = warehouse.warehouse().unfinished_evaluation_runs()
+        unfinished = [
+            (app, name)
+            for app, name in warehouse.warehouse().unfinished_evaluation_runs()
+            if app in configured
+        ]
     except WarehouseBusyError as exc:
         return dg.SkipReason(f"warehouse busy, trying again next tick: {exc}")
     if not unfinished:
-        return dg.SkipReason("no evaluation run is queued or running")
+        return dg.SkipReason("no evaluation run of the configured apps is queued or running")
     by_app: dict[str, list[str]] = {}
     for app, name in unfinished:
         by_app.setdefault(app, []).append(name)

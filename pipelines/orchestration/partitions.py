@@ -1,40 +1,105 @@
-"""How conversation assets are partitioned: one partition per (app, UTC day).
+"""How the conversation assets are partitioned: one partition per (app, UTC day).
 
 The app dimension is dynamic: the apps of `CES_APPS` are registered as partitions by the CLI
 and by a sensor, so adding an app needs no code change, and one app's failure never blocks
-another's. The first day comes from `CES_START_DATE`; today is included (`end_offset=1`)
-because the hourly schedule refreshes it.
+another's. Days start at `CES_START_DATE` (by default early enough for any CES history) and
+include today (`end_offset=1`), which the hourly schedule refreshes.
+
+A run covers a range of partitions (the assets' backfill policy): Dagster's own backfills
+group one app's days, and the CLI plans its runs the same way (`plan_runs`).
 """
 
-import os
-from collections.abc import Iterable
-from datetime import date
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date, timedelta
 
 import dagster as dg
 
-START_DATE = os.environ.get("CES_START_DATE") or "2026-01-01"
-
-DAILY_PARTITIONS = dg.DailyPartitionsDefinition(start_date=START_DATE, timezone="UTC", end_offset=1)
 APP_PARTITIONS = dg.DynamicPartitionsDefinition(name="ces_app")
-APP_DAY_PARTITIONS = dg.MultiPartitionsDefinition({"date": DAILY_PARTITIONS, "app": APP_PARTITIONS})
 
 CES_API_POOL = "ces_api"
 """Concurrency pool of every step that calls the CES API (limit set on the instance)."""
 
-WAREHOUSE_POOL = "warehouse_write"
-"""Concurrency pool of DuckDB writes: one at a time, DuckDB has a single writer."""
+RANGE_START_TAG = "dagster/asset_partition_range_start"
+RANGE_END_TAG = "dagster/asset_partition_range_end"
+"""The run tags naming the first and last partition of a run that covers a range."""
+
+
+def app_day_partitions(start_date: date) -> dg.MultiPartitionsDefinition:
+    days = dg.DailyPartitionsDefinition(start_date=start_date.isoformat(), timezone="UTC", end_offset=1)
+    return dg.MultiPartitionsDefinition({"date": days, "app": APP_PARTITIONS})
 
 
 def partition_key(app: str, day: date) -> dg.MultiPartitionKey:
     return dg.MultiPartitionKey({"app": app, "date": day.isoformat()})
 
 
-def partition_app_day(context: dg.AssetExecutionContext) -> tuple[str, date]:
-    keys = context.partition_key.keys_by_dimension
-    return keys["app"], date.fromisoformat(keys["date"])
+def partitions_of(context: dg.AssetExecutionContext) -> list[tuple[str, date]]:
+    """The (app, day) partitions a step covers: one, or the range its run was given."""
+    partitions_def = context.assets_def.partitions_def
+    assert isinstance(partitions_def, dg.MultiPartitionsDefinition)
+    found = []
+    for key in context.partition_keys:
+        parts = (
+            key if isinstance(key, dg.MultiPartitionKey) else partitions_def.get_partition_key_from_str(key)
+        ).keys_by_dimension
+        found.append((parts["app"], date.fromisoformat(parts["date"])))
+    return sorted(found, key=lambda partition: (partition[0], partition[1]))
 
 
-def register_apps(instance: dg.DagsterInstance, apps: Iterable[str]) -> list[str]:
+@dataclass(frozen=True)
+class RunRange:
+    """One run's partitions: days `first` to `last` (both included) of one app."""
+
+    app: str
+    first: date
+    last: date
+
+    @property
+    def days(self) -> int:
+        return (self.last - self.first).days + 1
+
+    def tags(self) -> dict[str, str]:
+        return {
+            RANGE_START_TAG: str(partition_key(self.app, self.first)),
+            RANGE_END_TAG: str(partition_key(self.app, self.last)),
+        }
+
+    @property
+    def label(self) -> str:
+        days = str(self.first) if self.first == self.last else f"{self.first}…{self.last}"
+        return f"{self.app} {days}"
+
+
+def plan_runs(partitions: Iterable[tuple[str, date]], days_per_run: int) -> list[RunRange]:
+    """The runs that cover these partitions: per app, runs of consecutive days, at most
+    `days_per_run` each, the way a Dagster backfill with that policy groups them."""
+    by_app: dict[str, list[date]] = {}
+    for app, day in partitions:
+        by_app.setdefault(app, []).append(day)
+    runs = []
+    for app, days in by_app.items():
+        first = last = None
+        for day in sorted(set(days)):
+            if (
+                first is not None
+                and last is not None
+                and day == last + timedelta(days=1)
+                and (day - first).days < days_per_run
+            ):
+                last = day
+                continue
+            if first is not None and last is not None:
+                runs.append(RunRange(app, first, last))
+            first = last = day
+        if first is not None and last is not None:
+            runs.append(RunRange(app, first, last))
+    return sorted(runs, key=lambda run: (run.first, run.app))
+
+
+def register_apps(instance: dg.DagsterInstance, apps: Sequence[str]) -> list[str]:
     """Add the apps that are not partitions yet; returns the ones added."""
     known = set(instance.get_dynamic_partitions(APP_PARTITIONS.name))
     new = [app for app in dict.fromkeys(apps) if app not in known]

@@ -14,7 +14,7 @@ from pipelines.orchestration.conversation_assets import CONVERSATION_OUTPUT_TABL
 from pipelines.orchestration.evaluation_assets import EVALUATION_OUTPUT_TABLES
 from pipelines.orchestration.keys import warehouse_key
 from pipelines.orchestration.resources import WarehouseResource
-from pipelines.report import ReportError, default_report_path, write_report
+from pipelines.report import ReportError, write_report
 
 REPORT_KEY = dg.AssetKey(["report", "dashboard"])
 WAREHOUSE_TABLE_KEYS = [
@@ -41,9 +41,8 @@ AFTER_WAREHOUSE_LOADS = (
     "regression (CES_REPORT, default report.html beside the warehouse).",
 )
 def dashboard(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
-    target = default_report_path(warehouse.path)
     try:
-        report = write_report(warehouse.path, target)
+        report = write_report(warehouse.path, warehouse.report_path)
     except ReportError as exc:
         raise dg.Failure(str(exc)) from exc
     context.log.info(f"wrote {report.path}: {report.charts} charts, {report.size_bytes} bytes")

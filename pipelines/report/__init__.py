@@ -43,11 +43,6 @@ class ReportFile:
     chart_ids: tuple[str, ...]
 
 
-def default_report_path(warehouse_path: str) -> str:
-    """`CES_REPORT` when set, else `report.html` beside the warehouse (`data/report.html`)."""
-    return os.environ.get("CES_REPORT") or str(Path(warehouse_path).parent / "report.html")
-
-
 def _subtitle(warehouse_path: str, data: ReportData, params: Mapping[str, Any]) -> str:
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     apps = ", ".join(app.rsplit("/", 1)[-1] for app in data.apps) or "none"

@@ -1,20 +1,20 @@
 """Data checks on the warehouse, as plain functions over `sql/checks/*.sql`.
 
-Conversation checks look at one (app, UTC day) partition: the rows a load just wrote, so a
-check costs what the partition costs, not what the whole warehouse does. Evaluation checks
+Conversation checks look at the partitions a run loaded (its apps and days): the rows a load
+just wrote, so a check costs what the run loaded, not what the whole warehouse holds. Evaluation checks
 look at one app's runs. Each returns how many rows fail and a small sample, for Dagster's
 asset checks to show and for tests to call directly.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
 
 import duckdb
 
-from pipelines.ces.window import TimeWindow
 from pipelines.sqlfiles import sql_text
 from pipelines.transform.schemas import TableSpec
 
@@ -38,12 +38,10 @@ def _outcome(
     return CheckOutcome(int(failures), list(sample or []))
 
 
-def scope_partition(conn: duckdb.DuckDBPyConnection, app: str, day: date) -> None:
-    """Make the partition's conversations the scope of the conversation checks that follow."""
-    window = TimeWindow.for_day(day)
-    conn.execute(
-        sql_text("checks/partition_scope.sql"), {"app": app, "since": window.since, "until": window.until}
-    )
+def scope_partitions(conn: duckdb.DuckDBPyConnection, apps: Sequence[str], first: date, last: date) -> None:
+    """Make the conversations of these apps and days (`first` to `last`, both included) the
+    scope of the conversation checks that follow: what one run loaded."""
+    conn.execute(sql_text("checks/partition_scope.sql"), {"apps": list(apps), "first": first, "last": last})
 
 
 def duplicate_keys(conn: duckdb.DuckDBPyConnection, spec: TableSpec) -> CheckOutcome:

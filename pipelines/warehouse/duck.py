@@ -8,7 +8,6 @@ re-run leaves exactly the same rows.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ import duckdb
 import pyarrow as pa
 from fsspec import AbstractFileSystem
 
-from pipelines.config import ConfigError
+from pipelines.config import StorageSettings
 from pipelines.sqlfiles import sql_text
 from pipelines.transform.evaluations import RESULT_REJECT_SOURCE, RUN_REJECT_SOURCE
 from pipelines.transform.schemas import (
@@ -53,11 +52,9 @@ class WarehouseSchemaError(RuntimeError):
     """The warehouse file's tables do not match the table schemas of this version."""
 
 
-DEFAULT_LOCK_TIMEOUT_SECONDS = float(os.environ.get("CES_WAREHOUSE_LOCK_TIMEOUT") or 900)
-
 DEFAULT_WRITE_MEMORY_LIMIT = "128MB"
-"""DuckDB's buffer pool for the connections that load, unless `CES_WAREHOUSE_MEMORY_LIMIT`
-says otherwise (DuckDB's own default is 80% of RAM).
+"""DuckDB's buffer pool for the connections that load (`CES_WAREHOUSE_MEMORY_LIMIT`; DuckDB's
+own default is 80% of RAM).
 
 A partition load's deletes and commit read and rewrite row groups of every table; DuckDB
 keeps the blocks it read cached up to its limit: replacing a 2,000-conversation day in a
@@ -65,21 +62,6 @@ warehouse of 200,000 conversations, three days in a row, peaked at 489-496 MB wi
 default, and at 317-318 MB with this limit. Beyond it DuckDB evicts or spills to disk.
 Read-only connections keep DuckDB's default: holistic aggregates (quantiles) must hold their
 groups in memory, and at 128 MB the latency queries over 200,000 conversations fail."""
-
-_SIZE = re.compile(r"\d+(?:\.\d+)?\s*(?:[KMGT]i?B|B|%)", re.IGNORECASE)
-"""What DuckDB takes as a memory limit: a size, or a share of the machine's RAM."""
-
-
-def write_memory_limit() -> str:
-    """`CES_WAREHOUSE_MEMORY_LIMIT`, else the default; anything but a size or a percentage of
-    RAM is a ConfigError."""
-    value = (os.environ.get("CES_WAREHOUSE_MEMORY_LIMIT") or DEFAULT_WRITE_MEMORY_LIMIT).strip()
-    if not _SIZE.fullmatch(value):
-        raise ConfigError(
-            "CES_WAREHOUSE_MEMORY_LIMIT must be a size such as 128MB or 1GB, or a share of RAM "
-            f"such as 10%, got {value!r}"
-        )
-    return value
 
 
 class Warehouse:
@@ -89,20 +71,19 @@ class Warehouse:
         self,
         path: str,
         *,
-        lock_timeout_seconds: float = DEFAULT_LOCK_TIMEOUT_SECONDS,
-        duckdb_config: Mapping[str, str | int | bool] | None = None,
+        lock_timeout_seconds: float = 900.0,
+        write_memory_limit: str = DEFAULT_WRITE_MEMORY_LIMIT,
     ):
         self.path = path
         self.lock_timeout_seconds = lock_timeout_seconds
-        self.duckdb_config = dict(duckdb_config or {})
-        """DuckDB settings for this process's connections (`threads`, `memory_limit`, ...)."""
+        self.write_memory_limit = write_memory_limit
 
-    def with_config(self, **settings: str | int | bool) -> Warehouse:
-        """The same file, its connections opened with these DuckDB settings as well."""
-        return Warehouse(
-            self.path,
-            lock_timeout_seconds=self.lock_timeout_seconds,
-            duckdb_config={**self.duckdb_config, **settings},
+    @classmethod
+    def from_settings(cls, storage: StorageSettings) -> Warehouse:
+        return cls(
+            storage.warehouse,
+            lock_timeout_seconds=storage.lock_timeout_seconds,
+            write_memory_limit=storage.write_memory_limit,
         )
 
     @contextmanager
@@ -119,11 +100,7 @@ class Warehouse:
         timeout = self.lock_timeout_seconds if lock_timeout_seconds is None else lock_timeout_seconds
         with warehouse_lock(self.path, exclusive=not read_only, timeout_seconds=timeout):
             try:
-                config = (
-                    self.duckdb_config
-                    if read_only
-                    else {"memory_limit": write_memory_limit(), **self.duckdb_config}
-                )
+                config = {} if read_only else {"memory_limit": self.write_memory_limit}
                 conn = duckdb.connect(self.path, read_only=read_only, config=config)
             except duckdb.IOException as exc:
                 raise WarehouseBusyError(
@@ -250,22 +227,15 @@ class Warehouse:
 class ConversationLoad:
     """Partitions replaced in an open transaction of `Warehouse.conversation_load`.
 
-    Several partitions per insert, and several inserts per transaction, is the bulk path of a
-    backfill. DuckDB writes an insert of more than a row group (122,880 rows) straight to the
+    A run covering a range of partitions replaces them all in one transaction, with one insert
+    per table. DuckDB writes an insert of more than a row group (122,880 rows) straight to the
     file; a smaller one goes through the write-ahead log and is compressed again at the next
-    checkpoint, and an append to a table whose last row group is partly filled is rewritten
-    there too. So ten 2,000-conversation partitions load in half the CPU when they go in one
-    insert, and a backfill's inserts cost ~20% less CPU when one transaction holds them all.
+    checkpoint: ten 2,000-conversation partitions loaded in half the CPU in one insert than
+    one by one.
     """
 
     def __init__(self, conn: duckdb.DuckDBPyConnection):
         self._conn = conn
-
-    def configure(self, **settings: str | int | bool) -> None:
-        """Change DuckDB settings (`threads`, `preserve_insertion_order`, ...) for what follows."""
-        for name, value in settings.items():
-            statement = sql_text("warehouse/set_setting.sql").format(key=_setting_name(name))
-            self._conn.execute(statement, {"value": value})
 
     def replace(self, partitions: Sequence[PartitionFiles]) -> dict[str, int]:
         """Delete these partitions' rows from every conversation table and their rejects, and
@@ -295,8 +265,8 @@ class ConversationLoad:
                     sql_text("warehouse/delete_partition_rows.sql").format(table=spec.name),
                     {"first": first, "last": last},
                 )
-            inserted[spec.name] = sum(
-                _insert_partition_parquet(conn, spec.name, p.tables[spec.name], p.day) for p in partitions
+            inserted[spec.name] = _insert_partitions_parquet(
+                conn, spec.name, [partition.tables[spec.name] for partition in partitions]
             )
         for partition in partitions:
             conn.execute(
@@ -306,16 +276,6 @@ class ConversationLoad:
         inserted[REJECTS.name] = _insert_parquet(conn, REJECTS.name, [p.rejects for p in partitions])
         conn.execute("DROP TABLE partition_conversations")
         return inserted
-
-
-_SETTING_NAME = re.compile(r"[a-z_]+")
-
-
-def _setting_name(name: str) -> str:
-    """A DuckDB setting name, checked: SET takes its name as an identifier, not a parameter."""
-    if not _SETTING_NAME.fullmatch(name):
-        raise ValueError(f"not a DuckDB setting name: {name!r}")
-    return name
 
 
 _SCHEMA_ENSURED: set[tuple[str, int, int, int | None]] = set()
@@ -356,6 +316,6 @@ def _insert_parquet(conn: duckdb.DuckDBPyConnection, table: str, paths: list[str
     return _rowcount(conn.execute(statement, {"paths": paths}))
 
 
-def _insert_partition_parquet(conn: duckdb.DuckDBPyConnection, table: str, path: str, day: date) -> int:
-    statement = sql_text("warehouse/insert_partition_parquet.sql").format(table=table)
-    return _rowcount(conn.execute(statement, {"path": path, "day": day}))
+def _insert_partitions_parquet(conn: duckdb.DuckDBPyConnection, table: str, paths: list[str]) -> int:
+    statement = sql_text("warehouse/insert_partitions_parquet.sql").format(table=table)
+    return _rowcount(conn.execute(statement, {"paths": paths}))

@@ -1,0 +1,58 @@
+"""Running the pipeline's jobs as the CLI does: runs over ranges, executed in the instance."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import date
+from typing import Any
+
+import dagster as dg
+
+from pipelines.config import Settings
+from pipelines.definitions import build_definitions
+from pipelines.orchestration.launch import PlannedRun, RunOutcome, execute_runs
+from pipelines.orchestration.partitions import plan_runs, register_apps
+
+
+def run_partitions(
+    job_name: str,
+    partitions: Sequence[tuple[str, date]],
+    *,
+    instance: dg.DagsterInstance,
+    days_per_run: int = 31,
+) -> list[RunOutcome]:
+    """`job_name` over the partitions, one run per app's range of days, as `ces-pipeline` runs it
+    (in a temporary persistent instance when given an ephemeral one)."""
+    runs = [PlannedRun.for_range(run) for run in plan_runs(partitions, days_per_run)]
+    with _persistent(instance) as persistent:
+        register_apps(persistent, [app for app, _ in partitions])
+        return execute_runs(_definitions(), job_name, runs, instance=persistent)
+
+
+def run_app_job(
+    job_name: str,
+    apps: Sequence[str],
+    *,
+    instance: dg.DagsterInstance,
+    run_config: dict[str, Any] | None = None,
+) -> list[RunOutcome]:
+    """An app-partitioned job once per app."""
+    runs = [PlannedRun.for_partition(app) for app in apps]
+    with _persistent(instance) as persistent:
+        register_apps(persistent, apps)
+        return execute_runs(_definitions(), job_name, runs, instance=persistent, run_config=run_config)
+
+
+def _definitions() -> dg.Definitions:
+    """The definitions the environment describes now (tests point it at their own folders)."""
+    return build_definitions(Settings.from_env())
+
+
+@contextmanager
+def _persistent(instance: dg.DagsterInstance) -> Iterator[dg.DagsterInstance]:
+    if not instance.is_ephemeral:
+        yield instance
+        return
+    with dg.instance_for_test() as persistent:
+        yield persistent
