@@ -131,7 +131,7 @@ def write_external_corpus(source: Path, lake_root: str) -> dict[str, Any]:
                 writers[partition] = stack.enter_context(lake.raw_writer(CONVERSATIONS_DATASET, app, day))
             arguments = list_conversations_arguments(app, TimeWindow.for_day(day), page_size=PAGE_SIZE)
             page = b'{"conversations":[' + b",".join(pages.pop(partition)) + b"]}"
-            writers[partition].write(ApiRecord(LIST_CONVERSATIONS, arguments, text=page).to_json())
+            writers[partition].write(ApiRecord(LIST_CONVERSATIONS, arguments, orjson.loads(page)).to_json())
 
         with (gzip.open if source.suffix == ".gz" else open)(source, "rb") as lines:
             for line in lines:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +18,9 @@ from pipelines.ces.tools import resolve_conversations
 from pipelines.ces.window import TimeWindow
 from pipelines.ingest.flatten import CONVERSATIONS_DATASET
 from pipelines.lake.store import Lake
-from pipelines.transform.conversations import RowConversationFlattener
+from pipelines.transform.conversations import ConversationFlattener
 from pipelines.transform.schemas import CONVERSATION_TABLES, TIMESTAMP
 
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _DLT_TYPES = {"string": "text", "int32": "bigint", "int64": "bigint", "double": "double", "bool": "bool"}
 
 
@@ -39,34 +37,31 @@ def _column_hints(spec) -> dict[str, dict[str, Any]]:
 
 
 def _rows(lake_root: str, limit: int | None) -> Iterator[Any]:
+    """The rows of every table, as dicts dlt normalises and loads, flattened 200 at a time."""
     import dlt
 
     lake = Lake(lake_root)
-    flattener = RowConversationFlattener()
-    columns = {spec.name: [f.name for f in spec.schema] for spec in CONVERSATION_TABLES}
-    timestamps = {
-        spec.name: [i for i, f in enumerate(spec.schema) if f.type == TIMESTAMP]
-        for spec in CONVERSATION_TABLES
-    }
+    flattener = ConversationFlattener()
     seen = 0
+
+    def rows() -> Iterator[Any]:
+        for table, batch in flattener.take_batches().items():
+            for row in batch.to_pylist():
+                yield dlt.mark.with_table_name(row, table)
+
     for app, day in lake.raw_partitions(CONVERSATIONS_DATASET):
         records = lake.read_raw(CONVERSATIONS_DATASET, app, day)
         for conversation in resolve_conversations(
             records, TimeWindow.for_day(day), on_reject=lambda *_: None
         ):
             if limit is not None and seen >= limit:
+                yield from rows()
                 return
             seen += 1
             flattener.add(conversation)
-            for table, buffer in flattener._buffers.tables.items():
-                names, stamps = columns[table], timestamps[table]
-                for row in buffer.rows:
-                    values = list(row)
-                    for i in stamps:
-                        if values[i] is not None:
-                            values[i] = EPOCH + timedelta(microseconds=values[i])
-                    yield dlt.mark.with_table_name(dict(zip(names, values, strict=True)), table)
-            flattener.discard()
+            if len(flattener) >= 200:
+                yield from rows()
+    yield from rows()
 
 
 def run_dlt(lake_root: str, work: Path, *, limit: int | None = None) -> dict[str, Any]:

@@ -411,33 +411,11 @@ def test_policy_never_sends_nothing_twice() -> None:
 
 
 def test_the_text_copy_of_structured_content_is_not_what_is_returned() -> None:
-    """A tools/call result is read from structuredContent; the repeated text is skipped, so a
-    text that disagrees (or is not even JSON) changes nothing."""
+    """A tools/call result is read from structuredContent: a text copy that disagrees (or is
+    not even JSON) changes nothing."""
     result = {"content": [{"type": "text", "text": "{not json"}], "structuredContent": PAYLOAD}
     assert call_once(answer(result)) == PAYLOAD
     assert call_once(sse_handler(f"data: {response_json(result)}\n\n")) == PAYLOAD
-
-
-def test_structured_reply_leaves_errors_and_text_only_results_to_the_full_parse() -> None:
-    from pipelines.ces.protocol import structured_tool_reply
-
-    def body(message: dict[str, Any]) -> bytes:
-        return orjson.dumps(message)
-
-    with_text = {"content": [{"type": "text", "text": orjson.dumps(PAYLOAD).decode()}]}
-    reply = structured_tool_reply(body({"id": 1, "result": {**with_text, "structuredContent": PAYLOAD}}))
-    assert reply is not None and reply["id"] == 1
-    assert reply["result"].text == orjson.dumps(PAYLOAD)  # the server's bytes, not decoded
-    assert reply["result"].value() == PAYLOAD
-    for message in (
-        {"id": 1, "result": with_text},
-        {"id": 1, "result": {**with_text, "structuredContent": PAYLOAD, "isError": True}},
-        {"id": 1, "result": {"structuredContent": [1, 2]}},
-        {"id": 1, "error": {"code": -32000, "message": "no"}},
-        [{"id": 1, "result": {"structuredContent": PAYLOAD}}],
-    ):
-        assert structured_tool_reply(body(message)) is None, message
-    assert structured_tool_reply(b"{not json") is None
 
 
 # -- proxies -------------------------------------------------------------------------------------

@@ -12,7 +12,6 @@ from conversation_samples import APP, conversation_name, full_conversation, with
 
 from pipelines.transform.conversations import (
     ConversationFlattener,
-    RowConversationFlattener,
     flatten_conversations,
 )
 from pipelines.transform.schemas import CONVERSATION_TABLES
@@ -233,7 +232,6 @@ def test_take_batches_empties_the_flattener() -> None:
     assert isinstance(empty["spans"], pa.RecordBatch)
 
 
-@pytest.mark.parametrize("flattener", [ConversationFlattener, RowConversationFlattener])
 @pytest.mark.parametrize(
     ("start", "end", "seconds"),
     [
@@ -242,8 +240,8 @@ def test_take_batches_empties_the_flattener() -> None:
         ("2026-11-01T11:00:00.5+01:00", "2026-11-01T10:00:02.25Z", 1.75),
     ],
 )
-def test_conversation_duration_is_exact_to_the_nanosecond(flattener, start, end, seconds) -> None:
-    item = flattener()
+def test_conversation_duration_is_exact_to_the_nanosecond(start, end, seconds) -> None:
+    item = ConversationFlattener()
     assert item.add({"name": conversation_name("ns"), "startTime": start, "endTime": end})
     (row,) = item.take_batches()["conversations"].to_pylist()
     assert row["duration_seconds"] == seconds

@@ -95,8 +95,10 @@ def test_small_batches_gather_into_row_groups_and_a_large_one_goes_alone(
     lake = Lake(str(tmp_path / "lake"))
     tables, _ = flatten_conversations([full_conversation(str(n)) for n in range(7)])
     batches = tables["conversations"].to_batches(max_chunksize=1)
-    monkeypatch.setattr(store, "ROW_GROUP_BYTES", 3 * batches[0].nbytes)
     big = pa.concat_batches(batches[3:6])
+    threshold = min(sum(batch.nbytes for batch in batches[:3]), big.nbytes)
+    assert threshold > sum(batch.nbytes for batch in batches[:2])
+    monkeypatch.setattr(store, "ROW_GROUP_BYTES", threshold)
     with lake.table_writer(CONVERSATIONS, APP, DAY) as writer:
         for batch in (*batches[:3], big, batches[6]):
             writer.write(batch)

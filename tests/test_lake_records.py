@@ -1,6 +1,5 @@
-"""Raw-lake lines read back as the flattener's records: a page decoded whole into typed
-conversations whose texts are split off only when asked, a page holding another shape split
-first, and both giving the same conversations, texts and values."""
+"""Raw-lake lines read back as the flattener's records: each listed conversation with its own
+text, its typed decode, or the reason it has none."""
 
 from __future__ import annotations
 
@@ -9,7 +8,6 @@ from conversation_samples import APP, full_conversation, with_changes
 
 from pipelines.ces.paging import ApiRecord
 from pipelines.ingest.flatten import lake_conversation_records
-from pipelines.transform.conversation_json import PageText
 
 
 def typed_shape(conversation_id: str) -> dict:
@@ -38,25 +36,13 @@ def test_a_page_of_typed_conversations_gives_each_its_exact_text() -> None:
     assert record.fetched_at == "t"
 
 
-def test_a_page_with_a_conversation_of_another_shape_is_split_first() -> None:
+def test_a_conversation_that_does_not_decode_says_why_and_keeps_its_value() -> None:
     odd = with_changes(typed_shape("c2"), ("turns", 0, "messages", 0, "chunks", 0), {"hologram": {}})
     conversations = [typed_shape("c1"), odd, "junk"]
 
     [record] = lake_conversation_records([page_line(conversations)])
     items = record.result["conversations"]
 
-    assert [item.typed is not None for item in items] == [True, False, False]
+    assert [item.typed is not None for item in items] == [True, True, False]  # a new chunk kind decodes
+    assert items[2].error == "not a conversation: expected `object`, got `str`"
     assert [item.value() for item in items] == conversations
-
-
-def test_a_page_is_split_once_and_only_when_a_text_is_asked_for() -> None:
-    splits: list[bytes] = []
-
-    def split(text: bytes) -> list:
-        splits.append(text)
-        return [orjson.loads(text)[0], orjson.loads(text)[1]]
-
-    page = PageText(b'["a","b"]', split)
-    assert splits == []
-    assert (page.conversation(1), page.conversation(0), page.conversation(1)) == ("b", "a", "b")
-    assert splits == [b'["a","b"]']

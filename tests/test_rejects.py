@@ -70,12 +70,16 @@ def deep_attributes(c: dict[str, Any]) -> None:
 FLAWS: list[tuple[str, Callable[[dict[str, Any]], None], str | None]] = [
     ("unparseable endTime", lambda c: c.update(endTime="yesterday-ish"), r"^endTime: "),
     ("unparseable startTime", lambda c: c.update(startTime="not a time"), r"unparseable startTime"),
-    ("unparseable span duration", set_span_duration, r"^turns\[0\]\.span\.duration: "),
+    (
+        "unparseable span duration",
+        set_span_duration,
+        r"^turns\[0\]\.(rootSpan|span)\.duration: not a protobuf duration",
+    ),
     ("turnCount of the wrong type", lambda c: c.update(turnCount="many"), r"^turnCount: expected an integer"),
     (
         "languageCode of the wrong type",
         lambda c: c.update(languageCode=7),
-        r"^languageCode: expected a string",
+        r"^languageCode: expected `str",
     ),
     ("missing name", lambda c: c.pop("name"), r"conversation has no name"),
     (

@@ -38,7 +38,7 @@ PAGE_SIZE = 20 if LARGE else 5
 DEFAULT_SEED = 4
 """A seed under which the small soak meets every fault kind."""
 SEED = int(os.environ.get("CES_SOAK_SEED") or DEFAULT_SEED)
-FAULTS = f"all:0.05,seed={SEED},limit=2,retry-after=0.02,slow-seconds=1"
+FAULTS = f"all:0.05,seed={SEED},limit=2,retry-after=0.02,slow-seconds=2"
 TABLES = [spec.name for spec in (*CONVERSATION_TABLES, REJECTS)]
 
 
@@ -50,7 +50,7 @@ def ingest(
     )
     lake = Lake(str(root / "lake"))
     warehouse = Warehouse(str(root / "warehouse.duckdb"))
-    settings = CesSettings(timeout_seconds=0.4, retry_backoff_seconds=0.01, page_size=PAGE_SIZE)
+    settings = CesSettings(timeout_seconds=1.0, retry_backoff_seconds=0.01, page_size=PAGE_SIZE)
     with running_simulator(config) as sim:
         settings = CesSettings(**{**settings.__dict__, "mcp_url": sim.url})
         with CesMcpClient(settings, rate_limiter=RateLimiter(10_000, burst=1_000)) as client:

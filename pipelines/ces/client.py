@@ -278,16 +278,6 @@ class CesMcpClient:
             follow_redirects=False,
             headers={"user-agent": f"{protocol.CLIENT_NAME}/{protocol.CLIENT_INFO['version']}"},
         )
-        # Every POST goes to one URL with the client's headers, merged here once (`build_request`
-        # merged URL, headers and cookies again on each call, ~150 us), and straight to the
-        # transport the client picked for that URL (its connection pool, or the proxy the
-        # environment names): `Client.send` adds auth, redirect and cookie-jar handling this
-        # client does not use (CES sets no cookies), ~125 more of the ~800 us of CPU a
-        # get_conversation cost.
-        self._post_url = httpx.URL(self._url)
-        self._base_headers = dict(self._http.headers)
-        self._transport = self._http._transport_for_url(self._post_url)
-        self._request_extensions = {"timeout": timeout.as_dict()}
         self._limiter = rate_limiter or rate_limiter_for(settings.max_rps, settings.rate_limit_file)
         self._tokens = token_provider or token_provider_from_settings(settings)
         self._retry_policy = retry_policy or RetryPolicy(
@@ -379,13 +369,6 @@ class CesMcpClient:
         anything else (`run_evaluation`) is not.
         """
         return protocol.tool_result_payload(name, self._call_tool(name, arguments, idempotent))
-
-    def call_tool_text(
-        self, name: str, arguments: Mapping[str, Any] | None = None, *, idempotent: bool | None = None
-    ) -> bytes:
-        """Call a tool and return its output object as JSON text, as the server sent it when it
-        could be read without decoding (see `protocol.StructuredOutput`)."""
-        return protocol.tool_result_text(name, self._call_tool(name, arguments, idempotent))
 
     def _call_tool(self, name: str, arguments: Mapping[str, Any] | None, idempotent: bool | None) -> Any:
         if idempotent is None:
@@ -557,15 +540,10 @@ class CesMcpClient:
         body: _CountingBody | None = None
         started = time.perf_counter()
         try:
-            request = httpx.Request(
-                "POST",
-                self._post_url,
-                content=exchange.body,
-                headers={**self._base_headers, **exchange.headers, **auth},
-                extensions=self._request_extensions,
+            request = self._http.build_request(
+                "POST", self._url, content=exchange.body, headers={**exchange.headers, **auth}
             )
-            response: httpx.Response | None = self._transport.handle_request(request)
-            response.request = request
+            response: httpx.Response | None = self._http.send(request, stream=True)
             try:
                 status = response.status_code
                 body = _CountingBody(response)
@@ -633,9 +611,6 @@ class CesMcpClient:
         return _Reply(message.get("result"), session_id)
 
     def _json_response(self, exchange: _Exchange, raw: bytes) -> dict[str, Any]:
-        fast = self._structured_reply(exchange, raw)
-        if fast is not None:
-            return fast
         try:
             parsed = deepjson.loads(raw)
         except orjson.JSONDecodeError:
@@ -654,14 +629,6 @@ class CesMcpClient:
             f"{exchange.label}: the JSON body holds no response to request {exchange.request_id}"
         )
 
-    @staticmethod
-    def _structured_reply(exchange: _Exchange, raw: bytes | memoryview) -> dict[str, Any] | None:
-        """The response to this tools/call read by the fast path, when it applies."""
-        if exchange.method != "tools/call":
-            return None
-        reply = protocol.structured_tool_reply(raw)
-        return reply if reply is not None and _is_response_to(reply, exchange.request_id) else None
-
     def _sse_response(self, exchange: _Exchange, body: _CountingBody) -> dict[str, Any]:
         """The response event of an SSE stream; notifications and server requests are skipped."""
         assert exchange.request_id is not None
@@ -671,9 +638,6 @@ class CesMcpClient:
                 events += 1
                 if event.event != "message":
                     continue
-                fast = self._structured_reply(exchange, event.payload)
-                if fast is not None:
-                    return fast
                 try:
                     message = _event_json(event)
                 except orjson.JSONDecodeError:

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any, Protocol
-
-import msgspec
 
 from pipelines.ces.errors import (
     CesDataError,
@@ -42,62 +40,25 @@ class ToolClient(Protocol):
         self, name: str, arguments: Mapping[str, Any] | None = None, *, idempotent: bool | None = None
     ) -> dict[str, Any]: ...
 
-    def call_tool_text(
-        self, name: str, arguments: Mapping[str, Any] | None = None, *, idempotent: bool | None = None
-    ) -> bytes: ...
-
 
 def utc_now_rfc3339() -> str:
     """The current instant as RFC 3339 UTC with microseconds, e.g. 2026-01-02T03:04:05.123456Z."""
     return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
-_UNDECODED = object()
-
-
 class ApiRecord:
-    """One tool call as stored in the raw lake.
+    """One tool call as stored in the raw lake: the tool, the arguments sent, the output object
+    as the server returned it, and when it was received."""
 
-    A record fetched as text (`fetch_record(..., text=True)`) keeps the output object's JSON as
-    the server sent it, on one line (a pretty-printed one loses its whitespace, so that JSON
-    members kept as text in the tables are compact, and whoever decodes the text reads what
-    the lake will hold): the lake stores those bytes, and `result` decodes them only when
-    someone asks, which a fetcher streaming pages into the lake never does.
-    """
+    __slots__ = ("arguments", "fetched_at", "result", "tool")
 
-    __slots__ = ("_result", "arguments", "fetched_at", "text", "tool")
-
-    def __init__(
-        self,
-        tool: str,
-        arguments: dict[str, Any],
-        result: Any = _UNDECODED,
-        fetched_at: str = "",
-        *,
-        text: bytes | None = None,
-    ):
-        if result is _UNDECODED and text is None:
-            raise TypeError("an ApiRecord needs its result or its text")
-        if text is not None and (b"\n" in text or b"\r" in text):
-            text = msgspec.json.format(text, indent=-1)  # pretty-printed: one line, values as sent
-        self.tool, self.arguments, self.fetched_at, self.text = tool, arguments, fetched_at, text
-        self._result = result
-
-    @property
-    def result(self) -> Any:
-        if self._result is _UNDECODED:
-            self._result = deepjson.loads(self.text or b"")
-        return self._result
+    def __init__(self, tool: str, arguments: dict[str, Any], result: Any, fetched_at: str = ""):
+        self.tool, self.arguments, self.result, self.fetched_at = tool, arguments, result, fetched_at
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ApiRecord):
             return NotImplemented
-        return (self.tool, self.arguments, self.result, self.fetched_at) == (
-            other.tool,
-            other.arguments,
-            other.result,
-            other.fetched_at,
-        )
+        return self.to_dict() == other.to_dict()
 
     __hash__ = None  # type: ignore[assignment]  # mutable contents
 
@@ -113,24 +74,8 @@ class ApiRecord:
         }
 
     def to_json(self) -> bytes:
-        """The record as one line of JSON (no newline): the output's text spliced in when it was
-        kept, so a page is never decoded only to be encoded again."""
-        text = self.text
-        if text is None:
-            return deepjson.dumps(self.to_dict())
-        return b"".join(
-            (
-                b'{"tool":',
-                deepjson.dumps(self.tool),
-                b',"arguments":',
-                deepjson.dumps(self.arguments),
-                b',"result":',
-                text,
-                b',"fetched_at":',
-                deepjson.dumps(self.fetched_at),
-                b"}",
-            )
-        )
+        """The record as one line of JSON (no newline), at any nesting depth."""
+        return deepjson.dumps(self.to_dict())
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ApiRecord:
@@ -148,18 +93,10 @@ def as_record(item: ApiRecord | Mapping[str, Any]) -> ApiRecord:
 
 
 def fetch_record(
-    client: ToolClient,
-    tool: str,
-    arguments: Mapping[str, Any],
-    *,
-    idempotent: bool | None = None,
-    text: bool = False,
+    client: ToolClient, tool: str, arguments: Mapping[str, Any], *, idempotent: bool | None = None
 ) -> ApiRecord:
-    """Call a tool and keep the call as a record (its output as text, undecoded, with `text`)."""
+    """Call a tool and keep the call as a record."""
     arguments = dict(arguments)
-    if text:
-        output = client.call_tool_text(tool, arguments, idempotent=idempotent)
-        return ApiRecord(tool, arguments, fetched_at=utc_now_rfc3339(), text=output)
     result = client.call_tool(tool, arguments, idempotent=idempotent)
     return ApiRecord(tool, arguments, result, utc_now_rfc3339())
 
@@ -192,43 +129,12 @@ def iter_page_records(
     the pages seen before stay in the output. Consumers therefore meet items again; they keep
     the first listing of each (see `ListingJudge`), so nothing is lost and nothing doubled.
     """
-    for record, _ in _iter_pages(client, tool, arguments, items_key, max_pages, max_restarts, None):
-        yield record
-
-
-def iter_text_page_records(
-    client: ToolClient,
-    tool: str,
-    arguments: Mapping[str, Any],
-    *,
-    items_key: str,
-    read: Callable[[bytes], Mapping[str, Any]],
-    max_pages: int = DEFAULT_MAX_PAGES,
-    max_restarts: int = DEFAULT_MAX_RESTARTS,
-) -> Iterator[tuple[ApiRecord, Mapping[str, Any]]]:
-    """`iter_page_records` with each page kept as text (`ApiRecord.text`), paired with what
-    `read(text)` makes of it: the page token, and the items as far as the caller needs them
-    (a reader that cannot make sense of a page returns it decoded whole)."""
-    return _iter_pages(client, tool, arguments, items_key, max_pages, max_restarts, read)
-
-
-def _iter_pages(
-    client: ToolClient,
-    tool: str,
-    arguments: Mapping[str, Any],
-    items_key: str,
-    max_pages: int,
-    max_restarts: int,
-    read: Callable[[bytes], Mapping[str, Any]] | None,
-) -> Iterator[tuple[ApiRecord, Mapping[str, Any]]]:
     seen: set[str] = set()
     token: str | None = None
     restarts = 0
     for page_number in range(1, max_pages + 1):
         try:
-            record = fetch_record(
-                client, tool, {**arguments, "pageToken": token} if token else arguments, text=read is not None
-            )
+            record = fetch_record(client, tool, {**arguments, "pageToken": token} if token else arguments)
         except (CesToolError, CesRpcError) as exc:
             if token is None or not _refuses_page_token(exc):
                 raise
@@ -248,10 +154,9 @@ def _iter_pages(
             seen.clear()
             token = None
             continue
-        page = record.result if read is None else read(record.text or b"")
-        page_items(page, items_key, tool)
-        yield record, page
-        next_token = page.get("nextPageToken")
+        page_items(record.result, items_key, tool)
+        yield record
+        next_token = record.result.get("nextPageToken")
         if not next_token:
             return
         if not isinstance(next_token, str):
@@ -267,16 +172,3 @@ def _refuses_page_token(error: CesError) -> bool:
     """Does this tool or JSON-RPC error say the page token is no good (expired, invalid)?"""
     message = getattr(error, "server_message", None) or str(error)
     return bool(_PAGE_TOKEN.search(message))
-
-
-def iter_pages(
-    client: ToolClient,
-    tool: str,
-    arguments: Mapping[str, Any],
-    *,
-    items_key: str,
-    max_pages: int = DEFAULT_MAX_PAGES,
-) -> Iterator[dict[str, Any]]:
-    """Each page's raw result (see `iter_page_records`)."""
-    for record in iter_page_records(client, tool, arguments, items_key=items_key, max_pages=max_pages):
-        yield record.result

@@ -17,11 +17,9 @@ from collections.abc import Iterator, Mapping
 from importlib import metadata
 from typing import Any
 
-import msgspec
 import orjson
 
 from pipelines.ces.errors import CesProtocolError, CesToolError
-from pipelines.transform import deepjson
 
 MODERN_PROTOCOL_VERSION = "2026-07-28"
 HANDSHAKE_PROTOCOL_VERSION = "2025-11-25"
@@ -153,8 +151,6 @@ def tool_result_payload(tool: str, result: Any) -> dict[str, Any]:
     spec has a tool with structured output also return it serialised as text, and servers
     without output schemas return only text). `isError: true` is a tool-level failure.
     """
-    if isinstance(result, StructuredOutput):
-        return result.value()
     if not isinstance(result, Mapping):
         raise CesProtocolError(f"{tool}: the tools/call result is not an object")
     texts = _text_items(result)
@@ -174,67 +170,3 @@ def tool_result_payload(tool: str, result: Any) -> dict[str, Any]:
     if not isinstance(payload, dict):
         raise CesProtocolError(f"{tool} returned JSON that is not an object: {text[:200]!r}")
     return payload
-
-
-def tool_result_text(tool: str, result: Any) -> bytes:
-    """The tool's output object as JSON text: the server's own bytes when the response was read
-    by the fast path (nothing decoded), else the output object serialised."""
-    if isinstance(result, StructuredOutput):
-        return result.text
-    return deepjson.dumps(tool_result_payload(tool, result))
-
-
-# -- reading a tools/call response without its text copy ------------------------------------------
-
-
-class StructuredOutput:
-    """A tools/call result's `structuredContent`, a JSON object, kept as the text it came in.
-
-    A caller that stores the output verbatim (the raw lake) never needs it decoded: parsing a
-    page only to serialise it again was half of a listing's client CPU.
-    """
-
-    __slots__ = ("text",)
-
-    def __init__(self, text: bytes):
-        self.text = text
-
-    def value(self) -> dict[str, Any]:
-        return deepjson.loads(self.text)  # an object: checked when the reply was read
-
-
-class _ToolOutput(msgspec.Struct):
-    structuredContent: msgspec.Raw = msgspec.Raw()  # the MCP field names
-    isError: Any = None
-
-
-class _ToolCallReply(msgspec.Struct):
-    id: Any = None
-    result: _ToolOutput | None = None
-    error: Any = None
-
-
-_TOOL_CALL_REPLY = msgspec.json.Decoder(_ToolCallReply)
-
-
-def structured_tool_reply(raw: bytes | memoryview) -> dict[str, Any] | None:
-    """A successful tools/call response as {"id", "result": StructuredOutput}, read without the
-    `content` text that repeats it and without decoding the output; None when that does not
-    apply (an error, a batch, a result without structured content or with isError, an output
-    that is not an object), and the caller parses it all.
-
-    A CES page comes twice in its response, as `structuredContent` and serialised again as
-    text for older clients: parsing the text copy was a fifth of a 3.7 MB page's client CPU.
-    msgspec skips a field it is not asked for without building it, and checks the rest is JSON.
-    """
-    try:
-        reply = _TOOL_CALL_REPLY.decode(raw)
-    except (msgspec.DecodeError, RecursionError):  # nested deeper than msgspec goes
-        return None
-    result = reply.result
-    if reply.error is not None or result is None or not result.structuredContent or result.isError is True:
-        return None
-    text = bytes(result.structuredContent)  # a copy: the Raw would hold the whole response
-    if not text.startswith(b"{"):  # msgspec's Raw starts at the value itself
-        return None
-    return {"id": reply.id, "result": StructuredOutput(text)}

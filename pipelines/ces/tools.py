@@ -15,20 +15,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
-import msgspec
-
 from pipelines.ces.errors import CesDataError
-from pipelines.ces.paging import (
-    ApiRecord,
-    ToolClient,
-    as_record,
-    fetch_record,
-    iter_page_records,
-    iter_text_page_records,
-    page_items,
-)
+from pipelines.ces.paging import ApiRecord, ToolClient, as_record, fetch_record, iter_page_records, page_items
 from pipelines.ces.window import TimeWindow, needs_hydration
-from pipelines.transform import deepjson
 from pipelines.transform.timeparse import parse_timestamp_micros
 
 logger = logging.getLogger("pipelines.ces.tools")
@@ -116,8 +105,6 @@ def iter_conversation_records(
     hydrate_workers: int = 4,
     prefetch_pages: int = 1,
     on_page: Callable[[int], None] | None = None,
-    decode_page: Callable[[bytes], Mapping[str, Any]] | None = None,
-    view: Callable[[Any], Any] | None = None,
 ) -> Iterator[ApiRecord]:
     """The records of one app's conversations in `window`, in replay order.
 
@@ -132,44 +119,25 @@ def iter_conversation_records(
     of the caller (0: no paging thread, the next page is asked for when the caller wants it),
     which bounds memory to those pages and their hydrations. All threads share the client's
     rate limit, so with a limit the requests go out back to back at the allowed rate.
-
-    Records are fetched as text (`ApiRecord.text`), for the lake to store as received: only
-    what the judge needs of a page is decoded (`read_listing`). A caller that will read every
-    page whole passes `decode_page` instead: each page is decoded once, by it, in the paging
-    thread, and the page's record carries that as its `result` beside its text; `view(item)`
-    then shows the judge each conversation in that form as a dict (see
-    `resolve_conversations`). `on_page(n)` hears of each page, with the number of
-    conversations it listed, as the page is yielded.
+    `on_page(n)` hears of each page, with the number of conversations it listed.
     """
     judge = ListingJudge(window)
     arguments = list_conversations_arguments(app, window, sources=sources, page_size=page_size)
     with ThreadPoolExecutor(max_workers=max(1, hydrate_workers), thread_name_prefix="ces-hydrate") as pool:
 
-        def with_hydrations(
-            fetched: tuple[ApiRecord, Mapping[str, Any]],
-        ) -> tuple[ApiRecord, int, list[Future[ApiRecord]]]:
-            page, listing = fetched
-            if decode_page is not None:
-                page = ApiRecord(page.tool, page.arguments, listing, page.fetched_at, text=page.text)
-            items = page_items(listing, "conversations", LIST_CONVERSATIONS)
-            listed = items if view is None else [view(item) for item in items]
+        def with_hydrations(page: ApiRecord) -> tuple[ApiRecord, int, list[Future[ApiRecord]]]:
+            items = page_items(page.result, "conversations", LIST_CONVERSATIONS)
             names = [
                 item["name"]
-                for item in listed
+                for item in items
                 if judge.judge(item)[0] is Verdict.ACCEPT and needs_hydration(item)
             ]
-            return (
-                page,
-                len(items),
-                [
-                    pool.submit(fetch_record, client, GET_CONVERSATION, {"name": name}, text=True)
-                    for name in names
-                ],
-            )
+            hydrations = [
+                pool.submit(fetch_record, client, GET_CONVERSATION, {"name": name}) for name in names
+            ]
+            return page, len(items), hydrations
 
-        pages = iter_text_page_records(
-            client, LIST_CONVERSATIONS, arguments, items_key="conversations", read=decode_page or read_listing
-        )
+        pages = iter_page_records(client, LIST_CONVERSATIONS, arguments, items_key="conversations")
         fetched = (with_hydrations(page) for page in pages)
         if prefetch_pages > 0:
             fetched = _read_ahead(fetched, prefetch_pages, on_drop=_cancel_hydrations)
@@ -187,39 +155,6 @@ def iter_conversation_records(
             close = getattr(fetched, "close", None)
             if close is not None:
                 close()
-
-
-class _Listed(msgspec.Struct):
-    """What the fetcher reads of a listed conversation: enough to judge and to hydrate it."""
-
-    name: Any = None
-    startTime: Any = None  # the JSON field names
-    turnCount: Any = None
-    turns: list[msgspec.Raw] | None = None
-
-
-class _ListingPage(msgspec.Struct):
-    conversations: list[_Listed] = []
-    nextPageToken: Any = None
-
-
-_LISTING_PAGE = msgspec.json.Decoder(_ListingPage)
-
-
-def read_listing(text: bytes) -> dict[str, Any]:
-    """A list_conversations page as the fetcher reads it: each conversation's name, startTime,
-    turnCount and turns (each turn left as text), and the page token; the judge and
-    `needs_hydration` see the same values as in the whole page. A page of another shape is
-    decoded whole, for the pager and the judge to refuse or read as they do any page."""
-    try:
-        page = _LISTING_PAGE.decode(text)
-    except (msgspec.DecodeError, RecursionError):
-        return deepjson.loads(text)
-    listed = [
-        {"name": item.name, "startTime": item.startTime, "turnCount": item.turnCount, "turns": item.turns}
-        for item in page.conversations
-    ]
-    return {"conversations": listed, "nextPageToken": page.nextPageToken}
 
 
 def _cancel_hydrations(item: tuple[ApiRecord, int, list[Future[ApiRecord]]]) -> None:

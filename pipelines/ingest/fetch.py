@@ -4,23 +4,19 @@ The records are streamed into the lake file as they arrive; the file replaces th
 one only when the whole partition was fetched, so a failed fetch leaves the old data intact.
 
 Requests never wait for the writing: pages are read ahead by a paging thread and hydrated by
-worker threads (`iter_conversation_records`), so this thread only encodes and compresses.
-The cyclic garbage collector is paused meanwhile, as in the flatten step: decoding responses
-allocates millions of containers and a collection would walk them all.
-"""
+worker threads (`iter_conversation_records`), so this thread only encodes and compresses."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
 
 from pipelines.ces.client import CesMcpClient
 from pipelines.ces.paging import ApiRecord
 from pipelines.ces.tools import LIST_CONVERSATIONS, iter_conversation_records
 from pipelines.ces.window import TimeWindow
-from pipelines.ingest.flatten import CONVERSATIONS_DATASET, gc_paused
+from pipelines.ingest.flatten import CONVERSATIONS_DATASET
 from pipelines.lake.store import Lake, WrittenFile
 
 
@@ -54,11 +50,8 @@ def fetch_conversation_partition(
     """Page through the app's conversations that started on `day` (UTC) into the raw lake."""
     result = FetchResult(app, day)
 
-    with gc_paused():
-        records = conversation_records(client, app, day, result, sources, page_size)
-        written = lake.write_raw_lines(
-            CONVERSATIONS_DATASET, app, day, (record.to_json() for record in records)
-        )
+    records = conversation_records(client, app, day, result, sources, page_size)
+    written = lake.write_raw_lines(CONVERSATIONS_DATASET, app, day, (record.to_json() for record in records))
     result.record_file(written, lake)
     return result
 
@@ -70,12 +63,8 @@ def conversation_records(
     result: FetchResult,
     sources: Sequence[str],
     page_size: int,
-    *,
-    decode_page: Callable[[bytes], Mapping[str, Any]] | None = None,
-    view: Callable[[Any], Any] | None = None,
 ) -> Iterator[ApiRecord]:
-    """The partition's records as they are fetched, counted into `result` (`decode_page` and
-    `view` as `iter_conversation_records` takes them)."""
+    """The partition's records as they are fetched, counted into `result`."""
 
     def count_page(listed: int) -> None:
         result.pages += 1
@@ -88,8 +77,6 @@ def conversation_records(
         sources=sources,
         page_size=page_size,
         on_page=count_page,
-        decode_page=decode_page,
-        view=view,
     ):
         if record.tool != LIST_CONVERSATIONS:
             result.hydrated += 1

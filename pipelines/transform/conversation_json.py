@@ -1,23 +1,24 @@
-"""The CES `Conversation` resource as typed JSON, decoded by msgspec for the columnar flattener.
+"""The CES `Conversation` resource as typed JSON: the one decoding of a conversation's text.
 
-Decoding straight into these structs is what makes the columnar path fast: no dict is built
-for an object, fields the tables do not use are skipped, and struct-valued fields (span
-attributes, payloads, tool arguments and responses) stay as the JSON text they arrived as
-(`msgspec.Raw`), so they are neither parsed nor serialised again. Raw lake lines are written
-by orjson, so that text is exactly what serialising the parsed value would give.
+msgspec decodes a conversation's JSON straight into these structs, checking every value's
+type on the way: no dict is built for an object, fields the tables do not use are skipped,
+and struct-valued fields (span attributes, payloads, tool arguments and responses) stay as the
+JSON text they arrived as (`msgspec.Raw`), neither parsed nor serialised again. A value of
+the wrong type fails the decode with msgspec's message naming its path, which becomes the
+conversation's reject reason. Integers may come as numbers or numeric strings, as proto3
+JSON allows; timestamps, durations and bytes are checked by the flattener.
 
-Decoding is strict: a value of another JSON type than the field's, or a chunk with a member
-these types do not know, fails the decode, and the conversation goes to the reference
-flattener as a dict. `LakeConversation` carries both forms.
+A trace nested deeper than msgspec recurses (a few hundred spans) is decoded by the
+iterative JSON parser and converted span by span into the same structs, so its depth is
+bounded by memory alone.
 
 The structs are not tracked by the cyclic garbage collector (`gc=False`): decoded JSON holds
-no cycles, and a batch's ~100,000 structs no longer lengthen each collection (flatten CPU
--10%).
+no cycles, and a batch's ~100,000 structs would lengthen every collection.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
 from typing import Any
 
 import msgspec
@@ -70,8 +71,9 @@ class AgentTransfer(Struct, rename="camel", gc=False):
     display_name: str | None = None
 
 
-class Chunk(Struct, rename="camel", forbid_unknown_fields=True, gc=False):
-    """The `data` oneof: UNSET (or ABSENT) marks a member that was not sent."""
+class Chunk(Struct, rename="camel", gc=False):
+    """The `data` oneof: UNSET (or ABSENT) marks a member that was not sent. A chunk with none
+    of these members may hold one added to the API later: the flattener looks it up."""
 
     text: str | UnsetType | None = UNSET
     transcript: str | UnsetType | None = UNSET
@@ -111,7 +113,7 @@ class Conversation(Struct, rename="camel", gc=False):
     start_time: str | None = None
     end_time: str | None = None
     turns: list[Turn] | None = None
-    turn_count: int | None = None
+    turn_count: int | float | str | None = None
     source: str | None = None
     channel_type: str | None = None
     input_types: list[str] | None = None
@@ -128,6 +130,7 @@ class _ErrorMember(Struct):
 
 _CONVERSATION = msgspec.json.Decoder(Conversation)
 _ERROR_MEMBER = msgspec.json.Decoder(_ErrorMember)
+_AT_PATH = re.compile(r"^(?P<what>.*) - at `\$\.?(?P<path>[^`]*)`$", re.DOTALL)
 
 
 def has_error_member(response: Raw) -> bool:
@@ -136,83 +139,45 @@ def has_error_member(response: Raw) -> bool:
         return bool(_ERROR_MEMBER.decode(response).error)
     except msgspec.DecodeError:  # not an object
         return False
-    except RecursionError:  # nested deeper than msgspec goes
-        body = deepjson.loads(memoryview(response))
-        return isinstance(body, dict) and "error" in body
-
-
-class PageText:
-    """A page's JSON text, split into its conversations' texts only when one is asked for.
-
-    A page decoded whole into typed conversations (what the flattener reads) does not need
-    the texts: only the reference flattener and rejects do, seldom. Splitting every page
-    first, then decoding each conversation, cost a fifth more than one typed decode of the
-    page (0.114 against 0.092 ms per conversation).
-    """
-
-    __slots__ = ("_split", "_text", "_texts")
-
-    def __init__(self, text: bytes, split: Callable[[bytes], list[Raw]]):
-        self._text: bytes | None = text
-        self._split = split
-        self._texts: list[Raw] | None = None
-
-    def conversation(self, index: int) -> Raw:
-        """The text of the page's `index`-th conversation."""
-        if self._texts is None:
-            self._texts = self._split(self._text or b"")
-            self._text = None
-        return self._texts[index]
 
 
 class LakeConversation:
-    """One conversation as JSON text, with its typed decode when it has the expected shape."""
+    """One conversation's JSON text with its typed decode, or the reason it has none."""
 
-    __slots__ = ("_raw", "_value", "typed")
+    __slots__ = ("_value", "error", "raw", "typed")
 
     def __init__(self, raw: bytes | Raw, value: Any = UNSET):
-        self._raw: bytes | Raw | tuple[PageText, int] = raw
+        self.raw = raw
         self._value = value
+        self.error: str | None = None
+        self.typed: Conversation | None = None
         try:
-            self.typed: Conversation | None = _CONVERSATION.decode(raw)
-        except (msgspec.DecodeError, RecursionError):
-            self.typed = None
-
-    @classmethod
-    def on_page(cls, typed: Conversation, page: PageText, index: int) -> LakeConversation:
-        """The `index`-th conversation of a page decoded whole: its text comes from `page`."""
-        conversation = cls.__new__(cls)
-        conversation._raw, conversation._value, conversation.typed = (page, index), UNSET, typed
-        return conversation
-
-    @property
-    def raw(self) -> bytes | Raw:
-        """The conversation's JSON text."""
-        raw = self._raw
-        if isinstance(raw, tuple):
-            page, index = raw
-            raw = self._raw = page.conversation(index)
-        return raw
+            self.typed = _CONVERSATION.decode(raw)
+        except RecursionError:
+            self._decode_deep()
+        except msgspec.DecodeError as exc:
+            self.error = reason_of(exc)
 
     @classmethod
     def of(cls, value: Any) -> LakeConversation:
         """A conversation given as parsed JSON (a dict, usually)."""
         try:
             raw = deepjson.dumps(value)
-        except TypeError:  # not JSON at all: only the reference flattener can say what it is
-            raw = b"null"  # decodes to no typed conversation
+        except TypeError:
+            conversation = cls(b"{}", value)
+            conversation.typed, conversation.error = None, "conversation is not JSON"
+            return conversation
         return cls(raw, value)
 
     def value(self) -> Any:
-        """The conversation as parsed JSON, for the reference flattener and rejects."""
+        """The conversation as parsed JSON: for rejects, and for chunk kinds added later."""
         if self._value is UNSET:
             self._value = deepjson.loads(memoryview(self.raw))
         return self._value
 
     def listing(self) -> Any:
-        """What the listing judge and the fetcher's hydration check look at: name, startTime,
-        turnCount and turns (or the whole value when the typed decode failed, so that they
-        see exactly what was sent)."""
+        """What the listing judge looks at: name, startTime, turnCount and turns (the whole
+        value when there is no typed decode, so that it sees exactly what was sent)."""
         typed = self.typed
         if typed is None:
             return self.value()
@@ -223,7 +188,94 @@ class LakeConversation:
             "turns": typed.turns,
         }
 
+    def _decode_deep(self) -> None:
+        """The typed decode of a conversation nested deeper than msgspec recurses: parsed by
+        the iterative parser, each span converted on its own and linked to its parent."""
+        value = self.value()
+        turns = value.get("turns") if isinstance(value, dict) else None
+        roots = [turn.get("rootSpan") if isinstance(turn, dict) else None for turn in turns or ()]
+        if isinstance(turns, list):
+            value = {**value, "turns": [_without(turn, "rootSpan") for turn in turns]}
+        try:
+            typed = _convert(value, Conversation, "")
+            for index, root in enumerate(roots):
+                if root is not None and typed.turns is not None:
+                    typed.turns[index].root_span = _span_tree(root, f"turns[{index}].rootSpan")
+        except msgspec.ValidationError as exc:
+            self.error = reason_of(exc)
+            return
+        except RecursionError:
+            self.error = "object nested too deeply"
+            return
+        self.typed = typed
 
-def listing_view(item: Any) -> Any:
-    """`resolve_conversations`'s view of a listed item, whatever form it is in."""
-    return item.listing() if isinstance(item, LakeConversation) else item
+
+def reason_of(error: msgspec.DecodeError) -> str:
+    """A reject reason from msgspec's message: `path: what is wrong`."""
+    message = str(error)
+    found = _AT_PATH.match(message)
+    if found is None:
+        return f"not a conversation: {message[:1].lower()}{message[1:]}"
+    what = found.group("what")
+    return f"{found.group('path') or 'conversation'}: {what[:1].lower()}{what[1:]}"
+
+
+_RAW_MEMBERS = {"attributes", "payload", "updatedVariables", "defaultVariables", "args", "response"}
+"""Members kept as JSON text (`Raw`), which a conversion from parsed JSON must serialise."""
+
+
+def _without(item: Any, key: str) -> Any:
+    return {k: v for k, v in item.items() if k != key} if isinstance(item, dict) else item
+
+
+def _raw_members(value: Any) -> Any:
+    """`value` with every member typed `Raw` serialised to its JSON text (iteratively)."""
+    root = {"": value}
+    stack: list[Any] = [root]
+    while stack:
+        node = stack.pop()
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for key, child in list(items):
+            if isinstance(node, dict) and key in _RAW_MEMBERS:
+                node[key] = Raw(deepjson.dumps(child))
+            elif isinstance(child, dict | list):
+                child = dict(child) if isinstance(child, dict) else list(child)
+                node[key] = child
+                stack.append(child)
+    return root[""]
+
+
+def _convert(value: Any, type_: type, path: str) -> Any:
+    """`msgspec.convert` of parsed JSON whose `Raw` members are serialised first; an error's
+    path is given from the conversation's root."""
+    try:
+        return msgspec.convert(_raw_members(value), type_)
+    except msgspec.ValidationError as exc:
+        found = _AT_PATH.match(str(exc))
+        if found is None or not path:
+            raise
+        inner = found.group("path")
+        where = f"{path}.{inner}" if inner and not inner.startswith("[") else f"{path}{inner}"
+        raise msgspec.ValidationError(f"{found.group('what')} - at `$.{where}`") from None
+
+
+def _span_tree(root: Any, path: str) -> Span:
+    """A span tree converted span by span with an explicit stack (no recursion)."""
+    top = _convert(_without(root, "childSpans"), Span, path)
+    stack: list[tuple[Any, Span, str]] = [(root, top, path)]
+    while stack:
+        node, span, where = stack.pop()
+        children = node.get("childSpans") if isinstance(node, dict) else None
+        if children is None:
+            continue
+        if not isinstance(children, list):
+            kind = type(children).__name__
+            message = f"Expected `array | null`, got `{kind}` - at `$.{where}.childSpans`"
+            raise msgspec.ValidationError(message)
+        span.child_spans = []
+        for index, child in enumerate(children):
+            child_path = f"{where}.childSpans[{index}]"
+            converted = _convert(_without(child, "childSpans"), Span, child_path)
+            span.child_spans.append(converted)
+            stack.append((child, converted, child_path))
+    return top

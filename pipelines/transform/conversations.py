@@ -1,17 +1,17 @@
-"""Flatten CES `Conversation` JSON into the conversation tables.
+"""Flatten CES `Conversation` JSON into the conversation tables: one flattener, one path.
 
-Two flatteners with one result. `RowConversationFlattener`, the reference, walks parsed JSON
-(dicts) and checks every value as it reads it, building a row tuple per table. The fast
-`ConversationFlattener` walks msgspec structs (`conversation_json`), appends values to one
-list per column and converts whole columns in Arrow when a batch is taken; whatever it
-cannot vouch for goes to the reference. A conversation that violates the schema is rolled
-back out of every table and recorded as a reject with its reason; the rest of the batch loads.
+The flattener walks a conversation's typed decode (`conversation_json`, whose types msgspec
+checked) and appends each value to its column's list, unconverted; strings, timestamps,
+durations and JSON members are checked and converted a whole column at a time in Arrow when a
+batch is taken. Whatever does not hold makes its conversation a reject with the reason (the
+decode's message, a value the walk refused, or the column value that did not parse, with its
+path): the conversation is taken out of every table and the rest of the batch loads.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,309 +36,32 @@ from pipelines.transform.conversation_json import (
     ToolsetTool,
     has_error_member,
 )
-from pipelines.transform.rows import Reject, RowFlattener, TableBuffers
+from pipelines.transform.rows import Reject
 from pipelines.transform.schemas import (
-    AGENT_TRANSFERS,
     CHUNKS,
     CONVERSATION_TABLES,
     CONVERSATIONS,
     MESSAGES,
     SPANS,
     TIMESTAMP,
-    TOOL_CALLS,
-    TOOL_RESPONSES,
     TURNS,
     TableSpec,
 )
-from pipelines.transform.timeparse import duration_column, timestamp_column
+from pipelines.transform.timeparse import (
+    TimeFormatError,
+    duration_column,
+    parse_duration_seconds,
+    parse_timestamp_nanos,
+    timestamp_column,
+)
 
 CONVERSATION_NAME = re.compile(r"(projects/[^/]+/locations/[^/]+/apps/[^/]+)/conversations/([^/]+)")
 REJECT_SOURCE = "conversation"
 
-
-class RowConversationFlattener(RowFlattener):
-    """The reference flattener: row tuples per table, every value checked as it is read.
-
-    It defines what every table holds and why a conversation is rejected. The columnar
-    `ConversationFlattener` below produces exactly the same batches and rejects, faster; it
-    hands every batch it cannot vouch for to this one.
-    """
-
-    def __init__(self) -> None:
-        self._buffers = TableBuffers(CONVERSATION_TABLES, REJECT_SOURCE)
-        self._conversations = self._buffers.rows(CONVERSATIONS)
-        self._turns = self._buffers.rows(TURNS)
-        self._messages = self._buffers.rows(MESSAGES)
-        self._chunks = self._buffers.rows(CHUNKS)
-        self._tool_calls = self._buffers.rows(TOOL_CALLS)
-        self._tool_responses = self._buffers.rows(TOOL_RESPONSES)
-        self._agent_transfers = self._buffers.rows(AGENT_TRANSFERS)
-        self._spans = self._buffers.rows(SPANS)
-
-    def __len__(self) -> int:
-        """Conversations flattened since the last take."""
-        return len(self._conversations)
-
-    def add(self, conversation: Any) -> bool:
-        """Flatten one conversation; on a schema violation roll it back, record a reject, return False."""
-        return self._buffers.add(conversation, self._add)
-
-    def discard(self) -> None:
-        """Drop the rows collected since the last take (the rejects stay)."""
-        self._buffers.discard()
-
-    # -- the walk ---------------------------------------------------------------------------
-
-    def _add(self, conversation: Any) -> None:
-        conversation = v.message(conversation, "conversation")
-        name = v.text(conversation.get("name"), "name")
-        match = CONVERSATION_NAME.fullmatch(name or "")
-        if match is None:
-            raise v.SchemaViolation(f"name: not a conversation resource name: {str(name)[:120]!r}")
-        app, conversation_id = match.groups()
-        start_ns = v.timestamp_nanos(conversation.get("startTime"), "startTime")
-        end_ns = v.timestamp_nanos(conversation.get("endTime"), "endTime")
-        start = start_ns // 1_000 if start_ns is not None else None
-        end = end_ns // 1_000 if end_ns is not None else None
-        input_types = [
-            v.text(item, "inputTypes[]") for item in v.array(conversation.get("inputTypes"), "inputTypes")
-        ]
-        self._conversations.append(
-            (
-                name,
-                app,
-                conversation_id,
-                start,
-                end,
-                (end_ns - start_ns) / 1e9 if start_ns is not None and end_ns is not None else None,
-                v.int32(conversation.get("turnCount"), "turnCount"),
-                v.text(conversation.get("source"), "source"),
-                v.text(conversation.get("channelType"), "channelType"),
-                input_types,
-                v.text(conversation.get("entryAgent"), "entryAgent"),
-                v.text(conversation.get("deployment"), "deployment"),
-                v.text(conversation.get("appVersion"), "appVersion"),
-                v.text(conversation.get("languageCode"), "languageCode"),
-            )
-        )
-        for turn_index, turn in enumerate(v.array(conversation.get("turns"), "turns")):
-            try:
-                self._add_turn(name, turn_index, v.message(turn, "turn"))
-            except v.SchemaViolation as exc:
-                raise v.SchemaViolation(f"turns[{turn_index}].{exc}") from None
-        for message_index, item in enumerate(v.array(conversation.get("messages"), "messages")):
-            try:
-                self._add_message(name, None, message_index, v.message(item, "message"))
-            except v.SchemaViolation as exc:
-                raise v.SchemaViolation(f"messages[{message_index}].{exc}") from None
-
-    def _add_turn(self, name: str, turn_index: int, turn: dict[str, Any]) -> None:
-        messages = v.array(turn.get("messages"), "messages")
-        root = turn.get("rootSpan")
-        span_count, root_start, root_duration = (
-            self._add_spans(name, turn_index, v.message(root, "rootSpan"))
-            if root is not None
-            else (0, None, None)
-        )
-        self._turns.append(
-            (
-                name,
-                turn_index,
-                v.text(turn.get("userIntendedText"), "userIntendedText"),
-                len(messages),
-                span_count,
-                root_start,
-                root_duration,
-            )
-        )
-        for message_index, item in enumerate(messages):
-            self._add_message(name, turn_index, message_index, v.message(item, f"messages[{message_index}]"))
-
-    def _add_message(
-        self, name: str, turn_index: int | None, message_index: int, item: dict[str, Any]
-    ) -> None:
-        chunks = v.array(item.get("chunks"), "chunks")
-        self._messages.append(
-            (
-                name,
-                turn_index,
-                message_index,
-                v.text(item.get("role"), "role"),
-                v.timestamp(item.get("eventTime"), "eventTime"),
-                len(chunks),
-            )
-        )
-        for chunk_index, chunk in enumerate(chunks):
-            try:
-                self._add_chunk((name, turn_index, message_index, chunk_index), v.message(chunk, "chunk"))
-            except v.SchemaViolation as exc:
-                raise v.SchemaViolation(f"chunks[{chunk_index}].{exc}") from None
-
-    def _add_chunk(self, position: tuple[Any, ...], chunk: dict[str, Any]) -> None:
-        """One chunk row, plus a tool call, tool response or agent transfer row for those kinds.
-
-        `data` is a oneof: the first known member present decides the kind. A chunk whose only
-        member is unknown (a kind added to the API later) keeps that member's name as its type
-        and its value as JSON, so nothing is lost.
-        """
-        text = mime_type = alt_text = payload = None
-        data_bytes = None
-        if "text" in chunk:
-            kind, text = "text", v.text(chunk["text"], "text")
-        elif "transcript" in chunk:
-            kind, text = "transcript", v.text(chunk["transcript"], "transcript")
-        elif "blob" in chunk:
-            kind = "blob"
-            blob = v.message(chunk["blob"], "blob")
-            mime_type = v.text(blob.get("mimeType"), "blob.mimeType")
-            data_bytes = v.base64_size(blob.get("data"), "blob.data")
-        elif "image" in chunk:
-            kind = "image"
-            image = v.message(chunk["image"], "image")
-            mime_type = v.text(image.get("mimeType"), "image.mimeType")
-            data_bytes = v.base64_size(image.get("data"), "image.data")
-            alt_text = v.text(image.get("altText"), "image.altText")
-        elif "payload" in chunk:
-            kind, payload = "payload", v.struct_json(chunk["payload"], "payload")
-        elif "updatedVariables" in chunk:
-            kind, payload = "updated_variables", v.struct_json(chunk["updatedVariables"], "updatedVariables")
-        elif "defaultVariables" in chunk:
-            kind, payload = "default_variables", v.struct_json(chunk["defaultVariables"], "defaultVariables")
-        elif "toolCall" in chunk:
-            kind = "tool_call"
-            call = v.message(chunk["toolCall"], "toolCall")
-            self._tool_calls.append(
-                (
-                    *position,
-                    *_tool_identity(call, "toolCall"),
-                    v.struct_json(call.get("args"), "toolCall.args"),
-                    *_tool_origin(call, "toolCall"),
-                )
-            )
-        elif "toolResponse" in chunk:
-            kind = "tool_response"
-            response = v.message(chunk["toolResponse"], "toolResponse")
-            body = response.get("response")
-            self._tool_responses.append(
-                (
-                    *position,
-                    *_tool_identity(response, "toolResponse"),
-                    v.struct_json(body, "toolResponse.response"),
-                    isinstance(body, dict) and "error" in body,
-                    *_tool_origin(response, "toolResponse"),
-                )
-            )
-        elif "agentTransfer" in chunk:
-            kind = "agent_transfer"
-            transfer = v.message(chunk["agentTransfer"], "agentTransfer")
-            self._agent_transfers.append(
-                (
-                    *position,
-                    v.text(transfer.get("targetAgent"), "agentTransfer.targetAgent"),
-                    v.text(transfer.get("displayName"), "agentTransfer.displayName"),
-                )
-            )
-        elif chunk:
-            kind = next(iter(chunk))
-            payload = v.json_text(chunk[kind], kind)
-        else:
-            kind = None
-        self._chunks.append((*position, kind, text, mime_type, data_bytes, alt_text, payload))
-
-    def _add_spans(
-        self, name: str, turn_index: int, root: dict[str, Any]
-    ) -> tuple[int, int | None, float | None]:
-        """Walk a span tree iteratively in pre-order; return (span count, root start, root duration).
-
-        Iterative on purpose: traces can be thousands of levels deep, far past Python's
-        recursion limit.
-        """
-        stack: list[tuple[dict[str, Any], int | None, int]] = [(root, None, 0)]
-        span_id = 0
-        root_start: int | None = None
-        root_duration: float | None = None
-        while stack:
-            span, parent_id, depth = stack.pop()
-            start = v.timestamp(span.get("startTime"), "span.startTime")
-            seconds = v.duration(span.get("duration"), "span.duration")
-            if span_id == 0:
-                root_start, root_duration = start, seconds
-            self._spans.append(
-                (
-                    name,
-                    turn_index,
-                    span_id,
-                    parent_id,
-                    depth,
-                    v.text(span.get("name"), "span.name"),
-                    start,
-                    v.timestamp(span.get("endTime"), "span.endTime"),
-                    seconds,
-                    v.struct_json(span.get("attributes"), "span.attributes"),
-                )
-            )
-            children = v.array(span.get("childSpans"), "span.childSpans")
-            for child in reversed(children):
-                stack.append((v.message(child, "span.childSpans[]"), span_id, depth + 1))
-            span_id += 1
-        return span_id, root_start, root_duration
-
-
-def _tool_identity(item: dict[str, Any], field: str) -> tuple[Any, ...]:
-    toolset_tool = v.message(item.get("toolsetTool"), f"{field}.toolsetTool")
-    return (
-        v.text(item.get("id"), f"{field}.id"),
-        v.text(item.get("tool"), f"{field}.tool"),
-        v.text(toolset_tool.get("toolset"), f"{field}.toolsetTool.toolset"),
-        v.text(toolset_tool.get("toolId"), f"{field}.toolsetTool.toolId"),
-        v.text(item.get("displayName"), f"{field}.displayName"),
-    )
-
-
-def _tool_origin(item: dict[str, Any], field: str) -> tuple[Any, ...]:
-    return (
-        v.text(item.get("parentToolCallId"), f"{field}.parentToolCallId"),
-        v.text(item.get("agentName"), f"{field}.agentName"),
-        v.text(item.get("targetApp"), f"{field}.targetApp"),
-    )
-
-
 _OPEN_BRACE, _LETTER_N = ord("{"), ord("n")
+_STRUCT_KINDS = frozenset({"payload", "updated_variables", "default_variables"})
+"""Chunk kinds whose payload is a Struct (a JSON object); a kind added later may hold any JSON."""
 _MAX_STRING_BYTES = 2**31 - 1
-
-
-def _json_column(values: list[Raw], type_: pa.DataType) -> pa.Array:
-    """A JSON column from struct-valued members' JSON text: an object's text as it is, an
-    absent member or a JSON null as null; any other value is left to the reference flattener.
-
-    The texts are joined into one buffer and the column is built over it, with no Python
-    object per value. msgspec hands out only well-formed JSON as `Raw`, so a text is an
-    object when it starts with `{` and is null when it is four bytes starting with `n`.
-    The buffer is checked to be UTF-8, as a string column must be.
-    """
-    lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
-    offsets = np.zeros(len(values) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    if offsets[-1] > _MAX_STRING_BYTES:
-        raise _Unvouched  # more text than a string column's 32-bit offsets reach
-    offsets = offsets.astype(np.int32)
-    data = np.frombuffer(b"".join(values), dtype=np.uint8)
-    sent = lengths > 0
-    first = np.zeros(len(values), dtype=np.uint8)
-    first[sent] = data[offsets[:-1][sent]]
-    objects = first == _OPEN_BRACE
-    nulls = (first == _LETTER_N) & (lengths == 4)
-    if not np.all(objects | nulls | ~sent):
-        raise _Unvouched
-    validity = None if objects.all() else pa.array(objects).buffers()[1]
-    column = pa.Array.from_buffers(type_, len(values), [validity, pa.py_buffer(offsets), pa.py_buffer(data)])
-    column.validate(full=True)  # UTF-8, or ArrowInvalid: the reference flattener decides
-    return column
-
-
-class _Unvouched(Exception):
-    """The columnar walk met something it leaves to the reference flattener."""
-
 
 # What an absent (null) nested message reads as.
 _NO_BLOB, _NO_IMAGE, _NO_TOOLSET = Blob(), Image(), ToolsetTool()
@@ -351,6 +74,25 @@ _TIMESTAMP_COLUMNS = {
     "spans": ("start_time", "end_time"),
 }
 _DURATION_COLUMNS = {"turns": ("duration_seconds",), "spans": ("duration_seconds",)}
+_FIELD_NAMES = {
+    ("conversations", "start_time"): "startTime",
+    ("conversations", "end_time"): "endTime",
+    ("turns", "start_time"): "rootSpan.startTime",
+    ("turns", "duration_seconds"): "rootSpan.duration",
+    ("messages", "event_time"): "eventTime",
+    ("spans", "start_time"): "span.startTime",
+    ("spans", "end_time"): "span.endTime",
+    ("spans", "duration_seconds"): "span.duration",
+    ("spans", "attributes"): "span.attributes",
+    ("chunks", "payload"): "payload",
+    ("tool_calls", "args"): "toolCall.args",
+    ("tool_responses", "response"): "toolResponse.response",
+}
+"""Where a column's value came from in the conversation's JSON, for reject reasons."""
+
+
+class _Invalid(ValueError):
+    """A value the walk or a column conversion refuses; the message says where and why."""
 
 
 @dataclass(frozen=True)
@@ -358,8 +100,7 @@ class _Positions:
     """A child table's position columns, computed when a batch is converted instead of being
     appended row by row: its rows come in runs, one per row of the owner table, as long as the
     owner's `count` says. Each row repeats its owner's `inherited` columns and is numbered
-    from 0 within the run (`position`). A span or chunk row thus costs two or three appends
-    fewer, and their columns are built from integer arrays (flatten CPU -3%)."""
+    from 0 within the run (`position`)."""
 
     owner: str
     count: str
@@ -373,21 +114,9 @@ _POSITIONS = {
 }
 
 
-def _positioned(owner: pa.RecordBatch, positions: _Positions, rows: int) -> dict[str, pa.Array]:
-    """The position columns of a child table with `rows` rows, from its owner's batch. (Were
-    the owner's counts not to add up to `rows`, the batch would fail to assemble, ArrowInvalid,
-    and go to the reference flattener.)"""
-    counts = owner.column(positions.count).to_numpy(zero_copy_only=False)
-    owner_rows = np.repeat(np.arange(len(counts)), counts)
-    run_starts = np.cumsum(counts) - counts
-    columns = {name: owner.column(name).take(owner_rows) for name in positions.inherited}
-    columns[positions.position] = pa.array((np.arange(rows) - run_starts[owner_rows]).astype(np.int32))
-    return columns
-
-
 class _Columns:
     """The value lists of one table, one list per column (conversation_name is derived, and so
-    are the `_POSITIONS` columns)."""
+    are the `_POSITIONS` columns), and where each conversation's rows end."""
 
     __slots__ = ("lists", "offsets", "spec")
 
@@ -402,17 +131,28 @@ class _Columns:
         """Row count after each conversation of the batch: which rows belong to which."""
 
     @property
-    def lead(self) -> list[Any]:
-        return next(iter(self.lists.values()))
+    def rows(self) -> int:
+        return len(next(iter(self.lists.values())))
 
     def truncate(self, rows: int) -> None:
         for values in self.lists.values():
             del values[rows:]
 
+    def keep(self, conversations: Sequence[int]) -> None:
+        """Keep only the rows of these conversations (by their index in the batch)."""
+        spans = [(self.offsets[i], self.offsets[i + 1]) for i in conversations]
+        for name, values in self.lists.items():
+            self.lists[name] = [value for start, end in spans for value in values[start:end]]
+        self.offsets = [0, *np.cumsum([end - start for start, end in spans], dtype=np.int64).tolist()]
+
     def clear(self) -> None:
         for values in self.lists.values():
             values.clear()
         self.offsets[1:] = []
+
+    def owners(self, rows: np.ndarray) -> np.ndarray:
+        """The index in the batch of the conversation each of these rows belongs to."""
+        return np.searchsorted(np.asarray(self.offsets, dtype=np.int64), rows, side="right") - 1
 
 
 class ConversationFlattener:
@@ -420,135 +160,147 @@ class ConversationFlattener:
 
     Use `add()` per conversation and `take_batches()` every few hundred conversations; the
     flattener keeps nothing after a take, which is what bounds memory on large ingests.
-
-    Columnar: the walk appends each value to its column's list, unconverted; strings,
-    timestamps and durations are checked and converted a whole column at a time in Arrow when
-    the batch is taken. Anything the columnar path cannot vouch for (a wrong type, an
-    unusual timestamp spelling) sends the batch to `RowConversationFlattener`, the reference,
-    so batches and rejects are exactly the reference's, value for value. A conversation the
-    reference rejects is rolled back out of every table and recorded as a reject; rejects
-    come out in the order the conversations were added. `add()` returns False for a
-    conversation rejected at once; the column checks may reject one more when the batch is
-    taken, and `take_rejects()` lists those too.
+    `add()` returns False for a conversation rejected at once; the column checks of
+    `take_batches()` may reject more, and `take_rejects()` lists every reject in the order the
+    conversations were added.
     """
 
     def __init__(self) -> None:
         self._tables = {spec.name: _Columns(spec) for spec in CONVERSATION_TABLES}
-        self._reference = RowConversationFlattener()
-        self._objects: list[Any] = []
+        self._conversations: list[LakeConversation] = []
         self._ordinals: list[int] = []
         self._names: list[str] = []
-        self._unvouched = False
         self._added = 0
         self._rejects: list[tuple[int, Reject]] = []
-        self._ready: list[dict[str, pa.RecordBatch]] = []
+        self._current: LakeConversation | None = None
         self._walk = self._build_walk()
 
     def __len__(self) -> int:
-        """Conversations flattened since the last take (not counting those rejected at once)."""
-        return len(self._objects) + sum(batch[CONVERSATIONS.name].num_rows for batch in self._ready)
+        """Conversations added since the last take and not rejected at once."""
+        return len(self._conversations)
 
     def add(self, conversation: Any) -> bool:
-        """Flatten one conversation, parsed JSON or a `LakeConversation` (JSON text read from
-        the lake); False when it is rejected (rolled back, recorded as a reject)."""
+        """Flatten one conversation, a `LakeConversation` (JSON text read from the lake) or
+        parsed JSON; False when it is rejected (rolled back, recorded as a reject)."""
         ordinal = self._added
         self._added += 1
         if not isinstance(conversation, LakeConversation):
             conversation = LakeConversation.of(conversation)
+        typed = conversation.typed
+        if typed is None:
+            self._reject(ordinal, conversation, conversation.error or "not a conversation")
+            return False
+        marks = [table.rows for table in self._tables.values()]
+        self._current = conversation
         try:
-            if conversation.typed is None:
-                raise _Unvouched
-            name = self._walk(conversation.typed)
-        except Exception:
-            for table, rows in zip(self._tables.values(), self._tables_rows(), strict=True):
+            name = self._walk(typed)
+        except (_Invalid, v.SchemaViolation) as exc:
+            for table, rows in zip(self._tables.values(), marks, strict=True):
                 table.truncate(rows)
-            reject = self._reference_reject(conversation.value())
-            if reject is not None:
-                self._rejects.append((ordinal, reject))
-                return False
-            self._unvouched = True  # valid after all: the reference flattens the batch
-            name = conversation.value()["name"]
+            self._reject(ordinal, conversation, str(exc))
+            return False
+        finally:
+            self._current = None
         for table in self._tables.values():
-            table.offsets.append(len(table.lead))
-        self._objects.append(conversation)
+            table.offsets.append(table.rows)
+        self._conversations.append(conversation)
         self._ordinals.append(ordinal)
         self._names.append(name)
         return True
 
     def take_batches(self) -> dict[str, pa.RecordBatch]:
         """One record batch per conversation table (possibly empty), then start afresh."""
-        self._settle()
-        ready, self._ready = self._ready, []
-        if len(ready) == 1:
-            return ready[0]
-        return {
-            spec.name: pa.concat_batches([batch[spec.name] for batch in ready])
-            if ready
-            else pa.RecordBatch.from_pylist([], schema=spec.schema)
-            for spec in CONVERSATION_TABLES
-        }
+        while True:
+            failures = self._check()
+            if not failures:
+                break
+            for index, reason in failures.items():
+                self._reject(self._ordinals[index], self._conversations[index], reason)
+            kept = [i for i in range(len(self._conversations)) if i not in failures]
+            for table in self._tables.values():
+                table.keep(kept)
+            self._conversations = [self._conversations[i] for i in kept]
+            self._ordinals = [self._ordinals[i] for i in kept]
+            self._names = [self._names[i] for i in kept]
+        batches = self._convert()
+        for table in self._tables.values():
+            table.clear()
+        self._conversations, self._ordinals, self._names = [], [], []
+        return batches
 
     def take_rejects(self) -> list[Reject]:
-        """Every reject so far (the pending batch checked first), in the order added."""
-        self._settle()
+        """Every reject since the last take, in the order the conversations were added."""
         rejects, self._rejects = sorted(self._rejects, key=lambda item: item[0]), []
         return [reject for _, reject in rejects]
 
-    # -- settling a batch ---------------------------------------------------------------------
+    def _reject(self, ordinal: int, conversation: LakeConversation, reason: str) -> None:
+        value = conversation.value()
+        name = value.get("name") if isinstance(value, dict) else None
+        reject = Reject(REJECT_SOURCE, name if isinstance(name, str) else None, reason, value)
+        self._rejects.append((ordinal, reject))
 
-    def _tables_rows(self) -> list[int]:
-        return [table.offsets[-1] for table in self._tables.values()]
+    # -- checking and converting a batch -------------------------------------------------------
 
-    def _reference_reject(self, conversation: Any) -> Reject | None:
-        """The reference's verdict on one conversation: its reject, or None when it flattens."""
-        reference = self._reference
-        accepted = reference.add(conversation)
-        reference.discard()
-        return None if accepted else reference.take_rejects()[0]
+    def _check(self) -> dict[int, str]:
+        """The conversations of the batch with a column value that does not hold, each with
+        the first such reason (by batch index)."""
+        failures: dict[int, str] = {}
+        for spec in CONVERSATION_TABLES:
+            table = self._tables[spec.name]
+            for column in (
+                *_TIMESTAMP_COLUMNS.get(spec.name, ()),
+                *_DURATION_COLUMNS.get(spec.name, ()),
+                *sorted(spec.json_columns),
+            ):
+                bad = _bad_values(spec, column, table.lists)
+                if not bad:
+                    continue
+                rows = np.fromiter(bad, dtype=np.int64, count=len(bad))
+                for row, owner in zip(rows.tolist(), table.owners(rows).tolist(), strict=True):
+                    if owner not in failures:
+                        where = self._where(spec.name, row)
+                        failures[owner] = f"{where}{_FIELD_NAMES[spec.name, column]}: {bad[row]}"
+        return failures
 
-    def _settle(self) -> None:
-        """Convert the pending batch (columnar, or by the reference when unvouched) into `_ready`."""
-        if not self._objects:
-            if not self._ready:
-                self._ready.append(self._empty_batches())
-            return
-        batches = None
-        if not self._unvouched:
-            try:
-                batches = self._convert()
-            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, _Unvouched):
-                batches = None  # a value of the wrong type: the reference names it
-        if batches is None:
-            batches = self._reference_batches()
-        for table in self._tables.values():
-            table.clear()
-        self._objects, self._ordinals, self._names = [], [], []
-        self._unvouched = False
-        self._ready.append(batches)
+    def _where(self, table: str, row: int) -> str:
+        """The JSON path prefix of a row of `table` within its conversation."""
+        lists = self._tables[table].lists
+        if table in (TURNS.name, SPANS.name):
+            turn = lists["turn_index"][row] if table == TURNS.name else self._span_turn(row)
+            return f"turns[{turn}]."
+        if table == CONVERSATIONS.name:
+            return ""
+        if table == CHUNKS.name:
+            turn, message, chunk = self._chunk_position(row)
+        else:
+            turn, message = lists["turn_index"][row], lists["message_index"][row]
+            chunk = lists["chunk_index"][row] if "chunk_index" in lists else None
+        prefix = "" if turn is None else f"turns[{turn}]."
+        return f"{prefix}messages[{message}]." + ("" if chunk is None else f"chunks[{chunk}].")
 
-    def _empty_batches(self) -> dict[str, pa.RecordBatch]:
-        return {spec.name: pa.RecordBatch.from_pylist([], schema=spec.schema) for spec in CONVERSATION_TABLES}
+    def _span_turn(self, row: int) -> int:
+        turns = self._tables[TURNS.name].lists
+        ends = np.cumsum(turns["span_count"])
+        return turns["turn_index"][int(np.searchsorted(ends, row, side="right"))]
 
-    def _reference_batches(self) -> dict[str, pa.RecordBatch]:
-        reference = self._reference
-        for ordinal, conversation in zip(self._ordinals, self._objects, strict=True):
-            if not reference.add(conversation.value()):
-                self._rejects.append((ordinal, reference.take_rejects()[0]))
-        return reference.take_batches()
+    def _chunk_position(self, row: int) -> tuple[int | None, int, int]:
+        messages = self._tables[MESSAGES.name].lists
+        ends = np.cumsum(messages["chunk_count"])
+        owner = int(np.searchsorted(ends, row, side="right"))
+        first = int(ends[owner - 1]) if owner else 0
+        return messages["turn_index"][owner], messages["message_index"][owner], row - first
 
-    def _convert(self) -> dict[str, pa.RecordBatch] | None:
-        """The batch as Arrow, or None when a column holds a value only the reference may judge."""
+    def _convert(self) -> dict[str, pa.RecordBatch]:
+        """The checked batch as Arrow, one record batch per table."""
         names = pa.array(self._names, type=pa.string())
         batches: dict[str, pa.RecordBatch] = {}
         for spec in CONVERSATION_TABLES:
             table = self._tables[spec.name]
             counts = np.diff(np.asarray(table.offsets, dtype=np.int64))
-            timestamps = _TIMESTAMP_COLUMNS.get(spec.name, ())
-            durations = _DURATION_COLUMNS.get(spec.name, ())
             arrays: dict[str, pa.Array] = {}
             if spec.name in _POSITIONS:
                 positions = _POSITIONS[spec.name]
-                arrays.update(_positioned(batches[positions.owner], positions, len(table.lead)))
+                arrays.update(_positioned(batches[positions.owner], positions, table.rows))
             for field in spec.schema:
                 if field.name == "conversation_name":
                     arrays[field.name] = (
@@ -556,28 +308,12 @@ class ConversationFlattener:
                         if spec is CONVERSATIONS
                         else names.take(np.repeat(np.arange(len(counts)), counts))
                     )
-                    continue
-                if field.name not in table.lists:
-                    continue  # derived: set above or below
-                values = table.lists[field.name]
-                if field.name in timestamps:
-                    micros = timestamp_column(pa.array(values, type=pa.string()))
-                    if micros is None:
-                        return None
-                    arrays[field.name] = micros.cast(TIMESTAMP)
-                elif field.name in durations:
-                    seconds = duration_column(pa.array(values, type=pa.string()))
-                    if seconds is None:
-                        return None
-                    arrays[field.name] = seconds
-                elif field.name in spec.json_columns:
-                    arrays[field.name] = _json_column(values, field.type)
-                else:
-                    arrays[field.name] = pa.array(values, type=field.type)
+                elif field.name in table.lists:
+                    arrays[field.name] = _column(spec, field, table.lists[field.name])
             if spec is CONVERSATIONS:
                 # endTime - startTime from every digit sent, not the microsecond-truncated columns
-                start = timestamp_column(pa.array(table.lists["start_time"], type=pa.string()), nanos=True)
-                end = timestamp_column(pa.array(table.lists["end_time"], type=pa.string()), nanos=True)
+                start = _timestamps(table.lists["start_time"], nanos=True)
+                end = _timestamps(table.lists["end_time"], nanos=True)
                 arrays["duration_seconds"] = pc.divide(
                     pc.cast(pc.subtract(end, start), pa.float64(), safe=False), 1e9
                 )
@@ -588,13 +324,20 @@ class ConversationFlattener:
 
     # -- the walk -------------------------------------------------------------------------------
 
-    def _build_walk(self) -> Callable[[Conversation], str]:
-        """The per-conversation walk as a closure over every column's `append` (the hot loop).
+    def _unknown_chunk(self, turn_index: int | None, message_index: int, chunk_index: int) -> tuple[Any, Any]:
+        """The kind and JSON text of a chunk with none of the known members: the name and value
+        of its first member (a kind added to the API later), or (None, absent) when it has none."""
+        assert self._current is not None
+        value = self._current.value()
+        holder = value if turn_index is None else value["turns"][turn_index]
+        chunk = holder["messages"][message_index]["chunks"][chunk_index]
+        if not isinstance(chunk, dict) or not chunk:
+            return None, ABSENT
+        kind = next(iter(chunk))
+        return kind, Raw(v.json_text(chunk[kind], kind).encode())
 
-        It walks the typed decode (`conversation_json`), whose types msgspec has checked;
-        strings are appended as they are and checked column-wise later, struct-valued members
-        as their JSON text.
-        """
+    def _build_walk(self) -> Callable[[Conversation], str]:
+        """The per-conversation walk as a closure over every column's `append` (the hot loop)."""
         t = {name: table.lists for name, table in self._tables.items()}
         conversations, turns, messages, chunks = t["conversations"], t["turns"], t["messages"], t["chunks"]
         tool_calls, tool_responses, transfers, spans = (
@@ -637,6 +380,7 @@ class ConversationFlattener:
         name_match = CONVERSATION_NAME.fullmatch
         int32 = v.int32
         base64_size = v.base64_size
+        unknown_chunk = self._unknown_chunk
         unset = UNSET
         absent = ABSENT
 
@@ -645,6 +389,7 @@ class ConversationFlattener:
                 append(value)
 
         def add_chunks(turn_index: int | None, message_index: int, items: list[Chunk]) -> None:
+            where = ("" if turn_index is None else f"turns[{turn_index}].") + f"messages[{message_index}]."
             for chunk_index, chunk in enumerate(items):
                 text = mime_type = alt_text = data_bytes = None
                 payload = absent
@@ -656,12 +401,12 @@ class ConversationFlattener:
                     kind = "blob"
                     blob = chunk.blob or _NO_BLOB
                     mime_type = blob.mime_type
-                    data_bytes = base64_size(blob.data, "blob.data")
+                    data_bytes = base64_size(blob.data, f"{where}chunks[{chunk_index}].blob.data")
                 elif chunk.image is not unset:
                     kind = "image"
                     image = chunk.image or _NO_IMAGE
                     mime_type = image.mime_type
-                    data_bytes = base64_size(image.data, "image.data")
+                    data_bytes = base64_size(image.data, f"{where}chunks[{chunk_index}].image.data")
                     alt_text = image.alt_text
                 elif chunk.payload:
                     kind, payload = "payload", chunk.payload
@@ -699,7 +444,7 @@ class ConversationFlattener:
                         (transfer.target_agent, transfer.display_name),
                     )
                 else:
-                    kind = None
+                    kind, payload = unknown_chunk(turn_index, message_index, chunk_index)
                 k_type(kind)
                 k_text(text)
                 k_mime(mime_type)
@@ -718,6 +463,7 @@ class ConversationFlattener:
                 add_chunks(turn_index, message_index, chunk_items)
 
         def add_spans(root: Span) -> int:
+            """Pre-order, with an explicit stack: traces can be thousands of levels deep."""
             stack: list[tuple[Span, int | None, int]] = [(root, None, 0)]
             push, pop = stack.append, stack.pop
             span_id = 0
@@ -742,12 +488,13 @@ class ConversationFlattener:
             name = conversation.name
             match = name_match(name) if name is not None else None
             if match is None:
-                raise _Unvouched
+                raise _Invalid(f"name: not a conversation resource name: {str(name)[:120]!r}")
+            turn_count = int32(conversation.turn_count, "turnCount")
             c_app(match.group(1))
             c_id(match.group(2))
             c_start(conversation.start_time)
             c_end(conversation.end_time)
-            c_turn_count(int32(conversation.turn_count, "turnCount"))
+            c_turn_count(turn_count)
             c_source(conversation.source)
             c_channel(conversation.channel_type)
             c_inputs(conversation.input_types or [])
@@ -775,6 +522,118 @@ class ConversationFlattener:
             return name
 
         return walk
+
+
+# -- columns ------------------------------------------------------------------------------------
+
+
+def _positioned(owner: pa.RecordBatch, positions: _Positions, rows: int) -> dict[str, pa.Array]:
+    """The position columns of a child table with `rows` rows, from its owner's batch."""
+    counts = owner.column(positions.count).to_numpy(zero_copy_only=False)
+    owner_rows = np.repeat(np.arange(len(counts)), counts)
+    run_starts = np.cumsum(counts) - counts
+    columns = {name: owner.column(name).take(owner_rows) for name in positions.inherited}
+    columns[positions.position] = pa.array((np.arange(rows) - run_starts[owner_rows]).astype(np.int32))
+    return columns
+
+
+def _bad_values(spec: TableSpec, column: str, lists: dict[str, list[Any]]) -> dict[int, str]:
+    """The rows of a column whose value does not hold, each with what is wrong with it."""
+    values = lists[column]
+    if column in spec.json_columns:
+        kinds = lists["chunk_type"] if spec is CHUNKS else None
+        return _bad_json(values, kinds)
+    if column in _DURATION_COLUMNS.get(spec.name, ()):
+        if duration_column(pa.array(values, type=pa.string())) is not None:
+            return {}
+        parse: Callable[[str], Any] = parse_duration_seconds
+    else:
+        if timestamp_column(pa.array(values, type=pa.string())) is not None:
+            return {}
+        parse = parse_timestamp_nanos
+    bad = {}
+    for row, value in enumerate(values):
+        if value is not None:
+            try:
+                parse(value)
+            except TimeFormatError as exc:
+                bad[row] = str(exc)
+    return bad
+
+
+def _bad_json(values: list[Raw], kinds: list[str | None] | None) -> dict[int, str]:
+    """Rows of a JSON column whose member is neither an object (a Struct) nor null, or not
+    UTF-8, judged by each text's first byte (msgspec hands out only well-formed JSON as `Raw`).
+    In a chunk's payload column (`kinds` given) only the Struct kinds must be objects: the
+    value of a kind added to the API later may be any JSON."""
+    column, first, lengths = _json_texts(values, pa.string())
+    allowed = (lengths == 0) | (first == _OPEN_BRACE) | ((first == _LETTER_N) & (lengths == 4))
+    if kinds is not None:
+        allowed |= ~np.isin(np.asarray(kinds, dtype=object), list(_STRUCT_KINDS))
+    bad = dict.fromkeys(np.flatnonzero(~allowed).tolist(), "expected an object (Struct)")
+    try:
+        column.validate(full=True)
+    except pa.ArrowInvalid:
+        for row, value in enumerate(values):
+            try:
+                bytes(value).decode("utf-8")
+            except UnicodeDecodeError:
+                bad.setdefault(row, "not UTF-8")
+    return bad
+
+
+def _column(spec: TableSpec, field: pa.Field, values: list[Any]) -> pa.Array:
+    """One checked column as Arrow (`_check` has vouched for every value)."""
+    if field.name in _TIMESTAMP_COLUMNS.get(spec.name, ()):
+        return _timestamps(values).cast(TIMESTAMP)
+    if field.name in _DURATION_COLUMNS.get(spec.name, ()):
+        seconds = duration_column(pa.array(values, type=pa.string()))
+        if seconds is None:
+            seconds = pa.array(
+                [None if s is None else parse_duration_seconds(s) for s in values], pa.float64()
+            )
+        return seconds
+    if field.name in spec.json_columns:
+        return _json_column(values, field.type)
+    return pa.array(values, type=field.type)
+
+
+def _timestamps(values: list[str | None], *, nanos: bool = False) -> pa.Array:
+    """Microseconds (or nanoseconds) since the epoch, int64, for checked timestamp strings."""
+    column = timestamp_column(pa.array(values, type=pa.string()), nanos=nanos)
+    if column is not None:
+        return column
+    scale = 1 if nanos else 1_000
+    return pa.array([None if s is None else parse_timestamp_nanos(s) // scale for s in values], pa.int64())
+
+
+def _json_column(values: list[Raw], type_: pa.DataType) -> pa.Array:
+    """A JSON column from members' JSON text, built over one buffer with no Python object per
+    value: an absent member or a JSON null is null, anything else its text as it came."""
+    return _json_texts(values, type_)[0]
+
+
+def _json_texts(values: list[Raw], type_: pa.DataType) -> tuple[pa.Array, np.ndarray, np.ndarray]:
+    """The JSON column, and each text's first byte (0 when absent) and length."""
+    lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+    offsets = np.zeros(len(values) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    joined = b"".join(values)
+    data = np.frombuffer(joined, dtype=np.uint8)
+    sent = lengths > 0
+    first = np.zeros(len(values), dtype=np.uint8)
+    first[sent] = data[offsets[:-1][sent]]
+    valid = sent & ~((first == _LETTER_N) & (lengths == 4))
+    if offsets[-1] > _MAX_STRING_BYTES:  # more text than a string column's 32-bit offsets reach
+        texts = [
+            bytes(value).decode() if ok else None for value, ok in zip(values, valid.tolist(), strict=True)
+        ]
+        return pa.array(texts, pa.large_string()).cast(type_), first, lengths
+    validity = None if valid.all() else pa.array(valid).buffers()[1]
+    column = pa.Array.from_buffers(
+        type_, len(values), [validity, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(joined)]
+    )
+    return column, first, lengths
 
 
 def flatten_conversations(conversations: Iterable[Any]) -> tuple[dict[str, pa.Table], list[Reject]]:
