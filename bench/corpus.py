@@ -27,6 +27,7 @@ from typing import Any
 
 import orjson
 
+from bench.shapes import SHAPES, reshape
 from pipelines.ces.paging import ApiRecord
 from pipelines.ces.simulator.corpus import ConversationKey, SimulatorScale, conversation
 from pipelines.ces.tools import LIST_CONVERSATIONS, list_conversations_arguments
@@ -52,13 +53,26 @@ class CorpusSpec:
     days: int
     per_day: int
     seed: int = 7
+    shape: str = "simulator"
+    """`simulator`, or `real`: reshaped as real traces differ (`bench.shapes`)."""
 
     @classmethod
-    def for_count(cls, conversations: int, per_partition: int = PER_PARTITION) -> CorpusSpec:
+    def for_count(
+        cls,
+        conversations: int,
+        per_partition: int = PER_PARTITION,
+        *,
+        days: int | None = None,
+        shape: str = "simulator",
+    ) -> CorpusSpec:
+        """`conversations` over two apps: `days` days of each, or days of `per_partition`."""
+        if days:
+            per_day = max(1, conversations // (2 * days))
+            return cls(2 * days * per_day, 2, days, per_day, shape=shape)
         per_day = min(per_partition, max(1, conversations // 2))
         apps = 2 if conversations >= 2 * per_day else 1
         days = max(1, conversations // (apps * per_day))
-        return cls(apps * days * per_day, apps, days, per_day)
+        return cls(apps * days * per_day, apps, days, per_day, shape=shape)
 
     @property
     def scale(self) -> SimulatorScale:
@@ -74,7 +88,10 @@ class CorpusSpec:
 
     @property
     def tag(self) -> str:
-        return f"c{self.conversations}-a{self.apps}-d{self.days}-s{self.seed}-t{MAX_TURNS}-x{SPAN_DEPTH}"
+        shape = "" if self.shape == "simulator" else f"-{self.shape}"
+        return (
+            f"c{self.conversations}-a{self.apps}-d{self.days}-s{self.seed}-t{MAX_TURNS}-x{SPAN_DEPTH}{shape}"
+        )
 
     def partitions(self) -> list[tuple[int, int]]:
         return [(app, day) for app in range(self.apps) for day in range(self.days)]
@@ -87,7 +104,7 @@ def _page_records(spec: CorpusSpec, app_index: int, day_index: int) -> Iterator[
     arguments = list_conversations_arguments(app, TimeWindow.for_day(day), page_size=PAGE_SIZE)
     for page, first in enumerate(range(0, spec.per_day, PAGE_SIZE)):
         items = [
-            conversation(scale, ConversationKey(app_index, day_index, index))
+            reshape(conversation(scale, ConversationKey(app_index, day_index, index)), spec.shape)
             for index in range(first, min(first + PAGE_SIZE, spec.per_day))
         ]
         result: dict[str, Any] = {"conversations": items}
@@ -226,9 +243,12 @@ def _cached(directory: Path, write: Callable[[str], dict[str, Any]]) -> tuple[st
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", type=int, default=20_000)
+    parser.add_argument("--days", type=int, default=60)
+    parser.add_argument("--shape", choices=SHAPES, default="real")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     args = parser.parse_args()
-    lake_root, info = ensure_corpus(CorpusSpec.for_count(args.conversations), workers=args.workers)
+    spec = CorpusSpec.for_count(args.conversations, days=args.days, shape=args.shape)
+    lake_root, info = ensure_corpus(spec, workers=args.workers)
     print(lake_root)
     print(json.dumps(info, indent=2))
 

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.corpus import CorpusSpec, ensure_corpus, ensure_external_corpus
+from bench.shapes import SHAPES
 
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 
@@ -160,11 +161,21 @@ def measure(command: list[str], *, env: dict[str, str] | None = None) -> dict[st
 class Simulator:
     """The simulator in its own process (its CPU is not the pipeline's), serving a corpus scale."""
 
-    def __init__(self, conversations: int, per_partition: int | None = None, seed: int = CorpusSpec.seed):
+    def __init__(
+        self,
+        conversations: int,
+        per_partition: int | None = None,
+        seed: int = CorpusSpec.seed,
+        *,
+        days: int | None = None,
+        shape: str = "simulator",
+    ):
         command = [sys.executable, "-m", "bench.simulator", "--conversations", str(conversations)]
-        command += ["--seed", str(seed)]
+        command += ["--seed", str(seed), "--shape", shape]
         if per_partition:
             command += ["--per-partition", str(per_partition)]
+        if days:
+            command += ["--days", str(days)]
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
         assert self.process.stdout is not None
         self.url = self.process.stdout.readline().strip()
@@ -194,13 +205,19 @@ def _rates(result: dict[str, Any], conversations: int) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    spec = dataclasses.replace(CorpusSpec.for_count(args.conversations), seed=args.seed)
+    spec = dataclasses.replace(
+        CorpusSpec.for_count(args.conversations, days=args.days, shape=args.shape), seed=args.seed
+    )
     if args.corpus:
         lake, corpus = ensure_external_corpus(Path(args.corpus))
         conversations = corpus["stats"]["conversations"]
         print(f"corpus: {conversations} conversations from {args.corpus}", flush=True)
     else:
-        print(f"corpus: {spec.conversations} conversations ({spec.apps} apps x {spec.days} days)", flush=True)
+        print(
+            f"corpus: {spec.conversations} conversations ({spec.apps} apps x {spec.days} days, "
+            f"{spec.shape} shape)",
+            flush=True,
+        )
         lake, corpus = ensure_corpus(spec)
         conversations = spec.conversations
     scratch = Path(tempfile.mkdtemp(prefix="ces-bench-"))
@@ -266,7 +283,7 @@ def _paired_ingest(
         measure(approach("rebuild", lake, scratch / "before", *same_partitions))
     )
     print(f"ingest over HTTP ({ingest_partitions} partitions) ...", flush=True)
-    with Simulator(spec.conversations, seed=spec.seed) as simulator:
+    with Simulator(spec.conversations, seed=spec.seed, days=spec.days, shape=spec.shape) as simulator:
         paired["ingest"] = measure(
             approach(
                 "ingest",
@@ -466,6 +483,13 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="ces-pipeline against DuckDB read_json and dlt")
     parser.add_argument("--conversations", type=int, default=20_000)
     parser.add_argument("--seed", type=int, default=CorpusSpec.seed, help="the generated corpus's data seed")
+    parser.add_argument("--days", type=int, default=60, help="days of history of each of the two apps")
+    parser.add_argument(
+        "--shape",
+        choices=SHAPES,
+        default="real",
+        help="the simulator's conversations, or reshaped as real traces",
+    )
     parser.add_argument(
         "--corpus",
         help="JSON Lines of CES conversations (gzip or not) to run on instead of a generated corpus; "
@@ -497,7 +521,7 @@ def main(argv: list[str] | None = None) -> None:
     elif args.seed != CorpusSpec.seed:
         stem = RESULTS / f"bench-{report['conversations']}-seed{args.seed}"
     else:
-        stem = RESULTS / f"bench-{report['conversations']}"
+        stem = RESULTS / f"bench-{report['conversations']}-{args.shape}"
     stem.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n")
     text = markdown(report)
     stem.with_suffix(".md").write_text(text)

@@ -103,10 +103,10 @@ def _load_conversations(settings: Settings, command: str, partitions: list[tuple
         task = progress.add_task(f"{verb} partitions", total=len(partitions), detail=f"{len(ranges)} runs")
 
         def on_outcome(outcome: RunOutcome) -> None:
-            totals["conversations"] += outcome.value("warehouse/conversations", "dagster/row_count")
+            totals["conversations"] += outcome.value("warehouse/conversation_tables", "conversations_rows")
             totals["pages"] += outcome.value("raw/conversation_pages", "pages")
             totals["requests"] += outcome.value("raw/conversation_pages", "requests")
-            totals["rejects"] += outcome.value("warehouse/rejects", "dagster/row_count")
+            totals["rejects"] += outcome.value("warehouse/conversation_tables", "rejects_rows")
             if not outcome.success:
                 failures.append(outcome)
                 progress.console.print(f"[red]✗ {escape(outcome.label)}: {escape(str(outcome.error))}")
@@ -166,8 +166,10 @@ def _ingest_evaluation_runs(settings: Settings, apps: Sequence[str], run_config:
     failed = [outcome for outcome in outcomes if not outcome.success]
     for outcome in failed:
         console.print(f"[red]✗ evaluation runs of {escape(outcome.label)}: {escape(str(outcome.error))}")
-    runs = sum(outcome.value("warehouse/evaluation_runs", "dagster/row_count") for outcome in outcomes)
-    results = sum(outcome.value("warehouse/evaluation_results", "dagster/row_count") for outcome in outcomes)
+    runs = sum(outcome.value("warehouse/evaluation_tables", "evaluation_runs_rows") for outcome in outcomes)
+    results = sum(
+        outcome.value("warehouse/evaluation_tables", "evaluation_results_rows") for outcome in outcomes
+    )
     console.print(
         f"[green]evaluation runs: {runs} loaded, {results} results, from {len(outcomes) - len(failed)} apps."
     )

@@ -102,7 +102,7 @@ def test_ingests_and_rebuilds_give_the_same_rows_and_query_reads_them(workdir: P
         before = table_contents(workdir / "warehouse.duckdb")
 
         # Every partition loaded shows as materialized in the instance, the way the UI reads it.
-        assert materialized(workdir, "warehouse/spans") == {
+        assert materialized(workdir, "warehouse/conversation_tables") == {
             (app, day) for app in sim.apps for day in ("2026-11-01", "2026-11-02")
         }
         # Any window works: partitions exist from CES_START_DATE's default on, history included.

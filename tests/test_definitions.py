@@ -20,8 +20,14 @@ def test_every_table_is_an_asset_and_every_job_schedule_and_sensor_is_there() ->
     definitions = build_definitions(Settings.from_env({}))
     graph = definitions.resolve_asset_graph()
     keys = {key.to_user_string() for key in graph.get_all_asset_keys()}
-    assert {f"warehouse/{spec.name}" for spec in ALL_TABLES} <= keys
-    assert {"raw/conversation_pages", "raw/evaluation_runs", "lake/conversations", "lake/spans"} <= keys
+    assert keys == {
+        "raw/conversation_pages",
+        "lake/conversation_tables",
+        "warehouse/conversation_tables",
+        "raw/evaluation_runs",
+        "warehouse/evaluation_tables",
+        "report/dashboard",
+    }
     jobs = {job.name for job in definitions.resolve_all_job_defs()}
     assert {
         "ingest_conversations",
@@ -34,10 +40,13 @@ def test_every_table_is_an_asset_and_every_job_schedule_and_sensor_is_there() ->
     for name in ("unfinished_evaluation_runs_sensor", "configured_apps_sensor", "report_after_loads"):
         assert definitions.resolve_sensor_def(name).name == name
     checks = {(key.asset_key.to_user_string(), key.name) for key in graph.asset_check_keys}
-    assert ("warehouse/spans", "spans_have_parents") in checks
-    assert ("lake/conversations", "rows_in_partition") in checks
+    assert ("warehouse/conversation_tables", "spans_have_parents") in checks
+    assert ("lake/conversation_tables", "rows_in_partition") in checks
+    tables = [spec.name for spec in ALL_TABLES if spec.name != "rejects"]
     assert all(
-        ("warehouse/" + spec.name, "unique_keys") in checks for spec in ALL_TABLES if spec.name != "rejects"
+        (f"warehouse/{dataset}_tables", f"unique_keys_{table}") in checks
+        for table in tables
+        for dataset in (("evaluation",) if table.startswith("evaluation") else ("conversation",))
     )
 
 

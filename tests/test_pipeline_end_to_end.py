@@ -88,7 +88,7 @@ def test_ingest_twice_and_rebuild_hold_exactly_the_corpus(pipeline_env) -> None:
         assert counts[table] == expected[table], table
     assert counts["agent_transfers"] == expected["agent_transfers"]
     assert counts["rejects"] == 0
-    loaded = sum(o.value("warehouse/conversations", "dagster/row_count") for o in outcomes)
+    loaded = sum(o.value("warehouse/conversation_tables", "conversations_rows") for o in outcomes)
     assert loaded == expected["conversations"]
     assert sum(o.value("raw/conversation_pages", "conversations_hydrated") for o in outcomes) > 0
     assert all(o.value("raw/conversation_pages", "requests") > 0 for o in outcomes)
@@ -114,11 +114,11 @@ def test_blocking_checks_run_with_the_ingest(pipeline_env) -> None:
     evaluations = {
         (e.asset_key.to_user_string(), e.check_name): e.passed for e in result.get_asset_check_evaluations()
     }
-    assert evaluations[("lake/conversations", "rows_in_partition")] is True
-    assert evaluations[("warehouse/spans", "spans_have_parents")] is True
-    assert evaluations[("warehouse/spans", "no_negative_durations")] is True
-    assert evaluations[("warehouse/conversations", "unique_keys")] is True
-    assert evaluations[("warehouse/turns", "turn_counts_agree")] is True
+    assert evaluations[("lake/conversation_tables", "rows_in_partition")] is True
+    assert evaluations[("warehouse/conversation_tables", "spans_have_parents")] is True
+    assert evaluations[("warehouse/conversation_tables", "no_negative_durations")] is True
+    assert evaluations[("warehouse/conversation_tables", "unique_keys_conversations")] is True
+    assert evaluations[("warehouse/conversation_tables", "turn_counts_agree")] is True
 
 
 def test_evaluation_runs_are_loaded_with_consistent_counts(pipeline_env) -> None:
@@ -127,7 +127,8 @@ def test_evaluation_runs_are_loaded_with_consistent_counts(pipeline_env) -> None
     assert [o.error for o in outcomes] == [None] * SCALE.apps
     for outcome in outcomes:
         assert (
-            outcome.value("warehouse/evaluation_runs", "dagster/row_count") == SCALE.evaluation_runs_per_app
+            outcome.value("warehouse/evaluation_tables", "evaluation_runs_rows")
+            == SCALE.evaluation_runs_per_app
         )
     with warehouse.connect(read_only=True) as conn:
         states = dict(conn.execute("SELECT state, count(*) FROM evaluation_runs GROUP BY state").fetchall())

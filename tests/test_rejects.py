@@ -224,9 +224,12 @@ def test_everything_else_loads(ingested) -> None:
 def test_the_rejects_are_counted_in_the_materializations(ingested) -> None:
     _, outcome, _ = ingested
     bad = sum(reason is not None for _, _, reason in FLAWS)
-    assert outcome.value("lake/rejects", "dagster/row_count") == bad
-    assert outcome.value("warehouse/rejects", "dagster/row_count") == bad
-    assert outcome.value("warehouse/conversations", "dagster/row_count") == SCALE.conversations_per_day - bad
+    assert outcome.value("lake/conversation_tables", "rejects_rows") == bad
+    assert outcome.value("warehouse/conversation_tables", "rejects_rows") == bad
+    assert (
+        outcome.value("warehouse/conversation_tables", "conversations_rows")
+        == SCALE.conversations_per_day - bad
+    )
 
 
 def test_the_raw_lake_keeps_every_object_as_received(ingested) -> None:

@@ -137,10 +137,9 @@ def test_a_warehouse_load_asks_for_a_new_report_once() -> None:
     assert definitions.resolve_job_def("report_dashboard") is not None
     assert report_after_loads_sensor.name in {sensor.name for sensor in definitions.sensors}
     assets = definitions.resolve_asset_graph()
-    assert set(assets.get(REPORT_KEY).parent_keys) >= {
-        dg.AssetKey(["warehouse", "conversations"]),
-        dg.AssetKey(["warehouse", "spans"]),
-        dg.AssetKey(["warehouse", "evaluation_runs"]),
+    assert set(assets.get(REPORT_KEY).parent_keys) == {
+        dg.AssetKey(["warehouse", "conversation_tables"]),
+        dg.AssetKey(["warehouse", "evaluation_tables"]),
     }
     with dg.DagsterInstance.ephemeral() as instance:
         instance.add_dynamic_partitions(APP_PARTITIONS.name, [samples.SUPPORT])
@@ -148,7 +147,7 @@ def test_a_warehouse_load_asks_for_a_new_report_once() -> None:
         first = dg.evaluate_automation_conditions(definitions, instance, asset_selection=selection)
         assert first.total_requested == 0  # nothing loaded yet
         instance.report_runless_asset_event(
-            dg.AssetMaterialization(asset_key=["warehouse", "evaluation_runs"], partition=samples.SUPPORT)
+            dg.AssetMaterialization(asset_key=["warehouse", "evaluation_tables"], partition=samples.SUPPORT)
         )
         after_load = dg.evaluate_automation_conditions(
             definitions, instance, asset_selection=selection, cursor=first.cursor

@@ -10,7 +10,7 @@ from datetime import date
 import dagster as dg
 import duckdb
 
-from pipelines.orchestration.keys import warehouse_key
+from pipelines.orchestration.keys import WAREHOUSE_CONVERSATIONS, WAREHOUSE_EVALUATIONS
 from pipelines.transform.schemas import (
     CONVERSATION_TABLES,
     EVALUATION_RESULTS,
@@ -24,9 +24,9 @@ WARNING_CHECKS = frozenset({"turn_counts_agree", "conversations_are_fresh"})
 """Checks that report without blocking: a mismatch there is information, not corruption."""
 
 
-def _result(table: str, name: str, outcome: checks.CheckOutcome) -> dg.AssetCheckResult:
+def _result(asset: dg.AssetKey, name: str, outcome: checks.CheckOutcome) -> dg.AssetCheckResult:
     return dg.AssetCheckResult(
-        asset_key=warehouse_key(table),
+        asset_key=asset,
         check_name=name,
         passed=outcome.passed,
         severity=dg.AssetCheckSeverity.WARN if name in WARNING_CHECKS else dg.AssetCheckSeverity.ERROR,
@@ -34,10 +34,15 @@ def _result(table: str, name: str, outcome: checks.CheckOutcome) -> dg.AssetChec
     )
 
 
-def _unique_spec(spec: TableSpec) -> dg.AssetCheckSpec:
+def unique_keys(spec: TableSpec) -> str:
+    """The name of the check that no two rows of a table share its key."""
+    return f"unique_keys_{spec.name}"
+
+
+def _unique_spec(asset: dg.AssetKey, spec: TableSpec) -> dg.AssetCheckSpec:
     return dg.AssetCheckSpec(
-        "unique_keys",
-        asset=warehouse_key(spec.name),
+        unique_keys(spec),
+        asset=asset,
         blocking=True,
         description=f"No two rows of {spec.name} share the key ({', '.join(spec.key)}).",
     )
@@ -45,27 +50,27 @@ def _unique_spec(spec: TableSpec) -> dg.AssetCheckSpec:
 
 def conversation_check_specs(freshness_hours: float) -> list[dg.AssetCheckSpec]:
     return [
-        *(_unique_spec(spec) for spec in CONVERSATION_TABLES),
+        *(_unique_spec(WAREHOUSE_CONVERSATIONS, spec) for spec in CONVERSATION_TABLES),
         dg.AssetCheckSpec(
             "spans_have_parents",
-            asset=warehouse_key("spans"),
+            asset=WAREHOUSE_CONVERSATIONS,
             blocking=True,
             description="Every span's parent exists.",
         ),
         dg.AssetCheckSpec(
             "no_negative_durations",
-            asset=warehouse_key("spans"),
+            asset=WAREHOUSE_CONVERSATIONS,
             blocking=True,
             description="No conversation, turn or span has a negative duration.",
         ),
         dg.AssetCheckSpec(
             "turn_counts_agree",
-            asset=warehouse_key("turns"),
+            asset=WAREHOUSE_CONVERSATIONS,
             description="turn_count as reported by the API agrees with the turns loaded (warns).",
         ),
         dg.AssetCheckSpec(
             "conversations_are_fresh",
-            asset=warehouse_key("conversations"),
+            asset=WAREHOUSE_CONVERSATIONS,
             description=f"The app's newest conversation is under {freshness_hours:g} h old "
             "(CES_FRESHNESS_HOURS)",
         ),
@@ -83,14 +88,14 @@ def conversation_check_results(
     """Run every conversation check on what a run just loaded: `apps` × days `first`…`last`."""
     checks.scope_partitions(conn, apps, first, last)
     for spec in CONVERSATION_TABLES:
-        yield _result(spec.name, "unique_keys", checks.duplicate_keys(conn, spec))
-    yield _result("spans", "spans_have_parents", checks.orphan_spans(conn))
-    yield _result("spans", "no_negative_durations", checks.negative_durations(conn))
-    yield _result("turns", "turn_counts_agree", checks.turn_count_mismatches(conn))
+        yield _result(WAREHOUSE_CONVERSATIONS, unique_keys(spec), checks.duplicate_keys(conn, spec))
+    yield _result(WAREHOUSE_CONVERSATIONS, "spans_have_parents", checks.orphan_spans(conn))
+    yield _result(WAREHOUSE_CONVERSATIONS, "no_negative_durations", checks.negative_durations(conn))
+    yield _result(WAREHOUSE_CONVERSATIONS, "turn_counts_agree", checks.turn_count_mismatches(conn))
     ages = {app: checks.newest_conversation(conn, app) for app in apps}
     stale = {app: freshness.age_hours() for app, freshness in ages.items()}
     yield dg.AssetCheckResult(
-        asset_key=warehouse_key("conversations"),
+        asset_key=WAREHOUSE_CONVERSATIONS,
         check_name="conversations_are_fresh",
         passed=all(age is not None and age <= freshness_hours for age in stale.values()),
         severity=dg.AssetCheckSeverity.WARN,
@@ -106,10 +111,10 @@ def conversation_check_results(
 EVALUATION_CHECKED_TABLES = (*EVALUATION_RUN_TABLES, EVALUATION_RUN_SNAPSHOTS, EVALUATION_RESULTS)
 
 EVALUATION_CHECK_SPECS = [
-    *(_unique_spec(spec) for spec in EVALUATION_CHECKED_TABLES),
+    *(_unique_spec(WAREHOUSE_EVALUATIONS, spec) for spec in EVALUATION_CHECKED_TABLES),
     dg.AssetCheckSpec(
         "no_negative_latencies",
-        asset=warehouse_key("evaluation_run_latencies"),
+        asset=WAREHOUSE_EVALUATIONS,
         blocking=True,
         description="No latency percentile of a run's latency report is negative.",
     ),
@@ -119,5 +124,5 @@ EVALUATION_CHECK_SPECS = [
 def evaluation_check_results(conn: duckdb.DuckDBPyConnection, app: str) -> Iterator[dg.AssetCheckResult]:
     """Run every evaluation check on the app's runs just loaded."""
     for spec in EVALUATION_CHECKED_TABLES:
-        yield _result(spec.name, "unique_keys", checks.duplicate_run_keys(conn, spec, app))
-    yield _result("evaluation_run_latencies", "no_negative_latencies", checks.negative_latencies(conn, app))
+        yield _result(WAREHOUSE_EVALUATIONS, unique_keys(spec), checks.duplicate_run_keys(conn, spec, app))
+    yield _result(WAREHOUSE_EVALUATIONS, "no_negative_latencies", checks.negative_latencies(conn, app))

@@ -3,7 +3,7 @@ Each asset is a thin loop over `pipelines.ingest`, whose logic is plain Python t
 own. A step covers one (app, day) partition or, in a backfill, a range of them (the backfill
 policy): the fetch uses one client for the range, the load replaces every partition of the
 range in one transaction and checks what it loaded once. A materialization's metadata counts
-what the step did over its whole range (`dagster/row_count` per table, `partitions`).
+what the step did over its whole range (`<table>_rows` per table, `partitions`).
 """
 
 import warnings
@@ -18,13 +18,12 @@ from pipelines.ingest.flatten import flatten_conversation_partition
 from pipelines.ingest.load import load_conversation_partitions
 from pipelines.lake.checks import rows_outside_partition
 from pipelines.orchestration.checks import conversation_check_results, conversation_check_specs
-from pipelines.orchestration.keys import lake_key, table_asset_specs, warehouse_key
+from pipelines.orchestration.keys import LAKE_CONVERSATIONS, RAW_PAGES, WAREHOUSE_CONVERSATIONS, rows_metadata
 from pipelines.orchestration.partitions import CES_API_POOL, partitions_of
 from pipelines.orchestration.resources import CesResource, LakeResource, WarehouseResource
 from pipelines.transform.schemas import CONVERSATION_TABLES, REJECTS
 
 GROUP = "conversations"
-RAW_PAGES = dg.AssetKey(["raw", "conversation_pages"])
 CONVERSATION_OUTPUT_TABLES = (*CONVERSATION_TABLES, REJECTS)
 
 
@@ -95,21 +94,22 @@ def _conversation_assets(
             }
         )
 
-    @dg.multi_asset(
-        specs=table_asset_specs(
-            CONVERSATION_OUTPUT_TABLES, lake_key, deps_of=lambda _: [RAW_PAGES], group=GROUP, kind="parquet"
-        ),
+    @dg.asset(
+        key=LAKE_CONVERSATIONS,
+        deps=[RAW_PAGES],
         check_specs=[
             dg.AssetCheckSpec(
                 "rows_in_partition",
-                asset=lake_key("conversations"),
+                asset=LAKE_CONVERSATIONS,
                 blocking=True,
                 description="Every conversation in a day's Parquet started on that day (UTC).",
             )
         ],
         partitions_def=partitions_def,
         backfill_policy=policy,
-        name="lake_conversation_tables",
+        group_name=GROUP,
+        kinds={"parquet"},
+        description="One Parquet file per conversation table and partition, and the rejects.",
     )
     def lake_conversation_tables(
         context: dg.AssetExecutionContext, lake: LakeResource
@@ -123,33 +123,28 @@ def _conversation_assets(
             for name, count in {**result.rows, REJECTS.name: result.rejects}.items():
                 rows[name] += count
             outside += rows_outside_partition(lake.lake(), "conversations", "start_time", app, day)
-            context.log.info(
-                f"{app} {day}: {result.rows.get('conversations', 0)} conversations, {result.rejects} rejects"
-            )
-        for spec in CONVERSATION_OUTPUT_TABLES:
-            yield dg.MaterializeResult(
-                asset_key=lake_key(spec.name),
-                metadata={"dagster/row_count": rows[spec.name], **_span(partitions)},
-            )
+        context.log.info(
+            f"flattened {len(partitions)} partitions: {rows['conversations']} conversations, "
+            f"{rows[REJECTS.name]} rejects"
+        )
+        yield dg.MaterializeResult(metadata={**rows_metadata(rows, "conversations"), **_span(partitions)})
         yield dg.AssetCheckResult(
             check_name="rows_in_partition",
-            asset_key=lake_key("conversations"),
+            asset_key=LAKE_CONVERSATIONS,
             passed=outside == 0,
             metadata={"rows_outside": outside},
         )
 
-    @dg.multi_asset(
-        specs=table_asset_specs(
-            CONVERSATION_OUTPUT_TABLES,
-            warehouse_key,
-            deps_of=lambda t: [lake_key(t)],
-            group=GROUP,
-            kind="duckdb",
-        ),
+    @dg.asset(
+        key=WAREHOUSE_CONVERSATIONS,
+        deps=[LAKE_CONVERSATIONS],
         check_specs=conversation_check_specs(freshness_hours),
         partitions_def=partitions_def,
         backfill_policy=policy,
-        name="warehouse_conversation_tables",
+        group_name=GROUP,
+        kinds={"duckdb"},
+        description="The conversation tables of the warehouse (conversations, turns, messages, chunks, "
+        "tool calls and responses, agent transfers, spans) and their rejects.",
     )
     def warehouse_conversation_tables(
         context: dg.AssetExecutionContext, lake: LakeResource, warehouse: WarehouseResource
@@ -159,11 +154,7 @@ def _conversation_assets(
         partitions = partitions_of(context)
         rows = load_conversation_partitions(lake.lake(), warehouse.warehouse(), partitions)
         context.log.info(f"loaded {len(partitions)} partitions: {rows}")
-        for spec in CONVERSATION_OUTPUT_TABLES:
-            yield dg.MaterializeResult(
-                asset_key=warehouse_key(spec.name),
-                metadata={"dagster/row_count": rows[spec.name], **_span(partitions)},
-            )
+        yield dg.MaterializeResult(metadata={**rows_metadata(rows, "conversations"), **_span(partitions)})
         apps = sorted({app for app, _ in partitions})
         days = [day for _, day in partitions]
         with warehouse.warehouse().connect(read_only=True) as conn:

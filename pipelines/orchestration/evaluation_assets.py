@@ -12,20 +12,13 @@ from pydantic import Field
 from pipelines.ingest.evaluations import fetch_evaluation_runs, load_observation_file
 from pipelines.ingest.trigger import start_evaluation
 from pipelines.orchestration.checks import EVALUATION_CHECK_SPECS, evaluation_check_results
-from pipelines.orchestration.keys import table_asset_specs, warehouse_key
+from pipelines.orchestration.keys import RAW_EVALUATION_RUNS, WAREHOUSE_EVALUATIONS, rows_metadata
 from pipelines.orchestration.partitions import APP_PARTITIONS, CES_API_POOL
 from pipelines.orchestration.resources import CesResource, LakeResource, WarehouseResource
-from pipelines.transform.schemas import (
-    EVALUATION_RESULTS,
-    EVALUATION_RUN_SNAPSHOTS,
-    EVALUATION_RUN_TABLES,
-    REJECTS,
-)
+from pipelines.transform.schemas import EVALUATION_RUNS, REJECTS
 from pipelines.warehouse.lock import WarehouseBusyError
 
 GROUP = "evaluations"
-RAW_EVALUATION_RUNS = dg.AssetKey(["raw", "evaluation_runs"])
-EVALUATION_OUTPUT_TABLES = (*EVALUATION_RUN_TABLES, EVALUATION_RUN_SNAPSHOTS, EVALUATION_RESULTS)
 
 
 class EvaluationRunsConfig(dg.Config):
@@ -77,17 +70,15 @@ def evaluation_run_observations(
     )
 
 
-@dg.multi_asset(
-    specs=table_asset_specs(
-        EVALUATION_OUTPUT_TABLES,
-        warehouse_key,
-        deps_of=lambda _: [RAW_EVALUATION_RUNS],
-        group=GROUP,
-        kind="duckdb",
-    ),
+@dg.asset(
+    key=WAREHOUSE_EVALUATIONS,
+    deps=[RAW_EVALUATION_RUNS],
     check_specs=EVALUATION_CHECK_SPECS,
     partitions_def=APP_PARTITIONS,
-    name="warehouse_evaluation_tables",
+    group_name=GROUP,
+    kinds={"duckdb"},
+    description="The evaluation tables of the warehouse (runs, summaries, latencies, personas, "
+    "evaluations, results, errors, snapshots) and their rejects.",
 )
 def warehouse_evaluation_tables(
     context: dg.AssetExecutionContext, lake: LakeResource, warehouse: WarehouseResource
@@ -102,10 +93,7 @@ def warehouse_evaluation_tables(
     path = latest[0].asset_materialization.metadata["observation_file"].value
     rows = load_observation_file(lake.lake(), warehouse.warehouse(), app, path)
     context.log.info(f"{app}: loaded {rows}")
-    for spec in EVALUATION_OUTPUT_TABLES:
-        yield dg.MaterializeResult(
-            asset_key=warehouse_key(spec.name), metadata={"dagster/row_count": rows[spec.name]}
-        )
+    yield dg.MaterializeResult(metadata=rows_metadata(rows, EVALUATION_RUNS.name))
     if rows[REJECTS.name]:
         context.log.warning(f"{rows[REJECTS.name]} evaluation objects rejected: see the rejects table")
     with warehouse.warehouse().connect(read_only=True) as conn:

@@ -1,36 +1,22 @@
-"""Asset keys and specs of the table assets: one asset per table and layer."""
+"""Asset keys: one asset per layer of each dataset, whose materialization counts every table.
 
-from collections.abc import Callable, Iterable, Sequence
+One asset per table would record a materialization per table and partition: for a rebuild
+of 2,000 conversations over 20 partitions, 360 of them, and Dagster's event log spent ~15 s
+writing them against ~2.5 s of flattening and loading.
+"""
+
+from collections.abc import Mapping
+from typing import Any
 
 import dagster as dg
 
-from pipelines.transform.schemas import TableSpec
+RAW_PAGES = dg.AssetKey(["raw", "conversation_pages"])
+LAKE_CONVERSATIONS = dg.AssetKey(["lake", "conversation_tables"])
+WAREHOUSE_CONVERSATIONS = dg.AssetKey(["warehouse", "conversation_tables"])
+RAW_EVALUATION_RUNS = dg.AssetKey(["raw", "evaluation_runs"])
+WAREHOUSE_EVALUATIONS = dg.AssetKey(["warehouse", "evaluation_tables"])
 
 
-def lake_key(table: str) -> dg.AssetKey:
-    return dg.AssetKey(["lake", table])
-
-
-def warehouse_key(table: str) -> dg.AssetKey:
-    return dg.AssetKey(["warehouse", table])
-
-
-def table_asset_specs(
-    tables: Iterable[TableSpec],
-    key_of: Callable[[str], dg.AssetKey],
-    *,
-    deps_of: Callable[[str], Sequence[dg.AssetKey]],
-    group: str,
-    kind: str,
-) -> list[dg.AssetSpec]:
-    """One spec per table, described by the table's own description."""
-    return [
-        dg.AssetSpec(
-            key_of(spec.name),
-            deps=deps_of(spec.name),
-            group_name=group,
-            kinds={kind},
-            description=spec.description,
-        )
-        for spec in tables
-    ]
+def rows_metadata(rows: Mapping[str, int], main: str) -> dict[str, Any]:
+    """`dagster/row_count` of the dataset's main table, and `<table>_rows` for every table."""
+    return {"dagster/row_count": rows[main], **{f"{table}_rows": count for table, count in rows.items()}}

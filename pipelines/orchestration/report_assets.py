@@ -10,17 +10,12 @@ sensor-started ingests, and CLI ingests recorded in the same instance, refresh t
 
 import dagster as dg
 
-from pipelines.orchestration.conversation_assets import CONVERSATION_OUTPUT_TABLES
-from pipelines.orchestration.evaluation_assets import EVALUATION_OUTPUT_TABLES
-from pipelines.orchestration.keys import warehouse_key
+from pipelines.orchestration.keys import WAREHOUSE_CONVERSATIONS, WAREHOUSE_EVALUATIONS
 from pipelines.orchestration.resources import WarehouseResource
 from pipelines.report import ReportError, write_report
 
 REPORT_KEY = dg.AssetKey(["report", "dashboard"])
-WAREHOUSE_TABLE_KEYS = [
-    warehouse_key(name)
-    for name in dict.fromkeys(spec.name for spec in (*CONVERSATION_OUTPUT_TABLES, *EVALUATION_OUTPUT_TABLES))
-]
+WAREHOUSE_TABLE_KEYS = [WAREHOUSE_CONVERSATIONS, WAREHOUSE_EVALUATIONS]
 
 AFTER_WAREHOUSE_LOADS = (
     dg.AutomationCondition.any_deps_updated().since(
