@@ -40,7 +40,8 @@ MAX_TURNS = 10
 SPAN_DEPTH = 4
 PAGE_SIZE = 100
 PER_PARTITION = 2000
-START = date(2026, 11, 1)
+START = date(2025, 6, 1)
+"""The first day of a generated corpus: a history that ends before today."""
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
 

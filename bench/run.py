@@ -35,7 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.corpus import CorpusSpec, ensure_corpus, ensure_external_corpus
+from bench.corpus import START, CorpusSpec, ensure_corpus, ensure_external_corpus
 from bench.shapes import SHAPES
 
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
@@ -243,7 +243,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     "--app",
                     small.apps[0],
                     "--day",
-                    "2026-11-01",
+                    START.isoformat(),
                 )
             )
 
