@@ -17,7 +17,7 @@ from pipelines.ces.client import CesMcpClient
 from pipelines.ces.simulator.corpus import ConversationKey, SimulatorScale, conversation, conversation_header
 from pipelines.ces.simulator.runner import running_simulator
 from pipelines.ces.simulator.server import SimulatorConfig
-from pipelines.ces.tools import iter_conversation_records, iter_evaluation_runs, resolve_conversations
+from pipelines.ces.tools import iter_conversation_records, iter_evaluation_run_records, resolve_conversations
 from pipelines.ces.window import TimeWindow
 from pipelines.config import CesSettings
 
@@ -63,7 +63,11 @@ def test_every_conversation_of_the_scale_arrives_once_and_complete(name: str) ->
                 assert {c["name"] for c in got} == set(expected)
                 for item in got:
                     assert item == conversation(SCALE, expected[item["name"]].key)
-                runs = list(iter_evaluation_runs(client, app, page_size=2))
+                runs = [
+                    run
+                    for r in iter_evaluation_run_records(client, app, page_size=2)
+                    for run in r.result.get("evaluationRuns", [])
+                ]
                 assert len({run["name"] for run in runs}) == len(runs) == SCALE.evaluation_runs_per_app
             stats = client.stats
     assert stats.tool_calls["get_conversation"] > 0

@@ -54,24 +54,24 @@ def client_for(url: str, **kwargs: Any) -> CesMcpClient:
 
 def test_evaluation_runs_are_paged() -> None:
     with mcp_server(SERVER) as (server, url), client_for(url) as client:
-        assert list(tools.iter_evaluation_runs(client, APP, page_size=2)) == RUNS
-        assert list(tools.iter_evaluation_run_names(client, APP)) == [run["name"] for run in RUNS]
         records = list(tools.iter_evaluation_run_records(client, APP, page_size=2))
+    assert [run for r in records for run in r.result.get("evaluationRuns", [])] == RUNS
     assert [r.arguments for r in records] == [
         {"parent": APP, "pageSize": 2},
         {"parent": APP, "pageSize": 2, "pageToken": "2"},
         {"parent": APP, "pageSize": 2, "pageToken": "4"},
     ]
-    assert len(server.tool_calls("list_evaluation_runs")) == 9
+    assert len(server.tool_calls("list_evaluation_runs")) == 3
 
 
 def test_evaluation_results_of_one_run() -> None:
     run = RUNS[0]["name"]
     with mcp_server(SERVER) as (server, url), client_for(url) as client:
-        assert list(tools.iter_evaluation_results(client, APP, run, page_size=1)) == [
-            {"name": "res1"},
-            {"name": "res2"},
-        ]
+        records = list(tools.iter_evaluation_result_records(client, APP, run, page_size=1))
+    assert [item for r in records for item in r.result.get("evaluationResults", [])] == [
+        {"name": "res1"},
+        {"name": "res2"},
+    ]
     first = server.tool_calls("list_evaluation_results")[0].arguments
     assert first == {"parent": f"{APP}/evaluations/-", "pageSize": 1, "filter": f'evaluation_run = "{run}"'}
 

@@ -53,10 +53,7 @@ def test_raw_records_round_trip_and_are_listed(tmp_path: Path) -> None:
     assert written.rows == 3 and written.bytes > 0
     assert list(lake.read_raw("conversations", APP, DAY)) == records
     assert lake.raw_partitions("conversations") == [(APP, DAY)]
-    size = Path(lake.raw_path("conversations", APP, DAY)).stat().st_size
-    assert lake.raw_partition_sizes("conversations") == {(APP, DAY): size} and size == written.bytes
-    assert lake.raw_apps("conversations", DAY) == [APP]
-    assert lake.raw_apps("conversations", date(2026, 11, 2)) == []
+    assert Path(lake.raw_path("conversations", APP, DAY)).stat().st_size == written.bytes
 
 
 def test_a_failed_write_keeps_the_old_file_and_leaves_no_temp(tmp_path: Path) -> None:

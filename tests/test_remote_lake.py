@@ -43,7 +43,7 @@ def test_ingest_and_rebuild_with_the_lake_on_an_fsspec_memory_filesystem(
     files = memory.find(root.removeprefix("memory://"))
     raw = [f for f in files if f.endswith("records.jsonl.gz")]
     assert len(raw) == 1
-    assert Lake(root).raw_partition_sizes("conversations") == {partitions[0]: memory.size(raw[0])}
+    assert Lake(root).raw_partitions("conversations") == [partitions[0]] and memory.size(raw[0]) > 0
     assert sum(f.endswith("part-0.parquet") for f in files) == 9
     assert not list((tmp_path).glob("**/*.parquet")), "nothing of the lake may land on local disk"
     rebuilt = run_partitions("rebuild_conversations", partitions, instance=instance)

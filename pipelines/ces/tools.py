@@ -299,17 +299,6 @@ def iter_evaluation_run_records(client: ToolClient, app: str, *, page_size: int 
     return iter_page_records(client, LIST_EVALUATION_RUNS, arguments, items_key="evaluationRuns")
 
 
-def iter_evaluation_runs(client: ToolClient, app: str, *, page_size: int = 100) -> Iterator[dict[str, Any]]:
-    for record in iter_evaluation_run_records(client, app, page_size=page_size):
-        yield from page_items(record.result, "evaluationRuns", LIST_EVALUATION_RUNS)
-
-
-def iter_evaluation_run_names(client: ToolClient, app: str, *, page_size: int = 100) -> Iterator[str]:
-    for run in iter_evaluation_runs(client, app, page_size=page_size):
-        if isinstance(run, dict) and isinstance(run.get("name"), str):
-            yield run["name"]
-
-
 def get_evaluation_run(client: ToolClient, name: str) -> dict[str, Any]:
     return client.call_tool(GET_EVALUATION_RUN, {"name": name})
 
@@ -328,14 +317,6 @@ def iter_evaluation_result_records(
         "filter": f'evaluation_run = "{run_name}"',
     }
     return iter_page_records(client, LIST_EVALUATION_RESULTS, arguments, items_key="evaluationResults")
-
-
-def iter_evaluation_results(
-    client: ToolClient, app: str, run_name: str, *, page_size: int = 100
-) -> Iterator[dict[str, Any]]:
-    """The results of one evaluation run, across all evaluations of the app."""
-    for record in iter_evaluation_result_records(client, app, run_name, page_size=page_size):
-        yield from page_items(record.result, "evaluationResults", LIST_EVALUATION_RESULTS)
 
 
 def run_evaluation(

@@ -70,12 +70,6 @@ class TimeWindow:
         micros = parse_timestamp_micros(start)
         return self.since_micros <= micros < self.until_micros
 
-    def days(self) -> list[date]:
-        """The UTC dates the window touches."""
-        first = self.since.date()
-        last = (self.until - timedelta(microseconds=1)).date()
-        return [first + timedelta(days=i) for i in range((last - first).days + 1)]
-
 
 def needs_hydration(conversation: dict[str, Any]) -> bool:
     """A listed conversation whose `turns` are missing while `turnCount` promises some.

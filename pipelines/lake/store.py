@@ -125,28 +125,15 @@ class Lake:
                 if line.strip():
                     yield line
 
-    def has_raw(self, dataset: str, app: str, day: date) -> bool:
-        return self.fs.exists(self.raw_path(dataset, app, day))
-
     def raw_partitions(self, dataset: str) -> list[tuple[str, date]]:
-        """Every (app, day) with raw records, sorted."""
-        return sorted(self.raw_partition_sizes(dataset))
-
-    def raw_partition_sizes(self, dataset: str) -> dict[tuple[str, date], int]:
-        """The size in bytes of every (app, day)'s raw file, from one listing of the dataset
-        (on an object store, one request rather than one per partition)."""
-        pattern = f"{self.root}/raw/{dataset}/app=*/date=*/{RAW_FILE}"
-        found = {}
-        for path, info in self.fs.glob(pattern, detail=True).items():
+        """Every (app, day) with raw records, sorted, from one listing of the dataset (on an
+        object store, one request rather than one per partition)."""
+        found = set()
+        for path in self.fs.glob(f"{self.root}/raw/{dataset}/app=*/date=*/{RAW_FILE}"):
             match = _PARTITION.search(path.rsplit("/", 1)[0])
             if match:
-                partition = (app_from_segment(match.group(1)), date.fromisoformat(match.group(2)))
-                found[partition] = int(info.get("size") or 0)
-        return found
-
-    def raw_apps(self, dataset: str, day: date) -> list[str]:
-        """Apps with raw records for `day`: what a flatten or rebuild of that day covers."""
-        return [app for app, found in self.raw_partitions(dataset) if found == day]
+                found.add((app_from_segment(match.group(1)), date.fromisoformat(match.group(2))))
+        return sorted(found)
 
     # -- observations: raw records that accumulate rather than replace --------------------------
 
