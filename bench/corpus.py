@@ -28,13 +28,13 @@ from typing import Any
 import orjson
 
 from bench.shapes import SHAPES, reshape
-from pipelines.ces.paging import ApiRecord
 from pipelines.ces.simulator.corpus import ConversationKey, SimulatorScale, conversation
 from pipelines.ces.tools import LIST_CONVERSATIONS, list_conversations_arguments
 from pipelines.ces.window import TimeWindow
 from pipelines.ingest.flatten import CONVERSATIONS_DATASET
+from pipelines.lake.records import ApiRecord
 from pipelines.lake.store import JsonLinesWriter, Lake
-from pipelines.transform.timeparse import parse_timestamp_micros
+from pipelines.protojson.timeparse import parse_timestamp_micros
 
 MAX_TURNS = 10
 SPAN_DEPTH = 4

@@ -24,9 +24,10 @@ from starlette.responses import Response
 
 from pipelines.ces.client import CesMcpClient
 from pipelines.ces.errors import CesDataError, CesPagingError, CesProtocolError
-from pipelines.ces.paging import ApiRecord, iter_page_records
+from pipelines.ces.paging import iter_page_records
 from pipelines.ces.tools import iter_conversation_records, resolve_conversations
 from pipelines.ces.window import TimeWindow
+from pipelines.lake.records import ApiRecord
 
 APP = "projects/p/locations/global/apps/a"
 WINDOW = TimeWindow.for_day(date(2026, 3, 1))

@@ -19,7 +19,7 @@ from dagster_runs import run_partitions
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
 from pipelines.ces.simulator.corpus import ConversationKey, conversation
 from pipelines.ces.simulator.server.faults import SimulatedFaults
-from pipelines.transform import deepjson
+from pipelines.protojson import deepjson
 from pipelines.warehouse.duck import Warehouse
 
 SCALE = SimulatorScale(seed=17, apps=1, days=1, conversations_per_day=16, max_turns=2)

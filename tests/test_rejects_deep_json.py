@@ -8,7 +8,7 @@ import random
 import orjson
 import pytest
 
-from pipelines.transform import deepjson
+from pipelines.protojson import deepjson
 
 
 def deep_span_tree(depth: int) -> dict:

@@ -22,7 +22,7 @@ from simulator_fixtures import (
 )
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
-from pipelines.transform.timeparse import parse_duration_seconds, parse_timestamp_micros
+from pipelines.protojson.timeparse import parse_duration_seconds, parse_timestamp_micros
 
 SCALE = SimulatorScale(seed=11, apps=2, days=2, conversations_per_day=40, evaluation_runs_per_app=6)
 CHUNK_KINDS = {

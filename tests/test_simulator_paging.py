@@ -9,7 +9,7 @@ import pytest
 from simulator_fixtures import McpHttp
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
-from pipelines.transform.timeparse import parse_timestamp_micros
+from pipelines.protojson.timeparse import parse_timestamp_micros
 
 SCALE = SimulatorScale(seed=3, apps=1, days=3, conversations_per_day=60)
 

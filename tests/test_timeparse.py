@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from pipelines.transform.timeparse import TimeFormatError, parse_duration_seconds, parse_timestamp_micros
+from pipelines.protojson.timeparse import TimeFormatError, parse_duration_seconds, parse_timestamp_micros
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 

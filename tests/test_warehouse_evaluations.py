@@ -13,7 +13,7 @@ from pipelines.ingest.evaluations import (
     load_evaluation_observation,
     replay_evaluation_records,
 )
-from pipelines.transform.timeparse import parse_timestamp_micros
+from pipelines.protojson.timeparse import parse_timestamp_micros
 from pipelines.warehouse.duck import Warehouse
 
 DAY = date(2026, 11, 2)

@@ -20,7 +20,7 @@ from typing import Any
 from pipelines.ingest.evaluations import EvaluationObservation, load_evaluation_observation
 from pipelines.ingest.load import load_conversation_partitions
 from pipelines.lake.store import Lake
-from pipelines.transform.timeparse import parse_timestamp_micros
+from pipelines.protojson.timeparse import parse_timestamp_micros
 from pipelines.warehouse.duck import Warehouse
 
 SUPPORT = "projects/p1/locations/us/apps/support"

@@ -56,7 +56,7 @@ from pipelines.ces.ratelimit import FileRateLimiter, RateLimiter, rate_limiter_f
 from pipelines.ces.retry import RetryPolicy, is_transient
 from pipelines.ces.sse import DEFAULT_MAX_EVENT_BYTES, SseEvent, SseFormatError, parse_sse
 from pipelines.config import CesSettings
-from pipelines.transform import deepjson
+from pipelines.protojson import deepjson
 
 __all__ = ["CesMcpClient", "ClientStats", "RetryPolicy"]
 

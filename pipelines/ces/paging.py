@@ -1,10 +1,4 @@
-"""Raw API records and the generic page-token pager.
-
-Every tool response the pipeline keeps is an `ApiRecord`: the tool, the exact arguments sent
-(page token included), the output object exactly as the server returned it, and when it was
-received. The raw lake stores these verbatim as JSON Lines, and an offline rebuild replays
-them, so a record must hold nothing the server did not say.
-"""
+"""Tool calls kept as the raw lake's records (`ApiRecord`), and the generic page-token pager."""
 
 from __future__ import annotations
 
@@ -15,14 +9,13 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from pipelines.ces.errors import (
-    CesDataError,
     CesError,
     CesPagingError,
     CesProtocolError,
     CesRpcError,
     CesToolError,
 )
-from pipelines.transform import deepjson
+from pipelines.lake.records import ApiRecord
 
 logger = logging.getLogger("pipelines.ces.paging")
 
@@ -44,52 +37,6 @@ class ToolClient(Protocol):
 def utc_now_rfc3339() -> str:
     """The current instant as RFC 3339 UTC with microseconds, e.g. 2026-01-02T03:04:05.123456Z."""
     return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
-
-
-class ApiRecord:
-    """One tool call as stored in the raw lake: the tool, the arguments sent, the output object
-    as the server returned it, and when it was received."""
-
-    __slots__ = ("arguments", "fetched_at", "result", "tool")
-
-    def __init__(self, tool: str, arguments: dict[str, Any], result: Any, fetched_at: str = ""):
-        self.tool, self.arguments, self.result, self.fetched_at = tool, arguments, result, fetched_at
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, ApiRecord):
-            return NotImplemented
-        return self.to_dict() == other.to_dict()
-
-    __hash__ = None  # type: ignore[assignment]  # mutable contents
-
-    def __repr__(self) -> str:
-        return f"ApiRecord(tool={self.tool!r}, arguments={self.arguments!r}, fetched_at={self.fetched_at!r})"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "tool": self.tool,
-            "arguments": self.arguments,
-            "result": self.result,
-            "fetched_at": self.fetched_at,
-        }
-
-    def to_json(self) -> bytes:
-        """The record as one line of JSON (no newline), at any nesting depth."""
-        return deepjson.dumps(self.to_dict())
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ApiRecord:
-        """A record read back from the lake; a malformed one is a CesDataError naming what is wrong."""
-        tool, arguments, result, fetched_at = (
-            data.get(k) for k in ("tool", "arguments", "result", "fetched_at")
-        )
-        if not isinstance(tool, str) or not isinstance(arguments, dict) or not isinstance(result, dict):
-            raise CesDataError(f"not an API record (tool, arguments, result): {str(data)[:200]}")
-        return cls(tool, arguments, result, fetched_at if isinstance(fetched_at, str) else "")
-
-
-def as_record(item: ApiRecord | Mapping[str, Any]) -> ApiRecord:
-    return item if isinstance(item, ApiRecord) else ApiRecord.from_dict(item)
 
 
 def fetch_record(

@@ -16,9 +16,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from pipelines.ces.errors import CesDataError
-from pipelines.ces.paging import ApiRecord, ToolClient, as_record, fetch_record, iter_page_records, page_items
+from pipelines.ces.paging import ToolClient, fetch_record, iter_page_records, page_items
 from pipelines.ces.window import TimeWindow, needs_hydration
-from pipelines.transform.timeparse import parse_timestamp_micros
+from pipelines.lake.records import ApiRecord, as_record
+from pipelines.protojson.timeparse import parse_timestamp_micros
 
 logger = logging.getLogger("pipelines.ces.tools")
 

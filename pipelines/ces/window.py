@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from pipelines.transform.timeparse import parse_timestamp_micros
+from pipelines.protojson.timeparse import parse_timestamp_micros
 
 
 def _utc(value: datetime) -> datetime:

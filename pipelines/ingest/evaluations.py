@@ -15,7 +15,7 @@ from typing import Any
 
 from pipelines.ces.client import CesMcpClient
 from pipelines.ces.concurrent import ordered_map
-from pipelines.ces.paging import ApiRecord, as_record, fetch_record, page_items
+from pipelines.ces.paging import fetch_record, page_items
 from pipelines.ces.tools import (
     GET_EVALUATION_RUN,
     LIST_EVALUATION_RESULTS,
@@ -24,14 +24,15 @@ from pipelines.ces.tools import (
     iter_evaluation_run_records,
 )
 from pipelines.ingest.rejects import rejects_batch
+from pipelines.lake.records import ApiRecord, as_record
 from pipelines.lake.store import Lake
+from pipelines.protojson.timeparse import parse_timestamp_micros
 from pipelines.transform.evaluations import (
     EvaluationResultFlattener,
     EvaluationRunFlattener,
     snapshot_row,
     snapshots_batch,
 )
-from pipelines.transform.timeparse import parse_timestamp_micros
 from pipelines.warehouse.duck import Warehouse
 
 EVALUATION_RUNS_DATASET = "evaluation_runs"

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from datetime import date
 
 from pipelines.ces.client import CesMcpClient
-from pipelines.ces.paging import ApiRecord
 from pipelines.ces.tools import LIST_CONVERSATIONS, iter_conversation_records
 from pipelines.ces.window import TimeWindow
 from pipelines.ingest.flatten import CONVERSATIONS_DATASET
+from pipelines.lake.records import ApiRecord
 from pipelines.lake.store import Lake, WrittenFile
 
 

@@ -20,12 +20,12 @@ from typing import Any
 
 import msgspec
 
-from pipelines.ces.paging import ApiRecord
 from pipelines.ces.tools import GET_CONVERSATION, LIST_CONVERSATIONS, resolve_conversations
 from pipelines.ces.window import TimeWindow
 from pipelines.ingest.rejects import rejects_batch
+from pipelines.lake.records import ApiRecord
 from pipelines.lake.store import Lake
-from pipelines.transform import deepjson
+from pipelines.protojson import deepjson
 from pipelines.transform.conversation_json import LakeConversation
 from pipelines.transform.conversations import REJECT_SOURCE, ConversationFlattener
 from pipelines.transform.rows import Reject

@@ -8,7 +8,7 @@ from datetime import date
 import orjson
 import pyarrow as pa
 
-from pipelines.transform import deepjson
+from pipelines.protojson import deepjson
 from pipelines.transform.rows import Reject
 from pipelines.transform.schemas import REJECTS
 

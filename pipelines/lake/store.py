@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 from isal import igzip
 
 from pipelines.lake.paths import app_from_segment, app_segment, partition_dir
-from pipelines.transform import deepjson
+from pipelines.protojson import deepjson
 from pipelines.transform.schemas import TableSpec
 
 RAW_FILE = "records.jsonl.gz"

@@ -24,7 +24,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, Raw, Struct, UnsetType
 
-from pipelines.transform import deepjson
+from pipelines.protojson import deepjson
 
 ABSENT = Raw()
 """A `Raw` field's value when the member was not sent (`Raw(b"null")` when it was, as null)."""

@@ -20,6 +20,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from msgspec import UNSET, Raw
 
+from pipelines.protojson.timeparse import (
+    TimeFormatError,
+    duration_column,
+    parse_duration_seconds,
+    parse_timestamp_nanos,
+    timestamp_column,
+)
 from pipelines.transform import values as v
 from pipelines.transform.conversation_json import (
     ABSENT,
@@ -46,13 +53,6 @@ from pipelines.transform.schemas import (
     TIMESTAMP,
     TURNS,
     TableSpec,
-)
-from pipelines.transform.timeparse import (
-    TimeFormatError,
-    duration_column,
-    parse_duration_seconds,
-    parse_timestamp_nanos,
-    timestamp_column,
 )
 
 CONVERSATION_NAME = re.compile(r"(projects/[^/]+/locations/[^/]+/apps/[^/]+)/conversations/([^/]+)")

@@ -13,8 +13,8 @@ from typing import Any
 
 import orjson
 
-from pipelines.transform import deepjson
-from pipelines.transform.timeparse import (
+from pipelines.protojson import deepjson
+from pipelines.protojson.timeparse import (
     TimeFormatError,
     parse_duration_seconds,
     parse_timestamp_nanos,

@@ -33,7 +33,7 @@ from pipelines.ces.simulator.server.jsonrpc import (
     RpcMessage,
 )
 from pipelines.ces.simulator.server.tools import ToolBox
-from pipelines.transform import deepjson
+from pipelines.protojson import deepjson
 
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODERN_VERSIONS = ("2026-07-28",)
