@@ -20,6 +20,7 @@ import argparse
 import itertools
 import json
 import os
+import shutil
 import sys
 import time
 from datetime import UTC, date, datetime
@@ -78,6 +79,10 @@ def _command(name: str, partitions: list[tuple[str, str]], work: Path, lake_root
 
     days = sorted({date.fromisoformat(day) for _, day in partitions})
     apps = sorted({app for app, _ in partitions})
+    (work / "dagster_home").mkdir(parents=True, exist_ok=True)  # the project's instance settings
+    shutil.copy(
+        Path(__file__).resolve().parent.parent / "dagster_home" / "dagster.yaml", work / "dagster_home"
+    )
     os.environ.update(
         DAGSTER_HOME=str(work / "dagster_home"),
         CES_LAKE=lake_root,
