@@ -48,6 +48,7 @@ from pipelines.transform.schemas import (
     CHUNKS,
     CONVERSATION_TABLES,
     CONVERSATIONS,
+    JSON,
     MESSAGES,
     SPANS,
     TIMESTAMP,
@@ -211,7 +212,7 @@ class ConversationFlattener:
     def take_batches(self) -> dict[str, pa.RecordBatch]:
         """One record batch per conversation table (possibly empty), then start afresh."""
         while True:
-            failures = self._check()
+            failures, checked = self._check()
             if not failures:
                 break
             for index, reason in failures.items():
@@ -222,7 +223,7 @@ class ConversationFlattener:
             self._conversations = [self._conversations[i] for i in kept]
             self._ordinals = [self._ordinals[i] for i in kept]
             self._names = [self._names[i] for i in kept]
-        batches = self._convert()
+        batches = self._convert(checked)
         for table in self._tables.values():
             table.clear()
         self._conversations, self._ordinals, self._names = [], [], []
@@ -241,10 +242,12 @@ class ConversationFlattener:
 
     # -- checking and converting a batch -------------------------------------------------------
 
-    def _check(self) -> dict[int, str]:
+    def _check(self) -> tuple[dict[int, str], dict[tuple[str, str], pa.Array]]:
         """The conversations of the batch with a column value that does not hold, each with
-        the first such reason (by batch index)."""
+        the first such reason (by batch index); and the checked columns, converted, for
+        `_convert` to use when there is none."""
         failures: dict[int, str] = {}
+        checked: dict[tuple[str, str], pa.Array] = {}
         for spec in CONVERSATION_TABLES:
             table = self._tables[spec.name]
             for column in (
@@ -252,15 +255,16 @@ class ConversationFlattener:
                 *_DURATION_COLUMNS.get(spec.name, ()),
                 *sorted(spec.json_columns),
             ):
-                bad = _bad_values(spec, column, table.lists)
+                bad, converted = _checked(spec, column, table.lists)
                 if not bad:
+                    checked[spec.name, column] = converted
                     continue
                 rows = np.fromiter(bad, dtype=np.int64, count=len(bad))
                 for row, owner in zip(rows.tolist(), table.owners(rows).tolist(), strict=True):
                     if owner not in failures:
                         where = self._where(spec.name, row)
                         failures[owner] = f"{where}{_FIELD_NAMES[spec.name, column]}: {bad[row]}"
-        return failures
+        return failures, checked
 
     def _where(self, table: str, row: int) -> str:
         """The JSON path prefix of a row of `table` within its conversation."""
@@ -290,8 +294,9 @@ class ConversationFlattener:
         first = int(ends[owner - 1]) if owner else 0
         return messages["turn_index"][owner], messages["message_index"][owner], row - first
 
-    def _convert(self) -> dict[str, pa.RecordBatch]:
-        """The checked batch as Arrow, one record batch per table."""
+    def _convert(self, checked: dict[tuple[str, str], pa.Array]) -> dict[str, pa.RecordBatch]:
+        """The checked batch as Arrow, one record batch per table (`checked`: the columns
+        `_check` converted already)."""
         names = pa.array(self._names, type=pa.string())
         batches: dict[str, pa.RecordBatch] = {}
         for spec in CONVERSATION_TABLES:
@@ -308,8 +313,10 @@ class ConversationFlattener:
                         if spec is CONVERSATIONS
                         else names.take(np.repeat(np.arange(len(counts)), counts))
                     )
+                elif (spec.name, field.name) in checked:
+                    arrays[field.name] = checked[spec.name, field.name]
                 elif field.name in table.lists:
-                    arrays[field.name] = _column(spec, field, table.lists[field.name])
+                    arrays[field.name] = pa.array(table.lists[field.name], type=field.type)
             if spec is CONVERSATIONS:
                 # endTime - startTime from every digit sent, not the microsecond-truncated columns
                 start = _timestamps(table.lists["start_time"], nanos=True)
@@ -537,36 +544,41 @@ def _positioned(owner: pa.RecordBatch, positions: _Positions, rows: int) -> dict
     return columns
 
 
-def _bad_values(spec: TableSpec, column: str, lists: dict[str, list[Any]]) -> dict[int, str]:
-    """The rows of a column whose value does not hold, each with what is wrong with it."""
+def _checked(spec: TableSpec, column: str, lists: dict[str, list[Any]]) -> tuple[dict[int, str], pa.Array]:
+    """The rows of a timestamp, duration or JSON column whose value does not hold, each with
+    what is wrong with it; and the column converted (meaningful only when none is wrong)."""
     values = lists[column]
     if column in spec.json_columns:
-        kinds = lists["chunk_type"] if spec is CHUNKS else None
-        return _bad_json(values, kinds)
+        return _bad_json(values, lists["chunk_type"] if spec is CHUNKS else None)
+    strings = pa.array(values, type=pa.string())
     if column in _DURATION_COLUMNS.get(spec.name, ()):
-        if duration_column(pa.array(values, type=pa.string())) is not None:
-            return {}
+        seconds = duration_column(strings)
+        if seconds is not None:
+            return {}, seconds
         parse: Callable[[str], Any] = parse_duration_seconds
     else:
-        if timestamp_column(pa.array(values, type=pa.string())) is not None:
-            return {}
+        micros = timestamp_column(strings)
+        if micros is not None:
+            return {}, micros.cast(TIMESTAMP)
         parse = parse_timestamp_nanos
-    bad = {}
+    bad, parsed = {}, []
     for row, value in enumerate(values):
-        if value is not None:
-            try:
-                parse(value)
-            except TimeFormatError as exc:
-                bad[row] = str(exc)
-    return bad
+        try:
+            parsed.append(None if value is None else parse(value))
+        except TimeFormatError as exc:
+            bad[row] = str(exc)
+            parsed.append(None)
+    if parse is parse_duration_seconds:
+        return bad, pa.array(parsed, pa.float64())
+    return bad, pa.array([None if n is None else n // 1_000 for n in parsed], pa.int64()).cast(TIMESTAMP)
 
 
-def _bad_json(values: list[Raw], kinds: list[str | None] | None) -> dict[int, str]:
+def _bad_json(values: list[Raw], kinds: list[str | None] | None) -> tuple[dict[int, str], pa.Array]:
     """Rows of a JSON column whose member is neither an object (a Struct) nor null, or not
     UTF-8, judged by each text's first byte (msgspec hands out only well-formed JSON as `Raw`).
     In a chunk's payload column (`kinds` given) only the Struct kinds must be objects: the
     value of a kind added to the API later may be any JSON."""
-    column, first, lengths = _json_texts(values, pa.string())
+    column, first, lengths = _json_texts(values, JSON)
     allowed = (lengths == 0) | (first == _OPEN_BRACE) | ((first == _LETTER_N) & (lengths == 4))
     if kinds is not None:
         allowed |= ~np.isin(np.asarray(kinds, dtype=object), list(_STRUCT_KINDS))
@@ -579,38 +591,16 @@ def _bad_json(values: list[Raw], kinds: list[str | None] | None) -> dict[int, st
                 bytes(value).decode("utf-8")
             except UnicodeDecodeError:
                 bad.setdefault(row, "not UTF-8")
-    return bad
-
-
-def _column(spec: TableSpec, field: pa.Field, values: list[Any]) -> pa.Array:
-    """One checked column as Arrow (`_check` has vouched for every value)."""
-    if field.name in _TIMESTAMP_COLUMNS.get(spec.name, ()):
-        return _timestamps(values).cast(TIMESTAMP)
-    if field.name in _DURATION_COLUMNS.get(spec.name, ()):
-        seconds = duration_column(pa.array(values, type=pa.string()))
-        if seconds is None:
-            seconds = pa.array(
-                [None if s is None else parse_duration_seconds(s) for s in values], pa.float64()
-            )
-        return seconds
-    if field.name in spec.json_columns:
-        return _json_column(values, field.type)
-    return pa.array(values, type=field.type)
+    return bad, column
 
 
 def _timestamps(values: list[str | None], *, nanos: bool = False) -> pa.Array:
-    """Microseconds (or nanoseconds) since the epoch, int64, for checked timestamp strings."""
+    """Nanoseconds (or microseconds) since the epoch, int64, for checked timestamp strings."""
     column = timestamp_column(pa.array(values, type=pa.string()), nanos=nanos)
     if column is not None:
         return column
     scale = 1 if nanos else 1_000
     return pa.array([None if s is None else parse_timestamp_nanos(s) // scale for s in values], pa.int64())
-
-
-def _json_column(values: list[Raw], type_: pa.DataType) -> pa.Array:
-    """A JSON column from members' JSON text, built over one buffer with no Python object per
-    value: an absent member or a JSON null is null, anything else its text as it came."""
-    return _json_texts(values, type_)[0]
 
 
 def _json_texts(values: list[Raw], type_: pa.DataType) -> tuple[pa.Array, np.ndarray, np.ndarray]:
