@@ -146,40 +146,6 @@ def test_sse_is_read_as_a_stream_and_left_once_the_response_arrived() -> None:
     assert time.monotonic() - started < 3.0
 
 
-def test_sse_answers_leave_their_connection_to_the_next_request() -> None:
-    """What follows the response event (here, the end of the stream) is read, so the
-    connection is not dropped: ten SSE answers arrive on one or two connections."""
-    handler = sse_handler(": hello\n\n", f"data: {response_json(tool_result(PAYLOAD))}\n\n")
-    with mcp_server(handler) as (server, url), client_for(url) as client:
-        for _ in range(10):
-            assert client.call_tool("list_conversations", {}) == PAYLOAD
-        ports = {call.port for call in server.tool_calls()}
-    assert len(server.tool_calls()) == 10 and len(ports) <= 2
-
-
-def test_a_server_that_keeps_streams_open_holds_no_caller_and_has_them_closed_after(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    """A stream still open a second after its response is given up, and that server's later
-    SSE answers are closed at once (a new connection each), without waiting."""
-    handler = sse_handler(f"data: {response_json(tool_result(PAYLOAD))}\n\n", ": still open\n\n", delay=1.5)
-    with mcp_server(handler) as (server, url), client_for(url) as client:
-        started = time.monotonic()
-        assert client.call_tool("list_conversations", {}) == PAYLOAD
-        assert time.monotonic() - started < 1.0
-        with caplog.at_level(logging.INFO, logger="pipelines.ces.drain"):
-            deadline = time.monotonic() + 5
-            while "keeps SSE streams open" not in caplog.text and time.monotonic() < deadline:
-                time.sleep(0.05)
-        assert "keeps SSE streams open" in caplog.text
-        started = time.monotonic()
-        for _ in range(3):
-            assert client.call_tool("list_conversations", {}) == PAYLOAD
-        assert time.monotonic() - started < 1.0
-        later = [call.port for call in server.tool_calls()[1:]]
-    assert len(set(later)) == 3
-
-
 def test_silence_longer_than_the_read_timeout_is_a_transport_error() -> None:
     handler = sse_handler(": wait\n\n", f"data: {response_json(tool_result(PAYLOAD))}\n\n", delay=2.0)
     with pytest.raises(CesTransportError, match="timed out"):

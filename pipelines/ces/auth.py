@@ -8,19 +8,14 @@ The chain, first match wins:
    never sent over plain http, so a loopback simulator never receives a real token and never
    makes the process probe for ADC.
 3. Nothing: requests carry no Authorization header (fine for the simulator), logged once.
-
-Token refresh goes through httpx, the HTTP library the client already uses, rather than
-requiring `requests`.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, Protocol
-
-import httpx
 
 from pipelines.ces.errors import CesAuthError
 from pipelines.config import CesSettings
@@ -93,47 +88,12 @@ class NoTokenProvider:
         return "NoTokenProvider()"
 
 
-class _HttpxAuthResponse:
-    """`google.auth.transport.Response` over an httpx response."""
-
-    def __init__(self, response: httpx.Response):
-        self.status = response.status_code
-        self.headers = response.headers
-        self.data = response.content
-
-
-class HttpxAuthRequest:
-    """`google.auth.transport.Request` over httpx: google-auth calls it to refresh tokens.
-
-    Refreshes are rare (about hourly), so each uses a short-lived connection.
-    """
-
-    def __call__(
-        self,
-        url: str,
-        method: str = "GET",
-        body: bytes | None = None,
-        headers: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-        **kwargs: Any,
-    ) -> _HttpxAuthResponse:
-        from google.auth.exceptions import TransportError
-
-        try:
-            response = httpx.request(
-                method, url, content=body, headers=headers, timeout=30.0 if timeout is None else timeout
-            )
-        except httpx.HTTPError as exc:
-            raise TransportError(f"token request to {url} failed: {exc}") from exc
-        return _HttpxAuthResponse(response)
-
-
 class GoogleCredentialsProvider:
     """Tokens from google-auth credentials, refreshed when missing or about to expire."""
 
     def __init__(self, credentials: Any, *, request: Callable[..., Any] | None = None):
         self._credentials = credentials
-        self._request = request or HttpxAuthRequest()
+        self._request = request or _refresh_transport()
         self._lock = threading.Lock()
 
     def _refresh(self) -> None:
@@ -163,6 +123,13 @@ class GoogleCredentialsProvider:
 
     def __repr__(self) -> str:
         return f"GoogleCredentialsProvider({type(self._credentials).__name__})"
+
+
+def _refresh_transport() -> Callable[..., Any]:
+    """google-auth's own transport over `requests` (installed with Dagster)."""
+    from google.auth.transport.requests import Request
+
+    return Request()
 
 
 def _google_default() -> tuple[Any, str | None]:

@@ -13,8 +13,8 @@ Layers, top to bottom, each one method:
   exponential backoff with full jitter, Retry-After honoured, bounded in attempts and time),
   and an HTTP 401 renews the credentials and sends once more;
 - `_post`: one HTTP attempt, paced by the shared rate limiter, authenticated, reading a JSON
-  or an SSE body, counted in `stats`; what follows an SSE response event is read to its end
-  by a `StreamDrainer`, so that the connection serves the next request.
+  or an SSE body, counted in `stats`. An SSE answer is left at its response event and its
+  connection closed: a server may keep the stream open, and reading on would hold the caller.
 
 The client is shared by hydration worker threads: httpx.Client is thread-safe, and the
 client's own state (ids, stats, tool cache, session) is guarded by locks. It never logs or
@@ -23,29 +23,33 @@ repeats the Authorization header or the token.
 
 from __future__ import annotations
 
-import email.utils
 import functools
 import itertools
 import logging
-import re
 import ssl
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from types import TracebackType
-from typing import Any, NamedTuple, Self
+from typing import Any, Self
 
 import httpx
 import orjson
 
 from pipelines.ces import protocol
+from pipelines.ces.answers import (
+    JSON_TYPE,
+    SSE_TYPE,
+    CountingBody,
+    Exchange,
+    Reply,
+    read_answer,
+    wants_handshake,
+)
 from pipelines.ces.auth import TokenProvider, token_provider_from_settings
-from pipelines.ces.drain import StreamDrainer
 from pipelines.ces.errors import (
     CesError,
-    CesMalformedResponseError,
     CesPagingError,
     CesProtocolError,
     CesRpcError,
@@ -54,21 +58,14 @@ from pipelines.ces.errors import (
 )
 from pipelines.ces.ratelimit import FileRateLimiter, RateLimiter, rate_limiter_for
 from pipelines.ces.retry import RetryPolicy, is_transient
-from pipelines.ces.sse import DEFAULT_MAX_EVENT_BYTES, SseEvent, SseFormatError, parse_sse
+from pipelines.ces.sse import DEFAULT_MAX_EVENT_BYTES
 from pipelines.config import CesSettings
-from pipelines.protojson import deepjson
 
 __all__ = ["CesMcpClient", "ClientStats", "RetryPolicy"]
 
 logger = logging.getLogger("pipelines.ces.client")
 
-JSON_TYPE = "application/json"
-SSE_TYPE = "text/event-stream"
 
-_ERROR_BODY_LIMIT = 64 * 1024
-_MESSAGE_LIMIT = 500
-_SESSION_REQUIRED = re.compile(r"session|not initiali[sz]ed", re.IGNORECASE)
-_UNSUPPORTED_VERSION = re.compile(r"unsupported protocol version", re.IGNORECASE)
 _READ_ONLY_PREFIXES = ("get_", "list_")
 
 
@@ -111,147 +108,11 @@ class _Session:
     session_id: str | None
 
 
-@dataclass(frozen=True)
-class _Exchange:
-    """One JSON-RPC message ready to POST; `request_id` is None for a notification."""
-
-    method: str
-    tool: str | None
-    request_id: int | None
-    body: bytes
-    headers: dict[str, str]
-
-    @property
-    def label(self) -> str:
-        return f"{self.method} {self.tool}" if self.tool else self.method
-
-
-class _Reply(NamedTuple):
-    result: Any
-    session_id: str | None
-
-
-class _CountingBody:
-    """Iterates a response body once, adding up the bytes received."""
-
-    def __init__(self, response: httpx.Response):
-        self._chunks = response.iter_bytes()
-        self.total = 0
-
-    def __iter__(self) -> Iterator[bytes]:
-        for chunk in self._chunks:
-            self.total += len(chunk)
-            yield chunk
-
-    def read(self, limit: int | None = None) -> bytes:
-        parts: list[bytes] = []
-        size = 0
-        for chunk in self:
-            parts.append(chunk)
-            size += len(chunk)
-            if limit is not None and size >= limit:
-                break
-        return b"".join(parts)
-
-
-def _event_json(event: SseEvent) -> Any:
-    """An SSE event's JSON, parsed from the bytes received; data that is not valid UTF-8 is read
-    as the event-stream spec decodes it (U+FFFD for each bad sequence) before giving up."""
-    try:
-        return deepjson.loads(event.payload)
-    except orjson.JSONDecodeError:
-        return deepjson.loads(event.data)
-
-
-def _retry_after_seconds(value: str | None) -> float | None:
-    """Retry-After as seconds: either a number of seconds or an HTTP date."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
-
-
-class _ErrorBody(NamedTuple):
-    message: str | None
-    rpc_code: int | None = None
-    rpc_data: Any = None
-
-
-def _error_details(body: bytes) -> _ErrorBody:
-    """What an error body says: a JSON-RPC error, a Google API error, or plain text."""
-    try:
-        parsed = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return _ErrorBody(body.decode("utf-8", errors="replace").strip()[:_MESSAGE_LIMIT] or None)
-    error = parsed.get("error") if isinstance(parsed, dict) else None
-    if isinstance(error, str):
-        return _ErrorBody(error[:_MESSAGE_LIMIT])
-    if not isinstance(error, dict):
-        return _ErrorBody(body.decode("utf-8", errors="replace").strip()[:_MESSAGE_LIMIT] or None)
-    message = str(error.get("message") or "")
-    if "jsonrpc" in parsed:
-        code = error.get("code")
-        return _ErrorBody(
-            message[:_MESSAGE_LIMIT] or None, code if isinstance(code, int) else None, error.get("data")
-        )
-    # Google API error: {"error": {"code": 403, "message": ..., "status": ..., "details": [{"reason": ...}]}}
-    status = error.get("status")
-    reasons = [d["reason"] for d in error.get("details") or () if isinstance(d, dict) and d.get("reason")]
-    text = f"{status}: {message}" if status else message
-    if reasons:
-        text += f" (reason: {', '.join(map(str, reasons))})"
-    return _ErrorBody(text[:_MESSAGE_LIMIT] or None)
-
-
-def _is_response_to(message: Any, request_id: int) -> bool:
-    if not isinstance(message, dict) or ("result" not in message and "error" not in message):
-        return False
-    return message.get("id") == request_id or str(message.get("id")) == str(request_id)
-
-
-def _wants_handshake(error: CesError) -> bool:
-    """Does this rejection of a stateless request mean "open a session first"?
-
-    Session-era servers answer HTTP 400 saying a session id is missing (the MCP SDKs say
-    "Bad Request: Missing session ID", "Mcp-Session-Id header is required", "Server not
-    initialized"); a server that does not speak 2026-07-28 says the protocol version is
-    unsupported (-32022).
-    """
-    if isinstance(error, CesRpcError):
-        return error.code == protocol.UNSUPPORTED_PROTOCOL_VERSION and _offers_handshake(error.data)
-    if not isinstance(error, CesTransportError) or error.status_code != 400:
-        return False
-    if error.rpc_code == protocol.UNSUPPORTED_PROTOCOL_VERSION:
-        return _offers_handshake(error.rpc_data)
-    message = error.server_message or ""
-    return bool(_SESSION_REQUIRED.search(message) or _UNSUPPORTED_VERSION.search(message))
-
-
-def _offers_handshake(data: Any) -> bool:
-    """True unless the -32022 data lists supported versions and none is a handshake version."""
-    supported = data.get("supported") if isinstance(data, dict) else None
-    if not isinstance(supported, list):
-        return True
-    return any(version in protocol.HANDSHAKE_PROTOCOL_VERSIONS for version in supported)
-
-
 @functools.cache
 def tls_context() -> ssl.SSLContext:
-    """httpx's default TLS context (certificates checked against certifi's CA bundle, or the
-    `SSL_CERT_FILE` / `SSL_CERT_DIR` the environment names), built once per process and shared
-    by every client: building one parses ~150 CA certificates, ~30 ms of CPU, which a bulk
-    ingest used to pay for each partition's client. A context is safe to share between
-    clients and threads once built."""
+    """httpx's default TLS context (certifi's CA bundle, or `SSL_CERT_FILE` / `SSL_CERT_DIR`),
+    built once per process: each run opens clients of its own, and a context parses ~150 CA
+    certificates. Once built it is safe to share between clients and threads."""
     return httpx.create_ssl_context()
 
 
@@ -286,7 +147,6 @@ class CesMcpClient:
             initial_backoff_seconds=settings.retry_backoff_seconds,
         )
         self._max_event_bytes = max_event_bytes
-        self._drainer = StreamDrainer()
         self._lock = threading.Lock()
         self._session_lock = threading.Lock()
         self._session: _Session | None = None
@@ -309,7 +169,6 @@ class CesMcpClient:
         session, self._session = self._session, None
         if session is not None and session.session_id and not self._http.is_closed:
             self._terminate(session)
-        self._drainer.close()
         self._http.close()
 
     def __repr__(self) -> str:
@@ -399,7 +258,7 @@ class CesMcpClient:
         try:
             return self._send(self._build(method, params, session, tool), idempotent=idempotent).result
         except (CesTransportError, CesRpcError) as exc:
-            if session is None and _wants_handshake(exc):
+            if session is None and wants_handshake(exc):
                 logger.info("%s asks for an MCP session; falling back to the initialize handshake", self._url)
                 session = self._open_session(stale=None)
             elif session is not None and session.session_id and getattr(exc, "status_code", None) == 404:
@@ -420,7 +279,7 @@ class CesMcpClient:
 
     def _build(
         self, method: str, params: dict[str, Any] | None, session: _Session | None, tool: str | None = None
-    ) -> _Exchange:
+    ) -> Exchange:
         """The body and protocol headers of one message, for the protocol era in use."""
         headers = {"content-type": JSON_TYPE, "accept": f"{JSON_TYPE}, {SSE_TYPE}"}
         if method == "initialize":
@@ -444,7 +303,7 @@ class CesMcpClient:
             with self._lock:
                 request_id = next(self._ids)
             message["id"] = request_id
-        return _Exchange(method, tool, request_id, orjson.dumps(message), headers)
+        return Exchange(method, tool, request_id, orjson.dumps(message), headers)
 
     def _input_schema(self, tool: str) -> Any:
         with self._lock:
@@ -490,7 +349,7 @@ class CesMcpClient:
 
     # -- the exchange and its retries ----------------------------------------------------------
 
-    def _send(self, exchange: _Exchange, *, idempotent: bool) -> _Reply:
+    def _send(self, exchange: Exchange, *, idempotent: bool) -> Reply:
         """Every HTTP exchange goes through here: the one place that decides on sending again.
 
         Transient failures are retried by the retry policy. An HTTP 401 means the credentials
@@ -509,7 +368,7 @@ class CesMcpClient:
                 self._stats.credential_refreshes += 1
         return self._send_with_retries(exchange, attempt, idempotent=idempotent)
 
-    def _send_with_retries(self, exchange: _Exchange, attempt: _Attempt, *, idempotent: bool) -> _Reply:
+    def _send_with_retries(self, exchange: Exchange, attempt: _Attempt, *, idempotent: bool) -> Reply:
         def count(_error: BaseException, _failed_attempt: int, delay: float) -> None:
             with self._lock:
                 self._stats.retries += 1
@@ -530,31 +389,26 @@ class CesMcpClient:
             headers["x-goog-user-project"] = quota_project
         return headers, token
 
-    def _post(self, exchange: _Exchange, attempt: _Attempt | None = None) -> _Reply:
+    def _post(self, exchange: Exchange, attempt: _Attempt | None = None) -> Reply:
         """One HTTP attempt: paced, authenticated, timed and counted."""
         self._limiter.acquire()
         auth, token = self._auth_headers()
         if attempt is not None:
             attempt.token = token
         status: int | None = None
-        body: _CountingBody | None = None
+        body: CountingBody | None = None
         started = time.perf_counter()
         try:
             request = self._http.build_request(
                 "POST", self._url, content=exchange.body, headers={**exchange.headers, **auth}
             )
-            response: httpx.Response | None = self._http.send(request, stream=True)
+            response = self._http.send(request, stream=True)
             try:
                 status = response.status_code
-                body = _CountingBody(response)
-                reply = self._read(exchange, response, body, token)
-                if not response.is_closed:  # an SSE answer, left at its response event
-                    self._drainer.finish(response, body)
-                    response = None
-                return reply
+                body = CountingBody(response)
+                return read_answer(exchange, response, body, token, max_event_bytes=self._max_event_bytes)
             finally:
-                if response is not None:
-                    response.close()
+                response.close()
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
             # The request never left this machine: safe to send again, whatever the call.
             raise CesTransportError(
@@ -580,107 +434,8 @@ class CesMcpClient:
                 "POST %s status=%s elapsed=%.3fs bytes=%d", exchange.label, status, elapsed, received
             )
 
-    def _read(
-        self, exchange: _Exchange, response: httpx.Response, body: _CountingBody, token: str | None
-    ) -> _Reply:
-        status = response.status_code
-        if status >= 300:
-            raise self._http_error(exchange, response, body.read(_ERROR_BODY_LIMIT), token)
-        session_id = response.headers.get(protocol.SESSION_ID_HEADER)
-        if exchange.request_id is None:
-            return _Reply(None, session_id)
-        if status in (202, 204):
-            raise CesProtocolError(f"{exchange.label}: the server answered HTTP {status} without a response")
-        content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
-        if content_type == JSON_TYPE:
-            message = self._json_response(exchange, body.read())
-        elif content_type == SSE_TYPE:
-            message = self._sse_response(exchange, body)
-        else:
-            raise CesProtocolError(f"{exchange.label}: unexpected content type {content_type or 'none'!r}")
-        error = message.get("error")
-        if error is not None:
-            if not isinstance(error, dict):
-                raise CesProtocolError(f"{exchange.label}: malformed JSON-RPC error {str(error)[:200]!r}")
-            code = error.get("code")
-            raise CesRpcError(
-                code if isinstance(code, int) else 0,
-                _redact(str(error.get("message", "")), token),
-                error.get("data"),
-            )
-        return _Reply(message.get("result"), session_id)
 
-    def _json_response(self, exchange: _Exchange, raw: bytes) -> dict[str, Any]:
-        try:
-            parsed = deepjson.loads(raw)
-        except orjson.JSONDecodeError:
-            raise CesMalformedResponseError(
-                f"{exchange.label}: response body is not JSON ({len(raw)} bytes): {raw[:200]!r}"
-            ) from None
-        messages = parsed if isinstance(parsed, list) else [parsed]
-        assert exchange.request_id is not None
-        for message in messages:
-            if _is_response_to(message, exchange.request_id):
-                return message
-        # A server that could not read the request id answers an error with `id: null`.
-        if isinstance(parsed, dict) and parsed.get("id") is None and isinstance(parsed.get("error"), dict):
-            return parsed
-        raise CesProtocolError(
-            f"{exchange.label}: the JSON body holds no response to request {exchange.request_id}"
-        )
-
-    def _sse_response(self, exchange: _Exchange, body: _CountingBody) -> dict[str, Any]:
-        """The response event of an SSE stream; notifications and server requests are skipped."""
-        assert exchange.request_id is not None
-        events = 0
-        try:
-            for event in parse_sse(body, max_event_bytes=self._max_event_bytes):
-                events += 1
-                if event.event != "message":
-                    continue
-                try:
-                    message = _event_json(event)
-                except orjson.JSONDecodeError:
-                    raise CesMalformedResponseError(
-                        f"{exchange.label}: SSE event is not JSON: {event.data[:200]!r}"
-                    ) from None
-                if _is_response_to(message, exchange.request_id):
-                    return message
-                logger.debug(
-                    "skipping SSE message %s", message.get("method") if isinstance(message, dict) else ""
-                )
-        except SseFormatError as exc:
-            raise CesProtocolError(f"{exchange.label}: {exc}") from exc
-        raise CesTransportError(
-            f"{exchange.label}: the SSE stream from {self._url} ended after {events} event(s) "
-            f"without a response to request {exchange.request_id}"
-        )
-
-    def _http_error(
-        self, exchange: _Exchange, response: httpx.Response, raw: bytes, token: str | None
-    ) -> CesTransportError:
-        status = response.status_code
-        if status < 400:
-            location = response.headers.get("location", "")
-            return CesTransportError(
-                f"{exchange.label}: HTTP {status} redirect to {location!r} not followed; "
-                "set CES_MCP_URL to the final endpoint",
-                status_code=status,
-            )
-        details = _error_details(raw) if raw else _ErrorBody(None)
-        server_message = _redact(details.message, token) if details.message else None
-        return CesTransportError(
-            f"{exchange.label}: HTTP {status} {response.reason_phrase} from {self._url}"
-            + (f": {server_message}" if server_message else ""),
-            status_code=status,
-            retry_after=_retry_after_seconds(response.headers.get("retry-after")),
-            server_message=server_message,
-            rpc_code=details.rpc_code,
-            rpc_data=details.rpc_data,
-        )
-
-
-def _screened(exchange: _Exchange, reply: _Reply) -> _Reply:
+def _screened(exchange: Exchange, reply: Reply) -> Reply:
     """Raise a tool result that failed transiently (UNAVAILABLE, ...) inside the retry loop;
     any other result, failed or not, goes back to the caller as it is."""
     result = reply.result
@@ -691,8 +446,3 @@ def _screened(exchange: _Exchange, reply: _Reply) -> _Reply:
             if is_transient(exc):
                 raise
     return reply
-
-
-def _redact(text: str, token: str | None) -> str:
-    """A server may echo the credentials it rejected; they must not reach logs or messages."""
-    return text.replace(token, "***") if token else text
