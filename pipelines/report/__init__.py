@@ -16,8 +16,9 @@ from typing import Any
 
 import duckdb
 
-from pipelines.report.charts import Chart, build_charts
+from pipelines.report.charts import build_charts
 from pipelines.report.data import ReportData, read_report_data
+from pipelines.report.figures import Chart
 from pipelines.report.page import render_page
 from pipelines.warehouse.duck import Warehouse
 from pipelines.warehouse.lock import WarehouseBusyError
@@ -94,5 +95,5 @@ def write_report(warehouse_path: str, out_path: str, params: Mapping[str, Any] |
         charts=len(charts),
         charts_with_data=sum(chart.has_data for chart in charts),
         size_bytes=target.stat().st_size,
-        chart_ids=tuple(chart.id for chart in charts),
+        chart_ids=tuple(chart.heading.id for chart in charts),
     )

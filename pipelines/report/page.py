@@ -17,8 +17,9 @@ import plotly.io as pio
 from plotly.io.json import to_json_plotly
 from plotly.offline import get_plotlyjs
 
-from pipelines.report.charts import Chart, sections
+from pipelines.report.charts import sections
 from pipelines.report.data import Rows
+from pipelines.report.figures import Chart
 
 STATUS_ORDER = ("regressed", "gone", "new", "improved", "unchanged")
 """Worst news first: a subject takes the worst status of its metrics."""
@@ -35,7 +36,7 @@ def _figures_json(charts: list[Chart]) -> str:
     for chart in charts:
         figure = json.loads(to_json_plotly(chart.figure.to_plotly_json()))
         figure["layout"].pop("template", None)
-        figures.append({"id": chart.id, "data": figure["data"], "layout": figure["layout"]})
+        figures.append({"id": chart.heading.id, "data": figure["data"], "layout": figure["layout"]})
     return _script_json(json.dumps(figures, separators=(",", ":")))
 
 
@@ -49,10 +50,10 @@ def _sections_html(charts: list[Chart]) -> str:
         parts.append(f"<h2>{html.escape(section)}</h2>")
         parts.append('<div class="grid">')
         for chart in members:
-            wide = " wide" if chart.wide else ""
+            wide = " wide" if chart.heading.wide else ""
             parts.append(
-                f'<div class="card{wide}"><div id="{html.escape(chart.id)}" class="chart" '
-                f'role="img" aria-label="{html.escape(chart.title)}"></div></div>'
+                f'<div class="card{wide}"><div id="{html.escape(chart.heading.id)}" class="chart" '
+                f'role="img" aria-label="{html.escape(chart.heading.title)}"></div></div>'
             )
         parts.append("</div>")
     return "\n".join(parts)

@@ -1,0 +1,149 @@
+"""The dashboard's evaluation charts: per app, pass rate and latency across completed runs."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from pipelines.report.data import ReportData, Rows
+from pipelines.report.figures import Chart, Heading, empty_chart, finish, heatmap, short_name
+
+LATENCY_KINDS = (
+    ("tool", "Tools"),
+    ("llm_call", "Models"),
+    ("guardrail", "Guardrails"),
+    ("callback", "Callbacks"),
+)
+
+
+def _run_labels(rows: Rows) -> dict[str, str]:
+    """A short, unique x label per run, oldest first: app version and creation time (UTC)."""
+    runs = sorted(
+        {(row["create_time"], row["evaluation_run_name"], row["app_version_label"]) for row in rows}
+    )
+    labels: dict[str, str] = {}
+    for create_time, name, version in runs:
+        label = f"{version or '?'}<br>{create_time:%m-%d %H:%M}"
+        if label in labels.values():
+            label = f"{label}<br>{short_name(name)}"
+        labels[name] = label
+    return labels
+
+
+def pass_rate_chart(app: str, rows: Rows) -> Chart:
+    heading = Heading(
+        f"evaluation-pass-rate-{short_name(app)}",
+        "Evaluations",
+        f"{short_name(app)}: evaluation pass rate per run",
+        "passed / results per evaluation in each completed run, oldest run left; errors count as failures",
+        wide=True,
+    )
+    labels = _run_labels(rows)
+    return heatmap(
+        heading,
+        x=list(labels.values()),
+        y=sorted({str(row["evaluation_label"]) for row in rows}),
+        cells={(str(row["evaluation_label"]), labels[row["evaluation_run_name"]]): row for row in rows},
+        value="pass_rate",
+        text=lambda row: "" if row["pass_rate"] is None else f"{row['pass_rate']:.0%}",
+        hover=lambda row: (
+            f"{row['passed']} passed, {row['failed']} failed, {row['errors']} errors"
+            f" · {row['run_display_name'] or short_name(row['evaluation_run_name'])}"
+        ),
+        colorscale="RdYlGn",
+        colorbar={"title": {"text": "pass rate"}, "tickformat": ".0%"},
+        x_title="completed run: app version, created (UTC)",
+        y_title="evaluation",
+        zmax=1.0,
+    )
+
+
+def evaluation_latency_chart(app: str, rows: Rows) -> Chart:
+    heading = Heading(
+        f"evaluation-latency-{short_name(app)}",
+        "Evaluations",
+        f"{short_name(app)}: evaluation latency per run",
+        "p90 seconds of each tool, model, guardrail and callback in each completed run, oldest run left",
+        wide=True,
+    )
+    labels = _run_labels(rows)
+    kinds = [(kind, title) for kind, title in LATENCY_KINDS if any(row["kind"] == kind for row in rows)]
+    cols = 2 if len(kinds) > 1 else 1
+    grid_rows = (len(kinds) + cols - 1) // cols
+    figure = make_subplots(
+        rows=grid_rows,
+        cols=cols,
+        subplot_titles=[title for _, title in kinds],
+        horizontal_spacing=0.08,
+        vertical_spacing=0.32 / grid_rows,
+    )
+    for index, (kind, _) in enumerate(kinds):
+        position = {"row": index // cols + 1, "col": index % cols + 1}
+        series: dict[str, Rows] = defaultdict(list)
+        for row in rows:
+            if row["kind"] == kind:
+                series[str(row["label"])].append(row)
+        for name in sorted(series, key=str.lower):
+            points = sorted(series[name], key=lambda r: (r["create_time"], r["evaluation_run_name"]))
+            figure.add_trace(
+                go.Scatter(
+                    name=name,
+                    legendgroup=kind,
+                    legendgrouptitle={"text": dict(LATENCY_KINDS)[kind]},
+                    x=[labels[row["evaluation_run_name"]] for row in points],
+                    y=[row["p90_seconds"] for row in points],
+                    mode="lines+markers",
+                    customdata=[
+                        [row["p50_seconds"], row["p99_seconds"], row["call_count"]] for row in points
+                    ],
+                    hovertemplate="p90 %{y:.3f} s (p50 %{customdata[0]:.3f}, p99 %{customdata[1]:.3f},"
+                    " %{customdata[2]} calls)<extra>%{fullData.name}</extra>",
+                ),
+                **position,
+            )
+        figure.update_xaxes(
+            type="category",
+            categoryorder="array",
+            categoryarray=list(labels.values()),
+            tickangle=0,
+            **position,
+        )
+        figure.update_yaxes(title_text="p90 seconds", **position)
+    chart = finish(
+        figure,
+        heading,
+        "p90 seconds",
+        x_title="",
+        hovermode="closest",
+        height=330 * grid_rows + 130,
+        legend={"orientation": "v", "x": 1.02, "y": 1, "yanchor": "top", "groupclick": "toggleitem"},
+    )
+    figure.update_yaxes(rangemode="tozero")
+    return chart
+
+
+def evaluation_charts(data: ReportData) -> list[Chart]:
+    """A pass-rate chart and a latency chart per app with completed runs."""
+    apps = sorted(
+        {row["app"] for row in data.evaluation_pass_rates} | {row["app"] for row in data.evaluation_latency}
+    )
+    if not apps:
+        heading = Heading(
+            "evaluation-pass-rate",
+            "Evaluations",
+            "Evaluation pass rate per run",
+            "completed runs only",
+            wide=True,
+        )
+        return [empty_chart(heading, "No completed evaluation runs in this window")]
+    charts = []
+    for app in apps:
+        pass_rates = [row for row in data.evaluation_pass_rates if row["app"] == app]
+        latencies = [row for row in data.evaluation_latency if row["app"] == app]
+        if pass_rates:
+            charts.append(pass_rate_chart(app, pass_rates))
+        if latencies:
+            charts.append(evaluation_latency_chart(app, latencies))
+    return charts

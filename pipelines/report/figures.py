@@ -1,0 +1,207 @@
+"""The dashboard's chart shapes: bars per day, percentile lines and labelled heatmaps in Plotly.
+
+Every chart has a title, a one-line subtitle saying what is measured, labelled axes and UTC days
+on its x axis. A chart without data still appears, saying so, so the page keeps its shape.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+import plotly.graph_objects as go
+
+from pipelines.report.data import Rows
+
+DAY_AXIS = "Day (UTC)"
+HEIGHT = 390
+PERCENTILES = (("p50", "dot", "#2ca02c"), ("p90", "solid", "#1f77b4"), ("p99", "dash", "#d62728"))
+"""Percentile lines: name, dash style and colour, the same on every chart."""
+
+
+@dataclass(frozen=True)
+class Heading:
+    """Where a chart goes and what it says about itself."""
+
+    id: str
+    section: str
+    title: str
+    subtitle: str = ""
+    wide: bool = False
+
+
+@dataclass(frozen=True)
+class Chart:
+    """One chart of the page: its heading, the figure, and whether it had data."""
+
+    heading: Heading
+    figure: go.Figure
+    has_data: bool
+
+
+def day_label(value: Any) -> str:
+    return value.isoformat() if isinstance(value, date) else str(value)
+
+
+def days_of(rows: Rows) -> list[str]:
+    return sorted({day_label(row["day"]) for row in rows})
+
+
+def short_name(resource: Any) -> str:
+    return str(resource).rsplit("/", 1)[-1]
+
+
+def _title(heading: Heading) -> dict[str, Any]:
+    title: dict[str, Any] = {"text": heading.title, "x": 0.01, "xanchor": "left", "font": {"size": 16}}
+    if heading.subtitle:
+        title["subtitle"] = {"text": heading.subtitle, "font": {"size": 12, "color": "#57606a"}}
+    return title
+
+
+def finish(
+    figure: go.Figure,
+    heading: Heading,
+    y_title: str,
+    *,
+    x_title: str = DAY_AXIS,
+    days: int = 0,
+    **layout: Any,
+) -> Chart:
+    figure.update_layout(
+        title=_title(heading),
+        height=HEIGHT,
+        margin={"l": 70, "r": 20, "t": 86 if heading.subtitle else 60, "b": 60},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0},
+        hovermode="x unified",
+    )
+    figure.update_layout(**layout)
+    figure.update_yaxes(title_text=y_title, rangemode="tozero")
+    if x_title == DAY_AXIS:
+        figure.update_xaxes(type="date", tickformat="%Y-%m-%d", hoverformat="%Y-%m-%d (UTC)")
+        if days and days <= 14:
+            figure.update_xaxes(dtick=86_400_000, tick0="2000-01-01")
+    figure.update_xaxes(title_text=x_title)
+    return Chart(heading, figure, has_data=True)
+
+
+def empty_chart(heading: Heading, message: str) -> Chart:
+    figure = go.Figure()
+    figure.add_annotation(
+        text=message, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper", font={"size": 14}
+    )
+    figure.update_layout(
+        title=_title(heading),
+        height=HEIGHT,
+        xaxis={"visible": False},
+        yaxis={"visible": False},
+        margin={"l": 70, "r": 20, "t": 86 if heading.subtitle else 60, "b": 60},
+    )
+    return Chart(heading, figure, has_data=False)
+
+
+def by_series(rows: Rows, series: Callable[[dict[str, Any]], str], value: str) -> dict[str, dict[str, Any]]:
+    """{series: {day: value}}, largest series (by total) first."""
+    found: dict[str, dict[str, Any]] = defaultdict(dict)
+    for row in rows:
+        found[series(row)][day_label(row["day"])] = row[value]
+    totals = {name: sum(float(v or 0) for v in points.values()) for name, points in found.items()}
+    return {name: found[name] for name in sorted(found, key=lambda n: (-totals[n], n))}
+
+
+# -- generic shapes ---------------------------------------------------------------------------
+
+
+def bars_per_day(
+    heading: Heading,
+    rows: Rows,
+    series: Callable[[dict[str, Any]], str],
+    value: str,
+    y_title: str,
+    *,
+    empty: str,
+    stacked: bool = True,
+) -> Chart:
+    """One bar series per `series` value, days on x: stacked, or side by side."""
+    if not rows:
+        return empty_chart(heading, empty)
+    days = days_of(rows)
+    figure = go.Figure()
+    for name, points in by_series(rows, series, value).items():
+        figure.add_trace(go.Bar(name=name, x=days, y=[points.get(day, 0) for day in days]))
+    return finish(figure, heading, y_title, days=len(days), barmode="stack" if stacked else "group")
+
+
+def percentile_lines(
+    heading: Heading, rows: Rows, columns: Sequence[str], y_title: str, *, empty: str
+) -> Chart:
+    """p50, p90 and p99 lines over the days of `rows`; `columns` name the three values."""
+    measured = [row for row in rows if any(row[column] is not None for column in columns)]
+    if not measured:
+        return empty_chart(heading, empty)
+    ordered = sorted(measured, key=lambda row: day_label(row["day"]))
+    days = [day_label(row["day"]) for row in ordered]
+    figure = go.Figure()
+    for column, (name, dash, colour) in zip(columns, PERCENTILES, strict=True):
+        figure.add_trace(
+            go.Scatter(
+                name=name,
+                x=days,
+                y=[row[column] for row in ordered],
+                mode="lines+markers",
+                line={"dash": dash, "color": colour},
+            )
+        )
+    return finish(figure, heading, y_title, days=len(days))
+
+
+def heatmap(
+    heading: Heading,
+    *,
+    x: list[str],
+    y: list[str],
+    cells: dict[tuple[str, str], dict[str, Any]],
+    value: str,
+    text: Callable[[dict[str, Any]], str],
+    hover: Callable[[dict[str, Any]], str],
+    colorscale: str,
+    colorbar: dict[str, Any],
+    x_title: str,
+    y_title: str,
+    zmax: float | None = None,
+    days: int = 0,
+) -> Chart:
+    """A labelled grid: one cell per (y, x) of `cells`, coloured by `value`, written with `text`."""
+    grid = [[cells.get((row, column)) for column in x] for row in y]
+    figure = go.Figure(
+        go.Heatmap(
+            z=[[None if cell is None else cell[value] for cell in line] for line in grid],
+            x=x,
+            y=y,
+            text=[["" if cell is None else text(cell) for cell in line] for line in grid],
+            texttemplate="%{text}",
+            customdata=[["" if cell is None else hover(cell) for cell in line] for line in grid],
+            hovertemplate="%{y} · %{x}<br>%{customdata}<extra></extra>",
+            colorscale=colorscale,
+            zmin=0,
+            zmax=zmax,
+            colorbar=colorbar,
+            xgap=2,
+            ygap=2,
+        )
+    )
+    chart = finish(
+        figure,
+        heading,
+        y_title,
+        x_title=x_title,
+        days=days,
+        hovermode="closest",
+        height=max(HEIGHT, 30 * len(y) + 190),
+    )
+    figure.update_yaxes(rangemode="normal", autorange="reversed")
+    if x_title != DAY_AXIS:
+        figure.update_xaxes(type="category")
+    return chart

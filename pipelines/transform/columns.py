@@ -1,0 +1,202 @@
+"""The flattener's column buffers, and their conversion to Arrow a whole column at a time.
+
+The walk appends raw values to Python lists; here those lists become Arrow arrays. Timestamps,
+durations and JSON members are checked as they are converted (vectorised in Arrow, row by row
+only when a column holds a value that does not parse, to say which and why), and the position
+columns of spans and chunks are computed from their owners' counts instead of being appended.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from msgspec import Raw
+
+from pipelines.protojson.timeparse import (
+    TimeFormatError,
+    duration_column,
+    parse_duration_seconds,
+    parse_timestamp_nanos,
+    timestamp_column,
+)
+from pipelines.transform.schemas import (
+    CHUNKS,
+    CONVERSATIONS,
+    JSON,
+    MESSAGES,
+    SPANS,
+    TIMESTAMP,
+    TURNS,
+    TableSpec,
+)
+
+_OPEN_BRACE, _LETTER_N = ord("{"), ord("n")
+_STRUCT_KINDS = frozenset({"payload", "updated_variables", "default_variables"})
+"""Chunk kinds whose payload is a Struct (a JSON object); a kind added later may hold any JSON."""
+_MAX_STRING_BYTES = 2**31 - 1
+
+TIMESTAMP_COLUMNS = {
+    "conversations": ("start_time", "end_time"),
+    "turns": ("start_time",),
+    "messages": ("event_time",),
+    "spans": ("start_time", "end_time"),
+}
+DURATION_COLUMNS = {"turns": ("duration_seconds",), "spans": ("duration_seconds",)}
+
+
+@dataclass(frozen=True)
+class Positions:
+    """A child table's position columns, computed when a batch is converted instead of being
+    appended row by row: its rows come in runs, one per row of the owner table, as long as the
+    owner's `count` says. Each row repeats its owner's `inherited` columns and is numbered
+    from 0 within the run (`position`)."""
+
+    owner: str
+    count: str
+    inherited: tuple[str, ...]
+    position: str
+
+
+POSITIONS = {
+    SPANS.name: Positions(TURNS.name, "span_count", ("turn_index",), "span_id"),
+    CHUNKS.name: Positions(MESSAGES.name, "chunk_count", ("turn_index", "message_index"), "chunk_index"),
+}
+
+
+class TableColumns:
+    """The value lists of one table, one list per column (conversation_name is derived, and so
+    are the `POSITIONS` columns), and where each conversation's rows end."""
+
+    __slots__ = ("lists", "offsets", "spec")
+
+    def __init__(self, spec: TableSpec):
+        self.spec = spec
+        skip = {"conversation_name"} | ({"duration_seconds"} if spec is CONVERSATIONS else set())
+        if spec.name in POSITIONS:
+            positions = POSITIONS[spec.name]
+            skip |= {*positions.inherited, positions.position}
+        self.lists: dict[str, list[Any]] = {f.name: [] for f in spec.schema if f.name not in skip}
+        self.offsets: list[int] = [0]
+        """Row count after each conversation of the batch: which rows belong to which."""
+
+    @property
+    def rows(self) -> int:
+        return len(next(iter(self.lists.values())))
+
+    def truncate(self, rows: int) -> None:
+        for values in self.lists.values():
+            del values[rows:]
+
+    def keep(self, conversations: Sequence[int]) -> None:
+        """Keep only the rows of these conversations (by their index in the batch)."""
+        spans = [(self.offsets[i], self.offsets[i + 1]) for i in conversations]
+        for name, values in self.lists.items():
+            self.lists[name] = [value for start, end in spans for value in values[start:end]]
+        self.offsets = [0, *np.cumsum([end - start for start, end in spans], dtype=np.int64).tolist()]
+
+    def clear(self) -> None:
+        for values in self.lists.values():
+            values.clear()
+        self.offsets[1:] = []
+
+    def owners(self, rows: np.ndarray) -> np.ndarray:
+        """The index in the batch of the conversation each of these rows belongs to."""
+        return np.searchsorted(np.asarray(self.offsets, dtype=np.int64), rows, side="right") - 1
+
+
+def positioned(owner: pa.RecordBatch, positions: Positions, rows: int) -> dict[str, pa.Array]:
+    """The position columns of a child table with `rows` rows, from its owner's batch."""
+    counts = owner.column(positions.count).to_numpy(zero_copy_only=False)
+    owner_rows = np.repeat(np.arange(len(counts)), counts)
+    run_starts = np.cumsum(counts) - counts
+    columns = {name: owner.column(name).take(owner_rows) for name in positions.inherited}
+    columns[positions.position] = pa.array((np.arange(rows) - run_starts[owner_rows]).astype(np.int32))
+    return columns
+
+
+def check_column(
+    spec: TableSpec, column: str, lists: dict[str, list[Any]]
+) -> tuple[dict[int, str], pa.Array]:
+    """The rows of a timestamp, duration or JSON column whose value does not hold, each with
+    what is wrong with it; and the column converted (meaningful only when none is wrong)."""
+    values = lists[column]
+    if column in spec.json_columns:
+        return _bad_json(values, lists["chunk_type"] if spec is CHUNKS else None)
+    strings = pa.array(values, type=pa.string())
+    if column in DURATION_COLUMNS.get(spec.name, ()):
+        seconds = duration_column(strings)
+        if seconds is not None:
+            return {}, seconds
+        parse: Callable[[str], Any] = parse_duration_seconds
+    else:
+        micros = timestamp_column(strings)
+        if micros is not None:
+            return {}, micros.cast(TIMESTAMP)
+        parse = parse_timestamp_nanos
+    bad, parsed = {}, []
+    for row, value in enumerate(values):
+        try:
+            parsed.append(None if value is None else parse(value))
+        except TimeFormatError as exc:
+            bad[row] = str(exc)
+            parsed.append(None)
+    if parse is parse_duration_seconds:
+        return bad, pa.array(parsed, pa.float64())
+    return bad, pa.array([None if n is None else n // 1_000 for n in parsed], pa.int64()).cast(TIMESTAMP)
+
+
+def _bad_json(values: list[Raw], kinds: list[str | None] | None) -> tuple[dict[int, str], pa.Array]:
+    """Rows of a JSON column whose member is neither an object (a Struct) nor null, or not
+    UTF-8, judged by each text's first byte (msgspec hands out only well-formed JSON as `Raw`).
+    In a chunk's payload column (`kinds` given) only the Struct kinds must be objects: the
+    value of a kind added to the API later may be any JSON."""
+    column, first, lengths = _json_texts(values, JSON)
+    allowed = (lengths == 0) | (first == _OPEN_BRACE) | ((first == _LETTER_N) & (lengths == 4))
+    if kinds is not None:
+        allowed |= ~np.isin(np.asarray(kinds, dtype=object), list(_STRUCT_KINDS))
+    bad = dict.fromkeys(np.flatnonzero(~allowed).tolist(), "expected an object (Struct)")
+    try:
+        column.validate(full=True)
+    except pa.ArrowInvalid:
+        for row, value in enumerate(values):
+            try:
+                bytes(value).decode("utf-8")
+            except UnicodeDecodeError:
+                bad.setdefault(row, "not UTF-8")
+    return bad, column
+
+
+def timestamps(values: list[str | None], *, nanos: bool = False) -> pa.Array:
+    """Nanoseconds (or microseconds) since the epoch, int64, for checked timestamp strings."""
+    column = timestamp_column(pa.array(values, type=pa.string()), nanos=nanos)
+    if column is not None:
+        return column
+    scale = 1 if nanos else 1_000
+    return pa.array([None if s is None else parse_timestamp_nanos(s) // scale for s in values], pa.int64())
+
+
+def _json_texts(values: list[Raw], type_: pa.DataType) -> tuple[pa.Array, np.ndarray, np.ndarray]:
+    """The JSON column, and each text's first byte (0 when absent) and length."""
+    lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+    offsets = np.zeros(len(values) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    joined = b"".join(values)
+    data = np.frombuffer(joined, dtype=np.uint8)
+    sent = lengths > 0
+    first = np.zeros(len(values), dtype=np.uint8)
+    first[sent] = data[offsets[:-1][sent]]
+    valid = sent & ~((first == _LETTER_N) & (lengths == 4))
+    if offsets[-1] > _MAX_STRING_BYTES:  # more text than a string column's 32-bit offsets reach
+        texts = [
+            bytes(value).decode() if ok else None for value, ok in zip(values, valid.tolist(), strict=True)
+        ]
+        return pa.array(texts, pa.large_string()).cast(type_), first, lengths
+    validity = None if valid.all() else pa.array(valid).buffers()[1]
+    column = pa.Array.from_buffers(
+        type_, len(values), [validity, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(joined)]
+    )
+    return column, first, lengths
