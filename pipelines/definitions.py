@@ -13,6 +13,7 @@ from pipelines.orchestration.conversation_assets import conversation_assets, con
 from pipelines.orchestration.evaluation_assets import (
     EVALUATION_ASSETS,
     ingest_evaluation_runs_job,
+    rebuild_evaluation_runs_job,
     start_evaluation_job,
     started_evaluation_sensor,
     unfinished_evaluation_runs_sensor,
@@ -42,6 +43,7 @@ def build_definitions(settings: Settings) -> dg.Definitions:
             ingest_job,
             rebuild_job,
             ingest_evaluation_runs_job,
+            rebuild_evaluation_runs_job,
             start_evaluation_job,
             report_dashboard_job,
         ],

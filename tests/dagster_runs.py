@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 import dagster as dg
@@ -56,3 +58,18 @@ def _persistent(instance: dg.DagsterInstance) -> Iterator[dg.DagsterInstance]:
         return
     with dg.instance_for_test() as persistent:
         yield persistent
+
+
+@contextmanager
+def instance_at(home: Path) -> Iterator[dg.DagsterInstance]:
+    """The Dagster instance whose home is `home` (what a CLI run there used)."""
+    previous = os.environ.get("DAGSTER_HOME")
+    os.environ["DAGSTER_HOME"] = str(home)
+    try:
+        with dg.DagsterInstance.get() as instance:
+            yield instance
+    finally:
+        if previous is None:
+            del os.environ["DAGSTER_HOME"]
+        else:
+            os.environ["DAGSTER_HOME"] = previous

@@ -9,7 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import dagster as dg
 import pytest
+from dagster_runs import instance_at
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
 from pipelines.transform.schemas import ALL_TABLES
@@ -49,18 +51,8 @@ def table_contents(path: Path) -> dict[str, list[tuple]]:
 
 def materialized(workdir: Path, asset: str) -> set[tuple[str, str]]:
     """The (app, day) partitions of `asset` the instance in the work folder records as loaded."""
-    import dagster as dg
-
-    previous = os.environ.get("DAGSTER_HOME")
-    os.environ["DAGSTER_HOME"] = str(workdir / "dagster_home")
-    try:
-        with dg.DagsterInstance.get() as instance:
-            keys = instance.get_materialized_partitions(dg.AssetKey(asset.split("/")))
-    finally:
-        if previous is None:
-            del os.environ["DAGSTER_HOME"]
-        else:
-            os.environ["DAGSTER_HOME"] = previous
+    with instance_at(workdir / "dagster_home") as instance:
+        keys = instance.get_materialized_partitions(dg.AssetKey(asset.split("/")))
     return {tuple(key.split("|")) for key in keys}  # type: ignore[misc]
 
 
@@ -127,7 +119,10 @@ def test_ingests_and_rebuilds_give_the_same_rows_and_query_reads_them(workdir: P
     rebuilt = cli("rebuild", *window, env=env, cwd=workdir)
     assert rebuilt.returncode == 0, rebuilt.stderr
     assert "rebuilt 2 partitions in 1 run: 12 conversations loaded" in rebuilt.stderr
-    assert "evaluation runs: 2 fetches replayed" in rebuilt.stderr
+    assert "evaluation runs: 2 fetches of 1 apps loaded (4 run rows" in rebuilt.stderr
+    with instance_at(workdir / "dagster_home") as instance:  # the replay is a Dagster run too
+        replays = instance.get_run_records(dg.RunsFilter(job_name="rebuild_evaluation_runs"))
+        assert [r.dagster_run.status for r in replays] == [dg.DagsterRunStatus.SUCCESS]
     assert table_contents(workdir / "warehouse.duckdb") == before
 
     nothing = cli("rebuild", "--since", "2026-10-01", "--until", "2026-10-03", env=env, cwd=workdir)

@@ -22,6 +22,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+from dagster_runs import instance_at
 
 from pipelines.ces.client import CesMcpClient
 from pipelines.ces.ratelimit import RateLimiter
@@ -318,8 +319,6 @@ def test_a_killed_cli_ingest_does_not_block_the_next(simulator, tmp_path: Path) 
     ingest completes, and the instance records both runs: the killed one as it was left."""
     import shutil
 
-    import dagster as dg
-
     url, _ = simulator
     root = Path(__file__).resolve().parent.parent
     (tmp_path / "dagster_home").mkdir()  # the project's instance settings, none of its local runs
@@ -360,16 +359,8 @@ def test_a_killed_cli_ingest_does_not_block_the_next(simulator, tmp_path: Path) 
     )
     assert rerun.returncode == 0, rerun.stderr
     assert len(warehouse_rows(tmp_path)["conversations"]) == SCALE.conversations_per_day
-    previous = os.environ.get("DAGSTER_HOME")
-    os.environ["DAGSTER_HOME"] = str(tmp_path / "dagster_home")
-    try:
-        with dg.DagsterInstance.get() as instance:
-            statuses = sorted(run.status.value for run in instance.get_runs())
-    finally:
-        if previous is None:
-            del os.environ["DAGSTER_HOME"]
-        else:
-            os.environ["DAGSTER_HOME"] = previous
+    with instance_at(tmp_path / "dagster_home") as instance:
+        statuses = sorted(run.status.value for run in instance.get_runs())
     assert statuses == ["STARTED", "SUCCESS"]
 
 

@@ -8,6 +8,7 @@ row for each run whose state or progress changed since the last one stored.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -195,17 +196,16 @@ def load_observation_file(lake: Lake, warehouse: Warehouse, app: str, path: str)
     return load_evaluation_observation(warehouse, app, replay_evaluation_records(lake.read_jsonl(path)), day)
 
 
-def rebuild_evaluations(lake: Lake, warehouse: Warehouse, apps: Sequence[str] | None = None) -> int:
-    """Replay every evaluation observation file, oldest first, into the warehouse (no API call).
+def replay_observations(lake: Lake, warehouse: Warehouse, app: str) -> tuple[int, dict[str, int]]:
+    """Replay every observation file of `app`, oldest first, into the warehouse (no API call):
+    the number of files and the rows written per table, summed.
 
     Loading is idempotent and an older observation never overwrites a newer one, so the
-    replay yields the same runs, results and snapshots as the original loads. Returns the
-    number of files replayed.
+    replay yields the same runs, results and snapshots as the original loads.
     """
-    replayed = 0
-    for app, path in lake.observations(EVALUATION_RUNS_DATASET):
-        if apps and app not in apps:
-            continue
-        load_observation_file(lake, warehouse, app, path)
-        replayed += 1
-    return replayed
+    files, totals = 0, Counter[str]()
+    for owner, path in lake.observations(EVALUATION_RUNS_DATASET):
+        if owner == app:
+            totals.update(load_observation_file(lake, warehouse, app, path))
+            files += 1
+    return files, dict(totals)

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import dagster as dg
 from pydantic import Field
 
-from pipelines.ingest.evaluations import fetch_evaluation_runs, load_observation_file
+from pipelines.ingest.evaluations import fetch_evaluation_runs, load_observation_file, replay_observations
 from pipelines.ingest.trigger import start_evaluation
 from pipelines.orchestration.checks import EVALUATION_CHECK_SPECS, evaluation_check_results
 from pipelines.orchestration.keys import RAW_EVALUATION_RUNS, WAREHOUSE_EVALUATIONS, rows_metadata
@@ -70,6 +70,13 @@ def evaluation_run_observations(
     )
 
 
+class EvaluationLoadConfig(dg.Config):
+    """`replay`: load every fetch of the app kept in the raw lake, oldest first (a rebuild),
+    instead of the latest."""
+
+    replay: bool = False
+
+
 @dg.asset(
     key=WAREHOUSE_EVALUATIONS,
     deps=[RAW_EVALUATION_RUNS],
@@ -81,23 +88,39 @@ def evaluation_run_observations(
     "evaluations, results, errors, snapshots) and their rejects.",
 )
 def warehouse_evaluation_tables(
-    context: dg.AssetExecutionContext, lake: LakeResource, warehouse: WarehouseResource
+    context: dg.AssetExecutionContext,
+    config: EvaluationLoadConfig,
+    lake: LakeResource,
+    warehouse: WarehouseResource,
 ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
-    """Load the app's latest fetch (its observation file) into the evaluation tables."""
+    """Load the app's latest fetch (its observation file), or replay all of them, into the
+    evaluation tables."""
+    app = context.partition_key
+    if config.replay:
+        files, rows = replay_observations(lake.lake(), warehouse.warehouse(), app)
+    else:
+        files, rows = (
+            1,
+            load_observation_file(lake.lake(), warehouse.warehouse(), app, _latest_fetch(context)),
+        )
+    context.log.info(f"{app}: loaded {files} evaluation run fetches: {rows}")
+    metadata = {**rows_metadata(rows, EVALUATION_RUNS.name), "fetches_loaded": files}
+    yield dg.MaterializeResult(metadata=metadata)
+    if rows[REJECTS.name]:
+        context.log.warning(f"{rows[REJECTS.name]} evaluation objects rejected: see the rejects table")
+    with warehouse.warehouse().connect(read_only=True) as conn:
+        yield from evaluation_check_results(conn, app)
+
+
+def _latest_fetch(context: dg.AssetExecutionContext) -> str:
+    """The observation file of the partition's latest `raw/evaluation_runs` materialization."""
     app = context.partition_key
     latest = context.instance.fetch_materializations(
         dg.AssetRecordsFilter(asset_key=RAW_EVALUATION_RUNS, asset_partitions=[app]), limit=1, ascending=False
     ).records
     if not latest or latest[0].asset_materialization is None:
         raise dg.Failure(f"no evaluation run fetch of {app} to load: materialize raw/evaluation_runs first")
-    path = latest[0].asset_materialization.metadata["observation_file"].value
-    rows = load_observation_file(lake.lake(), warehouse.warehouse(), app, path)
-    context.log.info(f"{app}: loaded {rows}")
-    yield dg.MaterializeResult(metadata=rows_metadata(rows, EVALUATION_RUNS.name))
-    if rows[REJECTS.name]:
-        context.log.warning(f"{rows[REJECTS.name]} evaluation objects rejected: see the rejects table")
-    with warehouse.warehouse().connect(read_only=True) as conn:
-        yield from evaluation_check_results(conn, app)
+    return latest[0].asset_materialization.metadata["observation_file"].value
 
 
 EVALUATION_ASSETS = [evaluation_run_observations, warehouse_evaluation_tables]
@@ -106,6 +129,15 @@ ingest_evaluation_runs_job = dg.define_asset_job(
     "ingest_evaluation_runs",
     selection=dg.AssetSelection.assets(*EVALUATION_ASSETS),
     description="Fetch every evaluation run (and result) of the configured apps and load them.",
+)
+
+REPLAY_RUN_CONFIG = dg.RunConfig(ops={"warehouse__evaluation_tables": EvaluationLoadConfig(replay=True)})
+
+rebuild_evaluation_runs_job = dg.define_asset_job(
+    "rebuild_evaluation_runs",
+    selection=dg.AssetSelection.assets(warehouse_evaluation_tables),
+    config=REPLAY_RUN_CONFIG,
+    description="Replay every evaluation run fetch kept in the raw lake into the warehouse (no API call).",
 )
 
 

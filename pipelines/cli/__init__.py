@@ -1,0 +1,106 @@
+"""`ces-pipeline`: ingest, rebuild, query, report, simulate and demo from the command line."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from rich.markup import escape
+
+from pipelines.cli.common import UserError, console, parse_day
+from pipelines.cli.loads import cmd_evaluate, cmd_ingest, cmd_rebuild
+from pipelines.cli.local import add_scale_options, cmd_demo, cmd_dev, cmd_simulate
+from pipelines.cli.reads import cmd_query, cmd_report
+from pipelines.config import ConfigError, Settings, load_dotenv_file
+
+
+def _add_partition_options(parser: argparse.ArgumentParser) -> None:
+    """The options `ingest` and `rebuild` share: the UTC days and the apps."""
+    parser.add_argument("--since", type=parse_day, required=True, help="first UTC day, YYYY-MM-DD")
+    parser.add_argument(
+        "--until", type=parse_day, required=True, help="the UTC day after the last (exclusive)"
+    )
+    parser.add_argument("--skip-evaluations", action="store_true", help="conversations only")
+    parser.add_argument(
+        "--app", action="append", help="only this app (repeatable); default: every app of CES_APPS"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ces-pipeline", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    ingest = commands.add_parser("ingest", help="ingest conversations started in [since, until) (UTC)")
+    _add_partition_options(ingest)
+    ingest.set_defaults(func=cmd_ingest)
+
+    evaluate = commands.add_parser("evaluate", help="start an evaluation run, wait for it to start, load it")
+    evaluate.add_argument("--app", required=True, help="projects/{p}/locations/{l}/apps/{a}")
+    evaluate.add_argument("--evaluations", help="comma-separated evaluation ids or names")
+    evaluate.add_argument("--dataset", help="evaluation dataset id or name")
+    evaluate.add_argument("--app-version")
+    evaluate.add_argument("--display-name")
+    evaluate.add_argument("--poll-seconds", type=float, default=2.0)
+    evaluate.set_defaults(func=cmd_evaluate)
+
+    rebuild = commands.add_parser(
+        "rebuild", help="re-derive Parquet and warehouse from the raw lake (no API)"
+    )
+    _add_partition_options(rebuild)
+    rebuild.set_defaults(func=cmd_rebuild)
+
+    query = commands.add_parser("query", help="run a named query from sql/queries/")
+    query.add_argument("name", nargs="?")
+    query.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    query.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
+    query.add_argument("--list", action="store_true", help="list the named queries")
+    query.set_defaults(func=cmd_query)
+
+    report = commands.add_parser(
+        "report", help="write the dashboard: one self-contained HTML file, viewable offline"
+    )
+    report.add_argument("--out", help="where to write it (default: report.html beside the warehouse)")
+    report.add_argument("--app", help="only this app (full resource name or app id)")
+    report.add_argument("--since", type=parse_day, help="first UTC day included")
+    report.add_argument("--until", type=parse_day, help="first UTC day excluded")
+    report.set_defaults(func=cmd_report)
+
+    simulate = commands.add_parser("simulate", help="serve the local CES MCP simulator")
+    simulate.add_argument("--host", default="127.0.0.1")
+    simulate.add_argument("--port", type=int, default=8765, help="0 picks a free port")
+    add_scale_options(simulate)
+    simulate.set_defaults(func=cmd_simulate)
+
+    demo = commands.add_parser("demo", help="simulator → ingest → row counts and a trend table")
+    add_scale_options(demo)
+    demo.set_defaults(func=cmd_demo)
+
+    dev = commands.add_parser("dev", help="the simulator and the Dagster UI together, on the demo's data")
+    dev.add_argument("--ui-port", type=int, default=3000, help="port of the Dagster UI")
+    add_scale_options(dev)
+    dev.set_defaults(func=cmd_dev)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; a user error is one line on stderr and a non-zero exit, never a traceback."""
+    from pipelines.ces.errors import CesError
+    from pipelines.warehouse.duck import WarehouseSchemaError
+    from pipelines.warehouse.lock import WarehouseBusyError
+
+    load_dotenv_file()
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args, Settings.from_env())
+    except ConfigError as exc:
+        console.print(f"[red]configuration error: {escape(str(exc))}", soft_wrap=True)
+        return 2
+    except UserError as exc:
+        console.print(f"[red]error: {escape(str(exc))}", soft_wrap=True)
+        return 2
+    except (CesError, WarehouseBusyError, WarehouseSchemaError) as exc:
+        console.print(f"[red]error: {escape(str(exc))}", soft_wrap=True)
+        return 1
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted")
+        return 130

@@ -1,0 +1,233 @@
+"""`ingest`, `rebuild` and `evaluate`: loads, each a Dagster run in the instance, with progress."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections import Counter
+from collections.abc import Sequence
+from datetime import UTC, date, datetime, timedelta
+
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from pipelines.cli.common import UserError, console, days_between, out
+from pipelines.config import CesSettings, Settings
+
+
+def _window(settings: Settings, since: date, until: date) -> list[date]:
+    """The UTC days [since, until), all of them daily partitions."""
+    days = days_between(since, until)
+    first = settings.orchestration.start_date
+    if since < first:
+        raise UserError(
+            f"--since {since} is before the first daily partition, {first}: set CES_START_DATE={since} "
+            "to ingest earlier days"
+        )
+    last = datetime.now(UTC).date()
+    if days[-1] > last:
+        raise UserError(f"--until {until} is after tomorrow (UTC): there is nothing to ingest after {last}")
+    return days
+
+
+def _partition_progress() -> Progress:
+    """A bar over partitions with a line of counts (the task's `detail` field)."""
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[detail]}"),
+        TimeElapsedColumn(),
+        console=console,
+    )
+
+
+_JOBS = {"ingest": ("ingest_conversations", "ingested"), "rebuild": ("rebuild_conversations", "rebuilt")}
+
+
+def load_conversations(settings: Settings, command: str, partitions: list[tuple[str, date]]) -> int:
+    """Run the command's job over the partitions, one run per range, with a live progress display."""
+    from pipelines.definitions import build_definitions
+    from pipelines.orchestration.launch import PlannedRun, RunOutcome, dagster_instance, execute_runs
+    from pipelines.orchestration.partitions import plan_runs, register_apps
+
+    job_name, verb = _JOBS[command]
+    orchestration = settings.orchestration
+    instance = dagster_instance(orchestration.api_concurrency)
+    register_apps(instance, [app for app, _ in partitions])
+    ranges = plan_runs(partitions, orchestration.days_per_run)
+    totals = {"conversations": 0, "pages": 0, "requests": 0, "rejects": 0}
+    failures: list[RunOutcome] = []
+    warnings: Counter[str] = Counter()
+    started = time.monotonic()
+    with _partition_progress() as progress:
+        task = progress.add_task(f"{verb} partitions", total=len(partitions), detail=f"{len(ranges)} runs")
+
+        def on_outcome(outcome: RunOutcome) -> None:
+            totals["conversations"] += outcome.value("warehouse/conversation_tables", "conversations_rows")
+            totals["pages"] += outcome.value("raw/conversation_pages", "pages")
+            totals["requests"] += outcome.value("raw/conversation_pages", "requests")
+            totals["rejects"] += outcome.value("warehouse/conversation_tables", "rejects_rows")
+            if not outcome.success:
+                failures.append(outcome)
+                progress.console.print(f"[red]✗ {escape(outcome.label)}: {escape(str(outcome.error))}")
+            for check in outcome.failed_checks:
+                if "(WARN)" in check:
+                    warnings[check.removesuffix(" (WARN)")] += 1
+                else:
+                    progress.console.print(f"[red]check failed for {escape(outcome.label)}: {escape(check)}")
+            rate = totals["conversations"] / max(time.monotonic() - started, 1e-9)
+            detail = f"{totals['conversations']} conversations · {rate:.0f}/s"
+            if command == "ingest":
+                detail = f"{totals['pages']} pages · {totals['requests']} requests · {detail}"
+            progress.update(task, advance=outcome.partitions, detail=detail)
+
+        execute_runs(
+            build_definitions(settings),
+            job_name,
+            [PlannedRun.for_range(run) for run in ranges],
+            instance=instance,
+            on_outcome=on_outcome,
+        )
+    if totals["rejects"]:
+        console.print(f"[yellow]{totals['rejects']} objects rejected: see the rejects table.")
+    for check, count in sorted(warnings.items()):
+        console.print(f"[yellow]warning: {escape(check)} in {count} of {len(ranges)} runs.")
+    if failures:
+        console.print(f"[red]{len(failures)} of {len(ranges)} runs failed. Retry one alone with:")
+        by_label = {run.label: run for run in ranges}
+        for failure in failures:
+            run = by_label[failure.label]
+            window = f"--since {run.first} --until {run.last + timedelta(days=1)}"
+            console.print(f"  ces-pipeline {command} {window} --app {run.app}", soft_wrap=True, markup=False)
+        return 1
+    console.print(
+        f"[green]{verb} {len(partitions)} partitions in {len(ranges)} run{'s' if len(ranges) != 1 else ''}: "
+        f"{totals['conversations']} conversations loaded."
+    )
+    return 0
+
+
+def load_evaluations(
+    settings: Settings, apps: Sequence[str], run_config: dict | None = None, *, replay: bool = False
+) -> int:
+    """Run the evaluation run job for each app (or, with `replay`, the job that reloads every
+    fetch kept in the raw lake) and report what it loaded."""
+    from pipelines.definitions import build_definitions
+    from pipelines.orchestration.launch import PlannedRun, dagster_instance, execute_runs
+    from pipelines.orchestration.partitions import register_apps
+
+    instance = dagster_instance(settings.orchestration.api_concurrency)
+    register_apps(instance, apps)
+    with console.status("replaying evaluation run fetches" if replay else "fetching evaluation runs"):
+        outcomes = execute_runs(
+            build_definitions(settings),
+            "rebuild_evaluation_runs" if replay else "ingest_evaluation_runs",
+            [PlannedRun.for_partition(app) for app in apps],
+            instance=instance,
+            run_config=run_config,
+        )
+    failed = [outcome for outcome in outcomes if not outcome.success]
+    for outcome in failed:
+        console.print(f"[red]✗ evaluation runs of {escape(outcome.label)}: {escape(str(outcome.error))}")
+    runs = sum(outcome.value("warehouse/evaluation_tables", "evaluation_runs_rows") for outcome in outcomes)
+    results = sum(
+        outcome.value("warehouse/evaluation_tables", "evaluation_results_rows") for outcome in outcomes
+    )
+    fetches = sum(outcome.value("warehouse/evaluation_tables", "fetches_loaded") for outcome in outcomes)
+    console.print(
+        f"[green]evaluation runs: {fetches} fetches of {len(outcomes) - len(failed)} apps loaded "
+        f"({runs} run rows, {results} result rows written)."
+    )
+    return 1 if failed else 0
+
+
+def _apps(settings: Settings, chosen: Sequence[str] | None) -> list[str]:
+    apps = list(chosen or settings.ces.apps)
+    if not apps:
+        raise UserError(
+            "CES_APPS is not set: name the apps to ingest, e.g. "
+            "export CES_APPS=projects/my-project/locations/us/apps/my-app"
+        )
+    CesSettings(apps=tuple(apps))  # validates --app values like CES_APPS
+    return apps
+
+
+def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
+    apps = _apps(settings, args.app)
+    partitions = [(app, day) for day in _window(settings, args.since, args.until) for app in apps]
+    conversations = load_conversations(settings, "ingest", partitions)
+    evaluations = 0 if args.skip_evaluations else load_evaluations(settings, apps)
+    return max(conversations, evaluations)
+
+
+def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
+    from pipelines.ces.client import CesMcpClient
+    from pipelines.ingest.trigger import EvaluationTriggerError, start_evaluation
+    from pipelines.lake.store import Lake
+
+    evaluations = [e.strip() for e in (args.evaluations or "").split(",") if e.strip()]
+    if bool(evaluations) == bool(args.dataset):
+        raise UserError("give exactly one of --evaluations a,b or --dataset D")
+    lake = Lake(settings.storage.lake)
+    try:
+        with (
+            CesMcpClient(settings.ces) as client,
+            console.status("waiting for the evaluation to start") as status,
+        ):
+            started = start_evaluation(
+                client,
+                lake,
+                args.app,
+                evaluations=evaluations or None,
+                evaluation_dataset=args.dataset,
+                display_name=args.display_name,
+                app_version=args.app_version,
+                poll_seconds=args.poll_seconds,
+                on_operation=lambda name: status.update(f"operation {name}: waiting until done"),
+            )
+    except EvaluationTriggerError as exc:
+        console.print(f"[red]error: {escape(str(exc))}")
+        if exc.operation:
+            console.print(f"Follow it up with get_operation {exc.operation}; do not re-run blindly.")
+        return 1
+    out.print(f"operation {started.operation}")
+    out.print(f"evaluation run {started.evaluation_run}")
+    config = {
+        "ops": {"raw__evaluation_runs": {"config": {"names": [started.evaluation_run], "discover": False}}}
+    }
+    return load_evaluations(settings, [args.app], config)
+
+
+def cmd_rebuild(args: argparse.Namespace, settings: Settings) -> int:
+    from pipelines.ingest.flatten import CONVERSATIONS_DATASET
+    from pipelines.lake.store import Lake
+
+    days = set(_window(settings, args.since, args.until))
+    lake = Lake(settings.storage.lake)
+    partitions = [
+        (app, day)
+        for app, day in lake.raw_partitions(CONVERSATIONS_DATASET)
+        if day in days and (not args.app or app in args.app)
+    ]
+    code = 0
+    if partitions:
+        code = load_conversations(settings, "rebuild", partitions)
+    else:
+        console.print(
+            f"[yellow]nothing to rebuild: no raw conversation pages in {escape(lake.root)} "
+            f"from {args.since} to {args.until}."
+        )
+    if args.skip_evaluations:
+        return code
+    from pipelines.ingest.evaluations import EVALUATION_RUNS_DATASET
+
+    apps = sorted(
+        {app for app, _ in lake.observations(EVALUATION_RUNS_DATASET) if not args.app or app in args.app}
+    )
+    if not apps:
+        console.print(f"[yellow]no evaluation run fetches to replay in {escape(lake.root)}.")
+        return code
+    from pipelines.orchestration.evaluation_assets import REPLAY_RUN_CONFIG
+
+    return max(code, load_evaluations(settings, apps, REPLAY_RUN_CONFIG.to_config_dict(), replay=True))

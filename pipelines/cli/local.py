@@ -1,0 +1,148 @@
+"""`simulate`, `demo` and `dev`: the local CES simulator, alone, loaded, or with the Dagster UI."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from datetime import date, timedelta
+
+from rich.table import Table
+
+from pipelines.cli.common import console, days_between, out, parse_day, parse_instant, print_rows
+from pipelines.cli.loads import load_conversations, load_evaluations
+from pipelines.config import Settings
+
+
+def _simulator_config(args: argparse.Namespace):
+    from pipelines.ces.simulator import SimulatorConfig, SimulatorScale
+
+    scale = SimulatorScale(
+        seed=args.seed,
+        apps=args.apps,
+        days=args.days,
+        start_date=args.start_date,
+        conversations_per_day=args.conversations_per_day,
+        max_turns=args.max_turns,
+        span_depth=args.span_depth,
+    )
+    return SimulatorConfig(
+        scale=scale,
+        response_mode=args.response_mode,
+        require_session=args.require_session,
+        as_of=args.as_of,
+        faults=args.faults,
+    )
+
+
+def _faults(spec: str):
+    """`--faults SPEC`: the simulator's seeded fault injection (see simulator/server/faults.py)."""
+    from pipelines.ces.simulator.server.faults import FaultSpecError, SimulatedFaults
+
+    try:
+        return SimulatedFaults(spec)
+    except FaultSpecError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def cmd_simulate(args: argparse.Namespace, settings: Settings) -> int:
+    from pipelines.ces.simulator import serve
+
+    if args.faults:
+        console.print(f"injecting faults: {args.faults.spec.describe()}")
+    serve(_simulator_config(args), host=args.host, port=args.port)
+    return 0
+
+
+def demo_load(args: argparse.Namespace, url: str, apps: Sequence[str]) -> tuple[Settings, int]:
+    """Point the settings at the simulator (its endpoint and apps, no quota) and ingest its days."""
+    os.environ.update(CES_MCP_URL=url, CES_APPS=",".join(apps))
+    os.environ.setdefault("CES_MAX_RPS", "200")  # a local server: no quota to respect
+    settings = Settings.from_env()
+    console.print(f"Simulator at {url} serving {len(apps)} apps")
+    first = args.start_date
+    window = days_between(first, first + timedelta(days=args.days))
+    partitions = [(app, day) for day in window for app in apps]
+    code = max(load_conversations(settings, "ingest", partitions), load_evaluations(settings, apps))
+    return settings, code
+
+
+def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
+    from pipelines.ces.simulator import running_simulator
+    from pipelines.report import write_report
+    from pipelines.warehouse.duck import Warehouse
+    from pipelines.warehouse.queries import run_query
+
+    with running_simulator(_simulator_config(args)) as sim:
+        settings, code = demo_load(args, sim.url, sim.apps)
+    warehouse = settings.storage.warehouse
+    counts = Warehouse.from_settings(settings.storage).row_counts()
+    table = Table("table", "rows", title=f"Warehouse {warehouse}")
+    for name, count in counts.items():
+        table.add_row(name, str(count))
+    out.print(table)
+    columns, rows = run_query(warehouse, "daily_volume", {})
+    out.print("[bold]Conversations per day (sql/queries/daily_volume.sql)")
+    print_rows(columns, rows, "table")
+    report = write_report(warehouse, settings.storage.report_path, {})
+    out.print(f"Dashboard: {report.path} ({report.charts} charts, opens offline)", markup=False)
+    return code
+
+
+def cmd_dev(args: argparse.Namespace, settings: Settings) -> int:
+    """The simulator and the Dagster UI together, on the demo's data: the demo's days are
+    ingested first (idempotent), then `dagster dev` serves the UI and the daemon with the
+    simulator as the CES endpoint, so schedules, sensors and backfills work."""
+    import subprocess
+
+    from pipelines.ces.simulator import running_simulator
+
+    with running_simulator(_simulator_config(args)) as sim:
+        demo_load(args, sim.url, sim.apps)
+        console.print(
+            f"Dagster UI on http://127.0.0.1:{args.ui_port} (Ctrl-C stops the UI and the simulator)"
+        )
+        command = [
+            sys.executable,
+            "-m",
+            "dagster",
+            "dev",
+            "-m",
+            "pipelines.definitions",
+            "-p",
+            str(args.ui_port),
+        ]
+        with subprocess.Popen(command) as ui:
+            try:
+                return ui.wait()
+            except KeyboardInterrupt:
+                ui.terminate()
+                ui.wait(timeout=30)
+                return 0
+
+
+def add_scale_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--seed", type=int, default=7, help="data seed (same seed, same data)")
+    parser.add_argument("--apps", type=int, default=2, help="number of apps")
+    parser.add_argument("--days", type=int, default=3, help="number of days of conversations")
+    parser.add_argument("--start-date", type=parse_day, default=date(2026, 11, 1), help="first day (UTC)")
+    parser.add_argument("--conversations-per-day", type=int, default=24, help="per app and day")
+    parser.add_argument("--max-turns", type=int, default=8, help="maximum turns per conversation")
+    parser.add_argument("--span-depth", type=int, default=3, help="maximum depth of a turn's span tree")
+    parser.add_argument("--response-mode", choices=("json", "sse", "mixed"), default="mixed")
+    parser.add_argument("--require-session", action="store_true", help="demand initialize + Mcp-Session-Id")
+    parser.add_argument(
+        "--as-of",
+        type=parse_instant,
+        help="the server's clock (UTC, e.g. 2026-11-03T09:00): later or late-arriving conversations "
+        "are not served yet, open ones have no endTime; default: everything, finished",
+    )
+    parser.add_argument(
+        "--faults",
+        type=_faults,
+        metavar="SPEC",
+        help="inject seeded faults, e.g. 503:0.1,429:0.05,reset:0.02,cut-sse:0.05,seed=7 (kinds: 429, "
+        "500, 502, 503, 504, reset, slow, cut-sse, bad-json, expire-token, dup, repeat-page, all; "
+        "options: seed, limit, retry-after, slow-seconds)",
+    )

@@ -1,0 +1,52 @@
+"""`query` and `report`: reading the warehouse."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.markup import escape
+
+from pipelines.cli.common import console, out, print_rows
+from pipelines.config import Settings
+
+
+def cmd_query(args: argparse.Namespace, settings: Settings) -> int:
+    from pipelines.warehouse.queries import NamedQueryError, named_queries, parse_param_options, run_query
+
+    try:
+        if args.list or not args.name:
+            for query in named_queries():
+                out.print(f"[bold]{query.name}[/bold]  {escape(query.description)}")
+                for parameter in query.parameters:
+                    out.print(f"    --param {parameter.signature()}  {parameter.description}", markup=False)
+            return 0
+        params = parse_param_options(args.param)
+        columns, rows = run_query(settings.storage.warehouse, args.name, params)
+    except NamedQueryError as exc:
+        console.print(f"[red]error: {escape(str(exc))}")
+        return 2
+    print_rows(columns, rows, args.format)
+    return 0
+
+
+def cmd_report(args: argparse.Namespace, settings: Settings) -> int:
+    from pipelines.report import ReportError, write_report
+
+    warehouse = settings.storage.warehouse
+    target = args.out or settings.storage.report_path
+    params = {
+        key: value
+        for key, value in (("app", args.app), ("since", args.since), ("until", args.until))
+        if value is not None
+    }
+    try:
+        with console.status("building the report"):
+            report = write_report(warehouse, target, params)
+    except ReportError as exc:
+        console.print(f"[red]error: {escape(str(exc))}")
+        return 2
+    console.print(
+        f"[green]report written to {escape(report.path)}: {report.charts} charts, {report.size_bytes:,} bytes"
+    )
+    out.print(report.path, markup=False)
+    return 0
