@@ -10,22 +10,33 @@ prints one JSON line: what it did, its wall time, and its row counts per table. 
 - `duckdb`: DuckDB's own `read_json` flattening the same files into the same tables
   (`bench/sql/duckdb_flatten.sql`).
 - `dlt`: a dlt pipeline loading the same rows into DuckDB with its Parquet loader.
-- `ratelimited`: the fetch alone with the request rate capped, recording when each request
-  was granted, to show whether requests go out back to back at the allowed rate.
+- `ratelimited`: `ces-pipeline ingest` of one partition with the request rate capped (the
+  documented 10/s by default), recording when each request was granted and the process's CPU
+  then, to show whether requests go out back to back at the allowed rate, and at what CPU.
+- `backfill`: the rebuild job's assets over every partition of the corpus, as a backfill
+  launched from the Dagster UI: submitted to an instance whose `dagster-daemon` runs it.
+
+`--profile PATH` (rebuild, ingest) samples the command's CPU by phase into PATH (`bench.profiling`).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import os
+import resource
 import shutil
+import subprocess
 import sys
 import time
-from datetime import UTC, date, datetime
+from collections import Counter
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+from bench.profiling import sampled
 
 TABLES = (
     "conversations",
@@ -70,33 +81,54 @@ def _partitions(lake_root: str, limit: int | None = None) -> list[tuple[str, str
     return found[:limit] if limit else found
 
 
-def _command(name: str, partitions: list[tuple[str, str]], work: Path, lake_root: str, **env: str) -> float:
-    """`ces-pipeline NAME --since … --until …` over the partitions' days and apps, in this process
-    (its Dagster runs in an instance of its own under `work`); returns its wall time."""
-    from datetime import timedelta
-
-    from pipelines.cli import main as cli_main
-
-    days = sorted({date.fromisoformat(day) for _, day in partitions})
-    apps = sorted({app for app, _ in partitions})
-    (work / "dagster_home").mkdir(parents=True, exist_ok=True)  # the project's instance settings
+def _instance_env(
+    work: Path, lake_root: str, partitions: list[tuple[str, str]], **env: str
+) -> dict[str, str]:
+    """The environment of a `ces-pipeline` command or a Dagster daemon over these partitions:
+    an instance of its own under `work` with the project's instance settings (dagster.yaml),
+    the lake, a warehouse under `work`, and the partitions' apps."""
+    (work / "dagster_home").mkdir(parents=True, exist_ok=True)
     shutil.copy(
         Path(__file__).resolve().parent.parent / "dagster_home" / "dagster.yaml", work / "dagster_home"
     )
-    os.environ.update(
-        DAGSTER_HOME=str(work / "dagster_home"),
-        CES_LAKE=lake_root,
-        CES_WAREHOUSE=str(work / "warehouse.duckdb"),
-        CES_APPS=",".join(apps),
+    return {
+        "DAGSTER_HOME": str(work / "dagster_home"),
+        "CES_LAKE": lake_root,
+        "CES_WAREHOUSE": str(work / "warehouse.duckdb"),
+        "CES_APPS": ",".join(sorted({app for app, _ in partitions})),
         **env,
-    )
+    }
+
+
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)  # every thread of this process
+    return usage.ru_utime + usage.ru_stime
+
+
+def _command(
+    name: str,
+    partitions: list[tuple[str, str]],
+    work: Path,
+    lake_root: str,
+    *,
+    profile: str | None = None,
+    **env: str,
+) -> dict[str, float]:
+    """`ces-pipeline NAME --since … --until …` over the partitions' days and apps, in this process
+    (its Dagster runs in an instance of its own under `work`): its wall time and CPU time, under
+    the phase sampler into `profile` when given (`bench.profiling`)."""
+    from pipelines.cli import main as cli_main
+
+    days = sorted({date.fromisoformat(day) for _, day in partitions})
+    os.environ.update(_instance_env(work, lake_root, partitions, **env))
     args = [name, "--since", str(days[0]), "--until", str(days[-1] + timedelta(days=1)), "--skip-evaluations"]
-    started = time.perf_counter()
-    code = cli_main(args)
-    elapsed = time.perf_counter() - started
+    cpu, started = _cpu_seconds(), time.perf_counter()
+    with sampled(profile) if profile else contextlib.nullcontext():
+        code = cli_main(args)
+    elapsed, cpu = time.perf_counter() - started, _cpu_seconds() - cpu
     if code != 0:
         raise SystemExit(f"ces-pipeline {' '.join(args)} exited {code}")
-    return elapsed
+    return {"seconds": elapsed, "command_cpu_seconds": cpu}
 
 
 def _partition_rows(warehouse_path: str) -> dict[str, dict[str, int]]:
@@ -120,30 +152,29 @@ def rebuild(args: argparse.Namespace) -> dict[str, Any]:
     work = Path(args.work)
     lake_root = _link_raw(args.lake, work)
     partitions = _partitions(lake_root, args.partitions)
-    elapsed = _command("rebuild", partitions, work, lake_root)
-    warehouse = str(work / "warehouse.duckdb")
-    return {
-        "seconds": elapsed,
-        "partitions": len(partitions),
-        "rows": _warehouse_counts(warehouse),
-        "partition_rows": _partition_rows(warehouse),
-    }
+    timing = _command("rebuild", partitions, work, lake_root, profile=args.profile)
+    return {**timing, "partitions": len(partitions), **_warehouse_rows(work)}
 
 
 def ingest(args: argparse.Namespace) -> dict[str, Any]:
     """`ces-pipeline ingest` against the simulator serving the corpus."""
     work = Path(args.work)
     partitions = _partitions(args.lake, args.partitions)
-    elapsed = _command(
-        "ingest", partitions, work, str(work / "lake"), CES_MCP_URL=args.url, CES_MAX_RPS=str(args.max_rps)
+    timing = _command(
+        "ingest",
+        partitions,
+        work,
+        str(work / "lake"),
+        profile=args.profile,
+        CES_MCP_URL=args.url,
+        CES_MAX_RPS=str(args.max_rps),
     )
+    return {**timing, "partitions": len(partitions), **_warehouse_rows(work)}
+
+
+def _warehouse_rows(work: Path) -> dict[str, Any]:
     warehouse = str(work / "warehouse.duckdb")
-    return {
-        "seconds": elapsed,
-        "partitions": len(partitions),
-        "rows": _warehouse_counts(warehouse),
-        "partition_rows": _partition_rows(warehouse),
-    }
+    return {"rows": _warehouse_counts(warehouse), "partition_rows": _partition_rows(warehouse)}
 
 
 # -- DuckDB's own JSON reader -------------------------------------------------------------------
@@ -186,57 +217,179 @@ def dlt_pipeline(args: argparse.Namespace) -> dict[str, Any]:
 # -- the request rate with the limit on ---------------------------------------------------------
 
 
-class _RecordingLimiter:
-    """The real limiter, noting the clock time each permit was granted for."""
+def _record_grants() -> list[tuple[float, float]]:
+    """From now on, every permit the client's rate limiter grants in this process, as (the time
+    it was granted for, this process's CPU seconds then)."""
+    from pipelines.ces import ratelimit
 
-    def __init__(self, inner: Any):
-        self.inner = inner
-        self.granted: list[float] = []
+    granted: list[tuple[float, float]] = []
+    for limiter in (ratelimit.RateLimiter, ratelimit.FileRateLimiter):
 
-    def acquire(self) -> float:
-        granted = self.inner.acquire()
-        self.granted.append(granted)
-        return granted
+        def acquire(self: Any, _acquire: Any = limiter.acquire) -> float:
+            at = _acquire(self)
+            granted.append((at, _cpu_seconds()))
+            return at
+
+        limiter.acquire = acquire  # type: ignore[method-assign]
+    return granted
 
 
 def rate_limited(args: argparse.Namespace) -> dict[str, Any]:
-    from pipelines.ces.client import CesMcpClient
-    from pipelines.ces.ratelimit import RateLimiter
-    from pipelines.config import CesSettings
-    from pipelines.ingest.fetch import fetch_conversation_partition
-    from pipelines.lake.store import Lake
-
-    app, day = args.app, date.fromisoformat(args.day)
-    settings = CesSettings(mcp_url=args.url, apps=(app,), max_rps=args.max_rps, page_size=args.page_size)
-    limiter = _RecordingLimiter(RateLimiter(args.max_rps))
-    started = time.perf_counter()
-    with CesMcpClient(settings, rate_limiter=limiter) as client:
-        fetched = fetch_conversation_partition(
-            client, Lake(str(Path(args.work) / "lake")), app, day, page_size=args.page_size
-        )
-    elapsed = time.perf_counter() - started
-    granted = limiter.granted
+    """`ces-pipeline ingest` of one (app, day) with `CES_MAX_RPS` set: when each request was
+    granted, and the CPU the process spent meanwhile."""
+    work = Path(args.work)
+    granted = _record_grants()
+    timing = _command(
+        "ingest",
+        [(args.app, args.day)],
+        work,
+        str(work / "lake"),
+        CES_MCP_URL=args.url,
+        CES_MAX_RPS=f"{args.max_rps:g}",
+    )
     interval = 1.0 / args.max_rps
-    gaps = [later - earlier for earlier, later in itertools.pairwise(granted)]
-    # Nothing can be asked for before the first page arrives (the page says what to hydrate
-    # and where the next page is): that wait is the first page's latency, reported apart.
-    first_wait, steady = (gaps[0], gaps[1:]) if gaps else (0.0, [])
-    after_first = granted[1:]
+    times = [at for at, _ in granted]
+    gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
+    # The session's set-up and the first page come one after another (nothing can be asked
+    # before the first page says what to hydrate and where the next page is): the steady rate
+    # is measured from the first page's answer, the wait before it reported apart.
+    first = _first_page_grant(args, len(times))
+    steady = gaps[first + 1 :]
+    window = granted[first + 1 :]
+    span = window[-1][0] - window[0][0] if len(window) > 1 else 0.0
     return {
-        "seconds": elapsed,
+        **timing,
         "max_rps": args.max_rps,
-        "requests": len(granted),
-        "pages": fetched.pages,
-        "hydrated": fetched.hydrated,
-        "first_page_wait_ms": 1000 * first_wait,
-        "achieved_rps": (len(after_first) - 1) / (after_first[-1] - after_first[0])
-        if len(after_first) > 1
-        else 0.0,
+        "requests": len(times),
+        "rows": _warehouse_counts(str(work / "warehouse.duckdb")),
+        "first_page_wait_ms": 1000 * gaps[first] if len(gaps) > first else 0.0,
+        "setup_requests": first,
+        "achieved_rps": (len(window) - 1) / span if span else 0.0,
+        "requests_seconds": span,
+        "requests_cpu_seconds": window[-1][1] - window[0][1] if len(window) > 1 else 0.0,
         "interval_ms": 1000 * interval,
         "max_gap_ms": 1000 * max(steady, default=0.0),
         "gaps_over_1_5_intervals": sum(gap > 1.5 * interval for gap in steady),
         "idle_seconds": sum(max(0.0, gap - interval) for gap in steady),
     }
+
+
+def _first_page_grant(args: argparse.Namespace, requests: int) -> int:
+    """The index of the first list_conversations request: those before it open the session."""
+    from pipelines.ces.tools import LIST_CONVERSATIONS
+    from pipelines.ingest.flatten import CONVERSATIONS_DATASET
+    from pipelines.lake.store import Lake
+
+    lake = Lake(str(Path(args.work) / "lake"))
+    records = list(lake.read_raw(CONVERSATIONS_DATASET, args.app, date.fromisoformat(args.day)))
+    assert records and records[0]["tool"] == LIST_CONVERSATIONS
+    return max(0, requests - len(records))
+
+
+# -- a backfill from the Dagster UI -------------------------------------------------------------
+
+_DONE = {"COMPLETED", "COMPLETED_SUCCESS", "COMPLETED_FAILED", "FAILED", "CANCELED"}
+_RUN_DONE = {"SUCCESS", "FAILURE", "CANCELED"}
+
+
+def backfill(args: argparse.Namespace) -> dict[str, Any]:
+    """The rebuild job's assets over every partition of the corpus, backfilled as the UI does it:
+    the instance gets the backfill (`PartitionBackfill.from_asset_partitions`, which the UI's
+    `launchPartitionBackfill` mutation calls for an asset selection) and a `dagster-daemon`
+    serving the project's code location (`-m pipelines.definitions`) plans and launches the runs;
+    waits until the backfill and its runs are done."""
+    from dagster._core.execution.backfill import PartitionBackfill
+    from dagster._core.utils import make_new_backfill_id
+
+    work = Path(args.work)
+    lake_root = _link_raw(args.lake, work)
+    partitions = _partitions(lake_root, args.partitions)
+    os.environ.update(_instance_env(work, lake_root, partitions))
+    from pipelines.config import Settings
+    from pipelines.definitions import build_definitions
+    from pipelines.orchestration.keys import LAKE_CONVERSATIONS, WAREHOUSE_CONVERSATIONS
+    from pipelines.orchestration.launch import dagster_instance
+    from pipelines.orchestration.partitions import partition_key, register_apps
+
+    settings = Settings.from_env()
+    definitions = build_definitions(settings)
+    instance = dagster_instance(settings.orchestration.api_concurrency)
+    register_apps(instance, [app for app, _ in partitions])
+    log = (work / "daemon.log").open("wb")
+    daemon = subprocess.Popen(
+        [str(Path(sys.executable).with_name("dagster-daemon")), "run", "-m", "pipelines.definitions"],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        started = time.perf_counter()
+        request = PartitionBackfill.from_asset_partitions(
+            backfill_id=make_new_backfill_id(),
+            asset_graph=definitions.resolve_asset_graph(),
+            partition_names=[str(partition_key(app, date.fromisoformat(day))) for app, day in partitions],
+            asset_selection=[LAKE_CONVERSATIONS, WAREHOUSE_CONVERSATIONS],  # rebuild_conversations
+            backfill_timestamp=time.time(),
+            tags={},
+            dynamic_partitions_store=instance,
+            all_partitions=False,
+            title="bench",
+            description=None,
+            run_config=None,
+        )
+        instance.add_backfill(request)
+        status, runs = _wait_for_backfill(instance, request.backfill_id, daemon, args.timeout)
+        elapsed = time.perf_counter() - started
+    finally:
+        daemon.terminate()  # the daemon stops its code server; its runs have ended
+        daemon.wait(timeout=120)
+        log.close()
+    partitions_def = definitions.resolve_assets_def(WAREHOUSE_CONVERSATIONS).partitions_def
+    sizes = [_run_partitions(record.dagster_run.tags, partitions_def, instance) for record in runs]
+    return {
+        "seconds": elapsed,
+        "partitions": len(partitions),
+        "status": status,
+        "runs": len(runs),
+        "runs_by_status": dict(Counter(record.dagster_run.status.value for record in runs)),
+        "partitions_per_run": dict(Counter(sizes)),
+        "run_seconds": sum((record.end_time or 0) - (record.start_time or 0) for record in runs),
+        **_warehouse_rows(work),
+    }
+
+
+def _wait_for_backfill(
+    instance: Any, backfill_id: str, daemon: subprocess.Popen, timeout: float
+) -> tuple[str, list[Any]]:
+    """The backfill's final status and its runs' records, once it and they are done (or
+    `timeout` passed)."""
+    import dagster as dg
+
+    deadline = time.monotonic() + timeout
+    while True:
+        status = instance.get_backfill(backfill_id).status.value
+        runs = instance.get_run_records(dg.RunsFilter(tags={"dagster/backfill": backfill_id}))
+        if status in _DONE and all(record.dagster_run.status.value in _RUN_DONE for record in runs):
+            return status, runs
+        if daemon.poll() is not None:
+            raise SystemExit(f"dagster-daemon exited {daemon.returncode} (see its log in the work folder)")
+        if time.monotonic() > deadline:
+            return f"TIMED OUT ({status})", runs
+        time.sleep(1.0)
+
+
+def _run_partitions(tags: dict[str, str], partitions_def: Any, instance: Any) -> int:
+    """How many partitions a run covered: the keys of its range, or one."""
+    import dagster as dg
+
+    from pipelines.orchestration.partitions import RANGE_END_TAG, RANGE_START_TAG
+
+    start, end = tags.get(RANGE_START_TAG), tags.get(RANGE_END_TAG)
+    if not start or not end:
+        return 1
+    keys = partitions_def.get_partition_keys_in_range(
+        dg.PartitionKeyRange(start, end), dynamic_partitions_store=instance
+    )
+    return len(keys)
 
 
 APPROACHES = {
@@ -245,6 +398,7 @@ APPROACHES = {
     "duckdb": duckdb_read_json,
     "dlt": dlt_pipeline,
     "ratelimited": rate_limited,
+    "backfill": backfill,
 }
 
 
@@ -260,7 +414,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--limit", type=int, help="dlt: only the first N conversations")
     parser.add_argument("--app")
     parser.add_argument("--day")
-    parser.add_argument("--page-size", type=int, default=100)
+    parser.add_argument("--profile", help="rebuild, ingest: sample the CPU by phase into this JSON file")
+    parser.add_argument("--timeout", type=float, default=3600.0, help="backfill: give up after this long")
     args = parser.parse_args(argv)
     Path(args.work).mkdir(parents=True, exist_ok=True)
     result = APPROACHES[args.approach](args)

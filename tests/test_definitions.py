@@ -69,3 +69,20 @@ def test_the_access_token_is_an_env_var_reference_not_a_value() -> None:
     ces = resources_from_settings(Settings.from_env({"CES_ACCESS_TOKEN": "secret-token-value"}))["ces"]
     assert "secret-token-value" not in repr(ces)
     assert ces.access_token == dg.EnvVar("CES_ACCESS_TOKEN")
+
+
+def test_the_ces_resource_carries_every_setting_and_gives_them_back() -> None:
+    env = {
+        "CES_MCP_URL": "http://127.0.0.1:1/mcp",
+        "CES_APPS": "projects/p/locations/us/apps/a,projects/p/locations/us/apps/b",
+        "CES_SOURCES": "live,eval",
+        "CES_QUOTA_PROJECT": "billing",
+        "CES_MAX_RPS": "3",
+        "CES_PAGE_SIZE": "7",
+        "CES_EVALUATION_RUNS": "projects/p/locations/us/apps/a/evaluationRuns/r",
+        "CES_RATE_LIMIT_FILE": "/tmp/rate",
+        "CES_MAX_ATTEMPTS": "2",
+    }
+    settings = Settings.from_env(env).ces
+    assert resources_from_settings(Settings.from_env(env))["ces"].settings() == settings
+    assert resources_from_settings(Settings.from_env({}))["ces"].settings() == Settings.from_env({}).ces

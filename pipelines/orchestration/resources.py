@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -35,39 +36,18 @@ class CesResource(dg.ConfigurableResource):
     def from_settings(cls, settings: CesSettings) -> CesResource:
         """The resource for these settings. A token is referenced as `EnvVar("CES_ACCESS_TOKEN")`,
         read when a run starts, so that its value never reaches run config or event storage."""
-        return cls(
-            mcp_url=settings.mcp_url,
-            apps=list(settings.apps),
-            sources=list(settings.sources),
-            access_token=dg.EnvVar("CES_ACCESS_TOKEN") if settings.access_token else None,
-            quota_project=settings.quota_project,
-            max_rps=settings.max_rps,
-            page_size=settings.page_size,
-            timeout_seconds=settings.timeout_seconds,
-            connect_timeout_seconds=settings.connect_timeout_seconds,
-            evaluation_runs=list(settings.evaluation_runs),
-            rate_limit_file=settings.rate_limit_file,
-            max_attempts=settings.max_attempts,
-            retry_max_seconds=settings.retry_max_seconds,
-            retry_backoff_seconds=settings.retry_backoff_seconds,
-        )
+        values = {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)}
+        values = {name: list(v) if isinstance(v, tuple) else v for name, v in values.items()}
+        values["access_token"] = dg.EnvVar("CES_ACCESS_TOKEN") if settings.access_token else None
+        return cls(**values)
 
     def settings(self) -> CesSettings:
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(CesSettings)}
         return CesSettings(
-            mcp_url=self.mcp_url,
-            apps=tuple(self.apps),
-            sources=tuple(self.sources),
-            access_token=self.access_token or None,
-            quota_project=self.quota_project or None,
-            max_rps=self.max_rps,
-            page_size=self.page_size,
-            timeout_seconds=self.timeout_seconds,
-            connect_timeout_seconds=self.connect_timeout_seconds,
-            evaluation_runs=tuple(self.evaluation_runs),
-            rate_limit_file=self.rate_limit_file,
-            max_attempts=self.max_attempts,
-            retry_max_seconds=self.retry_max_seconds,
-            retry_backoff_seconds=self.retry_backoff_seconds,
+            **{
+                name: tuple(v) if isinstance(v, list) else (v if v != "" else None)
+                for name, v in values.items()
+            }
         )
 
     @contextmanager
