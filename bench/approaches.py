@@ -322,13 +322,14 @@ def backfill(args: argparse.Namespace) -> dict[str, Any]:
         stderr=subprocess.STDOUT,
     )
     try:
-        started = time.perf_counter()
+        _wait_for_daemon(instance, daemon)  # a UI user's daemon is already running
+        started, submitted = time.perf_counter(), time.time()
         request = PartitionBackfill.from_asset_partitions(
             backfill_id=make_new_backfill_id(),
             asset_graph=definitions.resolve_asset_graph(),
             partition_names=[str(partition_key(app, date.fromisoformat(day))) for app, day in partitions],
             asset_selection=[LAKE_CONVERSATIONS, WAREHOUSE_CONVERSATIONS],  # rebuild_conversations
-            backfill_timestamp=time.time(),
+            backfill_timestamp=submitted,
             tags={},
             dynamic_partitions_store=instance,
             all_partitions=False,
@@ -349,12 +350,25 @@ def backfill(args: argparse.Namespace) -> dict[str, Any]:
         "seconds": elapsed,
         "partitions": len(partitions),
         "status": status,
+        "backfill_id": request.backfill_id,
         "runs": len(runs),
         "runs_by_status": dict(Counter(record.dagster_run.status.value for record in runs)),
         "partitions_per_run": dict(Counter(sizes)),
         "run_seconds": sum((record.end_time or 0) - (record.start_time or 0) for record in runs),
+        "first_run_started_after": min((r.start_time for r in runs if r.start_time), default=submitted)
+        - submitted,
+        "last_run_ended_after": max((r.end_time for r in runs if r.end_time), default=submitted) - submitted,
         **_warehouse_rows(work),
     }
+
+
+def _wait_for_daemon(instance: Any, daemon: subprocess.Popen, timeout: float = 300.0) -> None:
+    """Until the daemon's backfill daemon has sent its first heartbeat."""
+    deadline = time.monotonic() + timeout
+    while "BACKFILL" not in instance.get_daemon_heartbeats():
+        if daemon.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit("dagster-daemon did not start (see its log in the work folder)")
+        time.sleep(0.5)
 
 
 def _wait_for_backfill(

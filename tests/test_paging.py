@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import random
+import threading
 import time
+from collections.abc import Iterator
 from datetime import date
 from typing import Any
 
@@ -348,3 +350,42 @@ def test_a_page_sent_only_as_text_content_is_kept_as_its_json() -> None:
     structured, _ = fetch(ConversationServer(PAGES))
     assert [r.tool for r in text_only] == [r.tool for r in structured]
     assert [orjson.loads(r.to_json())["result"] for r in text_only][:2] == [PAGES[None], full(C2)]
+
+
+def test_the_next_page_is_fetched_while_the_caller_works_and_dropped_when_it_stops() -> None:
+    from pipelines.ces.tools import _one_ahead
+
+    produced: list[int] = []
+    dropped: list[int] = []
+    closed = threading.Event()
+
+    def pages() -> Iterator[int]:
+        try:
+            for page in range(5):
+                produced.append(page)
+                yield page
+        finally:
+            closed.set()
+
+    ahead = _one_ahead(pages(), on_drop=dropped.append)
+    assert next(ahead) == 0
+    deadline = time.monotonic() + 5
+    while len(produced) < 2 and time.monotonic() < deadline:  # page 1 comes without being asked for
+        time.sleep(0.01)
+    assert produced == [0, 1]
+    ahead.close()
+    assert dropped == [1] and closed.is_set()
+
+
+def test_an_error_of_the_pager_is_raised_where_its_page_would_have_come() -> None:
+    from pipelines.ces.tools import _one_ahead
+
+    def pages() -> Iterator[int]:
+        yield 0
+        raise CesPagingError("page token refused")
+
+    taken: list[int] = []
+    with pytest.raises(CesPagingError, match="refused"):
+        for page in _one_ahead(pages(), on_drop=taken.append):
+            taken.append(page)
+    assert taken == [0]

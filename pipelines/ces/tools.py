@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import enum
 import logging
-import queue
-import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -104,7 +102,6 @@ def iter_conversation_records(
     sources: Sequence[str] = (),
     page_size: int = 100,
     hydrate_workers: int = 4,
-    prefetch_pages: int = 1,
     on_page: Callable[[int], None] | None = None,
 ) -> Iterator[ApiRecord]:
     """The records of one app's conversations in `window`, in replay order.
@@ -115,10 +112,9 @@ def iter_conversation_records(
     the server may ignore the filter, and the window is enforced here too.
 
     Requests never wait for the caller: a paging thread asks for the next page as soon as the
-    previous one arrived and hands its hydrations to `hydrate_workers` threads at once, while
-    the caller is still writing earlier records; it runs at most `prefetch_pages` pages ahead
-    of the caller (0: no paging thread, the next page is asked for when the caller wants it),
-    which bounds memory to those pages and their hydrations. All threads share the client's
+    caller takes the previous one and hands its hydrations to `hydrate_workers` threads at once,
+    while the caller is still writing earlier records; it runs one page ahead of the caller,
+    which bounds memory to two pages and their hydrations. All threads share the client's
     rate limit, so with a limit the requests go out back to back at the allowed rate.
     `on_page(n)` hears of each page, with the number of conversations it listed.
     """
@@ -139,9 +135,7 @@ def iter_conversation_records(
             return page, len(items), hydrations
 
         pages = iter_page_records(client, LIST_CONVERSATIONS, arguments, items_key="conversations")
-        fetched = (with_hydrations(page) for page in pages)
-        if prefetch_pages > 0:
-            fetched = _read_ahead(fetched, prefetch_pages, on_drop=_cancel_hydrations)
+        fetched = _one_ahead((with_hydrations(page) for page in pages), on_drop=_cancel_hydrations)
         try:
             for page, listed, futures in fetched:
                 try:
@@ -153,9 +147,7 @@ def iter_conversation_records(
                 finally:
                     _cancel_hydrations((page, listed, futures))
         finally:
-            close = getattr(fetched, "close", None)
-            if close is not None:
-                close()
+            fetched.close()
 
 
 def _cancel_hydrations(item: tuple[ApiRecord, int, list[Future[ApiRecord]]]) -> None:
@@ -163,67 +155,24 @@ def _cancel_hydrations(item: tuple[ApiRecord, int, list[Future[ApiRecord]]]) -> 
         future.cancel()
 
 
-_DONE = object()
+_DONE: Any = object()
 
 
-def _read_ahead(items: Iterator[T], depth: int, *, on_drop: Callable[[T], None]) -> Iterator[T]:
-    """`items` produced by a background thread, at most `depth` ahead of the consumer.
-
-    Errors are raised to the consumer where the item would have been. Closing the generator
-    (the consumer stops early or fails) stops the thread and hands undelivered items to
-    `on_drop`.
-    """
-    handoff: queue.Queue[Any] = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-
-    def offer(entry: Any) -> bool:
-        while not stop.is_set():
-            try:
-                handoff.put(entry, timeout=0.05)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def produce() -> None:
-        try:
-            for item in items:
-                if not offer(("item", item)):
-                    on_drop(item)
-                    return
-            offer(("done", _DONE))
-        except BaseException as exc:  # handed to the consumer, raised there
-            offer(("error", exc))
-        finally:
-            close = getattr(items, "close", None)
-            if close is not None:
-                close()
-
-    thread = threading.Thread(target=produce, name="ces-pages", daemon=True)
-    thread.start()
+def _one_ahead(items: Generator[T], *, on_drop: Callable[[T], None]) -> Iterator[T]:
+    """`items`, each next one produced on a thread of its own while the caller works on the
+    current one. An error is raised where its item would have come; when the caller stops
+    early, an item produced meanwhile goes to `on_drop` and `items` is closed."""
+    pager = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ces-pages")
+    upcoming = pager.submit(next, items, _DONE)
     try:
-        while True:
-            kind, value = handoff.get()
-            if kind == "done":
-                return
-            if kind == "error":
-                raise value
-            yield value
+        while (item := upcoming.result()) is not _DONE:
+            upcoming = pager.submit(next, items, _DONE)
+            yield item
     finally:
-        stop.set()
-
-        def drain() -> None:
-            while True:
-                try:
-                    kind, value = handoff.get_nowait()
-                except queue.Empty:
-                    return
-                if kind == "item":
-                    on_drop(value)
-
-        drain()  # unblocks a producer waiting to offer
-        thread.join()
-        drain()  # an item offered while stopping
+        if not upcoming.cancel() and upcoming.exception() is None and upcoming.result() is not _DONE:
+            on_drop(upcoming.result())
+        pager.shutdown()
+        items.close()
 
 
 def resolve_conversations(
