@@ -28,17 +28,12 @@ from pipelines.transform.schemas import TableSpec
 RAW_FILE = "records.jsonl.gz"
 TABLE_FILE = "part-0.parquet"
 ROW_GROUP_BYTES = 2_000_000
-"""Arrow bytes of a table's batches gathered before they are written as one row group.
-
-Every row group writes each column as a chunk of its own (encoders, dictionary, statistics,
-a compression context), whatever its size: a 200-conversation batch of a small table
-(conversations: ~0.1 MB; turns, tool calls: ~0.2-0.5 MB) is mostly that overhead. Gathering
-them cut the rebuild's wall time 1-3% for ~10 MB more in its process tree; a large table's
-batch (spans: ~2.3 MB) still goes out at once, so a writer holds at most ~2 MB per table
-however long the partition."""
+"""Arrow bytes of a table's batches gathered before they are written as one row group: each
+row group writes every column as a chunk of its own, whatever its size, so a small table's
+batch alone would be mostly that overhead; a writer holds at most this much per table."""
 RAW_GZIP_LEVEL = 2
-"""ISA-L level of raw files (0-3): plain gzip files, compressed 5x faster than zlib level 3
-for a 3% larger file, and read back 1.5x faster."""
+"""ISA-L level of raw files (0-3): plain gzip files, written and read back much faster than
+with zlib for a slightly larger file."""
 _PARTITION = re.compile(r"app=([^/]+)/date=(\d{4}-\d{2}-\d{2})$")
 _OBSERVATION = re.compile(r"app=([^/]+)/fetched=([0-9TZ]+)\.jsonl\.gz$")
 _KEY = re.compile(r"[^A-Za-z0-9_-]")
@@ -179,9 +174,6 @@ class Lake:
 
     def table_path(self, table: str, app: str, day: date) -> str:
         return f"{self.root}/{partition_dir('tables', table, app=app, day=day)}/{TABLE_FILE}"
-
-    def table_glob(self, table: str) -> str:
-        return f"{self.root}/tables/{table}/app=*/date=*/{TABLE_FILE}"
 
     @contextmanager
     def table_writer(self, spec: TableSpec, app: str, day: date) -> Iterator[TableWriter]:

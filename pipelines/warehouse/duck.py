@@ -54,14 +54,10 @@ class WarehouseSchemaError(RuntimeError):
 
 DEFAULT_WRITE_MEMORY_LIMIT = "128MB"
 """DuckDB's buffer pool for the connections that load (`CES_WAREHOUSE_MEMORY_LIMIT`; DuckDB's
-own default is 80% of RAM).
-
-A partition load's deletes and commit read and rewrite row groups of every table; DuckDB
-keeps the blocks it read cached up to its limit: replacing a 2,000-conversation day in a
-warehouse of 200,000 conversations, three days in a row, peaked at 489-496 MB with DuckDB's
-default, and at 317-318 MB with this limit. Beyond it DuckDB evicts or spills to disk.
-Read-only connections keep DuckDB's default: holistic aggregates (quantiles) must hold their
-groups in memory, and at 128 MB the latency queries over 200,000 conversations fail."""
+own default is 80% of RAM): a load's deletes and commit read and rewrite row groups of every
+table, and DuckDB keeps what it read cached up to its limit, so a load's memory would grow
+with the warehouse. Read-only connections keep DuckDB's default: quantiles hold their groups
+in memory, and at this limit the latency queries over a large warehouse fail."""
 
 
 class Warehouse:
@@ -228,10 +224,9 @@ class ConversationLoad:
     """Partitions replaced in an open transaction of `Warehouse.conversation_load`.
 
     A run covering a range of partitions replaces them all in one transaction, with one insert
-    per table. DuckDB writes an insert of more than a row group (122,880 rows) straight to the
-    file; a smaller one goes through the write-ahead log and is compressed again at the next
-    checkpoint: ten 2,000-conversation partitions loaded in half the CPU in one insert than
-    one by one.
+    per table: DuckDB writes an insert of more than a row group (122,880 rows) straight to the
+    file, where a smaller one goes through the write-ahead log and is compressed again at the
+    next checkpoint.
     """
 
     def __init__(self, conn: duckdb.DuckDBPyConnection):
