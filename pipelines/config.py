@@ -88,6 +88,13 @@ class CesSettings:
             raise ConfigError("CES_RETRY_MAX_SECONDS and CES_RETRY_BACKOFF_SECONDS must not be negative")
 
 
+DEFAULT_WRITE_MEMORY_LIMIT = "64MB"
+"""DuckDB's buffer pool for the connections that load (`CES_WAREHOUSE_MEMORY_LIMIT`; DuckDB's
+own default is 80% of RAM): a load's deletes and commit read and rewrite row groups of every
+table, and DuckDB keeps what it read cached up to its limit, so a load's memory would grow
+with the warehouse. Read-only connections keep DuckDB's default: quantiles hold their groups
+in memory, and at this limit the latency queries over a large warehouse fail."""
+
 SIZE_PATTERN = re.compile(r"\d+(?:\.\d+)?\s*(?:[KMGT]i?B|B|%)", re.IGNORECASE)
 """What DuckDB takes as a memory limit: a size, or a share of the machine's RAM."""
 
@@ -102,7 +109,7 @@ class StorageSettings:
     """Where the dashboard is written; None: `report.html` beside the warehouse."""
     lock_timeout_seconds: float = 900.0
     """How long a load waits for another to release the warehouse."""
-    write_memory_limit: str = "128MB"
+    write_memory_limit: str = DEFAULT_WRITE_MEMORY_LIMIT
     """DuckDB's buffer pool for the connections that load (a size, or a share of RAM)."""
 
     def __post_init__(self) -> None:
@@ -168,7 +175,9 @@ class Settings:
                 warehouse=env.get("CES_WAREHOUSE") or "data/warehouse.duckdb",
                 report=env.get("CES_REPORT") or None,
                 lock_timeout_seconds=env_number(env, "CES_WAREHOUSE_LOCK_TIMEOUT", 900.0),
-                write_memory_limit=(env.get("CES_WAREHOUSE_MEMORY_LIMIT") or "128MB").strip(),
+                write_memory_limit=(
+                    env.get("CES_WAREHOUSE_MEMORY_LIMIT") or DEFAULT_WRITE_MEMORY_LIMIT
+                ).strip(),
             ),
             orchestration=OrchestrationSettings(
                 start_date=env_date(env, "CES_START_DATE", DEFAULT_START_DATE),

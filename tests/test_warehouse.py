@@ -226,7 +226,7 @@ def test_loads_get_a_bounded_buffer_pool_and_reads_duckdbs_default(tmp_path: Pat
     with duckdb.connect() as conn:
         duckdb_default = conn.execute("SELECT current_setting('memory_limit')").fetchone()[0]
     path = tmp_path / "w.duckdb"
-    assert memory_limits(path) == ["122.0 MiB", duckdb_default]  # 128 MB
+    assert memory_limits(path) == ["61.0 MiB", duckdb_default]  # 64 MB
     from_env = Settings.from_env({"CES_WAREHOUSE_MEMORY_LIMIT": "1GB"}).storage.write_memory_limit
     assert memory_limits(path, write_memory_limit=from_env) == ["953.6 MiB", duckdb_default]
     with duckdb.connect(config={"memory_limit": "25%"}) as conn:  # of RAM, as DuckDB reads it

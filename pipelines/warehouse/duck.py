@@ -18,7 +18,7 @@ import duckdb
 import pyarrow as pa
 from fsspec import AbstractFileSystem
 
-from pipelines.config import StorageSettings
+from pipelines.config import DEFAULT_WRITE_MEMORY_LIMIT, StorageSettings
 from pipelines.sqlfiles import sql_text
 from pipelines.transform.evaluations import RESULT_REJECT_SOURCE, RUN_REJECT_SOURCE
 from pipelines.transform.schemas import (
@@ -50,14 +50,6 @@ class PartitionFiles:
 
 class WarehouseSchemaError(RuntimeError):
     """The warehouse file's tables do not match the table schemas of this version."""
-
-
-DEFAULT_WRITE_MEMORY_LIMIT = "128MB"
-"""DuckDB's buffer pool for the connections that load (`CES_WAREHOUSE_MEMORY_LIMIT`; DuckDB's
-own default is 80% of RAM): a load's deletes and commit read and rewrite row groups of every
-table, and DuckDB keeps what it read cached up to its limit, so a load's memory would grow
-with the warehouse. Read-only connections keep DuckDB's default: quantiles hold their groups
-in memory, and at this limit the latency queries over a large warehouse fail."""
 
 
 class Warehouse:
