@@ -16,7 +16,8 @@ prints one JSON line: what it did, its wall time, and its row counts per table. 
 - `backfill`: the rebuild job's assets over every partition of the corpus, as a backfill
   launched from the Dagster UI: submitted to an instance whose `dagster-daemon` runs it.
 
-`--profile PATH` (rebuild, ingest) samples the command's CPU by phase into PATH (`bench.profiling`).
+`--profile PATH` (rebuild, ingest, ratelimited) samples the command's CPU by phase into PATH
+(`bench.profiling`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import json
 import os
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -244,6 +246,7 @@ def rate_limited(args: argparse.Namespace) -> dict[str, Any]:
         [(args.app, args.day)],
         work,
         str(work / "lake"),
+        profile=args.profile,
         CES_MCP_URL=args.url,
         CES_MAX_RPS=f"{args.max_rps:g}",
     )
@@ -341,8 +344,7 @@ def backfill(args: argparse.Namespace) -> dict[str, Any]:
         status, runs = _wait_for_backfill(instance, request.backfill_id, daemon, args.timeout)
         elapsed = time.perf_counter() - started
     finally:
-        daemon.terminate()  # the daemon stops its code server; its runs have ended
-        daemon.wait(timeout=120)
+        _stop(daemon)
         log.close()
     partitions_def = definitions.resolve_assets_def(WAREHOUSE_CONVERSATIONS).partitions_def
     sizes = [_run_partitions(record.dagster_run.tags, partitions_def, instance) for record in runs]
@@ -360,6 +362,42 @@ def backfill(args: argparse.Namespace) -> dict[str, Any]:
         "last_run_ended_after": max((r.end_time for r in runs if r.end_time), default=submitted) - submitted,
         **_warehouse_rows(work),
     }
+
+
+def _descendants(pid: int) -> set[int]:
+    found: set[int] = set()
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as handle:
+                children = {int(child) for child in handle.read().split()}
+            for child in children:
+                found |= {child, *_descendants(child)}
+    except (FileNotFoundError, ProcessLookupError):
+        pass  # it has just ended
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except FileNotFoundError:
+        return False
+
+
+def _stop(daemon: subprocess.Popen, timeout: float = 60.0) -> None:
+    """Stop the daemon, then wait for its code server, which outlives it until its heartbeat
+    times out (20 s), so that the measured process tree ends with it; the runs have ended."""
+    left = _descendants(daemon.pid)
+    daemon.terminate()
+    daemon.wait(timeout=120)
+    deadline = time.monotonic() + timeout
+    while left and time.monotonic() < deadline:
+        left = {pid for pid in left if _alive(pid)}
+        time.sleep(0.2)
+    for pid in left:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
 
 
 def _wait_for_daemon(instance: Any, daemon: subprocess.Popen, timeout: float = 300.0) -> None:
@@ -428,7 +466,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--limit", type=int, help="dlt: only the first N conversations")
     parser.add_argument("--app")
     parser.add_argument("--day")
-    parser.add_argument("--profile", help="rebuild, ingest: sample the CPU by phase into this JSON file")
+    parser.add_argument(
+        "--profile", help="rebuild, ingest, ratelimited: sample the CPU by phase into this JSON file"
+    )
     parser.add_argument("--timeout", type=float, default=3600.0, help="backfill: give up after this long")
     args = parser.parse_args(argv)
     Path(args.work).mkdir(parents=True, exist_ok=True)

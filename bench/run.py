@@ -274,7 +274,7 @@ def run(args: argparse.Namespace, shape: str) -> dict[str, Any]:
             skipped["ingest"] = "an external corpus: the simulator serves only its own conversations"
         else:
             results.update(_paired_ingest(args, spec, lake, scratch, workers))
-            results["ratelimited"] = _rate_limited(args, spec, lake, scratch)
+        results["ratelimited"] = _rate_limited(args, spec, lake, scratch)  # the simulator's own data
 
         why_not_dlt = "--skip-dlt" if args.skip_dlt else _dlt_missing()
         if why_not_dlt:
@@ -583,7 +583,8 @@ def _target_rows(report: dict[str, Any]) -> list[str]:
             f"`ces-pipeline ingest` at {rate['max_rps']:g} requests/s: achieved / allowed request rate "
             f"({rate['requests']} requests; after the first page, which took "
             f"{rate['first_page_wait_ms']:.0f} ms, largest gap {rate['max_gap_ms']:.0f} ms for a "
-            f"{rate['interval_ms']:.0f} ms interval, {rate['gaps_over_1_5_intervals']} gaps over 1.5 intervals)",
+            f"{rate['interval_ms']:.0f} ms interval, "
+            f"{rate['gaps_over_1_5_intervals']} gaps over 1.5 intervals)",
             f"{value:.3f}",
             "ratelimited_achieved_vs_allowed_rate",
             value,
@@ -591,7 +592,8 @@ def _target_rows(report: dict[str, Any]) -> list[str]:
         share = rate["cpu_share"]
         row(
             f"`ces-pipeline ingest` at {rate['max_rps']:g} requests/s: CPU share of one core while the "
-            f"requests went out ({rate['requests_cpu_seconds']:.2f} s CPU in {rate['requests_seconds']:.1f} s; "
+            f"requests went out ({rate['requests_cpu_seconds']:.2f} s CPU in "
+            f"{rate['requests_seconds']:.1f} s; "
             f"the whole command {share['command']:.0%}: {rate['command_cpu_seconds']:.1f} s in "
             f"{rate['seconds']:.1f} s with its flatten, load and Dagster runs; the whole process "
             f"{share['process']:.0%}: {rate['cpu_seconds']:.1f} s in {rate['process_wall_seconds']:.1f} s "
@@ -705,8 +707,9 @@ def _phase_lines(phases: dict[str, Any]) -> list[str]:
         )
         lines.append(
             f"{name}: {sampled['samples']:,} samples, the sampled run's command "
-            f"{sampled['sampled_command_cpu_seconds']:.1f} s CPU against {sampled['unprofiled_command_cpu_seconds']:.1f} s "
-            f"unprofiled (the sampler itself {sampled['sampler_seconds']:.2f} s); "
+            f"{sampled['sampled_command_cpu_seconds']:.1f} s CPU against "
+            f"{sampled['unprofiled_command_cpu_seconds']:.1f} s unprofiled (the sampler itself "
+            f"{sampled['sampler_seconds']:.2f} s{_drift(sampled)}); "
             f"{sampled['native_seconds']:.1f} s ran outside Python threads. Functions on top of the stack "
             f"(their own CPU, C calls included): {top}."
         )
@@ -714,26 +717,39 @@ def _phase_lines(phases: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _drift(sampled: dict[str, Any]) -> str:
+    ratio = sampled["sampled_command_cpu_seconds"] / sampled["unprofiled_command_cpu_seconds"]
+    if abs(ratio - 1) <= 0.15:
+        return ""
+    return "; the two differ by more than 15%: the machine's load changed between them"
+
+
 def _backfill_lines(backfill: dict[str, Any], found: dict[str, Any]) -> list[str]:
-    sizes = ", ".join(f"{count} of {size}" for size, count in sorted(backfill["partitions_per_run"].items()))
-    statuses = ", ".join(f"{count} {status}" for status, count in backfill["runs_by_status"].items())
+    b = backfill
+    sizes = ", ".join(f"{count} of {size}" for size, count in sorted(b["partitions_per_run"].items()))
+    statuses = ", ".join(f"{count} {status}" for status, count in b["runs_by_status"].items())
     equal = found.get("backfill_rows_equal_rebuild_per_partition")
     return [
         "## Dagster backfill",
         "",
-        f"{backfill['partitions']} partitions of `lake/conversation_tables` and `warehouse/conversation_tables` "
-        "(the `rebuild_conversations` job's assets), backfilled as from the UI: the backfill was added to the "
-        "instance as the UI's `launchPartitionBackfill` does for an asset selection and run by "
-        "`dagster-daemon run -m pipelines.definitions` (the project's `dagster.yaml`), started beforehand. "
-        f"Backfill {backfill['status']}: Dagster launched {backfill['runs']} runs ({statuses}; partitions per "
-        f"run: {sizes}). Wall {backfill['seconds']:.1f} s from submission to the backfill's completion "
-        f"({backfill['conversations_per_second']:,.0f} conv/s): the first run started after "
-        f"{backfill['first_run_started_after']:.1f} s, the last one ended after {backfill['last_run_ended_after']:.1f} s "
-        f"(the runs' own wall times add up to {backfill['run_seconds']:.1f} s). CPU {backfill['cpu_seconds']:.1f} s "
-        f"for the process tree ({backfill['processes']} processes: the daemon from its start, its code "
-        f"server, the runs and their step processes; rusage of the waited-for ones "
-        f"{backfill['waited_cpu_seconds']:.1f} s, /proc samples {backfill['sampled_tree_cpu_seconds']:.1f} s). "
-        f"Warehouse rows per table and partition equal the rebuild's: {'yes' if equal else '**NO**'}.",
+        f"{b['partitions']} partitions of `lake/conversation_tables` and "
+        "`warehouse/conversation_tables` (the `rebuild_conversations` job's assets), backfilled as "
+        "from the UI: added to the instance as the UI's `launchPartitionBackfill` adds an asset "
+        "selection's backfill, and run by `dagster-daemon run -m pipelines.definitions` (the "
+        "project's `dagster.yaml`), started beforehand. "
+        f"Backfill {b['status']}: Dagster launched {b['runs']} runs ({statuses}; partitions per "
+        f"run: {sizes}). Wall {b['seconds']:.1f} s from submission to the backfill's completion "
+        f"({b['conversations_per_second']:,.0f} conv/s): the first run started after "
+        f"{b['first_run_started_after']:.1f} s, the last one ended after "
+        f"{b['last_run_ended_after']:.1f} s (the runs' own wall times add up to "
+        f"{b['run_seconds']:.1f} s): the backfill daemon looks at backfills every 30 s "
+        "(Dagster's DEFAULT_DAEMON_INTERVAL_SECONDS) and the run queue is read every 5 s, and "
+        "each run executes its steps in processes of their own (Dagster's default multiprocess "
+        f"executor). CPU {b['cpu_seconds']:.1f} s for the process tree "
+        f"({b['processes']} processes: the daemon from its start, its code server, the runs and "
+        f"their step processes; rusage of the waited-for ones {b['waited_cpu_seconds']:.1f} s, "
+        f"/proc samples {b['sampled_tree_cpu_seconds']:.1f} s). Warehouse rows per table and "
+        f"partition equal the rebuild's: {'yes' if equal else '**NO**'}.",
         "",
     ]
 
