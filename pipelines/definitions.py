@@ -55,6 +55,9 @@ def build_definitions(settings: Settings) -> dg.Definitions:
             report_after_loads_sensor,
         ],
         resources=resources_from_settings(settings),
+        # A run's steps follow one another (fetch, flatten, load), so they share one process;
+        # runs, not steps, are what run side by side, and the run launcher decides where.
+        executor=dg.in_process_executor,
     )
 
 

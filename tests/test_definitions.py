@@ -86,3 +86,9 @@ def test_the_ces_resource_carries_every_setting_and_gives_them_back() -> None:
     settings = Settings.from_env(env).ces
     assert resources_from_settings(Settings.from_env(env))["ces"].settings() == settings
     assert resources_from_settings(Settings.from_env({}))["ces"].settings() == Settings.from_env({}).ces
+
+
+def test_every_job_runs_its_steps_in_the_run_process() -> None:
+    definitions = build_definitions(Settings.from_env({}))
+    for job in definitions.resolve_all_job_defs():
+        assert job.executor_def.name == "in_process", job.name
