@@ -27,13 +27,13 @@ from pipelines.config import CesSettings
 
 
 @contextmanager
-def serve(app: Any) -> Iterator[str]:
+def serve(app: Any, *, lifespan: str = "off") -> Iterator[str]:
     """Serve `app` on a free loopback port; yields the base URL `http://127.0.0.1:PORT`."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
+    config = uvicorn.Config(app, log_level="warning", lifespan=lifespan, timeout_graceful_shutdown=1)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

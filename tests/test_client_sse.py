@@ -85,3 +85,13 @@ def test_a_one_line_event_is_a_view_of_the_received_line_not_a_copy() -> None:
     assert event.payload == page and event.data == page.decode()
     (joined,) = iter_events([b"data: a", b"data:b", b""])
     assert joined.payload == b"a\nb"
+
+
+def test_an_event_whose_data_is_empty_is_not_dispatched_but_its_id_is_kept() -> None:
+    """The priming event of servers with an event store: an id, empty data, no message."""
+    (event,) = events(b"id: 1\ndata:\n\n", b'id: 2\ndata: {"id": 1}\n\n')
+    assert event.data == '{"id": 1}' and event.id == "2"
+    (primed,) = events(b"id: 7\ndata:\n\n", b'data: {"id": 1}\n\n')
+    assert primed.id == "7"
+    (two_empty_lines,) = events(b"data:\ndata:\n\n")
+    assert two_empty_lines.data == "\n"  # two data lines make one line feed: not empty

@@ -81,8 +81,10 @@ def iter_events(
 ) -> Iterator[SseEvent]:
     """Parse lines into events: comments skipped, `data` lines joined by newlines.
 
-    Following the spec, an event is dispatched on a blank line and only when it has data;
-    an event cut off by the end of the stream is discarded (it may be truncated).
+    Following the spec, an event is dispatched on a blank line and only when its data is not
+    empty (the priming event `id: 1` + `data:` of servers that keep an event store sets the
+    last event id and nothing else); an event cut off by the end of the stream is discarded
+    (it may be truncated).
     """
     data: list[memoryview] = []
     data_size = 0
@@ -96,7 +98,7 @@ def iter_events(
             if line.startswith(_BOM):
                 line = line[len(_BOM) :]
         if not line:
-            if data:
+            if data and (len(data) > 1 or len(data[0])):
                 yield SseEvent(
                     payload=data[0] if len(data) == 1 else b"\n".join(data),
                     event=event_type.decode("utf-8", errors="replace") or "message",
