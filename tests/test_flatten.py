@@ -245,3 +245,30 @@ def test_conversation_duration_is_exact_to_the_nanosecond(start, end, seconds) -
     assert item.add({"name": conversation_name("ns"), "startTime": start, "endTime": end})
     (row,) = item.take_batches()["conversations"].to_pylist()
     assert row["duration_seconds"] == seconds
+
+
+def test_a_chunk_member_sent_as_null_is_absent() -> None:
+    """proto3 JSON reads `null` as "not sent": the member that was sent decides the kind."""
+    call = {"id": "x1", "tool": f"{APP}/tools/t", "args": {"q": 1}}
+    chunks = [
+        {"text": None, "toolCall": call},
+        {"blob": None, "payload": None, "transcript": "hi"},
+        {"payload": None, "hologram": None, "futureKind": {"a": 1}},
+        {"text": None},
+    ]
+    conversation = {
+        "name": conversation_name("nulls"),
+        "startTime": "2026-11-01T10:00:00Z",
+        "turns": [{"messages": [{"role": "agent", "chunks": chunks}]}],
+    }
+    tables, rejects = flatten_conversations([conversation])
+    assert rejects == []
+    kinds = [(c["chunk_type"], c["text"], c["payload"]) for c in tables["chunks"].to_pylist()]
+    assert kinds == [
+        ("tool_call", None, None),
+        ("transcript", "hi", None),
+        ("futureKind", None, '{"a":1}'),
+        (None, None, None),
+    ]
+    (row,) = tables["tool_calls"].to_pylist()
+    assert (row["tool_call_id"], json.loads(row["args"])) == ("x1", {"q": 1})

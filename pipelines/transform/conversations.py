@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from msgspec import UNSET, Raw
+from msgspec import Raw
 
 from pipelines.transform import values as v
 from pipelines.transform.columns import (
@@ -57,9 +57,8 @@ from pipelines.transform.schemas import (
 CONVERSATION_NAME = re.compile(r"(projects/[^/]+/locations/[^/]+/apps/[^/]+)/conversations/([^/]+)")
 REJECT_SOURCE = "conversation"
 
-# What an absent (null) nested message reads as.
-_NO_BLOB, _NO_IMAGE, _NO_TOOLSET = Blob(), Image(), ToolsetTool()
-_NO_CALL, _NO_RESPONSE, _NO_TRANSFER = ToolCall(), ToolResponse(), AgentTransfer()
+# What an absent (null) toolset reference reads as.
+_NO_TOOLSET = ToolsetTool()
 
 _FIELD_NAMES = {
     ("conversations", "start_time"): "startTime",
@@ -259,15 +258,15 @@ class ConversationFlattener:
 
     def _unknown_chunk(self, turn_index: int | None, message_index: int, chunk_index: int) -> tuple[Any, Any]:
         """The kind and JSON text of a chunk with none of the known members: the name and value
-        of its first member (a kind added to the API later), or (None, absent) when it has none."""
+        of its first member not null (a kind added to the API later), or (None, absent)."""
         assert self._current is not None
         value = self._current.value()
         holder = value if turn_index is None else value["turns"][turn_index]
         chunk = holder["messages"][message_index]["chunks"][chunk_index]
-        if not isinstance(chunk, dict) or not chunk:
+        sent = [kind for kind, value in chunk.items() if value is not None] if isinstance(chunk, dict) else []
+        if not sent:
             return None, ABSENT
-        kind = next(iter(chunk))
-        return kind, Raw(v.json_text(chunk[kind], kind).encode())
+        return sent[0], Raw(v.json_text(chunk[sent[0]], sent[0]).encode())
 
     def _build_walk(self) -> Callable[[Conversation], str]:
         """The per-conversation walk as a closure over every column's `append` (the hot loop)."""
@@ -314,7 +313,10 @@ class ConversationFlattener:
         int32 = v.int32
         base64_size = v.base64_size
         unknown_chunk = self._unknown_chunk
-        unset = UNSET
+
+        def sent(member: Raw) -> bool:
+            return bool(member) and bytes(member) != b"null"
+
         absent = ABSENT
 
         def row(columns: list[Callable[[Any], None]], *parts: tuple[Any, ...]) -> None:
@@ -326,30 +328,31 @@ class ConversationFlattener:
             for chunk_index, chunk in enumerate(items):
                 text = mime_type = alt_text = data_bytes = None
                 payload = absent
-                if chunk.text is not unset:
+                # A member sent as null is absent (proto3 JSON): the type says which one was sent.
+                if type(chunk.text) is str:
                     kind, text = "text", chunk.text
-                elif chunk.transcript is not unset:
+                elif type(chunk.transcript) is str:
                     kind, text = "transcript", chunk.transcript
-                elif chunk.blob is not unset:
+                elif type(chunk.blob) is Blob:
                     kind = "blob"
-                    blob = chunk.blob or _NO_BLOB
+                    blob = chunk.blob
                     mime_type = blob.mime_type
                     data_bytes = base64_size(blob.data, f"{where}chunks[{chunk_index}].blob.data")
-                elif chunk.image is not unset:
+                elif type(chunk.image) is Image:
                     kind = "image"
-                    image = chunk.image or _NO_IMAGE
+                    image = chunk.image
                     mime_type = image.mime_type
                     data_bytes = base64_size(image.data, f"{where}chunks[{chunk_index}].image.data")
                     alt_text = image.alt_text
-                elif chunk.payload:
+                elif sent(chunk.payload):
                     kind, payload = "payload", chunk.payload
-                elif chunk.updated_variables:
+                elif sent(chunk.updated_variables):
                     kind, payload = "updated_variables", chunk.updated_variables
-                elif chunk.default_variables:
+                elif sent(chunk.default_variables):
                     kind, payload = "default_variables", chunk.default_variables
-                elif chunk.tool_call is not unset:
+                elif type(chunk.tool_call) is ToolCall:
                     kind = "tool_call"
-                    call = chunk.tool_call or _NO_CALL
+                    call = chunk.tool_call
                     toolset = call.toolset_tool or _NO_TOOLSET
                     row(
                         call_columns,
@@ -357,9 +360,9 @@ class ConversationFlattener:
                         (toolset.tool_id, call.display_name, call.args),
                         (call.parent_tool_call_id, call.agent_name, call.target_app),
                     )
-                elif chunk.tool_response is not unset:
+                elif type(chunk.tool_response) is ToolResponse:
                     kind = "tool_response"
-                    response = chunk.tool_response or _NO_RESPONSE
+                    response = chunk.tool_response
                     toolset = response.toolset_tool or _NO_TOOLSET
                     body = response.response
                     row(
@@ -368,9 +371,9 @@ class ConversationFlattener:
                         (toolset.tool_id, response.display_name, body, bool(body) and has_error_member(body)),
                         (response.parent_tool_call_id, response.agent_name, response.target_app),
                     )
-                elif chunk.agent_transfer is not unset:
+                elif type(chunk.agent_transfer) is AgentTransfer:
                     kind = "agent_transfer"
-                    transfer = chunk.agent_transfer or _NO_TRANSFER
+                    transfer = chunk.agent_transfer
                     row(
                         transfer_columns,
                         (turn_index, message_index, chunk_index),
