@@ -65,7 +65,7 @@ def test_the_sensor_follows_unfinished_runs_until_they_complete(tmp_path: Path, 
             ).success
             ticks += 1
             assert ticks < 20, "runs never finished"
-        assert "no evaluation run of the configured apps is queued or running" in result.skip_message
+        assert "no evaluation run of the configured apps is unfinished" in result.skip_message
         assert warehouse.unfinished_evaluation_runs() == []
 
     followed = [name for _, name in unfinished]

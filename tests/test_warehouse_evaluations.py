@@ -100,3 +100,27 @@ def test_replay_prefers_the_full_run_over_its_listing() -> None:
     observation = replay_evaluation_records(records)
     assert observation.runs == [(completed_run(), parse_timestamp_micros("2026-11-02T03:00:01Z"))]
     assert observation.results == [{"name": f"{APP}/evaluations/e1/results/r1"}]
+
+
+def test_a_run_in_a_state_this_version_does_not_know_is_followed_until_it_finishes(tmp_path: Path) -> None:
+    warehouse = Warehouse(str(tmp_path / "w.duckdb"))
+    runs = []
+    for suffix, state in [
+        ("done", "COMPLETED"),
+        ("failed", "ERROR"),
+        ("stopped", "CANCELLED"),
+        ("busy", "RUNNING"),
+        ("waiting", "QUEUED"),
+        ("new", "AWAITING_APPROVAL"),
+        ("blank", None),
+    ]:
+        run = completed_run()
+        run["name"] = f"{APP}/evaluationRuns/{suffix}"
+        if state is None:
+            del run["state"]
+        else:
+            run["state"] = state
+        runs.append((run, T1))
+    load_evaluation_observation(warehouse, APP, EvaluationObservation(runs=runs), DAY)
+    followed = sorted(name.rsplit("/", 1)[1] for _, name in warehouse.unfinished_evaluation_runs())
+    assert followed == ["blank", "busy", "new", "waiting"]

@@ -38,7 +38,6 @@ from pipelines.warehouse.duck import Warehouse
 
 EVALUATION_RUNS_DATASET = "evaluation_runs"
 STARTED_RUNS_STATE = "started_evaluation_runs"
-UNFINISHED_STATES = frozenset({"QUEUED", "RUNNING", "EVALUATION_RUN_STATE_UNSPECIFIED"})
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Evaluation run assets: fetch every run of each app (raw observation), then load it.
 
-A sensor re-fetches runs still QUEUED or RUNNING until they finish; a job starts new runs.
+A sensor re-fetches runs not yet in a final state until they reach one; a job starts new runs.
 """
 
 import time
@@ -147,7 +147,7 @@ rebuild_evaluation_runs_job = dg.define_asset_job(
 def unfinished_evaluation_runs_sensor(
     context: dg.SensorEvaluationContext, ces: CesResource, warehouse: WarehouseResource
 ) -> dg.SensorResult | dg.SkipReason:
-    """Re-fetch the configured apps' runs still QUEUED or RUNNING until they finish: one run
+    """Re-fetch the configured apps' runs not yet COMPLETED, ERROR or CANCELLED: one run
     per app that has some.
 
     Small and fast: one query a tick, and an app whose previous fetch is still in flight is
@@ -166,7 +166,7 @@ def unfinished_evaluation_runs_sensor(
     except WarehouseBusyError as exc:
         return dg.SkipReason(f"warehouse busy, trying again next tick: {exc}")
     if not unfinished:
-        return dg.SkipReason("no evaluation run of the configured apps is queued or running")
+        return dg.SkipReason("no evaluation run of the configured apps is unfinished")
     by_app: dict[str, list[str]] = {}
     for app, name in unfinished:
         by_app.setdefault(app, []).append(name)

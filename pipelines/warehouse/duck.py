@@ -185,7 +185,7 @@ class Warehouse:
         return written
 
     def unfinished_evaluation_runs(self, *, lock_timeout_seconds: float = 5.0) -> list[tuple[str, str]]:
-        """(app, run name) of every run still QUEUED or RUNNING; empty without a warehouse.
+        """(app, run name) of every run not yet COMPLETED, ERROR or CANCELLED; empty without a warehouse.
 
         Waits only briefly for a load in progress: a sensor tick must stay short.
         """
