@@ -183,11 +183,16 @@ def test_fetch_yields_each_page_then_its_hydrations_inside_the_window_only() -> 
     hydrated = [short(c.arguments["name"]) for c in calls if c.tool == "get_conversation"]
     assert hydrated == ["c2", "c4"]  # not c3/c7 (outside), c5 (unplaceable), c1/c6 (complete), c4 only once
     first = records[0].arguments
-    assert first == {"parent": APP, "pageSize": 100, "filter": WINDOW.aip160_filter()}
+    assert first == {
+        "parent": APP,
+        "pageSize": 100,
+        "filter": WINDOW.aip160_filter(),
+        "sources": ["LIVE", "SIMULATOR", "EVAL", "AGENT_TOOL"],  # every source, said explicitly
+    }
     assert first["filter"] == 'start_time >= "2026-03-01T00:00:00Z" AND start_time < "2026-03-02T00:00:00Z"'
 
 
-def test_sources_are_sent_only_when_given() -> None:
+def test_the_sources_given_are_sent() -> None:
     records, _ = fetch(ConversationServer(PAGES), sources=("LIVE", "EVAL"), page_size=7)
     assert records[0].arguments["sources"] == ["LIVE", "EVAL"]
     assert records[0].arguments["pageSize"] == 7

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from pipelines.ces.errors import CesDataError
 from pipelines.ces.paging import ToolClient, fetch_record, iter_page_records, page_items
 from pipelines.ces.window import TimeWindow, needs_hydration
+from pipelines.config import KNOWN_SOURCES
 from pipelines.lake.records import ApiRecord, as_record
 from pipelines.protojson.timeparse import parse_timestamp_micros
 
@@ -83,11 +84,15 @@ class ListingJudge:
 def list_conversations_arguments(
     app: str, window: TimeWindow, *, sources: Sequence[str] = (), page_size: int = 100
 ) -> dict[str, Any]:
-    """Arguments of the first list_conversations page; `sources` omitted means every source."""
-    arguments: dict[str, Any] = {"parent": app, "pageSize": page_size, "filter": window.aip160_filter()}
-    if sources:
-        arguments["sources"] = list(sources)
-    return arguments
+    """Arguments of the first list_conversations page. `sources` omitted means every source the
+    API documents, and they are sent: the reference says an unset `sources` means all of them,
+    but an unset (deprecated) `source` means LIVE only, and a server may follow either rule."""
+    return {
+        "parent": app,
+        "pageSize": page_size,
+        "filter": window.aip160_filter(),
+        "sources": list(sources or KNOWN_SOURCES),
+    }
 
 
 def get_conversation(client: ToolClient, name: str) -> dict[str, Any]:
