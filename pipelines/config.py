@@ -64,6 +64,8 @@ class CesSettings:
     """First backoff ceiling; it doubles per attempt (full jitter, at most 30 s)."""
 
     def __post_init__(self) -> None:
+        if self.access_token is not None:  # a secret mounted from a file ends in a newline
+            object.__setattr__(self, "access_token", self.access_token.strip() or None)
         for app in self.apps:
             if not APP_NAME_PATTERN.match(app):
                 raise ConfigError(

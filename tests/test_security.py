@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
@@ -24,7 +25,7 @@ from starlette.applications import Starlette
 
 from pipelines.ces.auth import NoTokenProvider
 from pipelines.ces.client import CesMcpClient, tls_context
-from pipelines.ces.errors import CesTransportError
+from pipelines.ces.errors import CesError, CesTransportError
 from pipelines.ces.ratelimit import RateLimiter
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
 from pipelines.cli import build_parser
@@ -88,7 +89,7 @@ def test_the_token_never_reaches_files_logs_or_dagster(tmp_path: Path) -> None:
         env |= {"CES_MCP_URL": sim.url, "CES_APPS": sim.apps[0]}
         good = subprocess.run(
             [sys.executable, "-c", LOGGED_CLI, str(tmp_path / "debug.log"), "ingest", *window],
-            env=env | {"CES_ACCESS_TOKEN": TOKEN},
+            env=env | {"CES_ACCESS_TOKEN": f"{TOKEN}\n"},  # as a secret mounted from a file reads
             cwd=tmp_path,
             capture_output=True,
             text=True,
@@ -121,6 +122,18 @@ def test_the_token_never_reaches_files_logs_or_dagster(tmp_path: Path) -> None:
         for output in (good.stdout, good.stderr, bad.stdout, bad.stderr):
             assert secret not in output
     assert any((tmp_path / "dagster_home" / "storage").rglob("*")), "Dagster stored nothing to search"
+
+
+def test_a_token_the_http_library_refuses_to_send_is_shown_nowhere() -> None:
+    """h11 refuses a header value with a line break and quotes it in its message: the
+    error the user sees, its traceback included, holds no part of the token."""
+    token = "tok-\n-do-not-show-me"
+    with running_simulator(SimulatorConfig(scale=SCALE)) as sim:
+        settings = CesSettings(mcp_url=sim.url, access_token=token, max_rps=1000)
+        with CesMcpClient(settings) as client, pytest.raises(CesError, match="cannot send") as info:
+            client.call_tool("list_conversations", {"parent": sim.apps[0]})
+    shown = "".join(traceback.format_exception(info.value))
+    assert "do-not-show-me" not in shown and "***" in shown
 
 
 # -- names from the API are data, never paths ----------------------------------------------------

@@ -286,5 +286,11 @@ def _http_error(
 
 
 def redact(text: str, token: str | None) -> str:
-    """A server may echo the credentials it rejected; they must not reach logs or messages."""
-    return text.replace(token, "***") if token else text
+    """A server may echo the credentials it rejected, and a library may quote a header it
+    refused (as the repr of its bytes): neither form may reach logs or messages."""
+    if not token:
+        return text
+    for form in {token, token.strip(), repr(token)[1:-1], repr(token.encode())[2:-1]}:
+        if form:
+            text = text.replace(form, "***")
+    return text

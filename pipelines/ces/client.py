@@ -45,6 +45,7 @@ from pipelines.ces.answers import (
     Exchange,
     Reply,
     read_answer,
+    redact,
     wants_handshake,
 )
 from pipelines.ces.auth import TokenProvider, token_provider_from_settings
@@ -409,20 +410,28 @@ class CesMcpClient:
                 return read_answer(exchange, response, body, token, max_event_bytes=self._max_event_bytes)
             finally:
                 response.close()
+        # httpx's own messages may quote a header (h11 refuses an illegal value with it), so
+        # they are redacted, and the original exception is not chained: it would carry the
+        # token into tracebacks and Dagster's run storage.
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
             # The request never left this machine: safe to send again, whatever the call.
             raise CesTransportError(
-                f"{exchange.label}: could not connect to {self._url} ({type(exc).__name__}: {exc})",
+                f"{exchange.label}: could not connect to {self._url} ({type(exc).__name__}: "
+                f"{redact(str(exc), token)})",
                 request_sent=False,
-            ) from exc
+            ) from None
         except httpx.TimeoutException as exc:
             raise CesTransportError(
                 f"{exchange.label}: {self._url} timed out ({type(exc).__name__})"
-            ) from exc
+            ) from None
         except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:
-            raise CesError(f"{exchange.label}: cannot send to {self._url}: {exc}") from exc
+            raise CesError(
+                f"{exchange.label}: cannot send to {self._url}: {redact(str(exc), token)}"
+            ) from None
         except httpx.HTTPError as exc:
-            raise CesTransportError(f"{exchange.label}: request to {self._url} failed: {exc}") from exc
+            raise CesTransportError(
+                f"{exchange.label}: request to {self._url} failed: {redact(str(exc), token)}"
+            ) from None
         finally:
             elapsed = time.perf_counter() - started
             received = body.total if body is not None else 0
