@@ -145,6 +145,13 @@ def full_conversation(conversation_id: str = "c1", start: str = "2026-11-01T10:0
     }
 
 
+def legacy_conversation(conversation_id: str = "c0", start: str = "2026-11-01T09:00:00Z") -> dict[str, Any]:
+    """A conversation from before turns: only the deprecated top-level messages."""
+    legacy = full_conversation(conversation_id, start)
+    del legacy["turns"]
+    return legacy
+
+
 def with_changes(conversation: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[str, Any]:
     """A deep copy of `conversation` with the value at `path` replaced."""
     changed = copy.deepcopy(conversation)

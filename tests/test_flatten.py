@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pyarrow as pa
 import pytest
-from conversation_samples import APP, conversation_name, full_conversation, with_changes
+from conversation_samples import APP, conversation_name, full_conversation, legacy_conversation, with_changes
 
 from pipelines.transform.conversations import (
     ConversationFlattener,
@@ -59,22 +59,27 @@ def test_turns_count_messages_and_spans_and_take_the_root_duration_string() -> N
     assert turns[0]["start_time"] == datetime(2026, 11, 1, 10, 0, 1, tzinfo=UTC)
 
 
-def test_messages_include_legacy_top_level_messages_with_null_turn() -> None:
-    messages = rows([full_conversation()], "messages")
-    positions = [(m["turn_index"], m["message_index"], m["role"], m["chunk_count"]) for m in messages]
+def test_top_level_messages_load_with_a_null_turn_only_when_there_are_no_turns() -> None:
+    """The deprecated top-level `messages` of a conversation with turns repeat the turns'
+    messages: loading them too would count every tool call twice."""
+    messages = rows([full_conversation(), legacy_conversation()], "messages")
+    positions = [
+        (m["conversation_name"][-2:], m["turn_index"], m["message_index"], m["role"], m["chunk_count"])
+        for m in messages
+    ]
     assert positions == [
-        (0, 0, "user", 2),
-        (0, 1, "agent", 5),
-        (1, 0, "user", 1),
-        (1, 1, "agent", 1),
-        (1, 2, "agent", 5),
-        (None, 0, "user", 2),
+        ("c1", 0, 0, "user", 2),
+        ("c1", 0, 1, "agent", 5),
+        ("c1", 1, 0, "user", 1),
+        ("c1", 1, 1, "agent", 1),
+        ("c1", 1, 2, "agent", 5),
+        ("c0", None, 0, "user", 2),
     ]
     assert messages[1]["event_time"] == datetime(2026, 11, 1, 10, 0, 3, 123456, tzinfo=UTC)
 
 
 def test_chunks_have_a_type_for_every_kind() -> None:
-    chunks = rows([full_conversation()], "chunks")
+    chunks = rows([full_conversation(), legacy_conversation()], "chunks")
     summary = [(c["turn_index"], c["message_index"], c["chunk_index"], c["chunk_type"]) for c in chunks]
     assert summary == [
         (0, 0, 0, "transcript"),
@@ -105,7 +110,7 @@ def test_chunks_have_a_type_for_every_kind() -> None:
 
 
 def test_tool_calls_and_responses() -> None:
-    calls = rows([full_conversation()], "tool_calls")
+    calls = rows([full_conversation(), legacy_conversation()], "tool_calls")
     assert [(c["turn_index"], c["chunk_index"], c["tool_call_id"]) for c in calls] == [
         (0, 0, "call-1"),
         (0, 2, "call-2"),

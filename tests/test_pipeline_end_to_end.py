@@ -36,7 +36,9 @@ def expected_counts() -> Counter[str]:
             for index in range(SCALE.conversations_per_day):
                 item = conversation(SCALE, ConversationKey(app, day, index))
                 counts["conversations"] += 1
-                messages = list(item.get("messages", []))
+                # The deprecated top-level messages repeat the turns' messages when there are turns.
+                messages = [] if item.get("turns") else list(item.get("messages", []))
+                counts["with_both"] += bool(item.get("turns") and item.get("messages"))
                 for turn in item.get("turns", []):
                     counts["turns"] += 1
                     messages += turn.get("messages", [])
@@ -83,6 +85,7 @@ def test_ingest_twice_and_rebuild_hold_exactly_the_corpus(pipeline_env) -> None:
     assert [o.error for o in outcomes] == [None] * 2  # a run per app, over both days
     assert sorted(o.label for o in outcomes) == sorted(f"{app} {DAYS[0]}…{DAYS[-1]}" for app in sim.apps)
     expected = expected_counts()
+    assert expected["with_both"] > 0, "the corpus must hold conversations with turns and top-level messages"
     counts = warehouse.row_counts()
     for table in ("conversations", "turns", "messages", "chunks", "tool_calls", "tool_responses", "spans"):
         assert counts[table] == expected[table], table

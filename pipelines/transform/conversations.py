@@ -454,7 +454,8 @@ class ConversationFlattener:
                 t_messages(len(message_items))
                 t_spans(span_count)
                 add_messages(turn_index, message_items)
-            add_messages(None, conversation.messages or ())
+            if not conversation.turns:  # with turns, the deprecated top-level messages repeat them
+                add_messages(None, conversation.messages or ())
             return name
 
         return walk

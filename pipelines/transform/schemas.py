@@ -118,7 +118,8 @@ MESSAGES = TableSpec(
         ("chunk_count", pa.int32()),
     ),
     key=("conversation_name", "turn_index", "message_index"),
-    description="One row per message; turn_index is NULL for the deprecated top-level messages.",
+    description="One row per message; turn_index is NULL for the deprecated top-level messages of a "
+    "conversation without turns (with turns, they repeat the turns' messages).",
     load_columns=_PARTITIONED,
 )
 
