@@ -229,3 +229,26 @@ def test_results() -> None:
     assert rows[0]["persona"] == f"{APP}/evaluationPersonas/angry"
     assert (rows[1]["error_type"], rows[1]["error_message"]) == ("RUNTIME_FAILURE", "boom")
     assert len(flattener.take_rejects()) == 1
+
+
+def test_every_latency_entry_is_a_row_even_when_entries_share_a_subject() -> None:
+    """Two tools of one toolset named without toolId, two callbacks of one stage: four entries,
+    four rows, told apart by their position in the report."""
+    run = completed_run()
+    metrics = {"p50Latency": "0.1s", "callCount": 1}
+    run["latencyReport"] = {
+        "toolLatencies": [
+            {"toolsetTool": {"toolset": f"{APP}/toolsets/crm"}, "latencyMetrics": metrics},
+            {"toolsetTool": {"toolset": f"{APP}/toolsets/crm"}, "latencyMetrics": metrics},
+        ],
+        "callbackLatencies": [{"stage": "beforeModel", "latencyMetrics": metrics}] * 2,
+    }
+    tables, rejects = flatten([run])
+    assert rejects == []
+    keys = [(r["kind"], r["entry_index"], r["subject"]) for r in tables["evaluation_run_latencies"]]
+    assert keys == [
+        ("tool", 0, f"{APP}/toolsets/crm"),
+        ("tool", 1, f"{APP}/toolsets/crm"),
+        ("callback", 0, "beforeModel"),
+        ("callback", 1, "beforeModel"),
+    ]

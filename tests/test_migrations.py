@@ -90,3 +90,26 @@ def test_a_warehouse_from_a_newer_release_is_refused(tmp_path: Path) -> None:
         conn.execute("INSERT INTO schema_version VALUES (999, 'future', now())")
     with warehouse.connect() as conn, pytest.raises(WarehouseVersionError, match="schema version 999"):
         warehouse.ensure_schema(conn)
+
+
+def test_a_version_3_warehouse_numbers_its_latency_entries(tmp_path: Path) -> None:
+    path = str(tmp_path / "v3.duckdb")
+    with duckdb.connect(path) as conn:  # what version 3 wrote: latencies keyed by subject
+        for ddl in sql_files("tables"):
+            conn.execute(ddl.read_text())
+        conn.execute(sql_text("warehouse/create_schema_version.sql"))
+        conn.execute("INSERT INTO schema_version VALUES (3, 'created', now())")
+        conn.execute("ALTER TABLE evaluation_run_latencies DROP COLUMN entry_index")
+        conn.execute(
+            "INSERT INTO evaluation_run_latencies (evaluation_run_name, kind, subject) VALUES "
+            "(?, 'tool', 'b'), (?, 'tool', 'a'), (?, 'callback', 'beforeModel')",
+            [RUN] * 3,
+        )
+    warehouse = Warehouse(path)
+    with warehouse.connect() as conn:
+        warehouse.ensure_schema(conn)
+        rows = conn.execute(
+            "SELECT kind, subject, entry_index FROM evaluation_run_latencies ORDER BY ALL"
+        ).fetchall()
+    assert rows == [("callback", "beforeModel", 0), ("tool", "a", 0), ("tool", "b", 1)]
+    assert [version for version, _ in versions(path)][-1] == latest_version() >= 4

@@ -362,3 +362,25 @@ def test_views_are_described_for_bi_tools(tmp_path: Path) -> None:
         )
     assert set(comments) == set(view_names())
     assert all(comments.values()), comments
+
+
+def test_a_toolset_tool_called_without_tool_id_counts_under_its_toolset(tmp_path: Path) -> None:
+    """Named as evaluation latencies name it: the toolset alone, not NULL and dropped."""
+    warehouse = Warehouse(str(tmp_path / "toolset.duckdb"))
+    toolset = "projects/p/locations/l/apps/a/toolsets/crm"
+    name = "projects/p/locations/l/apps/a/conversations/c"
+    with warehouse.connect() as conn:
+        warehouse.ensure_schema(conn)
+        conn.execute(
+            "INSERT INTO conversations (conversation_name, app, start_time) VALUES (?, ?, ?)",
+            [name, "projects/p/locations/l/apps/a", "2026-11-01 10:00:00+00"],
+        )
+        conn.execute("INSERT INTO tool_calls (conversation_name, toolset) VALUES (?, ?)", [name, toolset])
+        conn.execute(
+            "INSERT INTO tool_responses (conversation_name, toolset, is_error) VALUES (?, ?, true)",
+            [name, toolset],
+        )
+        calls = conn.execute("SELECT tool, display_name, calls, errors FROM daily_tool_calls").fetchall()
+        rates = conn.execute("SELECT tool, responses, errors FROM daily_tool_error_rate").fetchall()
+    assert calls == [(toolset, "crm", 1, 1)]
+    assert rates == [(toolset, 1, 1)]

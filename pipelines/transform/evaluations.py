@@ -173,6 +173,7 @@ class EvaluationRunFlattener(RowFlattener):
                         v.duration(metrics.get("p90Latency"), f"{label}.p90Latency"),
                         v.duration(metrics.get("p99Latency"), f"{label}.p99Latency"),
                         v.int32(metrics.get("callCount"), f"{label}.callCount"),
+                        index,
                     )
                 )
 
@@ -197,7 +198,8 @@ class EvaluationRunFlattener(RowFlattener):
 
 
 def _tool_subject(entry: dict[str, Any], label: str) -> str | None:
-    """The tool's resource name, or `{toolset}/{toolId}` for a toolset tool."""
+    """The tool's resource name, or `{toolset}/{toolId}` for a toolset tool (the toolset alone
+    without a toolId): the naming of `tool_label` in the warehouse's views."""
     tool = v.text(entry.get("tool"), f"{label}.tool")
     if tool:
         return tool

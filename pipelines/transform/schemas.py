@@ -282,9 +282,12 @@ EVALUATION_RUN_LATENCIES = TableSpec(
         ("p90_seconds", pa.float64()),
         ("p99_seconds", pa.float64()),
         ("call_count", pa.int32()),
+        ("entry_index", pa.int32()),
     ),
-    key=("evaluation_run_name", "kind", "subject"),
-    description="One row per tool, callback, guardrail and LLM-call latency entry of a run's latency report.",
+    key=("evaluation_run_name", "kind", "entry_index"),
+    description="One row per tool, callback, guardrail and LLM-call latency entry of a run's latency report; "
+    "entry_index is the entry's position in its list (two callbacks of one stage, or two tools of a toolset "
+    "named without toolId, share a subject).",
 )
 
 EVALUATION_RUN_PERSONAS = TableSpec(

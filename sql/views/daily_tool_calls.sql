@@ -1,6 +1,7 @@
 -- How often is each tool called, and how often does it fail, per day?
 -- Grain: one row per (day, app, tool); day is the UTC date of the conversation's start_time.
--- tool is the tool's resource name, or "{toolset}/{toolId}" for a toolset tool; display_name
+-- tool is the tool's resource name, or "{toolset}/{toolId}" for a toolset tool ("{toolset}"
+-- when the call gave no toolId), as evaluation_run_latencies.subject names it; display_name
 -- is its display name when the API gave one, else the last segment of tool.
 -- calls counts toolCall chunks, responses toolResponse chunks; a response is an error when its
 -- struct has an "error" key. error_rate = errors / responses (NULL without responses).
@@ -8,7 +9,7 @@ CREATE OR REPLACE VIEW daily_tool_calls AS
 WITH events AS (
     SELECT
         conversation_name,
-        coalesce(tool, toolset || '/' || toolset_tool_id) AS tool,
+        coalesce(tool, toolset || coalesce('/' || toolset_tool_id, '')) AS tool,
         display_name,
         'call' AS kind,
         false AS is_error
@@ -16,7 +17,7 @@ WITH events AS (
     UNION ALL
     SELECT
         conversation_name,
-        coalesce(tool, toolset || '/' || toolset_tool_id) AS tool,
+        coalesce(tool, toolset || coalesce('/' || toolset_tool_id, '')) AS tool,
         display_name,
         'response' AS kind,
         coalesce(is_error, false) AS is_error

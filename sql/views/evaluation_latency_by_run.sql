@@ -1,8 +1,8 @@
 -- How fast was each tool, guardrail, callback and model in each evaluation run?
--- Grain: one row per (evaluation_run_name, kind, subject) of a run's latency report, with the
+-- Grain: one row per (evaluation_run_name, kind, entry_index) of a run's latency report, with the
 -- run's app, create_time, day (UTC date of create_time), state and app version.
 -- kind is tool, callback, guardrail or llm_call; subject the tool's resource name (or
--- "{toolset}/{toolId}"), the callback stage, the guardrail's resource name or the model; label
+-- "{toolset}/{toolId}", the toolset alone without a toolId), the callback stage, the guardrail's resource name or the model; label
 -- is the display name when the report gave one, else the last segment of subject.
 CREATE OR REPLACE VIEW evaluation_latency_by_run AS
 SELECT
