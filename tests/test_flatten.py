@@ -277,3 +277,37 @@ def test_a_chunk_member_sent_as_null_is_absent() -> None:
     ]
     (row,) = tables["tool_calls"].to_pylist()
     assert (row["tool_call_id"], json.loads(row["args"])) == ("x1", {"q": 1})
+
+
+@pytest.mark.parametrize(
+    "data",
+    ["aGVs\nbG8=", "aGVsbG8", "aGVs bG8=\r\n", "aGVs\nbG8"],
+)
+def test_base64_is_read_as_protobuf_json_parsers_read_it(data: str) -> None:
+    """Line breaks (MIME style), missing padding and the URL-safe alphabet are all base64."""
+    chunk = {"blob": {"mimeType": "audio/wav", "data": data}}
+    conversation = with_changes(full_conversation(), ("turns", 0, "messages", 0, "chunks", 1), chunk)
+    tables, rejects = flatten_conversations([conversation])
+    assert rejects == []
+    blob = next(c for c in tables["chunks"].to_pylist() if c["chunk_type"] == "blob")
+    assert blob["data_bytes"] == 5
+
+
+def test_url_safe_base64_is_decoded_to_its_size() -> None:
+    chunk = {"image": {"mimeType": "image/png", "data": "-_-_"}}  # bytes fb ff bf
+    conversation = with_changes(full_conversation(), ("turns", 1, "messages", 0, "chunks", 0), chunk)
+    tables, rejects = flatten_conversations([conversation])
+    assert rejects == [] and [
+        c["data_bytes"] for c in tables["chunks"].to_pylist() if c["chunk_type"] == "image"
+    ] == [3]
+
+
+def test_a_conversation_with_a_compact_offset_and_a_leap_second_loads() -> None:
+    conversation = dict(
+        full_conversation(), startTime="2016-12-31T23:59:60Z", endTime="2017-01-01T05:30:10+0530"
+    )
+    tables, rejects = flatten_conversations([conversation])
+    assert rejects == []
+    (row,) = tables["conversations"].to_pylist()
+    assert row["start_time"] == datetime(2017, 1, 1, tzinfo=UTC)
+    assert row["end_time"] == datetime(2017, 1, 1, 0, 0, 10, tzinfo=UTC) and row["duration_seconds"] == 10.0

@@ -26,6 +26,9 @@ def micros(value: datetime) -> int:
         ("2024-02-29T23:59:59.999999999z", datetime(2024, 2, 29, 23, 59, 59, 999999, tzinfo=UTC)),
         ("2026-01-01T00:30:00+01:00", datetime(2025, 12, 31, 23, 30, tzinfo=UTC)),
         ("1969-12-31T23:59:59.5Z", datetime(1969, 12, 31, 23, 59, 59, 500000, tzinfo=UTC)),
+        ("2014-10-02T15:01:23+0530", datetime(2014, 10, 2, 9, 31, 23, tzinfo=UTC)),  # no colon
+        ("2016-12-31T23:59:60Z", datetime(2017, 1, 1, tzinfo=UTC)),  # a leap second
+        ("2016-12-31T23:59:60.25Z", datetime(2017, 1, 1, 0, 0, 0, 250000, tzinfo=UTC)),
     ],
 )
 def test_timestamps_become_utc_microseconds(text: str, expected: datetime) -> None:
@@ -53,6 +56,7 @@ def test_every_fraction_width_matches_datetime() -> None:
         "2014-10-02T15:01:23",
         "2014-02-30T00:00:00Z",
         "2014-10-02T24:00:00Z",
+        "2014-10-02T15:01:61Z",
         "2014-10-02T15:01:23.1234567890Z",
         "2014-10-02T15:01:23+5:30",
         "yesterday",

@@ -1,9 +1,10 @@
 """RFC 3339 timestamps and protobuf duration strings, parsed without a `datetime` per value.
 
 CES emits Z-normalised timestamps with 0, 3, 6 or 9 fractional digits but accepts (and other
-servers may send) any offset. Values become integer microseconds since the epoch, UTC; the
-sub-microsecond digits are truncated toward the past. Durations ("3.5s", "-0.25s",
-"0.000000001s") become float seconds.
+servers may send) any offset, read leniently as protobuf JSON parsers do: `+05:30` or `+0530`,
+and a leap second `:60`, which is the first instant of the next minute. Values become integer
+microseconds since the epoch, UTC; the sub-microsecond digits are truncated toward the past.
+Durations ("3.5s", "-0.25s", "0.000000001s") become float seconds.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 _TIMESTAMP = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))"
+    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):?(\d{2}))"
 )
 _DURATION = re.compile(r"-?\d+(?:\.\d{1,9})?s")
 _EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
@@ -49,7 +50,7 @@ def parse_timestamp_nanos(value: str) -> int:
         raise TimeFormatError(f"not an RFC 3339 timestamp: {str(value)[:80]!r}")
     year, month, day, hour, minute, second, fraction, zulu, sign, off_h, off_m = match.groups()
     hour_i, minute_i, second_i = int(hour), int(minute), int(second)
-    if hour_i > 23 or minute_i > 59 or second_i > 59:
+    if hour_i > 23 or minute_i > 59 or second_i > 60:
         raise TimeFormatError(f"time of day out of range: {value[:80]!r}")
     seconds = _epoch_day(int(year), int(month), int(day)) * 86400 + hour_i * 3600 + minute_i * 60 + second_i
     if not zulu:

@@ -113,12 +113,13 @@ def json_text(value: Any, field: str) -> str:
 
 
 def base64_size(value: Any, field: str) -> int:
-    """Decoded size of a proto3 JSON bytes field (standard or URL-safe base64, padding optional)."""
+    """Decoded size of a proto3 JSON bytes field: standard or URL-safe base64, padding optional,
+    line breaks and spaces ignored (MIME-style base64), as protobuf JSON parsers read it."""
     if value is None:
         return 0
     if type(value) is not str:
         raise SchemaViolation(f"{field}: expected base64 text, got {type(value).__name__}")
-    raw = value.encode("ascii", "replace").translate(_URLSAFE)
+    raw = b"".join(value.encode("ascii", "replace").split()).translate(_URLSAFE)
     raw += b"=" * (-len(raw) % 4)
     try:
         return len(binascii.a2b_base64(raw, strict_mode=True))
