@@ -8,12 +8,14 @@ reads it at import.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from urllib.parse import urlsplit
 
 DEFAULT_MCP_URL = "https://ces.googleapis.com/mcp"
 DEFAULT_MAX_RPS = 10.0
@@ -66,6 +68,16 @@ class CesSettings:
     def __post_init__(self) -> None:
         if self.access_token is not None:  # a secret mounted from a file ends in a newline
             object.__setattr__(self, "access_token", self.access_token.strip() or None)
+        url = urlsplit(self.mcp_url)
+        if url.scheme not in ("http", "https") or not url.hostname:
+            raise ConfigError(
+                f"CES_MCP_URL must be an http(s) URL such as {DEFAULT_MCP_URL}, got {self.mcp_url!r}"
+            )
+        unknown = sorted(set(self.sources) - set(KNOWN_SOURCES))
+        if unknown:
+            raise ConfigError(
+                f"CES_SOURCES: unknown source {', '.join(unknown)}; known: {', '.join(KNOWN_SOURCES)}"
+            )
         for app in self.apps:
             if not APP_NAME_PATTERN.match(app):
                 raise ConfigError(
@@ -132,6 +144,10 @@ DEFAULT_START_DATE = date(2024, 1, 1)
 """The first daily partition: no CES app holds a conversation from before 2024."""
 
 
+CRON_PATTERN = re.compile(r"@(?:hourly|daily|weekly|monthly)|[\w*/,?#-]+(?:\s+[\w*/,?#-]+){4}")
+"""A cron schedule as Dagster takes it: five fields, or one of its @ shortcuts."""
+
+
 @dataclass(frozen=True)
 class OrchestrationSettings:
     """How Dagster partitions, groups, schedules and checks the loads."""
@@ -156,6 +172,16 @@ class OrchestrationSettings:
                 raise ConfigError(f"{name} must be at least 1, got {value}")
         if self.lookback_days < 0:
             raise ConfigError(f"CES_LOOKBACK_DAYS must not be negative, got {self.lookback_days}")
+        if self.freshness_hours <= 0:
+            raise ConfigError(f"CES_FRESHNESS_HOURS must be positive, got {self.freshness_hours}")
+        for name, cron in (
+            ("CES_CONVERSATIONS_CRON", self.conversations_cron),
+            ("CES_EVALUATIONS_CRON", self.evaluations_cron),
+        ):
+            if not CRON_PATTERN.fullmatch(cron.strip()):
+                raise ConfigError(
+                    f"{name} must be a cron schedule of five fields such as '5 * * * *', got {cron!r}"
+                )
 
 
 @dataclass(frozen=True)
@@ -183,9 +209,9 @@ class Settings:
             ),
             orchestration=OrchestrationSettings(
                 start_date=env_date(env, "CES_START_DATE", DEFAULT_START_DATE),
-                days_per_run=int(env_number(env, "CES_DAYS_PER_RUN", 31)),
-                api_concurrency=int(env_number(env, "CES_API_CONCURRENCY", 4)),
-                lookback_days=int(env_number(env, "CES_LOOKBACK_DAYS", 2)),
+                days_per_run=env_integer(env, "CES_DAYS_PER_RUN", 31),
+                api_concurrency=env_integer(env, "CES_API_CONCURRENCY", 4),
+                lookback_days=env_integer(env, "CES_LOOKBACK_DAYS", 2),
                 conversations_cron=env.get("CES_CONVERSATIONS_CRON") or "5 * * * *",
                 evaluations_cron=env.get("CES_EVALUATIONS_CRON") or "30 4 * * *",
                 freshness_hours=env_number(env, "CES_FRESHNESS_HOURS", 48.0),
@@ -194,13 +220,27 @@ class Settings:
 
 
 def env_number(env: Mapping[str, str], name: str, default: float) -> float:
+    """A finite number: `nan` or `inf` would silently turn a limit off."""
     raw = env.get(name)
-    if raw is None or raw == "":
+    if raw is None or raw.strip() == "":
         return default
     try:
-        return float(raw)
+        value = float(raw)
     except ValueError:
         raise ConfigError(f"{name} must be a number, got {raw!r}") from None
+    if not math.isfinite(value):
+        raise ConfigError(f"{name} must be a finite number, got {raw!r}")
+    return value
+
+
+def env_integer(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a whole number, got {raw!r}") from None
 
 
 def env_date(env: Mapping[str, str], name: str, default: date) -> date:
@@ -225,10 +265,10 @@ def ces_settings_from_env(env: Mapping[str, str]) -> CesSettings:
         max_rps=env_number(env, "CES_MAX_RPS", DEFAULT_MAX_RPS),
         timeout_seconds=env_number(env, "CES_TIMEOUT_SECONDS", 60.0),
         connect_timeout_seconds=env_number(env, "CES_CONNECT_TIMEOUT_SECONDS", 10.0),
-        page_size=int(env_number(env, "CES_PAGE_SIZE", 100)),
+        page_size=env_integer(env, "CES_PAGE_SIZE", 100),
         evaluation_runs=_split_csv(env.get("CES_EVALUATION_RUNS")),
         rate_limit_file=default_rate_limit_file(env),
-        max_attempts=int(env_number(env, "CES_MAX_ATTEMPTS", DEFAULT_MAX_ATTEMPTS)),
+        max_attempts=env_integer(env, "CES_MAX_ATTEMPTS", DEFAULT_MAX_ATTEMPTS),
         retry_max_seconds=env_number(env, "CES_RETRY_MAX_SECONDS", DEFAULT_RETRY_MAX_SECONDS),
         retry_backoff_seconds=env_number(env, "CES_RETRY_BACKOFF_SECONDS", DEFAULT_RETRY_BACKOFF_SECONDS),
     )

@@ -157,3 +157,8 @@ def test_a_warehouse_load_asks_for_a_new_report_once() -> None:
             definitions, instance, asset_selection=selection, cursor=after_load.cursor
         )
         assert again.total_requested == 0  # requested once, not on every tick
+
+
+def test_a_directory_as_the_report_path_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ReportError, match="is a directory: give the report's file name"):
+        write_report(str(tmp_path / "w.duckdb"), str(tmp_path))

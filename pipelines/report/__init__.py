@@ -75,6 +75,10 @@ def build_report(
 
 def write_report(warehouse_path: str, out_path: str, params: Mapping[str, Any] | None = None) -> ReportFile:
     """Read the warehouse read-only and write the dashboard to `out_path` atomically."""
+    if Path(out_path).is_dir():
+        raise ReportError(
+            f"{out_path} is a directory: give the report's file name, e.g. {Path(out_path) / 'report.html'}"
+        )
     if not Path(warehouse_path).exists():
         raise ReportError(f"no warehouse at {warehouse_path}: run `ces-pipeline ingest` first")
     try:
@@ -88,6 +92,8 @@ def write_report(warehouse_path: str, out_path: str, params: Mapping[str, Any] |
     try:
         partial.write_text(page, encoding="utf-8")
         os.replace(partial, target)
+    except OSError as exc:
+        raise ReportError(f"cannot write the report to {target}: {exc.strerror or exc}") from None
     finally:
         partial.unlink(missing_ok=True)
     return ReportFile(

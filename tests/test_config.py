@@ -1,0 +1,66 @@
+"""Every setting is checked when it is read: a bad one is one line naming its variable."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipelines.config import ConfigError, Settings
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "says"),
+    [
+        ("CES_START_DATE", "garbage", "a date YYYY-MM-DD"),
+        ("CES_MAX_ATTEMPTS", "nan", "a whole number"),
+        ("CES_API_CONCURRENCY", "abc", "a whole number"),
+        ("CES_PAGE_SIZE", "1.5", "a whole number"),
+        ("CES_DAYS_PER_RUN", "inf", "a whole number"),
+        ("CES_WAREHOUSE_LOCK_TIMEOUT", "abc", "a number"),
+        ("CES_MAX_RPS", "nan", "a finite number"),  # would turn the rate limit off
+        ("CES_MAX_RPS", "inf", "a finite number"),
+        ("CES_MAX_RPS", "0", "positive"),
+        ("CES_TIMEOUT_SECONDS", "nan", "a finite number"),
+        ("CES_RETRY_MAX_SECONDS", "inf", "a finite number"),
+        ("CES_MCP_URL", "not-a-url", "an http(s) URL"),
+        ("CES_MCP_URL", "ftp://example.com/mcp", "an http(s) URL"),
+        ("CES_SOURCES", "LIVE,BOGUS", "unknown source BOGUS"),
+        ("CES_FRESHNESS_HOURS", "-1", "positive"),
+        ("CES_CONVERSATIONS_CRON", "garbage", "a cron schedule"),
+        ("CES_WAREHOUSE_MEMORY_LIMIT", "lots", "a size such as"),
+        ("CES_APPS", "my-app", "not an app resource name"),
+    ],
+)
+def test_a_bad_setting_names_its_variable(name: str, value: str, says: str) -> None:
+    with pytest.raises(ConfigError, match=name) as info:
+        Settings.from_env({name: value})
+    assert says in str(info.value)
+
+
+def test_good_settings_in_every_spelling_are_read() -> None:
+    settings = Settings.from_env(
+        {
+            "CES_SOURCES": "live, eval",
+            "CES_MAX_RPS": " 2.5 ",
+            "CES_PAGE_SIZE": "50",
+            "CES_CONVERSATIONS_CRON": "@hourly",
+            "CES_EVALUATIONS_CRON": "*/15 2-4 * * MON-FRI",
+            "CES_MCP_URL": "http://127.0.0.1:8765/mcp",
+        }
+    )
+    assert settings.ces.sources == ("LIVE", "EVAL") and settings.ces.max_rps == 2.5
+    assert settings.ces.page_size == 50 and settings.orchestration.conversations_cron == "@hourly"
+
+
+def test_the_command_says_it_in_one_line_and_exits_2() -> None:
+    env = {"PATH": "/usr/bin:/bin", "CES_MAX_RPS": "nan", "PYTHONPATH": str(ROOT)}
+    result = subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", "query", "--list"], env=env, capture_output=True, text=True
+    )
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip() == "configuration error: CES_MAX_RPS must be a finite number, got 'nan'"
