@@ -54,6 +54,8 @@ class CesSettings:
     """Read timeout: the longest silence tolerated while waiting for (or streaming) a response."""
     connect_timeout_seconds: float = 10.0
     page_size: int = 100
+    max_empty_pages: int = 20
+    """Empty pages in a row, each with a next page token, before a listing is given up."""
     evaluation_runs: tuple[str, ...] = ()
     """Evaluation runs always fetched, besides those `list_evaluation_runs` finds."""
     rate_limit_file: str | None = None
@@ -94,6 +96,8 @@ class CesSettings:
             raise ConfigError(f"CES_MAX_RPS must be positive, got {self.max_rps}")
         if self.page_size <= 0:
             raise ConfigError(f"CES_PAGE_SIZE must be positive, got {self.page_size}")
+        if self.max_empty_pages < 1:
+            raise ConfigError(f"CES_MAX_EMPTY_PAGES must be at least 1, got {self.max_empty_pages}")
         if self.timeout_seconds <= 0 or self.connect_timeout_seconds <= 0:
             raise ConfigError("CES_TIMEOUT_SECONDS and CES_CONNECT_TIMEOUT_SECONDS must be positive")
         if self.max_attempts < 1:
@@ -266,6 +270,7 @@ def ces_settings_from_env(env: Mapping[str, str]) -> CesSettings:
         timeout_seconds=env_number(env, "CES_TIMEOUT_SECONDS", 60.0),
         connect_timeout_seconds=env_number(env, "CES_CONNECT_TIMEOUT_SECONDS", 10.0),
         page_size=env_integer(env, "CES_PAGE_SIZE", 100),
+        max_empty_pages=env_integer(env, "CES_MAX_EMPTY_PAGES", 20),
         evaluation_runs=_split_csv(env.get("CES_EVALUATION_RUNS")),
         rate_limit_file=default_rate_limit_file(env),
         max_attempts=env_integer(env, "CES_MAX_ATTEMPTS", DEFAULT_MAX_ATTEMPTS),

@@ -104,6 +104,30 @@ def short(name: str) -> str:
 # -- the generic pager -------------------------------------------------------------------------
 
 
+def test_a_server_handing_out_empty_pages_forever_is_given_up_on() -> None:
+    """Fresh tokens with empty pages would spend the quota for hours; a bound stops it, after
+    the pages with items, counting only empty pages in a row."""
+    pages = {None: {"conversations": [conversation("a", "2026-03-01T01:00:00Z")], "nextPageToken": "e1"}}
+    pages |= {f"e{i}": {"conversations": [], "nextPageToken": f"e{i + 1}"} for i in range(1, 40)}
+    pages["e3"] = {"conversations": [conversation("b", "2026-03-01T02:00:00Z")], "nextPageToken": "e4"}
+    with pytest.raises(CesPagingError, match="5 empty pages in a row") as info:
+        fetch(ConversationServer(pages), max_empty_pages=5)
+    assert "CES_MAX_EMPTY_PAGES" in str(info.value)
+    with mcp_server(ConversationServer(pages)) as (server, url), client_for(url) as client:
+        with pytest.raises(CesPagingError):
+            list(
+                iter_page_records(
+                    client,
+                    "list_conversations",
+                    {"parent": APP},
+                    items_key="conversations",
+                    max_empty_pages=5,
+                )
+            )
+        asked = [c.arguments.get("pageToken") for c in server.calls]
+    assert asked == [None, "e1", "e2", "e3", "e4", "e5", "e6", "e7", "e8"]
+
+
 def test_pages_are_followed_through_empty_pages_until_the_token_is_empty() -> None:
     with mcp_server(ConversationServer(PAGES)) as (server, url), client_for(url) as client:
         pages = list(

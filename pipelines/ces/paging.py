@@ -21,6 +21,10 @@ logger = logging.getLogger("pipelines.ces.paging")
 
 DEFAULT_MAX_PAGES = 100_000
 """A guard against a server that never stops handing out new tokens."""
+DEFAULT_MAX_EMPTY_PAGES = 20
+"""Pages in a row holding no item but a next page token before a listing is given up
+(`CES_MAX_EMPTY_PAGES`): a server that hands out fresh tokens for empty pages forever would
+otherwise spend the quota until `DEFAULT_MAX_PAGES`."""
 DEFAULT_MAX_RESTARTS = 3
 """How many times a listing starts again from its first page after its page token was refused."""
 _PAGE_TOKEN = re.compile(r"page[ _-]?token", re.IGNORECASE)
@@ -63,13 +67,14 @@ def iter_page_records(
     *,
     items_key: str,
     max_pages: int = DEFAULT_MAX_PAGES,
+    max_empty_pages: int = DEFAULT_MAX_EMPTY_PAGES,
     max_restarts: int = DEFAULT_MAX_RESTARTS,
 ) -> Iterator[ApiRecord]:
     """Each page of a list tool as a record, following `nextPageToken` until it is absent or empty.
 
     A page may hold fewer items than asked, even none, and still carry a token: paging goes on.
-    A token handed out twice would loop forever, so it is a CesPagingError, as is passing
-    `max_pages`.
+    A token handed out twice would loop forever, so it is a CesPagingError, as are passing
+    `max_pages` and `max_empty_pages` empty pages in a row.
 
     A page token the server refuses (it expired, as tokens do when a listing takes long) cannot
     be renewed: the listing starts again from its first page, at most `max_restarts` times, and
@@ -78,7 +83,7 @@ def iter_page_records(
     """
     seen: set[str] = set()
     token: str | None = None
-    restarts = 0
+    restarts = empty = 0
     for page_number in range(1, max_pages + 1):
         try:
             record = fetch_record(client, tool, {**arguments, "pageToken": token} if token else arguments)
@@ -101,11 +106,16 @@ def iter_page_records(
             seen.clear()
             token = None
             continue
-        page_items(record.result, items_key, tool)
+        empty = 0 if page_items(record.result, items_key, tool) else empty + 1
         yield record
         next_token = record.result.get("nextPageToken")
         if not next_token:
             return
+        if empty >= max_empty_pages:
+            raise CesPagingError(
+                f"{tool} handed out {empty} empty pages in a row, each with a next page token; giving up "
+                "(CES_MAX_EMPTY_PAGES)"
+            )
         if not isinstance(next_token, str):
             raise CesProtocolError(f"{tool}: nextPageToken is not a string on page {page_number}")
         if next_token in seen:

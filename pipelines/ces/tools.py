@@ -14,7 +14,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from pipelines.ces.errors import CesDataError
-from pipelines.ces.paging import ToolClient, fetch_record, iter_page_records, page_items
+from pipelines.ces.paging import (
+    DEFAULT_MAX_EMPTY_PAGES,
+    ToolClient,
+    fetch_record,
+    iter_page_records,
+    page_items,
+)
 from pipelines.ces.window import TimeWindow, needs_hydration
 from pipelines.config import KNOWN_SOURCES
 from pipelines.lake.records import ApiRecord, as_record
@@ -106,6 +112,7 @@ def iter_conversation_records(
     *,
     sources: Sequence[str] = (),
     page_size: int = 100,
+    max_empty_pages: int = DEFAULT_MAX_EMPTY_PAGES,
     hydrate_workers: int = 4,
     on_page: Callable[[int], None] | None = None,
 ) -> Iterator[ApiRecord]:
@@ -139,7 +146,9 @@ def iter_conversation_records(
             ]
             return page, len(items), hydrations
 
-        pages = iter_page_records(client, LIST_CONVERSATIONS, arguments, items_key="conversations")
+        pages = iter_page_records(
+            client, LIST_CONVERSATIONS, arguments, items_key="conversations", max_empty_pages=max_empty_pages
+        )
         fetched = _one_ahead((with_hydrations(page) for page in pages), on_drop=_cancel_hydrations)
         try:
             for page, listed, futures in fetched:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from pipelines.ces.client import CesMcpClient
+from pipelines.ces.paging import DEFAULT_MAX_EMPTY_PAGES
 from pipelines.ces.tools import LIST_CONVERSATIONS, iter_conversation_records
 from pipelines.ces.window import TimeWindow
 from pipelines.ingest.flatten import CONVERSATIONS_DATASET
@@ -46,11 +47,12 @@ def fetch_conversation_partition(
     *,
     sources: Sequence[str] = (),
     page_size: int = 100,
+    max_empty_pages: int = DEFAULT_MAX_EMPTY_PAGES,
 ) -> FetchResult:
     """Page through the app's conversations that started on `day` (UTC) into the raw lake."""
     result = FetchResult(app, day)
 
-    records = conversation_records(client, app, day, result, sources, page_size)
+    records = conversation_records(client, app, day, result, sources, page_size, max_empty_pages)
     written = lake.write_raw_lines(CONVERSATIONS_DATASET, app, day, (record.to_json() for record in records))
     result.record_file(written, lake)
     return result
@@ -63,6 +65,7 @@ def conversation_records(
     result: FetchResult,
     sources: Sequence[str],
     page_size: int,
+    max_empty_pages: int,
 ) -> Iterator[ApiRecord]:
     """The partition's records as they are fetched, counted into `result`."""
 
@@ -76,6 +79,7 @@ def conversation_records(
         TimeWindow.for_day(day),
         sources=sources,
         page_size=page_size,
+        max_empty_pages=max_empty_pages,
         on_page=count_page,
     ):
         if record.tool != LIST_CONVERSATIONS:

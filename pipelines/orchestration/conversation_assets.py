@@ -70,7 +70,13 @@ def _conversation_assets(
         with ces.client() as client:
             for app, day in partitions:
                 result = fetch_conversation_partition(
-                    client, lake.lake(), app, day, sources=settings.sources, page_size=settings.page_size
+                    client,
+                    lake.lake(),
+                    app,
+                    day,
+                    sources=settings.sources,
+                    page_size=settings.page_size,
+                    max_empty_pages=settings.max_empty_pages,
                 )
                 for name in totals:
                     totals[name] += getattr(result, name)

@@ -24,6 +24,7 @@ class CesResource(dg.ConfigurableResource):
     quota_project: str | None = None
     max_rps: float
     page_size: int
+    max_empty_pages: int
     timeout_seconds: float
     connect_timeout_seconds: float
     evaluation_runs: list[str]
