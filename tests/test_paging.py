@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Iterator
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -29,7 +30,9 @@ from pipelines.ces.errors import CesDataError, CesPagingError, CesProtocolError
 from pipelines.ces.paging import iter_page_records
 from pipelines.ces.tools import iter_conversation_records, resolve_conversations
 from pipelines.ces.window import TimeWindow
+from pipelines.ingest.fetch import fetch_conversation_partition
 from pipelines.lake.records import ApiRecord
+from pipelines.lake.store import Lake
 
 APP = "projects/p/locations/global/apps/a"
 WINDOW = TimeWindow.for_day(date(2026, 3, 1))
@@ -418,3 +421,10 @@ def test_an_error_of_the_pager_is_raised_where_its_page_would_have_come() -> Non
         for page in _one_ahead(pages(), on_drop=taken.append):
             taken.append(page)
     assert taken == [0]
+
+
+def test_the_fetch_counts_what_a_server_ignoring_the_filter_listed_outside_the_day(tmp_path: Path) -> None:
+    with mcp_server(ConversationServer(PAGES)) as (_, url), client_for(url) as client:
+        result = fetch_conversation_partition(client, Lake(str(tmp_path)), APP, date(2026, 3, 1))
+    # C3 ends the day before, C7 starts the day after: listed, not hydrated, not loaded
+    assert (result.pages, result.listed, result.outside) == (4, 8, 2)

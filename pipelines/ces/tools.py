@@ -114,7 +114,7 @@ def iter_conversation_records(
     page_size: int = 100,
     max_empty_pages: int = DEFAULT_MAX_EMPTY_PAGES,
     hydrate_workers: int = 4,
-    on_page: Callable[[int], None] | None = None,
+    on_page: Callable[[int, int], None] | None = None,
 ) -> Iterator[ApiRecord]:
     """The records of one app's conversations in `window`, in replay order.
 
@@ -128,23 +128,22 @@ def iter_conversation_records(
     while the caller is still writing earlier records; it runs one page ahead of the caller,
     which bounds memory to two pages and their hydrations. All threads share the client's
     rate limit, so with a limit the requests go out back to back at the allowed rate.
-    `on_page(n)` hears of each page, with the number of conversations it listed.
+    `on_page(listed, outside)` hears of each page: the conversations it listed, and how many of
+    them lay outside the window (a server that ignores the filter lists them).
     """
     judge = ListingJudge(window)
     arguments = list_conversations_arguments(app, window, sources=sources, page_size=page_size)
     with ThreadPoolExecutor(max_workers=max(1, hydrate_workers), thread_name_prefix="ces-hydrate") as pool:
 
-        def with_hydrations(page: ApiRecord) -> tuple[ApiRecord, int, list[Future[ApiRecord]]]:
+        def with_hydrations(page: ApiRecord) -> tuple[ApiRecord, tuple[int, int], list[Future[ApiRecord]]]:
             items = page_items(page.result, "conversations", LIST_CONVERSATIONS)
-            names = [
-                item["name"]
-                for item in items
-                if judge.judge(item)[0] is Verdict.ACCEPT and needs_hydration(item)
-            ]
+            verdicts = [judge.judge(item)[0] for item in items]
             hydrations = [
-                pool.submit(fetch_record, client, GET_CONVERSATION, {"name": name}) for name in names
+                pool.submit(fetch_record, client, GET_CONVERSATION, {"name": item["name"]})
+                for item, verdict in zip(items, verdicts, strict=True)
+                if verdict is Verdict.ACCEPT and needs_hydration(item)
             ]
-            return page, len(items), hydrations
+            return page, (len(items), verdicts.count(Verdict.OUTSIDE)), hydrations
 
         pages = iter_page_records(
             client, LIST_CONVERSATIONS, arguments, items_key="conversations", max_empty_pages=max_empty_pages
@@ -154,7 +153,7 @@ def iter_conversation_records(
             for page, listed, futures in fetched:
                 try:
                     if on_page is not None:
-                        on_page(listed)
+                        on_page(*listed)
                     yield page
                     for future in futures:
                         yield future.result()
@@ -164,7 +163,7 @@ def iter_conversation_records(
             fetched.close()
 
 
-def _cancel_hydrations(item: tuple[ApiRecord, int, list[Future[ApiRecord]]]) -> None:
+def _cancel_hydrations(item: tuple[ApiRecord, tuple[int, int], list[Future[ApiRecord]]]) -> None:
     for future in item[2]:
         future.cancel()
 

@@ -29,6 +29,8 @@ class FetchResult:
     day: date
     pages: int = 0
     listed: int = 0
+    outside: int = 0
+    """Listed conversations that started outside the day: the server ignored the filter."""
     hydrated: int = 0
     records: int = 0
     raw_bytes: int = 0
@@ -69,9 +71,10 @@ def conversation_records(
 ) -> Iterator[ApiRecord]:
     """The partition's records as they are fetched, counted into `result`."""
 
-    def count_page(listed: int) -> None:
+    def count_page(listed: int, outside: int) -> None:
         result.pages += 1
         result.listed += listed
+        result.outside += outside
 
     for record in iter_conversation_records(
         client,

@@ -66,7 +66,7 @@ def _conversation_assets(
     ) -> dg.MaterializeResult:
         partitions = partitions_of(context)
         settings = ces.settings()
-        totals = {"records": 0, "pages": 0, "listed": 0, "hydrated": 0, "raw_bytes": 0}
+        totals = {"records": 0, "pages": 0, "listed": 0, "outside": 0, "hydrated": 0, "raw_bytes": 0}
         with ces.client() as client:
             for app, day in partitions:
                 result = fetch_conversation_partition(
@@ -85,12 +85,19 @@ def _conversation_assets(
                     f"{result.hydrated} fetched in full, {result.raw_bytes} bytes"
                 )
             stats = client.stats
+        if totals["outside"]:
+            context.log.warning(
+                f"the server listed {totals['outside']} conversations outside the days asked for: it "
+                "ignores the list_conversations filter, so every day pages through more history than "
+                "it holds (they are not loaded twice; the quota is spent on them)"
+            )
         return dg.MaterializeResult(
             metadata={
                 "dagster/row_count": totals["records"],
                 **_span(partitions),
                 "pages": totals["pages"],
                 "conversations_listed": totals["listed"],
+                "conversations_listed_outside_window": totals["outside"],
                 "conversations_hydrated": totals["hydrated"],
                 "requests": stats.requests,
                 "retries": stats.retries,
