@@ -66,6 +66,8 @@ class CesSettings:
     """No retry of a request starts later than this after its first attempt."""
     retry_backoff_seconds: float = DEFAULT_RETRY_BACKOFF_SECONDS
     """First backoff ceiling; it doubles per attempt (full jitter, at most 30 s)."""
+    quota_retry_seconds: float = 90.0
+    """A quota refusal (HTTP 429, RESOURCE_EXHAUSTED) is retried until this long after the first attempt."""
 
     def __post_init__(self) -> None:
         if self.access_token is not None:  # a secret mounted from a file ends in a newline
@@ -102,8 +104,11 @@ class CesSettings:
             raise ConfigError("CES_TIMEOUT_SECONDS and CES_CONNECT_TIMEOUT_SECONDS must be positive")
         if self.max_attempts < 1:
             raise ConfigError(f"CES_MAX_ATTEMPTS must be at least 1, got {self.max_attempts}")
-        if self.retry_max_seconds < 0 or self.retry_backoff_seconds < 0:
-            raise ConfigError("CES_RETRY_MAX_SECONDS and CES_RETRY_BACKOFF_SECONDS must not be negative")
+        if min(self.retry_max_seconds, self.retry_backoff_seconds, self.quota_retry_seconds) < 0:
+            raise ConfigError(
+                "CES_RETRY_MAX_SECONDS, CES_RETRY_BACKOFF_SECONDS and CES_QUOTA_RETRY_SECONDS "
+                "must not be negative"
+            )
 
 
 DEFAULT_WRITE_MEMORY_LIMIT = "64MB"
@@ -276,6 +281,7 @@ def ces_settings_from_env(env: Mapping[str, str]) -> CesSettings:
         max_attempts=env_integer(env, "CES_MAX_ATTEMPTS", DEFAULT_MAX_ATTEMPTS),
         retry_max_seconds=env_number(env, "CES_RETRY_MAX_SECONDS", DEFAULT_RETRY_MAX_SECONDS),
         retry_backoff_seconds=env_number(env, "CES_RETRY_BACKOFF_SECONDS", DEFAULT_RETRY_BACKOFF_SECONDS),
+        quota_retry_seconds=env_number(env, "CES_QUOTA_RETRY_SECONDS", 90.0),
     )
 
 

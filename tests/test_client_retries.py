@@ -11,6 +11,7 @@ import threading
 import time
 from typing import Any
 
+import orjson
 import pytest
 from client_fixtures import (
     Call,
@@ -76,8 +77,10 @@ def client_for(url: str, *, sleeps: list[float] | None = None, **settings: Any) 
             max_attempts=base.max_attempts,
             max_seconds=base.retry_max_seconds,
             initial_backoff_seconds=base.retry_backoff_seconds,
+            quota_seconds=base.quota_retry_seconds,
             rng=random.Random(7),
             sleep=sleeps.append,
+            clock=lambda: sum(sleeps),  # time passes only by the recorded waits
         )
     return CesMcpClient(settings_for(url, **settings), rate_limiter=fast_limiter(), retry_policy=policy)
 
@@ -137,7 +140,9 @@ def tool_failure(status: str) -> Any:
     return lambda call: rpc_result(call, result)
 
 
-@pytest.mark.parametrize("status", ["UNAVAILABLE", "RESOURCE_EXHAUSTED", "DEADLINE_EXCEEDED"])
+@pytest.mark.parametrize(
+    "status", ["UNAVAILABLE", "RESOURCE_EXHAUSTED", "DEADLINE_EXCEEDED", "ABORTED", "INTERNAL"]
+)
 def test_tool_results_failing_transiently_are_retried(status: str) -> None:
     with mcp_server(failing(2, tool_failure(status))) as (server, url), client_for(url) as client:
         assert client.call_tool("get_conversation", {"name": "c1"}) == PAYLOAD
@@ -149,6 +154,74 @@ def test_tool_results_failing_transiently_are_retried(status: str) -> None:
     ):
         run_evaluation(client, APP, evaluations=["e1"])
     assert len(server.calls) == 1
+
+
+def failed_tool(text: str, structured: dict[str, Any] | None = None) -> Any:
+    result: dict[str, Any] = {"isError": True, "content": [{"type": "text", "text": text}]}
+    if structured is not None:
+        result["structuredContent"] = structured
+    return lambda call: rpc_result(call, result)
+
+
+def rpc_failure(message: str, data: Any = None) -> Any:
+    error: dict[str, Any] = {"code": -32603, "message": message}
+    if data is not None:
+        error["data"] = data
+    return lambda call: Response(
+        orjson.dumps({"jsonrpc": "2.0", "id": call.id, "error": error}), media_type="application/json"
+    )
+
+
+def google_error(code: int, status: str, *details: dict[str, Any]) -> Any:
+    body = {"error": {"code": code, "status": status, "message": "slow down", "details": list(details)}}
+    return lambda call: Response(orjson.dumps(body), status_code=code, media_type="application/json")
+
+
+RETRY_INFO = {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "3.5s"}
+RATE_LIMITED = {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "RATE_LIMIT_EXCEEDED"}
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        failed_tool('{"code": 14, "message": "the backend is down", "details": []}'),  # a Status as JSON text
+        failed_tool("quota", {"error": {"code": 8, "message": "per-minute quota"}}),  # in structuredContent
+        rpc_failure("UNAVAILABLE: try again later"),  # a JSON-RPC error's message
+        rpc_failure("Internal error", {"code": 10, "status": "ABORTED", "message": "contention"}),  # its data
+        google_error(403, "PERMISSION_DENIED", RATE_LIMITED),  # Google's 403 for a rate limit
+    ],
+    ids=["status-json-text", "structured-content", "rpc-message", "rpc-data", "403-rate-limit"],
+)
+def test_google_error_shapes_are_read_wherever_they_come(failure: Any) -> None:
+    sleeps: list[float] = []
+    with mcp_server(failing(2, failure)) as (server, url), client_for(url, sleeps=sleeps) as client:
+        assert client.call_tool("list_conversations", {"parent": APP}) == PAYLOAD
+    assert len(server.calls) == 3 and len(sleeps) == 2
+
+
+def test_a_retry_info_in_the_body_is_honoured_without_a_retry_after_header() -> None:
+    sleeps: list[float] = []
+    with (
+        mcp_server(failing(2, google_error(503, "UNAVAILABLE", RETRY_INFO))) as (_, url),
+        client_for(url, sleeps=sleeps) as client,
+    ):
+        client.call_tool("list_conversations", {})
+    assert sleeps == [3.5, 3.5]
+
+
+def test_a_spent_quota_is_waited_out_for_more_than_a_minute_whatever_the_attempts() -> None:
+    sleeps: list[float] = []
+    with (
+        mcp_server(google_error(429, "RESOURCE_EXHAUSTED")) as (server, url),
+        client_for(url, sleeps=sleeps, max_attempts=3, retry_backoff_seconds=0.5) as client,
+        pytest.raises(
+            CesTransportError, match=r"quota stayed exhausted past the 90 s .*CES_QUOTA_RETRY_SECONDS"
+        ),
+    ):
+        client.call_tool("list_conversations", {})
+    assert 60 <= sum(sleeps) <= 90 and len(server.calls) > 3
+    ceilings = [min(30.0, 0.5 * 2 ** (n - 1)) for n in range(1, len(sleeps) + 1)]  # backoff 0.5 s
+    assert all(c / 2 <= s <= c for s, c in zip(sleeps, ceilings, strict=True))  # equal jitter
 
 
 @pytest.mark.parametrize("spec", ["reset:1", "cut-sse:1", "bad-json:1"])
@@ -240,7 +313,7 @@ def test_retry_after_is_honoured() -> None:
 def test_a_retry_after_beyond_the_time_budget_ends_retrying_at_once() -> None:
     sleeps: list[float] = []
     with (
-        mcp_server(status(429, **{"Retry-After": "600"})) as (server, url),
+        mcp_server(status(503, **{"Retry-After": "600"})) as (server, url),
         client_for(url, sleeps=sleeps, retry_max_seconds=120) as client,
         pytest.raises(CesTransportError, match=r"120 s retry budget; the server asked to wait 600 s"),
     ):

@@ -82,7 +82,7 @@ TRANSPORT = ["429", "500", "502", "503", "504", "reset", "slow", "cut-sse", "bad
 
 @pytest.mark.parametrize("kind", TRANSPORT)
 def test_transport_faults_are_retried_into_exactly_the_same_rows(kind: str, baseline, tmp_path: Path) -> None:
-    rate = 0.08 if kind == "slow" else 0.25  # each slow fault costs a client timeout
+    rate = 0.25
     faults = SimulatedFaults(f"{kind}:{rate},limit=2,{FAST}")
     with running_simulator(config(faults)) as sim:
         warehouse, stats = ingest(sim.url, tmp_path)

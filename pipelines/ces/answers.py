@@ -115,6 +115,7 @@ class _ErrorBody(NamedTuple):
     message: str | None
     rpc_code: int | None = None
     rpc_data: Any = None
+    parsed: Any = None
 
 
 def _error_details(body: bytes) -> _ErrorBody:
@@ -132,7 +133,10 @@ def _error_details(body: bytes) -> _ErrorBody:
     if "jsonrpc" in parsed:
         code = error.get("code")
         return _ErrorBody(
-            message[:_MESSAGE_LIMIT] or None, code if isinstance(code, int) else None, error.get("data")
+            message[:_MESSAGE_LIMIT] or None,
+            code if isinstance(code, int) else None,
+            error.get("data"),
+            parsed,
         )
     # Google API error: {"error": {"code": 403, "message": ..., "status": ..., "details": [{"reason": ...}]}}
     status = error.get("status")
@@ -140,7 +144,7 @@ def _error_details(body: bytes) -> _ErrorBody:
     text = f"{status}: {message}" if status else message
     if reasons:
         text += f" (reason: {', '.join(map(str, reasons))})"
-    return _ErrorBody(text[:_MESSAGE_LIMIT] or None)
+    return _ErrorBody(text[:_MESSAGE_LIMIT] or None, parsed=parsed)
 
 
 def _is_response_to(message: Any, request_id: int) -> bool:
@@ -274,7 +278,7 @@ def _http_error(
         )
     details = _error_details(raw) if raw else _ErrorBody(None)
     server_message = redact(details.message, token) if details.message else None
-    return CesTransportError(
+    error = CesTransportError(
         f"{exchange.label}: HTTP {status} {response.reason_phrase} from {response.url}"
         + (f": {server_message}" if server_message else ""),
         status_code=status,
@@ -282,7 +286,11 @@ def _http_error(
         server_message=server_message,
         rpc_code=details.rpc_code,
         rpc_data=details.rpc_data,
+        detail=details.rpc_data if details.rpc_data is not None else details.parsed,
     )
+    if error.retry_after is None:  # no Retry-After header: a RetryInfo in the body may say
+        error.retry_after = error.google.retry_delay
+    return error
 
 
 def redact(text: str, token: str | None) -> str:

@@ -146,6 +146,7 @@ class CesMcpClient:
             max_attempts=settings.max_attempts,
             max_seconds=settings.retry_max_seconds,
             initial_backoff_seconds=settings.retry_backoff_seconds,
+            quota_seconds=settings.quota_retry_seconds,
         )
         self._max_event_bytes = max_event_bytes
         self._lock = threading.Lock()

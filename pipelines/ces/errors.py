@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pipelines.ces.google_status import GoogleStatus, google_status
+
 
 class CesError(Exception):
     """Base class for every failure talking to the CES MCP server.
@@ -13,6 +15,16 @@ class CesError(Exception):
     """
 
     attempts: int = 1
+    detail: Any = None
+    """What the server sent beside its message, parsed: an HTTP error body, a JSON-RPC error's
+    `data`, a failed tool result's `structuredContent`."""
+    server_message: str | None = None
+
+    @property
+    def google(self) -> GoogleStatus:
+        """The `google.rpc.Status` the server reported, from `detail` or else the message."""
+        found = google_status(self.detail)
+        return found if found.code or found.reasons else google_status(self.server_message or "")
 
 
 class CesTransportError(CesError):
@@ -36,8 +48,10 @@ class CesTransportError(CesError):
         rpc_code: int | None = None,
         rpc_data: Any = None,
         request_sent: bool = True,
+        detail: Any = None,
     ):
         super().__init__(message)
+        self.detail = detail
         self.status_code = status_code
         self.retry_after = retry_after
         self.server_message = server_message
@@ -65,16 +79,17 @@ class CesRpcError(CesError):
         super().__init__(f"JSON-RPC error {code}: {message}")
         self.code = code
         self.server_message = message
-        self.data = data
+        self.data = self.detail = data
 
 
 class CesToolError(CesError):
     """A tool result with `isError: true` (tool-level failure)."""
 
-    def __init__(self, tool: str, message: str):
+    def __init__(self, tool: str, message: str, detail: Any = None):
         super().__init__(f"{tool} failed: {message}")
         self.tool = tool
         self.server_message = message
+        self.detail = detail
 
 
 class CesPagingError(CesError):

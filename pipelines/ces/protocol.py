@@ -156,7 +156,7 @@ def tool_result_payload(tool: str, result: Any) -> dict[str, Any]:
     texts = _text_items(result)
     if result.get("isError") is True:
         message = "".join(texts).strip() or "the server gave no message"
-        raise CesToolError(tool, message[:_MAX_MESSAGE_CHARS])
+        raise CesToolError(tool, message[:_MAX_MESSAGE_CHARS], result.get("structuredContent"))
     structured = result.get("structuredContent")
     if isinstance(structured, dict):
         return structured

@@ -6,21 +6,25 @@ the rules below read as they are and the loop itself is not ours to get wrong):
 
 - What is transient: connection failures, timeouts, HTTP 429, 500, 502, 503 and 504, a broken
   or truncated body (an SSE stream cut before the response, a JSON body that does not parse),
-  and a tool result that failed with UNAVAILABLE, RESOURCE_EXHAUSTED or DEADLINE_EXCEEDED
-  (servers that wrap Google API errors into tool results report overload that way).
-  Anything else (400, 403, 404, a JSON-RPC or tool error, a redirect) fails at once with the
-  server's message. HTTP 401 and an expired session are not retries: the client renews the
-  credentials or the session once and sends again (see `CesMcpClient._send`/`_request`).
+  and any failure whose Google status (`pipelines.ces.google_status`: in an HTTP error body, a
+  JSON-RPC error, a tool result's text or structured content) has the code UNAVAILABLE,
+  RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED, ABORTED or INTERNAL, or a quota reason such as
+  RATE_LIMIT_EXCEEDED (which Google may send with HTTP 403). Anything else (400, 403, 404, a
+  JSON-RPC or tool error, a redirect) fails at once with the server's message. HTTP 401 and an
+  expired session are not retries: the client renews the credentials or the session once and
+  sends again (see `CesMcpClient._send`/`_request`).
 - Who may be re-sent: idempotent calls (`list_*`, `get_*`, `tools/list`, the handshake). A
   call that is not idempotent (`run_evaluation`) is re-sent only when the request surely never
   left this machine (the connection could not be opened); once it may have reached the server
   it is never sent again.
-- How long to wait: exponential backoff with full jitter (a random wait between 0 and
-  `initial_backoff_seconds * 2**(attempt-1)`, capped at `max_backoff_seconds`), or exactly the
-  server's `Retry-After` when it gave one.
+- How long to wait: exactly what the server asked for (`Retry-After`, or a `RetryInfo`
+  `retryDelay` in the body), else exponential backoff with full jitter (a random wait between
+  0 and `initial_backoff_seconds * 2**(attempt-1)`, capped at `max_backoff_seconds`); after a
+  quota refusal at least half that ceiling.
 - How long to try: at most `max_attempts` attempts, and no wait that would end past
-  `max_seconds` after the first attempt began. The error that ends it says how many attempts
-  were made.
+  `max_seconds` after the first attempt began; a quota refusal instead until `quota_seconds`
+  (90 s: a per-minute quota turns over within it), whatever the attempts. The error that ends
+  it says how many attempts were made, and why.
 """
 
 from __future__ import annotations
@@ -34,29 +38,48 @@ from typing import TypeVar
 
 import tenacity
 
-from pipelines.ces.errors import CesError, CesMalformedResponseError, CesToolError, CesTransportError
+from pipelines.ces.errors import CesError, CesMalformedResponseError, CesTransportError
 
 logger = logging.getLogger("pipelines.ces.retry")
 
 T = TypeVar("T")
 
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
-TRANSIENT_TOOL_STATUSES = frozenset({"UNAVAILABLE", "RESOURCE_EXHAUSTED", "DEADLINE_EXCEEDED"})
-"""google.rpc codes of a tool-level failure worth another try (AIP-194 and quota exhaustion)."""
+TRANSIENT_CODES = frozenset({"UNAVAILABLE", "RESOURCE_EXHAUSTED", "DEADLINE_EXCEEDED", "ABORTED", "INTERNAL"})
+"""google.rpc codes of a failure worth another try (AIP-194, and quota exhaustion)."""
+QUOTA_REASONS = frozenset({"RATE_LIMIT_EXCEEDED", "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED"})
+"""`google.rpc.ErrorInfo` reasons of a quota refusal, which Google may send with HTTP 403."""
 DEFAULT_MAX_ATTEMPTS = 5
 DEFAULT_MAX_SECONDS = 120.0
 DEFAULT_INITIAL_BACKOFF_SECONDS = 0.5
 DEFAULT_MAX_BACKOFF_SECONDS = 30.0
+DEFAULT_QUOTA_SECONDS = 90.0
 
 
 def is_transient(error: BaseException) -> bool:
-    """Could the same request succeed if sent again a little later?"""
-    if isinstance(error, CesTransportError):
-        # No status: the connection failed, timed out, or the body broke off mid-way.
-        return error.status_code is None or error.status_code in RETRYABLE_STATUS
-    if isinstance(error, CesToolError):
-        return error.server_message.partition(":")[0].strip() in TRANSIENT_TOOL_STATUSES
+    """Could the same request succeed if sent again a little later?
+
+    Transport failures with no status (the connection failed, timed out, or the body broke
+    off), the statuses of `RETRYABLE_STATUS`, a broken body, and any failure whose Google
+    status, wherever it came (HTTP body, JSON-RPC error, tool result), has a transient code or
+    says the quota is exhausted."""
+    if isinstance(error, CesTransportError) and (
+        error.status_code is None or error.status_code in RETRYABLE_STATUS
+    ):
+        return True
+    if isinstance(error, CesError) and (error.google.code in TRANSIENT_CODES or is_quota(error)):
+        return True
     return isinstance(error, CesMalformedResponseError)
+
+
+def is_quota(error: BaseException) -> bool:
+    """Was the request refused because a quota is spent (HTTP 429, RESOURCE_EXHAUSTED,
+    RATE_LIMIT_EXCEEDED)? Such a refusal lasts until the quota's window turns over."""
+    if isinstance(error, CesTransportError) and error.status_code == 429:
+        return True
+    return isinstance(error, CesError) and (
+        error.google.code == "RESOURCE_EXHAUSTED" or bool(error.google.reasons & QUOTA_REASONS)
+    )
 
 
 def may_resend(error: BaseException, *, idempotent: bool) -> bool:
@@ -78,14 +101,21 @@ class RetryPolicy:
     """No retry starts later than this after the first attempt began."""
     initial_backoff_seconds: float = DEFAULT_INITIAL_BACKOFF_SECONDS
     max_backoff_seconds: float = DEFAULT_MAX_BACKOFF_SECONDS
+    quota_seconds: float = DEFAULT_QUOTA_SECONDS
+    """A quota refusal is retried, whatever `max_attempts`, until this long after the first
+    attempt: per-minute quotas turn over within it."""
     rng: random.Random = field(default_factory=random.Random, compare=False, repr=False)
     """Source of the jitter (seed it for reproducible waits)."""
     sleep: Callable[[float], None] = field(default=time.sleep, compare=False, repr=False)
+    clock: Callable[[], float] = field(default=time.monotonic, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
             raise ValueError(f"max_attempts must be at least 1, got {self.max_attempts}")
-        if self.max_seconds < 0 or self.initial_backoff_seconds < 0 or self.max_backoff_seconds < 0:
+        if (
+            min(self.max_seconds, self.initial_backoff_seconds, self.max_backoff_seconds, self.quota_seconds)
+            < 0
+        ):
             raise ValueError("retry times must not be negative")
 
     @classmethod
@@ -98,11 +128,25 @@ class RetryPolicy:
         return self.rng.uniform(0.0, ceiling)
 
     def delay(self, error: BaseException | None, attempt: int) -> float:
-        """Seconds to wait after failed attempt `attempt`: the server's Retry-After, else the backoff."""
+        """Seconds to wait after failed attempt `attempt`: what the server asked for (Retry-After,
+        or a RetryInfo), else the backoff; after a quota refusal at least half of the backoff's
+        ceiling (equal jitter), so that the retries spread over the quota's window."""
         retry_after = getattr(error, "retry_after", None)
+        if retry_after is None and isinstance(error, CesError):
+            retry_after = error.google.retry_delay
         if isinstance(retry_after, int | float) and retry_after >= 0:
             return float(retry_after)
+        if error is not None and is_quota(error):
+            ceiling = min(self.max_backoff_seconds, self.initial_backoff_seconds * 2 ** (attempt - 1))
+            return self.rng.uniform(ceiling / 2, ceiling)
         return self.backoff(attempt)
+
+    def _stop(self, error: BaseException | None, attempt: int, elapsed: float) -> bool:
+        """Stop retrying after failed attempt `attempt`, `elapsed` seconds after the first began,
+        with `delay` seconds to wait before the next one?"""
+        if error is not None and is_quota(error):
+            return elapsed >= self.quota_seconds
+        return attempt >= self.max_attempts or elapsed >= self.max_seconds
 
     def run(
         self,
@@ -137,23 +181,26 @@ class RetryPolicy:
             if on_retry is not None:
                 on_retry(error, state.attempt_number, delay)
 
+        started = self.clock()
+
+        def stop(state: tenacity.RetryCallState) -> bool:
+            error = state.outcome.exception() if state.outcome else None
+            return self._stop(error, state.attempt_number, self.clock() - started + state.upcoming_sleep)
+
         retrying = tenacity.Retrying(
             retry=tenacity.retry_if_exception(lambda error: may_resend(error, idempotent=idempotent)),
-            stop=(
-                tenacity.stop_after_attempt(self.max_attempts) | tenacity.stop_before_delay(self.max_seconds)
-            ),
+            stop=stop,
             wait=wait,
             before_sleep=before_sleep,
             sleep=self.sleep,
             reraise=True,
         )
-        started = time.monotonic()
         try:
             return retrying(attempt)
         except CesError as error:
-            if self.max_attempts > 1 and may_resend(error, idempotent=idempotent):
+            if (self.max_attempts > 1 or is_quota(error)) and may_resend(error, idempotent=idempotent):
                 attempts = retrying.statistics.get("attempt_number", 1)
-                _note_gave_up(error, attempts, time.monotonic() - started, self)
+                _note_gave_up(error, attempts, self.clock() - started, self)
             raise
 
 
@@ -165,15 +212,18 @@ def _short(error: BaseException) -> str:
 def _note_gave_up(error: CesError, attempts: int, elapsed: float, policy: RetryPolicy) -> None:
     """Say in the error's own message that retrying stopped, and why."""
     error.attempts = attempts
-    if attempts >= policy.max_attempts:
-        why = f"gave up after {attempts} attempt{'s' if attempts > 1 else ''} in {elapsed:.1f} s"
-    else:
-        retry_after = getattr(error, "retry_after", None)
-        wanted = f"; the server asked to wait {retry_after:g} s" if retry_after else ""
+    tried = f"gave up after {attempts} attempt{'s' if attempts > 1 else ''} in {elapsed:.1f} s"
+    retry_after = getattr(error, "retry_after", None)
+    wanted = f"; the server asked to wait {retry_after:g} s" if retry_after else ""
+    if is_quota(error):
         why = (
-            f"gave up after {attempts} attempt{'s' if attempts > 1 else ''} in {elapsed:.1f} s: "
-            f"the next retry would pass the {policy.max_seconds:g} s retry budget{wanted}"
+            f"{tried}: the quota stayed exhausted past the {policy.quota_seconds:g} s it is waited out "
+            f"(CES_QUOTA_RETRY_SECONDS){wanted}"
         )
+    elif attempts >= policy.max_attempts:
+        why = tried
+    else:
+        why = f"{tried}: the next retry would pass the {policy.max_seconds:g} s retry budget{wanted}"
     if error.args and isinstance(error.args[0], str):
         error.args = (f"{error.args[0]} ({why})", *error.args[1:])
     else:

@@ -32,6 +32,7 @@ class CesResource(dg.ConfigurableResource):
     max_attempts: int
     retry_max_seconds: float
     retry_backoff_seconds: float
+    quota_retry_seconds: float
 
     @classmethod
     def from_settings(cls, settings: CesSettings) -> CesResource:
