@@ -743,11 +743,11 @@ def _backfill_lines(backfill: dict[str, Any], found: dict[str, Any]) -> list[str
         f"{b['first_run_started_after']:.1f} s, the last one ended after "
         f"{b['last_run_ended_after']:.1f} s (the runs' own wall times add up to "
         f"{b['run_seconds']:.1f} s): the backfill daemon looks at backfills every 30 s "
-        "(Dagster's DEFAULT_DAEMON_INTERVAL_SECONDS) and the run queue is read every 5 s, and "
-        "each run executes its steps in processes of their own (Dagster's default multiprocess "
-        f"executor). CPU {b['cpu_seconds']:.1f} s for the process tree "
-        f"({b['processes']} processes: the daemon from its start, its code server, the runs and "
-        f"their step processes; rusage of the waited-for ones {b['waited_cpu_seconds']:.1f} s, "
+        "(Dagster's DEFAULT_DAEMON_INTERVAL_SECONDS) and the run queue is read every 5 s; each "
+        "run is a process of its own, up to `max_concurrent_runs` at a time. "
+        f"CPU {b['cpu_seconds']:.1f} s for the process tree "
+        f"({b['processes']} processes: the daemon and its threads' subprocesses from its start, its "
+        f"code server, the runs; rusage of the waited-for ones {b['waited_cpu_seconds']:.1f} s, "
         f"/proc samples {b['sampled_tree_cpu_seconds']:.1f} s). Warehouse rows per table and "
         f"partition equal the rebuild's: {'yes' if equal else '**NO**'}.",
         "",
