@@ -54,6 +54,9 @@ class CesSettings:
     """Read timeout: the longest silence tolerated while waiting for (or streaming) a response."""
     connect_timeout_seconds: float = 10.0
     page_size: int = 100
+    max_response_mb: int = 64
+    """The largest response body (JSON, or one SSE event) read; a larger one is an error, not
+    gigabytes of memory."""
     max_empty_pages: int = 20
     """Empty pages in a row, each with a next page token, before a listing is given up."""
     evaluation_runs: tuple[str, ...] = ()
@@ -98,6 +101,8 @@ class CesSettings:
             raise ConfigError(f"CES_MAX_RPS must be positive, got {self.max_rps}")
         if self.page_size <= 0:
             raise ConfigError(f"CES_PAGE_SIZE must be positive, got {self.page_size}")
+        if self.max_response_mb < 1:
+            raise ConfigError(f"CES_MAX_RESPONSE_MB must be at least 1, got {self.max_response_mb}")
         if self.max_empty_pages < 1:
             raise ConfigError(f"CES_MAX_EMPTY_PAGES must be at least 1, got {self.max_empty_pages}")
         if self.timeout_seconds <= 0 or self.connect_timeout_seconds <= 0:
@@ -276,6 +281,7 @@ def ces_settings_from_env(env: Mapping[str, str]) -> CesSettings:
         connect_timeout_seconds=env_number(env, "CES_CONNECT_TIMEOUT_SECONDS", 10.0),
         page_size=env_integer(env, "CES_PAGE_SIZE", 100),
         max_empty_pages=env_integer(env, "CES_MAX_EMPTY_PAGES", 20),
+        max_response_mb=env_integer(env, "CES_MAX_RESPONSE_MB", 64),
         evaluation_runs=_split_csv(env.get("CES_EVALUATION_RUNS")),
         rate_limit_file=default_rate_limit_file(env),
         max_attempts=env_integer(env, "CES_MAX_ATTEMPTS", DEFAULT_MAX_ATTEMPTS),

@@ -422,3 +422,19 @@ def test_requests_go_through_the_proxy_the_environment_names(monkeypatch: pytest
         ):
             client.call_tool("list_conversations", {})
         assert len(seen) == 1
+
+
+@pytest.mark.parametrize("framing", ["json", "sse"])
+def test_a_response_larger_than_the_limit_is_an_error_not_gigabytes(framing: str) -> None:
+    big = {"conversations": [{"name": "x" * (3 * 2**20)}]}  # a 3 MB page
+    body = response_json(tool_result(big, structured=False))
+    handler = (
+        sse_handler(f"data: {body}\n\n") if framing == "sse" else answer(tool_result(big, structured=False))
+    )
+    with (
+        mcp_server(handler) as (server, url),
+        CesMcpClient(settings_for(url, max_response_mb=1), rate_limiter=fast_limiter()) as client,
+        pytest.raises(CesProtocolError, match="CES_MAX_RESPONSE_MB"),
+    ):
+        client.call_tool("list_conversations", {})
+    assert len(server.calls) == 1  # not retried: the same answer would come again

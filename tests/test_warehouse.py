@@ -15,7 +15,7 @@ from pipelines.ingest.rejects import rejects_batch
 from pipelines.lake.store import Lake
 from pipelines.transform.conversations import flatten_conversations
 from pipelines.transform.schemas import ALL_TABLES, CONVERSATION_TABLES, REJECTS
-from pipelines.warehouse.duck import Warehouse
+from pipelines.warehouse.duck import Warehouse, WarehouseMemoryError
 
 DAY = date(2026, 11, 1)
 NEXT_DAY = date(2026, 11, 2)
@@ -235,3 +235,14 @@ def test_loads_get_a_bounded_buffer_pool_and_reads_duckdbs_default(tmp_path: Pat
     assert quarter != duckdb_default
     with pytest.raises(ConfigError, match="CES_WAREHOUSE_MEMORY_LIMIT must be a size"):
         Settings.from_env({"CES_WAREHOUSE_MEMORY_LIMIT": "lots"})
+
+
+def test_a_load_short_of_memory_names_the_setting_to_raise(tmp_path: Path) -> None:
+    warehouse = Warehouse(str(tmp_path / "w.duckdb"), write_memory_limit="2MB")
+    with (
+        pytest.raises(WarehouseMemoryError, match=r"CES_WAREHOUSE_MEMORY_LIMIT \(2MB\)"),
+        warehouse.connect() as conn,
+    ):
+        conn.execute("SET temp_directory = ''")  # nowhere to spill: what a full disk does
+        conn.execute("CREATE TABLE t AS SELECT repeat('x', 1000) || i AS s FROM range(100000) r(i)")
+        conn.execute("SELECT s, count(*) FROM t GROUP BY s ORDER BY s").fetchall()

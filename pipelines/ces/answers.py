@@ -185,10 +185,11 @@ def read_answer(
     body: CountingBody,
     token: str | None,
     *,
-    max_event_bytes: int,
+    max_body_bytes: int,
 ) -> Reply:
-    """The JSON-RPC result of an HTTP answer; an HTTP error, a JSON-RPC error or an answer
-    that holds no response to the request raises, with the server's words (redacted)."""
+    """The JSON-RPC result of an HTTP answer; an HTTP error, a JSON-RPC error, an answer that
+    holds no response to the request, or a JSON body or SSE event over `max_body_bytes` raises,
+    with the server's words (redacted)."""
     status = response.status_code
     if status >= 300:
         raise _http_error(exchange, response, body.read(_ERROR_BODY_LIMIT), token)
@@ -199,9 +200,15 @@ def read_answer(
         raise CesProtocolError(f"{exchange.label}: the server answered HTTP {status} without a response")
     content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
     if content_type == JSON_TYPE:
-        message = _json_response(exchange, body.read())
+        raw = body.read(max_body_bytes + 1)
+        if len(raw) > max_body_bytes:
+            raise CesProtocolError(
+                f"{exchange.label}: the response body is larger than {max_body_bytes // 2**20} MB "
+                "(CES_MAX_RESPONSE_MB); ask for smaller pages (CES_PAGE_SIZE) or raise the limit"
+            )
+        message = _json_response(exchange, raw)
     elif content_type == SSE_TYPE:
-        message = _sse_response(exchange, body, max_event_bytes)
+        message = _sse_response(exchange, body, max_body_bytes)
     else:
         raise CesProtocolError(f"{exchange.label}: unexpected content type {content_type or 'none'!r}")
     error = message.get("error")
@@ -258,7 +265,8 @@ def _sse_response(exchange: Exchange, body: CountingBody, max_event_bytes: int) 
                 "skipping SSE message %s", message.get("method") if isinstance(message, dict) else ""
             )
     except SseFormatError as exc:
-        raise CesProtocolError(f"{exchange.label}: {exc}") from exc
+        limit = " (the limit is CES_MAX_RESPONSE_MB)" if "exceeds" in str(exc) else ""
+        raise CesProtocolError(f"{exchange.label}: {exc}{limit}") from exc
     raise CesTransportError(
         f"{exchange.label}: the SSE stream from {body.url} ended after {events} event(s) "
         f"without a response to request {exchange.request_id}"

@@ -59,7 +59,6 @@ from pipelines.ces.errors import (
 )
 from pipelines.ces.ratelimit import FileRateLimiter, RateLimiter, rate_limiter_for
 from pipelines.ces.retry import RetryPolicy, is_transient
-from pipelines.ces.sse import DEFAULT_MAX_EVENT_BYTES
 from pipelines.config import CesSettings
 
 __all__ = ["CesMcpClient", "ClientStats", "RetryPolicy"]
@@ -128,7 +127,6 @@ class CesMcpClient:
         rate_limiter: RateLimiter | FileRateLimiter | None = None,
         token_provider: TokenProvider | None = None,
         retry_policy: RetryPolicy | None = None,
-        max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
     ):
         self._url = settings.mcp_url
         self._quota_project = settings.quota_project
@@ -148,7 +146,7 @@ class CesMcpClient:
             initial_backoff_seconds=settings.retry_backoff_seconds,
             quota_seconds=settings.quota_retry_seconds,
         )
-        self._max_event_bytes = max_event_bytes
+        self._max_body_bytes = settings.max_response_mb * 2**20
         self._lock = threading.Lock()
         self._session_lock = threading.Lock()
         self._session: _Session | None = None
@@ -408,7 +406,7 @@ class CesMcpClient:
             try:
                 status = response.status_code
                 body = CountingBody(response)
-                return read_answer(exchange, response, body, token, max_event_bytes=self._max_event_bytes)
+                return read_answer(exchange, response, body, token, max_body_bytes=self._max_body_bytes)
             finally:
                 response.close()
         # httpx's own messages may quote a header (h11 refuses an illegal value with it), so

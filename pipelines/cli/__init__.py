@@ -85,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; a user error is one line on stderr and a non-zero exit, never a traceback."""
     from pipelines.ces.errors import CesError
-    from pipelines.warehouse.duck import WarehouseSchemaError
+    from pipelines.warehouse.duck import WarehouseMemoryError, WarehouseSchemaError
     from pipelines.warehouse.lock import WarehouseBusyError
 
     load_dotenv_file()
@@ -98,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as exc:
         console.print(f"[red]error: {escape(str(exc))}", soft_wrap=True)
         return 2
-    except (CesError, WarehouseBusyError, WarehouseSchemaError) as exc:
+    except (CesError, WarehouseBusyError, WarehouseSchemaError, WarehouseMemoryError) as exc:
         console.print(f"[red]error: {escape(str(exc))}", soft_wrap=True)
         return 1
     except KeyboardInterrupt:

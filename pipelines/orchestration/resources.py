@@ -25,6 +25,7 @@ class CesResource(dg.ConfigurableResource):
     max_rps: float
     page_size: int
     max_empty_pages: int
+    max_response_mb: int
     timeout_seconds: float
     connect_timeout_seconds: float
     evaluation_runs: list[str]

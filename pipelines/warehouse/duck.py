@@ -52,6 +52,10 @@ class WarehouseSchemaError(RuntimeError):
     """The warehouse file's tables do not match the table schemas of this version."""
 
 
+class WarehouseMemoryError(RuntimeError):
+    """A load needed more memory than its DuckDB buffer pool (`CES_WAREHOUSE_MEMORY_LIMIT`) gives."""
+
+
 class Warehouse:
     """A DuckDB database file holding the contract tables and views."""
 
@@ -98,6 +102,14 @@ class Warehouse:
             try:
                 conn.execute("SET TimeZone = 'UTC'")
                 yield conn
+            except duckdb.OutOfMemoryException as exc:
+                if read_only:
+                    raise
+                raise WarehouseMemoryError(
+                    f"a load of {self.path} needs more memory than CES_WAREHOUSE_MEMORY_LIMIT "
+                    f"({self.write_memory_limit}) gives it: raise it (e.g. 1GB), or ask for smaller pages "
+                    f"(CES_PAGE_SIZE). DuckDB said: {str(exc).splitlines()[0][:300]}"
+                ) from exc
             finally:
                 conn.close()
 
