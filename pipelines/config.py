@@ -53,6 +53,8 @@ class CesSettings:
     timeout_seconds: float = 60.0
     """Read timeout: the longest silence tolerated while waiting for (or streaming) a response."""
     connect_timeout_seconds: float = 10.0
+    request_deadline_seconds: float = 300.0
+    """The longest one exchange may take in all, however steadily the server sends."""
     page_size: int = 100
     max_response_mb: int = 64
     """The largest response body (JSON, or one SSE event) read; a larger one is an error, not
@@ -105,8 +107,11 @@ class CesSettings:
             raise ConfigError(f"CES_MAX_RESPONSE_MB must be at least 1, got {self.max_response_mb}")
         if self.max_empty_pages < 1:
             raise ConfigError(f"CES_MAX_EMPTY_PAGES must be at least 1, got {self.max_empty_pages}")
-        if self.timeout_seconds <= 0 or self.connect_timeout_seconds <= 0:
-            raise ConfigError("CES_TIMEOUT_SECONDS and CES_CONNECT_TIMEOUT_SECONDS must be positive")
+        if min(self.timeout_seconds, self.connect_timeout_seconds, self.request_deadline_seconds) <= 0:
+            raise ConfigError(
+                "CES_TIMEOUT_SECONDS, CES_CONNECT_TIMEOUT_SECONDS and CES_REQUEST_DEADLINE_SECONDS "
+                "must be positive"
+            )
         if self.max_attempts < 1:
             raise ConfigError(f"CES_MAX_ATTEMPTS must be at least 1, got {self.max_attempts}")
         if min(self.retry_max_seconds, self.retry_backoff_seconds, self.quota_retry_seconds) < 0:
@@ -279,6 +284,7 @@ def ces_settings_from_env(env: Mapping[str, str]) -> CesSettings:
         max_rps=env_number(env, "CES_MAX_RPS", DEFAULT_MAX_RPS),
         timeout_seconds=env_number(env, "CES_TIMEOUT_SECONDS", 60.0),
         connect_timeout_seconds=env_number(env, "CES_CONNECT_TIMEOUT_SECONDS", 10.0),
+        request_deadline_seconds=env_number(env, "CES_REQUEST_DEADLINE_SECONDS", 300.0),
         page_size=env_integer(env, "CES_PAGE_SIZE", 100),
         max_empty_pages=env_integer(env, "CES_MAX_EMPTY_PAGES", 20),
         max_response_mb=env_integer(env, "CES_MAX_RESPONSE_MB", 64),

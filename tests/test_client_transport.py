@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from datetime import UTC, datetime, timedelta
@@ -22,7 +23,7 @@ from client_fixtures import (
     sse_response,
     tool_result,
 )
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 
 from pipelines.ces.client import CesMcpClient, RetryPolicy
 from pipelines.ces.errors import CesProtocolError, CesRpcError, CesToolError, CesTransportError
@@ -438,3 +439,23 @@ def test_a_response_larger_than_the_limit_is_an_error_not_gigabytes(framing: str
     ):
         client.call_tool("list_conversations", {})
     assert len(server.calls) == 1  # not retried: the same answer would come again
+
+
+def test_a_server_that_drips_its_answer_meets_the_request_deadline() -> None:
+    """Each byte comes within the read timeout, so only a deadline on the whole exchange ends it."""
+
+    async def drip(call: Call) -> Any:
+        for byte in response_json(tool_result(PAYLOAD)).replace("{id}", str(call.id)).encode():
+            await asyncio.sleep(0.05)
+            yield bytes([byte])
+
+    handler = lambda call: StreamingResponse(drip(call), media_type="application/json")  # noqa: E731
+    settings = dict(timeout_seconds=0.5, request_deadline_seconds=1.0, max_attempts=1)
+    with (
+        mcp_server(handler) as (_, url),
+        CesMcpClient(settings_for(url, **settings), rate_limiter=fast_limiter()) as client,
+        pytest.raises(CesTransportError, match=r"took longer than 1 s \(CES_REQUEST_DEADLINE_SECONDS\)"),
+    ):
+        started = time.monotonic()
+        client.call_tool("list_conversations", {})
+    assert time.monotonic() - started < 3

@@ -10,6 +10,7 @@ from __future__ import annotations
 import email.utils
 import logging
 import re
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -61,16 +62,23 @@ class Reply(NamedTuple):
 
 
 class CountingBody:
-    """Iterates a response body once, adding up the bytes received."""
+    """Iterates a response body once, adding up the bytes received, until `deadline` (a
+    `time.monotonic()` instant): the read timeout bounds silence, not a server that drips."""
 
-    def __init__(self, response: httpx.Response):
+    def __init__(self, response: httpx.Response, label: str, deadline: float, deadline_seconds: float):
         self._chunks = response.iter_bytes()
         self.url = response.url
         self.total = 0
+        self._label, self._deadline, self._deadline_seconds = label, deadline, deadline_seconds
 
     def __iter__(self) -> Iterator[bytes]:
         for chunk in self._chunks:
             self.total += len(chunk)
+            if time.monotonic() > self._deadline:
+                raise CesTransportError(
+                    f"{self._label}: the answer from {self.url} took longer than "
+                    f"{self._deadline_seconds:g} s (CES_REQUEST_DEADLINE_SECONDS) after {self.total} bytes"
+                )
             yield chunk
 
     def read(self, limit: int | None = None) -> bytes:

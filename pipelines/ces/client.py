@@ -147,6 +147,7 @@ class CesMcpClient:
             quota_seconds=settings.quota_retry_seconds,
         )
         self._max_body_bytes = settings.max_response_mb * 2**20
+        self._deadline_seconds = settings.request_deadline_seconds
         self._lock = threading.Lock()
         self._session_lock = threading.Lock()
         self._session: _Session | None = None
@@ -398,6 +399,7 @@ class CesMcpClient:
         status: int | None = None
         body: CountingBody | None = None
         started = time.perf_counter()
+        deadline_started = time.monotonic()
         try:
             request = self._http.build_request(
                 "POST", self._url, content=exchange.body, headers={**exchange.headers, **auth}
@@ -405,7 +407,12 @@ class CesMcpClient:
             response = self._http.send(request, stream=True)
             try:
                 status = response.status_code
-                body = CountingBody(response)
+                body = CountingBody(
+                    response,
+                    exchange.label,
+                    deadline_started + self._deadline_seconds,
+                    self._deadline_seconds,
+                )
                 return read_answer(exchange, response, body, token, max_body_bytes=self._max_body_bytes)
             finally:
                 response.close()

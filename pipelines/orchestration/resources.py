@@ -28,6 +28,7 @@ class CesResource(dg.ConfigurableResource):
     max_response_mb: int
     timeout_seconds: float
     connect_timeout_seconds: float
+    request_deadline_seconds: float
     evaluation_runs: list[str]
     rate_limit_file: str | None = None
     max_attempts: int
