@@ -61,6 +61,9 @@ class CesSettings:
     gigabytes of memory."""
     max_empty_pages: int = 20
     """Empty pages in a row, each with a next page token, before a listing is given up."""
+    hydrate: str = "auto"
+    """Which listed conversations `get_conversation` fetches in full: `auto` (those listed
+    without their traces), `always`, or `never`."""
     evaluation_runs: tuple[str, ...] = ()
     """Evaluation runs always fetched, besides those `list_evaluation_runs` finds."""
     rate_limit_file: str | None = None
@@ -103,6 +106,8 @@ class CesSettings:
             raise ConfigError(f"CES_MAX_RPS must be positive, got {self.max_rps}")
         if self.page_size <= 0:
             raise ConfigError(f"CES_PAGE_SIZE must be positive, got {self.page_size}")
+        if self.hydrate not in ("auto", "always", "never"):
+            raise ConfigError(f"CES_HYDRATE must be auto, always or never, got {self.hydrate!r}")
         if self.max_response_mb < 1:
             raise ConfigError(f"CES_MAX_RESPONSE_MB must be at least 1, got {self.max_response_mb}")
         if self.max_empty_pages < 1:
@@ -287,6 +292,7 @@ def ces_settings_from_env(env: Mapping[str, str]) -> CesSettings:
         request_deadline_seconds=env_number(env, "CES_REQUEST_DEADLINE_SECONDS", 300.0),
         page_size=env_integer(env, "CES_PAGE_SIZE", 100),
         max_empty_pages=env_integer(env, "CES_MAX_EMPTY_PAGES", 20),
+        hydrate=(env.get("CES_HYDRATE") or "auto").strip().lower(),
         max_response_mb=env_integer(env, "CES_MAX_RESPONSE_MB", 64),
         evaluation_runs=_split_csv(env.get("CES_EVALUATION_RUNS")),
         rate_limit_file=default_rate_limit_file(env),

@@ -17,7 +17,12 @@ from pipelines.ces.client import CesMcpClient
 from pipelines.ces.simulator.corpus import ConversationKey, SimulatorScale, conversation, conversation_header
 from pipelines.ces.simulator.runner import running_simulator
 from pipelines.ces.simulator.server import SimulatorConfig
-from pipelines.ces.tools import iter_conversation_records, iter_evaluation_run_records, resolve_conversations
+from pipelines.ces.tools import (
+    Listing,
+    iter_conversation_records,
+    iter_evaluation_run_records,
+    resolve_conversations,
+)
 from pipelines.ces.window import TimeWindow
 from pipelines.config import CesSettings
 
@@ -56,7 +61,7 @@ def test_every_conversation_of_the_scale_arrives_once_and_complete(name: str) ->
         settings = CesSettings(mcp_url=sim.url, apps=sim.apps, access_token=TOKEN)
         with CesMcpClient(settings, rate_limiter=fast_limiter()) as client:
             for app_index, app in enumerate(sim.apps):
-                records = list(iter_conversation_records(client, app, whole, page_size=5))
+                records = list(iter_conversation_records(client, app, whole, Listing(page_size=5)))
                 got = list(resolve_conversations(records, whole))
                 expected = expected_headers(app_index, whole)
                 assert [c["name"] for c in got] == list(dict.fromkeys(c["name"] for c in got))
@@ -80,7 +85,9 @@ def test_one_day_and_one_source() -> None:
         running_simulator(CONFIGS["mixed-framing"]) as sim,
         CesMcpClient(CesSettings(mcp_url=sim.url), rate_limiter=fast_limiter()) as client,
     ):
-        records = list(iter_conversation_records(client, sim.apps[1], day, sources=("LIVE",), page_size=4))
+        records = list(
+            iter_conversation_records(client, sim.apps[1], day, Listing(sources=("LIVE",), page_size=4))
+        )
         got = list(resolve_conversations(records, day))
     expected = expected_headers(1, day, ("LIVE",))
     assert expected and {c["name"] for c in got} == set(expected)

@@ -20,6 +20,7 @@ from pipelines.ces.errors import CesPagingError, CesTransportError
 from pipelines.ces.ratelimit import RateLimiter
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
 from pipelines.ces.simulator.server.faults import SimulatedFaults
+from pipelines.ces.tools import Listing
 from pipelines.config import CesSettings
 from pipelines.ingest.fetch import fetch_conversation_partition
 from pipelines.ingest.flatten import CONVERSATIONS_DATASET, flatten_conversation_partition
@@ -53,7 +54,7 @@ def ingest(url: str, root: Path, **overrides: Any) -> tuple[Warehouse, Any]:
     warehouse = Warehouse(str(root / "warehouse.duckdb"))
     with CesMcpClient(settings(url, **overrides), rate_limiter=RateLimiter(10_000, burst=1_000)) as client:
         for day in DAYS:
-            fetch_conversation_partition(client, lake, APP, day, page_size=PAGE_SIZE)
+            fetch_conversation_partition(client, lake, APP, day, Listing(page_size=PAGE_SIZE))
             flatten_conversation_partition(lake, APP, day)
             load_conversation_partitions(lake, warehouse, [(APP, day)])
         return warehouse, client.stats

@@ -13,6 +13,7 @@ from pipelines.ces.client import CesMcpClient
 from pipelines.ces.errors import CesError
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
 from pipelines.ces.simulator.server.faults import SimulatedFaults
+from pipelines.ces.tools import Listing
 from pipelines.config import CesSettings
 from pipelines.ingest.fetch import fetch_conversation_partition
 from pipelines.ingest.flatten import CONVERSATIONS_DATASET
@@ -48,7 +49,7 @@ def test_a_fetch_failing_part_way_leaves_the_previous_files(tmp_path: Path, spec
     with running_simulator(SimulatorConfig(scale=SCALE, page_size_max=25)) as sim:
         app = sim.apps[0]
         with CesMcpClient(settings(sim.url)) as client:
-            fetch_conversation_partition(client, lake, app, DAY, page_size=25)
+            fetch_conversation_partition(client, lake, app, DAY, Listing(page_size=25))
     before = {path: path.read_bytes() for path in tmp_path.rglob("*") if path.is_file()}
     faults = SimulatedFaults(spec)
     with running_simulator(SimulatorConfig(scale=SCALE, page_size_max=25, faults=faults)) as sim:
@@ -56,7 +57,7 @@ def test_a_fetch_failing_part_way_leaves_the_previous_files(tmp_path: Path, spec
             CesMcpClient(settings(sim.url, max_attempts=1)) as client,
             pytest.raises(CesError),
         ):
-            fetch_conversation_partition(client, lake, app, DAY, page_size=25)
+            fetch_conversation_partition(client, lake, app, DAY, Listing(page_size=25))
         requests = client.stats.requests
     assert requests > 1  # it failed after the first page, with lines already written
     after = {path: path.read_bytes() for path in tmp_path.rglob("*") if path.is_file()}

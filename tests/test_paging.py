@@ -28,7 +28,7 @@ from starlette.responses import Response
 from pipelines.ces.client import CesMcpClient
 from pipelines.ces.errors import CesDataError, CesPagingError, CesProtocolError
 from pipelines.ces.paging import iter_page_records
-from pipelines.ces.tools import iter_conversation_records, resolve_conversations
+from pipelines.ces.tools import DEFAULT_LISTING, Listing, iter_conversation_records, resolve_conversations
 from pipelines.ces.window import TimeWindow
 from pipelines.ingest.fetch import fetch_conversation_partition
 from pipelines.lake.records import ApiRecord
@@ -42,7 +42,11 @@ def conversation(cid: str, start: str, *, turns: int = 2, full: bool = False) ->
     item: dict[str, Any] = {"name": f"{APP}/conversations/{cid}", "startTime": start, "turnCount": turns}
     if full and turns:
         item["turns"] = [
-            {"messages": [{"role": "user", "chunks": [{"text": f"{cid}-{i}"}]}]} for i in range(turns)
+            {
+                "messages": [{"role": "user", "chunks": [{"text": f"{cid}-{i}"}]}],
+                "rootSpan": {"name": "Turn", "startTime": start, "duration": "1s"},
+            }
+            for i in range(turns)
         ]
     return item
 
@@ -94,9 +98,11 @@ def client_for(url: str) -> CesMcpClient:
     return CesMcpClient(settings_for(url), rate_limiter=fast_limiter())
 
 
-def fetch(server_logic: ConversationServer, **kwargs: Any) -> tuple[list[ApiRecord], list[Call]]:
+def fetch(
+    server_logic: ConversationServer, listing: Listing = DEFAULT_LISTING, **kwargs: Any
+) -> tuple[list[ApiRecord], list[Call]]:
     with mcp_server(server_logic) as (server, url), client_for(url) as client:
-        records = list(iter_conversation_records(client, APP, WINDOW, **kwargs))
+        records = list(iter_conversation_records(client, APP, WINDOW, listing, **kwargs))
     return records, server.calls
 
 
@@ -114,7 +120,7 @@ def test_a_server_handing_out_empty_pages_forever_is_given_up_on() -> None:
     pages |= {f"e{i}": {"conversations": [], "nextPageToken": f"e{i + 1}"} for i in range(1, 40)}
     pages["e3"] = {"conversations": [conversation("b", "2026-03-01T02:00:00Z")], "nextPageToken": "e4"}
     with pytest.raises(CesPagingError, match="5 empty pages in a row") as info:
-        fetch(ConversationServer(pages), max_empty_pages=5)
+        fetch(ConversationServer(pages), listing=Listing(max_empty_pages=5))
     assert "CES_MAX_EMPTY_PAGES" in str(info.value)
     with mcp_server(ConversationServer(pages)) as (server, url), client_for(url) as client:
         with pytest.raises(CesPagingError):
@@ -220,7 +226,7 @@ def test_fetch_yields_each_page_then_its_hydrations_inside_the_window_only() -> 
 
 
 def test_the_sources_given_are_sent() -> None:
-    records, _ = fetch(ConversationServer(PAGES), sources=("LIVE", "EVAL"), page_size=7)
+    records, _ = fetch(ConversationServer(PAGES), listing=Listing(sources=("LIVE", "EVAL"), page_size=7))
     assert records[0].arguments["sources"] == ["LIVE", "EVAL"]
     assert records[0].arguments["pageSize"] == 7
 
@@ -428,3 +434,24 @@ def test_the_fetch_counts_what_a_server_ignoring_the_filter_listed_outside_the_d
         result = fetch_conversation_partition(client, Lake(str(tmp_path)), APP, date(2026, 3, 1))
     # C3 ends the day before, C7 starts the day after: listed, not hydrated, not loaded
     assert (result.pages, result.listed, result.outside) == (4, 8, 2)
+
+
+def test_the_hydration_policy_decides_which_listed_conversations_are_fetched_in_full() -> None:
+    untraced = conversation("u1", "2026-03-01T05:00:00Z", full=True)
+    for turn in untraced["turns"]:
+        del turn["rootSpan"]  # turns listed without their traces
+    pages = {None: {"conversations": [C1, C2, untraced, C6]}}
+
+    def fetched(hydrate: str) -> list[str]:
+        records, _ = fetch(ConversationServer(pages), listing=Listing(hydrate=hydrate))
+        return [short(r.arguments["name"]) for r in records if r.tool == "get_conversation"]
+
+    assert fetched("auto") == ["c2", "u1"]  # the summary, and the conversation without traces
+    assert fetched("always") == ["c1", "c2", "u1", "c6"]
+    assert fetched("never") == []
+
+
+def test_the_fetch_counts_the_conversations_listed_without_traces(tmp_path: Path) -> None:
+    with mcp_server(ConversationServer(PAGES)) as (_, url), client_for(url) as client:
+        result = fetch_conversation_partition(client, Lake(str(tmp_path)), APP, date(2026, 3, 1))
+    assert (result.without_traces, result.hydrated) == (2, 2)  # C2 and C4: summaries of the day

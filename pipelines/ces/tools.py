@@ -11,7 +11,8 @@ import enum
 import logging
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, NamedTuple, TypeVar
 
 from pipelines.ces.errors import CesDataError
 from pipelines.ces.paging import (
@@ -21,8 +22,8 @@ from pipelines.ces.paging import (
     iter_page_records,
     page_items,
 )
-from pipelines.ces.window import TimeWindow, needs_hydration
-from pipelines.config import KNOWN_SOURCES
+from pipelines.ces.window import TimeWindow, lacks_traces, needs_hydration
+from pipelines.config import KNOWN_SOURCES, CesSettings
 from pipelines.lake.records import ApiRecord, as_record
 from pipelines.protojson.timeparse import parse_timestamp_micros
 
@@ -39,6 +40,16 @@ GET_OPERATION = "get_operation"
 T = TypeVar("T")
 RejectHandler = Callable[[Any, str], None]
 """`on_reject(obj, reason)`: receives a listed object that cannot be placed, and why."""
+
+
+class PageCounts(NamedTuple):
+    """What one listing page held: conversations listed, of them outside the window, inside it
+    without traces (`lacks_traces`), and fetched in full."""
+
+    listed: int
+    outside: int
+    without_traces: int
+    hydrated: int
 
 
 class Verdict(enum.Enum):
@@ -87,17 +98,35 @@ class ListingJudge:
 # -- conversations -----------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Listing:
+    """How an app's conversations are listed and fetched in full: the `CES_*` settings of it."""
+
+    sources: tuple[str, ...] = ()
+    page_size: int = 100
+    max_empty_pages: int = DEFAULT_MAX_EMPTY_PAGES
+    hydrate: str = "auto"
+    """`auto`, `always` or `never`: which listed conversations `get_conversation` fetches."""
+
+    @classmethod
+    def from_settings(cls, settings: CesSettings) -> Listing:
+        return cls(settings.sources, settings.page_size, settings.max_empty_pages, settings.hydrate)
+
+
+DEFAULT_LISTING = Listing()
+
+
 def list_conversations_arguments(
-    app: str, window: TimeWindow, *, sources: Sequence[str] = (), page_size: int = 100
+    app: str, window: TimeWindow, listing: Listing = DEFAULT_LISTING
 ) -> dict[str, Any]:
     """Arguments of the first list_conversations page. `sources` omitted means every source the
     API documents, and they are sent: the reference says an unset `sources` means all of them,
     but an unset (deprecated) `source` means LIVE only, and a server may follow either rule."""
     return {
         "parent": app,
-        "pageSize": page_size,
+        "pageSize": listing.page_size,
         "filter": window.aip160_filter(),
-        "sources": list(sources or KNOWN_SOURCES),
+        "sources": list(listing.sources or KNOWN_SOURCES),
     }
 
 
@@ -109,18 +138,16 @@ def iter_conversation_records(
     client: ToolClient,
     app: str,
     window: TimeWindow,
+    listing: Listing = DEFAULT_LISTING,
     *,
-    sources: Sequence[str] = (),
-    page_size: int = 100,
-    max_empty_pages: int = DEFAULT_MAX_EMPTY_PAGES,
     hydrate_workers: int = 4,
-    on_page: Callable[[int, int], None] | None = None,
+    on_page: Callable[[PageCounts], None] | None = None,
 ) -> Iterator[ApiRecord]:
     """The records of one app's conversations in `window`, in replay order.
 
     For each list_conversations page: the page's record, then a get_conversation record for
-    each conversation first listed on that page, inside the window, whose turns are missing
-    (`needs_hydration`), in listing order. Conversations outside the window are not fetched:
+    each conversation first listed on that page, inside the window, that `listing.hydrate`
+    wants in full (`needs_hydration`), in listing order. Conversations outside the window are not fetched:
     the server may ignore the filter, and the window is enforced here too.
 
     Requests never wait for the caller: a paging thread asks for the next page as soon as the
@@ -128,32 +155,42 @@ def iter_conversation_records(
     while the caller is still writing earlier records; it runs one page ahead of the caller,
     which bounds memory to two pages and their hydrations. All threads share the client's
     rate limit, so with a limit the requests go out back to back at the allowed rate.
-    `on_page(listed, outside)` hears of each page: the conversations it listed, and how many of
-    them lay outside the window (a server that ignores the filter lists them).
+    `on_page(counts)` hears of each page: what it listed, how much of it lay outside the window
+    (a server that ignores the filter lists them), and how much came without traces.
     """
     judge = ListingJudge(window)
-    arguments = list_conversations_arguments(app, window, sources=sources, page_size=page_size)
+    arguments = list_conversations_arguments(app, window, listing)
     with ThreadPoolExecutor(max_workers=max(1, hydrate_workers), thread_name_prefix="ces-hydrate") as pool:
 
-        def with_hydrations(page: ApiRecord) -> tuple[ApiRecord, tuple[int, int], list[Future[ApiRecord]]]:
+        def with_hydrations(page: ApiRecord) -> tuple[ApiRecord, PageCounts, list[Future[ApiRecord]]]:
             items = page_items(page.result, "conversations", LIST_CONVERSATIONS)
             verdicts = [judge.judge(item)[0] for item in items]
+            accepted = [
+                item for item, verdict in zip(items, verdicts, strict=True) if verdict is Verdict.ACCEPT
+            ]
             hydrations = [
                 pool.submit(fetch_record, client, GET_CONVERSATION, {"name": item["name"]})
-                for item, verdict in zip(items, verdicts, strict=True)
-                if verdict is Verdict.ACCEPT and needs_hydration(item)
+                for item in accepted
+                if needs_hydration(item, listing.hydrate)
             ]
-            return page, (len(items), verdicts.count(Verdict.OUTSIDE)), hydrations
+            counts = PageCounts(
+                len(items), verdicts.count(Verdict.OUTSIDE), sum(map(lacks_traces, accepted)), len(hydrations)
+            )
+            return page, counts, hydrations
 
         pages = iter_page_records(
-            client, LIST_CONVERSATIONS, arguments, items_key="conversations", max_empty_pages=max_empty_pages
+            client,
+            LIST_CONVERSATIONS,
+            arguments,
+            items_key="conversations",
+            max_empty_pages=listing.max_empty_pages,
         )
         fetched = _one_ahead((with_hydrations(page) for page in pages), on_drop=_cancel_hydrations)
         try:
             for page, listed, futures in fetched:
                 try:
                     if on_page is not None:
-                        on_page(*listed)
+                        on_page(listed)
                     yield page
                     for future in futures:
                         yield future.result()
@@ -163,7 +200,7 @@ def iter_conversation_records(
             fetched.close()
 
 
-def _cancel_hydrations(item: tuple[ApiRecord, tuple[int, int], list[Future[ApiRecord]]]) -> None:
+def _cancel_hydrations(item: tuple[ApiRecord, PageCounts, list[Future[ApiRecord]]]) -> None:
     for future in item[2]:
         future.cancel()
 

@@ -71,15 +71,27 @@ class TimeWindow:
         return self.since_micros <= micros < self.until_micros
 
 
-def needs_hydration(conversation: dict[str, Any]) -> bool:
-    """A listed conversation whose `turns` are missing while `turnCount` promises some.
+HYDRATE_POLICIES = ("auto", "always", "never")
 
-    Such a summary must be fetched in full with `get_conversation`.
-    """
+
+def lacks_traces(conversation: dict[str, Any]) -> bool:
+    """A listed conversation that holds no span: its turns are missing while `turnCount`
+    promises some, or a turn carries no `rootSpan` (listings may leave traces out)."""
     turns = conversation.get("turns")
-    turn_count = conversation.get("turnCount") or 0
-    try:
-        promised = int(turn_count)
-    except (TypeError, ValueError):
-        promised = 0
-    return promised > 0 and not turns
+    if not turns:
+        try:
+            return int(conversation.get("turnCount") or 0) > 0
+        except (TypeError, ValueError):
+            return False
+    return any(not isinstance(turn, dict) or turn.get("rootSpan") is None for turn in turns)
+
+
+def needs_hydration(conversation: dict[str, Any], policy: str = "auto") -> bool:
+    """Should this listed conversation be fetched in full with `get_conversation`?
+
+    `auto`: when the listing lacks its traces (`lacks_traces`); `always`: every one, as Google's
+    own tooling does; `never`: none (the listing is loaded as it is).
+    """
+    if policy == "always":
+        return True
+    return policy == "auto" and lacks_traces(conversation)

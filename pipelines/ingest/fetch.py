@@ -8,13 +8,18 @@ worker threads (`iter_conversation_records`), so this thread only encodes and co
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
 
 from pipelines.ces.client import CesMcpClient
-from pipelines.ces.paging import DEFAULT_MAX_EMPTY_PAGES
-from pipelines.ces.tools import LIST_CONVERSATIONS, iter_conversation_records
+from pipelines.ces.tools import (
+    DEFAULT_LISTING,
+    LIST_CONVERSATIONS,
+    Listing,
+    PageCounts,
+    iter_conversation_records,
+)
 from pipelines.ces.window import TimeWindow
 from pipelines.ingest.flatten import CONVERSATIONS_DATASET
 from pipelines.lake.records import ApiRecord
@@ -31,6 +36,8 @@ class FetchResult:
     listed: int = 0
     outside: int = 0
     """Listed conversations that started outside the day: the server ignored the filter."""
+    without_traces: int = 0
+    """Listed conversations of the day that came without their spans (see `lacks_traces`)."""
     hydrated: int = 0
     records: int = 0
     raw_bytes: int = 0
@@ -46,15 +53,12 @@ def fetch_conversation_partition(
     lake: Lake,
     app: str,
     day: date,
-    *,
-    sources: Sequence[str] = (),
-    page_size: int = 100,
-    max_empty_pages: int = DEFAULT_MAX_EMPTY_PAGES,
+    listing: Listing = DEFAULT_LISTING,
 ) -> FetchResult:
     """Page through the app's conversations that started on `day` (UTC) into the raw lake."""
     result = FetchResult(app, day)
 
-    records = conversation_records(client, app, day, result, sources, page_size, max_empty_pages)
+    records = conversation_records(client, app, day, result, listing)
     written = lake.write_raw_lines(CONVERSATIONS_DATASET, app, day, (record.to_json() for record in records))
     result.record_file(written, lake)
     return result
@@ -65,25 +69,18 @@ def conversation_records(
     app: str,
     day: date,
     result: FetchResult,
-    sources: Sequence[str],
-    page_size: int,
-    max_empty_pages: int,
+    listing: Listing,
 ) -> Iterator[ApiRecord]:
     """The partition's records as they are fetched, counted into `result`."""
 
-    def count_page(listed: int, outside: int) -> None:
+    def count_page(counts: PageCounts) -> None:
         result.pages += 1
-        result.listed += listed
-        result.outside += outside
+        result.listed += counts.listed
+        result.outside += counts.outside
+        result.without_traces += counts.without_traces
 
     for record in iter_conversation_records(
-        client,
-        app,
-        TimeWindow.for_day(day),
-        sources=sources,
-        page_size=page_size,
-        max_empty_pages=max_empty_pages,
-        on_page=count_page,
+        client, app, TimeWindow.for_day(day), listing, on_page=count_page
     ):
         if record.tool != LIST_CONVERSATIONS:
             result.hydrated += 1

@@ -13,6 +13,7 @@ from typing import Any
 
 import dagster as dg
 
+from pipelines.ces.tools import Listing
 from pipelines.ingest.fetch import fetch_conversation_partition
 from pipelines.ingest.flatten import flatten_conversation_partition
 from pipelines.ingest.load import load_conversation_partitions
@@ -66,7 +67,9 @@ def _conversation_assets(
     ) -> dg.MaterializeResult:
         partitions = partitions_of(context)
         settings = ces.settings()
-        totals = {"records": 0, "pages": 0, "listed": 0, "outside": 0, "hydrated": 0, "raw_bytes": 0}
+        totals = dict.fromkeys(
+            ("records", "pages", "listed", "outside", "without_traces", "hydrated", "raw_bytes"), 0
+        )
         with ces.client() as client:
             for app, day in partitions:
                 result = fetch_conversation_partition(
@@ -74,17 +77,21 @@ def _conversation_assets(
                     lake.lake(),
                     app,
                     day,
-                    sources=settings.sources,
-                    page_size=settings.page_size,
-                    max_empty_pages=settings.max_empty_pages,
+                    Listing.from_settings(settings),
                 )
                 for name in totals:
                     totals[name] += getattr(result, name)
                 context.log.info(
-                    f"{app} {day}: {result.pages} pages, {result.listed} conversations listed, "
-                    f"{result.hydrated} fetched in full, {result.raw_bytes} bytes"
+                    f"{app} {day}: {result.pages} pages, {result.listed} conversations listed "
+                    f"({result.without_traces} without traces), {result.hydrated} fetched in full, "
+                    f"{result.raw_bytes} bytes"
                 )
             stats = client.stats
+        if totals["without_traces"] and settings.hydrate == "never":
+            context.log.warning(
+                f"{totals['without_traces']} listed conversations came without their spans and "
+                "CES_HYDRATE=never: their spans and latency rows stay empty"
+            )
         if totals["outside"]:
             context.log.warning(
                 f"the server listed {totals['outside']} conversations outside the days asked for: it "
@@ -98,6 +105,7 @@ def _conversation_assets(
                 "pages": totals["pages"],
                 "conversations_listed": totals["listed"],
                 "conversations_listed_outside_window": totals["outside"],
+                "conversations_listed_without_traces": totals["without_traces"],
                 "conversations_hydrated": totals["hydrated"],
                 "requests": stats.requests,
                 "retries": stats.retries,

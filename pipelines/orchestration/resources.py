@@ -26,6 +26,7 @@ class CesResource(dg.ConfigurableResource):
     page_size: int
     max_empty_pages: int
     max_response_mb: int
+    hydrate: str
     timeout_seconds: float
     connect_timeout_seconds: float
     request_deadline_seconds: float
