@@ -29,7 +29,7 @@ import orjson
 
 from bench.shapes import SHAPES, reshape
 from pipelines.ces.simulator.corpus import ConversationKey, SimulatorScale, conversation
-from pipelines.ces.tools import LIST_CONVERSATIONS, list_conversations_arguments
+from pipelines.ces.tools import LIST_CONVERSATIONS, Listing, list_conversations_arguments
 from pipelines.ces.window import TimeWindow
 from pipelines.ingest.flatten import CONVERSATIONS_DATASET
 from pipelines.lake.records import ApiRecord
@@ -102,7 +102,7 @@ def _page_records(spec: CorpusSpec, app_index: int, day_index: int) -> Iterator[
     scale = spec.scale
     app = scale.app_names[app_index]
     day = scale.start_date + timedelta(days=day_index)
-    arguments = list_conversations_arguments(app, TimeWindow.for_day(day), page_size=PAGE_SIZE)
+    arguments = list_conversations_arguments(app, TimeWindow.for_day(day), Listing(page_size=PAGE_SIZE))
     for page, first in enumerate(range(0, spec.per_day, PAGE_SIZE)):
         items = [
             reshape(conversation(scale, ConversationKey(app_index, day_index, index)), spec.shape)
@@ -147,7 +147,9 @@ def write_external_corpus(source: Path, lake_root: str) -> dict[str, Any]:
             app, day = partition
             if partition not in writers:
                 writers[partition] = stack.enter_context(lake.raw_writer(CONVERSATIONS_DATASET, app, day))
-            arguments = list_conversations_arguments(app, TimeWindow.for_day(day), page_size=PAGE_SIZE)
+            arguments = list_conversations_arguments(
+                app, TimeWindow.for_day(day), Listing(page_size=PAGE_SIZE)
+            )
             page = b'{"conversations":[' + b",".join(pages.pop(partition)) + b"]}"
             writers[partition].write(ApiRecord(LIST_CONVERSATIONS, arguments, orjson.loads(page)).to_json())
 

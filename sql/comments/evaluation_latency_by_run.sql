@@ -15,3 +15,4 @@ COMMENT ON COLUMN evaluation_latency_by_run.p50_seconds IS 'Median latency in se
 COMMENT ON COLUMN evaluation_latency_by_run.p90_seconds IS '90th percentile latency in seconds, as reported.';
 COMMENT ON COLUMN evaluation_latency_by_run.p99_seconds IS '99th percentile latency in seconds, as reported.';
 COMMENT ON COLUMN evaluation_latency_by_run.call_count IS 'Calls measured.';
+COMMENT ON COLUMN evaluation_latency_by_run.entry_index IS 'Position of the entry in its list of the run''s latency report (0-based).';

@@ -8,6 +8,7 @@ CREATE OR REPLACE VIEW evaluation_latency_by_run AS
 SELECT
     r.*,
     l.kind,
+    l.entry_index,
     l.subject,
     coalesce(l.display_name, regexp_extract(l.subject, '[^/]+$')) AS label,
     l.p50_seconds,
