@@ -39,6 +39,7 @@ from pipelines.protojson.timeparse import parse_timestamp_micros
 MAX_TURNS = 10
 SPAN_DEPTH = 4
 PAGE_SIZE = 100
+LISTING = Listing(page_size=PAGE_SIZE)
 PER_PARTITION = 2000
 START = date(2025, 6, 1)
 """The first day of a generated corpus: a history that ends before today."""
@@ -102,7 +103,7 @@ def _page_records(spec: CorpusSpec, app_index: int, day_index: int) -> Iterator[
     scale = spec.scale
     app = scale.app_names[app_index]
     day = scale.start_date + timedelta(days=day_index)
-    arguments = list_conversations_arguments(app, TimeWindow.for_day(day), Listing(page_size=PAGE_SIZE))
+    arguments = list_conversations_arguments(app, TimeWindow.for_day(day), LISTING)
     for page, first in enumerate(range(0, spec.per_day, PAGE_SIZE)):
         items = [
             reshape(conversation(scale, ConversationKey(app_index, day_index, index)), spec.shape)
