@@ -484,3 +484,14 @@ def test_an_expired_session_is_reopened_under_faults() -> None:
         stats = client.stats
     assert stats.session_initializations == 2
     assert stats.retries == faults.injected["503"] > 0
+
+
+def test_one_attempt_means_no_retry_even_for_a_spent_quota() -> None:
+    sleeps: list[float] = []
+    with (
+        mcp_server(google_error(429, "RESOURCE_EXHAUSTED")) as (server, url),
+        client_for(url, sleeps=sleeps, max_attempts=1) as client,
+        pytest.raises(CesTransportError, match="HTTP 429"),
+    ):
+        client.call_tool("list_conversations", {})
+    assert len(server.calls) == 1 and sleeps == []

@@ -102,8 +102,8 @@ class RetryPolicy:
     initial_backoff_seconds: float = DEFAULT_INITIAL_BACKOFF_SECONDS
     max_backoff_seconds: float = DEFAULT_MAX_BACKOFF_SECONDS
     quota_seconds: float = DEFAULT_QUOTA_SECONDS
-    """A quota refusal is retried, whatever `max_attempts`, until this long after the first
-    attempt: per-minute quotas turn over within it."""
+    """A quota refusal is retried, whatever `max_attempts` above 1, until this long after the
+    first attempt: per-minute quotas turn over within it."""
     rng: random.Random = field(default_factory=random.Random, compare=False, repr=False)
     """Source of the jitter (seed it for reproducible waits)."""
     sleep: Callable[[float], None] = field(default=time.sleep, compare=False, repr=False)
@@ -144,6 +144,8 @@ class RetryPolicy:
     def _stop(self, error: BaseException | None, attempt: int, elapsed: float) -> bool:
         """Stop retrying after failed attempt `attempt`, `elapsed` seconds after the first began,
         with `delay` seconds to wait before the next one?"""
+        if self.max_attempts <= 1:  # "never retry" holds for quota refusals too
+            return True
         if error is not None and is_quota(error):
             return elapsed >= self.quota_seconds
         return attempt >= self.max_attempts or elapsed >= self.max_seconds
@@ -198,7 +200,7 @@ class RetryPolicy:
         try:
             return retrying(attempt)
         except CesError as error:
-            if (self.max_attempts > 1 or is_quota(error)) and may_resend(error, idempotent=idempotent):
+            if self.max_attempts > 1 and may_resend(error, idempotent=idempotent):
                 attempts = retrying.statistics.get("attempt_number", 1)
                 _note_gave_up(error, attempts, self.clock() - started, self)
             raise
