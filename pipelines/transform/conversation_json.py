@@ -114,9 +114,9 @@ class Conversation(Struct, rename="camel", gc=False):
     end_time: str | None = None
     turns: list[Turn] | None = None
     turn_count: int | float | str | None = None
-    source: str | None = None
-    channel_type: str | None = None
-    input_types: list[str] | None = None
+    source: str | int | None = None  # enums: a name, or its number (see protojson.enums)
+    channel_type: str | int | None = None
+    input_types: list[str | int] | None = None
     entry_agent: str | None = None
     deployment: str | None = None
     app_version: str | None = None

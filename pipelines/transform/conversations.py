@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from msgspec import Raw
 
+from pipelines.protojson.enums import enum_name
 from pipelines.transform import values as v
 from pipelines.transform.columns import (
     DURATION_COLUMNS,
@@ -431,9 +432,11 @@ class ConversationFlattener:
             c_start(conversation.start_time)
             c_end(conversation.end_time)
             c_turn_count(turn_count)
-            c_source(conversation.source)
-            c_channel(conversation.channel_type)
-            c_inputs(conversation.input_types or [])
+            c_source(enum_name(conversation.source, "Conversation.Source", "source"))
+            c_channel(enum_name(conversation.channel_type, "Conversation.ChannelType", "channelType"))
+            c_inputs(
+                [enum_name(t, "Conversation.InputType", "inputTypes") for t in conversation.input_types or ()]
+            )
             c_entry(conversation.entry_agent)
             c_deployment(conversation.deployment)
             c_version(conversation.app_version)

@@ -13,6 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from pipelines.protojson.enums import enum_name
 from pipelines.transform import values as v
 from pipelines.transform.rows import RowBuffer, RowFlattener, TableBuffers
 from pipelines.transform.schemas import (
@@ -101,19 +102,31 @@ class EvaluationRunFlattener(RowFlattener):
                 v.text(run.get("changelog"), "changelog"),
                 v.timestamp(run.get("changelogCreateTime"), "changelogCreateTime"),
                 v.text(run.get("evaluationDataset"), "evaluationDataset"),
-                v.text(run.get("evaluationType"), "evaluationType"),
-                v.text(run.get("state"), "state"),
+                enum_name(run.get("evaluationType"), "EvaluationRun.EvaluationType", "evaluationType"),
+                enum_name(run.get("state"), "EvaluationRun.EvaluationRunState", "state"),
                 *progress_counts(run),
                 v.int32(run.get("runCount"), "runCount"),
-                v.text(run.get("goldenRunMethod"), "goldenRunMethod"),
-                v.text(config.get("evaluationChannel"), "config.evaluationChannel"),
-                v.text(config.get("toolCallBehaviour"), "config.toolCallBehaviour"),
-                v.text(error_info.get("errorType"), "errorInfo.errorType"),
+                enum_name(run.get("goldenRunMethod"), "GoldenRunMethod", "goldenRunMethod"),
+                enum_name(
+                    config.get("evaluationChannel"),
+                    "EvaluationConfig.EvaluationChannel",
+                    "config.evaluationChannel",
+                ),
+                enum_name(
+                    config.get("toolCallBehaviour"), "EvaluationToolCallBehaviour", "config.toolCallBehaviour"
+                ),
+                enum_name(
+                    error_info.get("errorType"), "EvaluationErrorInfo.ErrorType", "errorInfo.errorType"
+                ),
                 error_message,
                 v.int32(report.get("sessionCount"), "latencyReport.sessionCount"),
                 v.text(run.get("scheduledEvaluationRun"), "scheduledEvaluationRun"),
                 v.text(run.get("operation"), "operation"),
-                v.text(optimization.get("status"), "optimizationConfig.status"),
+                enum_name(
+                    optimization.get("status"),
+                    "OptimizationConfig.OptimizationStatus",
+                    "optimizationConfig.status",
+                ),
                 observed_at,
             )
         )
@@ -125,7 +138,9 @@ class EvaluationRunFlattener(RowFlattener):
             self._buffers.rows(EVALUATION_RUN_ERRORS).append(
                 (
                     name,
-                    v.text(error_info.get("errorType"), "errorInfo.errorType"),
+                    enum_name(
+                        error_info.get("errorType"), "EvaluationErrorInfo.ErrorType", "errorInfo.errorType"
+                    ),
                     v.text(error_info.get("errorMessage"), "errorInfo.errorMessage"),
                     v.text(error_info.get("sessionId"), "errorInfo.sessionId"),
                     v.text(error_info.get("userFacingErrorMessage"), "errorInfo.userFacingErrorMessage"),
@@ -214,7 +229,12 @@ def _tool_subject(entry: dict[str, Any], label: str) -> str | None:
 def snapshot_row(run: dict[str, Any], observed_at_micros: int) -> tuple[Any, ...]:
     """One `evaluation_run_snapshots` row: the run's state and progress at `observed_at`."""
     name, _, _ = run_name(run)
-    return (name, observed_at_micros, v.text(run.get("state"), "state"), *progress_counts(run))
+    return (
+        name,
+        observed_at_micros,
+        enum_name(run.get("state"), "EvaluationRun.EvaluationRunState", "state"),
+        *progress_counts(run),
+    )
 
 
 def snapshots_batch(rows: Iterable[tuple[Any, ...]]) -> pa.RecordBatch:
@@ -254,13 +274,15 @@ class EvaluationResultFlattener(RowFlattener):
                 match.group(1),
                 v.text(result.get("displayName"), "displayName"),
                 v.timestamp(result.get("createTime"), "createTime"),
-                v.text(result.get("evaluationStatus"), "evaluationStatus"),
-                v.text(result.get("executionState"), "executionState"),
+                enum_name(result.get("evaluationStatus"), "EvaluationResult.Outcome", "evaluationStatus"),
+                enum_name(result.get("executionState"), "EvaluationResult.ExecutionState", "executionState"),
                 result_type,
                 v.text(persona.get("name"), "persona.name"),
                 v.text(result.get("appVersion"), "appVersion"),
                 v.text(result.get("initiatedBy"), "initiatedBy"),
-                v.text(error_info.get("errorType"), "errorInfo.errorType"),
+                enum_name(
+                    error_info.get("errorType"), "EvaluationErrorInfo.ErrorType", "errorInfo.errorType"
+                ),
                 v.text(error_info.get("errorMessage"), "errorInfo.errorMessage")
                 if error_info
                 else v.text(status.get("message"), "error.message"),
