@@ -366,3 +366,55 @@ def test_a_killed_cli_ingest_does_not_block_the_next(simulator, tmp_path: Path) 
 
 if __name__ == "__main__":
     child_main()
+
+
+@pytest.mark.parametrize("signo", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_an_interrupted_cli_ingest_says_so_in_a_line_and_starts_no_further_run(
+    simulator, tmp_path: Path, signo: signal.Signals
+) -> None:
+    """Ctrl-C or SIGTERM inside the first of two runs: exit 130 with one line, the run recorded
+    as failed, the second never started, no lock left: the next ingest loads both days."""
+    import shutil
+
+    url, _ = simulator
+    root = Path(__file__).resolve().parent.parent
+    (tmp_path / "dagster_home").mkdir()
+    shutil.copy(root / "dagster_home" / "dagster.yaml", tmp_path / "dagster_home")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CES_", "DAGSTER_"))} | {
+        "DAGSTER_HOME": str(tmp_path / "dagster_home"),
+        "CES_LAKE": str(tmp_path / "lake"),
+        "CES_WAREHOUSE": str(tmp_path / "warehouse.duckdb"),
+        "CES_MCP_URL": url,
+        "CES_APPS": APP,
+        "CES_MAX_RPS": "1000",
+        "CES_DAYS_PER_RUN": "1",  # two days, two runs
+        "CRASH_MARKER": str(tmp_path / "marker"),
+    }
+    args = ["ingest", "--since", "2026-11-01", "--until", "2026-11-03", "--skip-evaluations"]
+    child = subprocess.Popen(
+        [sys.executable, "-c", CLI_KILLED_IN_LOAD, *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "marker").exists():
+        assert child.poll() is None and time.monotonic() < deadline, "the CLI never reached the load"
+        time.sleep(0.05)
+    child.send_signal(signo)
+    _, stderr = child.communicate(timeout=60)
+    assert child.returncode == 130, stderr
+    assert "Traceback" not in stderr and len(stderr.strip().splitlines()) <= 3
+    assert stderr.strip().endswith(
+        "interrupted: the run in progress is recorded as failed; no other run was started"
+    )
+    with instance_at(tmp_path / "dagster_home") as instance:
+        statuses = [run.status.value for run in instance.get_runs()]
+    assert statuses == ["FAILURE"]  # the second run was never started
+
+    rerun = subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", *args], env=env, capture_output=True, text=True, timeout=180
+    )
+    assert rerun.returncode == 0, rerun.stderr
+    assert len(warehouse_rows(tmp_path)["conversations"]) == 2 * SCALE.conversations_per_day

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 from collections.abc import Sequence
 
 from rich.markup import escape
@@ -90,6 +91,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     load_dotenv_file()
     args = build_parser().parse_args(argv)
+    # SIGTERM (a scheduler, `kill`, a container stopping) ends a command as Ctrl-C does: the
+    # run in progress is interrupted and recorded, the runs not started are not started.
+    signal.signal(signal.SIGTERM, lambda _signo, _frame: signal.raise_signal(signal.SIGINT))
     try:
         return args.func(args, Settings.from_env())
     except ConfigError as exc:
@@ -102,5 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         console.print(f"[red]error: {escape(str(exc))}", soft_wrap=True)
         return 1
     except KeyboardInterrupt:
-        console.print("[yellow]interrupted")
+        console.print(
+            "[yellow]interrupted: the run in progress is recorded as failed; no other run was started"
+        )
         return 130

@@ -68,9 +68,11 @@ def load_conversations(settings: Settings, command: str, partitions: list[tuple[
             totals["pages"] += outcome.value("raw/conversation_pages", "pages")
             totals["requests"] += outcome.value("raw/conversation_pages", "requests")
             totals["rejects"] += outcome.value("warehouse/conversation_tables", "rejects_rows")
-            if not outcome.success:
+            if not outcome.success and not outcome.interrupted:
                 failures.append(outcome)
                 progress.console.print(f"[red]✗ {escape(outcome.label)}: {escape(str(outcome.error))}")
+            for warning in outcome.warnings:
+                progress.console.print(f"[yellow]{escape(outcome.label)}: {escape(warning)}")
             for check in outcome.failed_checks:
                 if "(WARN)" in check:
                     warnings[check.removesuffix(" (WARN)")] += 1

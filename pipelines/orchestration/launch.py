@@ -11,6 +11,7 @@ daemon's, from a backfill or a schedule.)
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,7 +22,10 @@ import dagster as dg
 
 from pipelines.orchestration.partitions import CES_API_POOL, RunRange
 
-QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+"""Runs executed for the CLI print nothing themselves: a failure's stack trace stays in the
+run (the UI shows it), and the CLI reports each run's error and warnings in a line each."""
+INTERRUPTED = "DagsterExecutionInterruptedError"
 
 
 @dataclass
@@ -36,6 +40,9 @@ class RunOutcome:
     metadata: dict[str, dict[str, Any]] = field(default_factory=dict)
     failed_checks: list[str] = field(default_factory=list)
     """`asset:check (SEVERITY)` for every asset check of the run that did not pass."""
+    warnings: list[str] = field(default_factory=list)
+    """What the run's steps logged as warnings (the CLI shows them; the run's logs keep them)."""
+    interrupted: bool = False
 
     def value(self, asset: str, key: str, default: Any = 0) -> Any:
         return self.metadata.get(asset, {}).get(key, default)
@@ -79,7 +86,8 @@ def execute_runs(
     on_outcome: Callable[[RunOutcome], None] | None = None,
 ) -> list[RunOutcome]:
     """Execute `job_name` once per planned run, in order, its steps in this process (they follow
-    one another: fetch, flatten, load); a failed run never stops the others."""
+    one another: fetch, flatten, load); a failed run never stops the others, an interrupted one
+    (Ctrl-C, SIGTERM) stops them all: the runs not started are not, and KeyboardInterrupt goes up."""
     job = definitions.resolve_job_def(job_name)
     config = {**QUIET_LOGS, **(run_config or {})}
     outcomes = []
@@ -87,27 +95,37 @@ def execute_runs(
         result = job.execute_in_process(
             instance=instance, tags=dict(run.tags), run_config=config, raise_on_error=False
         )
-        outcome = _outcome(run, result)
+        outcome = _outcome(run, result, instance)
         outcomes.append(outcome)
         if on_outcome is not None:
             on_outcome(outcome)
+        if outcome.interrupted:
+            raise KeyboardInterrupt
     return outcomes
 
 
-def _outcome(run: PlannedRun, result: dg.ExecuteInProcessResult) -> RunOutcome:
+def _outcome(run: PlannedRun, result: dg.ExecuteInProcessResult, instance: dg.DagsterInstance) -> RunOutcome:
     failed = [
         f"{evaluation.asset_key.to_user_string()}:{evaluation.check_name} ({evaluation.severity.value})"
         for evaluation in result.get_asset_check_evaluations()
         if not evaluation.passed
     ]
+    warnings = [
+        entry.user_message
+        for entry in instance.all_logs(result.run_id)
+        if entry.level == logging.WARNING and entry.dagster_event is None
+    ]
+    error = _first_error(result)
     return RunOutcome(
         run.label,
         result.run_id,
         result.success,
         run.partitions,
-        _first_error(result),
+        error,
         _metadata(result),
         failed,
+        warnings,
+        interrupted=error is not None and INTERRUPTED in error,
     )
 
 
@@ -117,7 +135,7 @@ def _first_error(result: dg.ExecuteInProcessResult) -> str | None:
             error = event.step_failure_data.error
             while error.cause is not None and "Error occurred while executing" in error.message:
                 error = error.cause
-            return f"{event.step_key}: {error.message.strip()}"
+            return f"{event.step_key}: {error.message.strip() or error.cls_name}"
     return None if result.success else "run failed"
 
 
