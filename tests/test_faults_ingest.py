@@ -78,7 +78,19 @@ def baseline(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tuple[A
     return rows
 
 
-TRANSPORT = ["429", "500", "502", "503", "504", "reset", "slow", "cut-sse", "bad-json"]
+TRANSPORT = [
+    "429",
+    "500",
+    "502",
+    "503",
+    "504",
+    "403-quota",
+    "503-retry-info",
+    "reset",
+    "slow",
+    "cut-sse",
+    "bad-json",
+]
 
 
 @pytest.mark.parametrize("kind", TRANSPORT)

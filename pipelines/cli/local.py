@@ -143,6 +143,7 @@ def add_scale_options(parser: argparse.ArgumentParser) -> None:
         type=_faults,
         metavar="SPEC",
         help="inject seeded faults, e.g. 503:0.1,429:0.05,reset:0.02,cut-sse:0.05,seed=7 (kinds: 429, "
-        "500, 502, 503, 504, reset, slow, cut-sse, bad-json, expire-token, dup, repeat-page, all; "
+        "500, 502, 503, 504, 403-quota, 503-retry-info, reset, slow, cut-sse, bad-json, expire-token, "
+        "dup, repeat-page, all; "
         "options: seed, limit, retry-after, slow-seconds)",
     )

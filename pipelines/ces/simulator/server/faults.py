@@ -9,6 +9,8 @@ Transport faults, injected by ASGI middleware wrapped around the whole app (the 
 | --- | --- |
 | `429` | HTTP 429 RESOURCE_EXHAUSTED with `Retry-After` (option `retry-after`, seconds, default 1) |
 | `500`, `502`, `503`, `504` | that status with a Google-style error body (502, 504: plain text) |
+| `403-quota` | HTTP 403 PERMISSION_DENIED, its `ErrorInfo` reason `RATE_LIMIT_EXCEEDED` (a spent quota) |
+| `503-retry-info` | HTTP 503 UNAVAILABLE with a `RetryInfo` delay (`retry-after`), no `Retry-After` header |
 | `reset` | the connection reset (TCP RST) before any response |
 | `slow` | no response for `slow-seconds` (default 90, beyond the client's 60 s timeout), then the answer |
 | `cut-sse` | an SSE response cut in the middle: half of it, then the connection drops or the stream ends |
@@ -51,7 +53,8 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 STATUS_KINDS = ("429", "500", "502", "503", "504")
-TRANSPORT_KINDS = (*STATUS_KINDS, "reset", "slow", "cut-sse", "bad-json")
+GOOGLE_KINDS = ("403-quota", "503-retry-info")
+TRANSPORT_KINDS = (*STATUS_KINDS, *GOOGLE_KINDS, "reset", "slow", "cut-sse", "bad-json")
 DATA_KINDS = ("expire-token", "dup", "repeat-page")
 KINDS = (*TRANSPORT_KINDS, *DATA_KINDS)
 
@@ -353,6 +356,8 @@ class FaultMiddleware:
             await self.app(scope, receive, send)
         elif kind in STATUS_KINDS:
             await self._status(int(kind))(scope, receive, send)
+        elif kind in GOOGLE_KINDS:
+            await self._google(kind)(scope, receive, send)
         elif kind == "reset":
             if not await _drop_connection(send, reset=True):
                 raise ConnectionResetError("simulated connection reset")
@@ -360,6 +365,31 @@ class FaultMiddleware:
             await self._slow(scope, receive, send)
         else:
             await self._cut(kind, key, scope, receive, send)
+
+    def _google(self, kind: str) -> Response:
+        """Google's own error shapes: the canonical code in `status`, the why in `details`."""
+        if kind == "403-quota":
+            status, reason, detail = (
+                403,
+                "PERMISSION_DENIED",
+                {
+                    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                    "reason": "RATE_LIMIT_EXCEEDED",
+                    "domain": "googleapis.com",
+                    "metadata": {"service": "ces.googleapis.com"},
+                },
+            )
+        else:
+            status, reason, detail = (
+                503,
+                "UNAVAILABLE",
+                {
+                    "@type": "type.googleapis.com/google.rpc.RetryInfo",
+                    "retryDelay": f"{self.faults.spec.retry_after:g}s",
+                },
+            )
+        error = {"code": status, "message": "simulated fault", "status": reason, "details": [detail]}
+        return Response(orjson.dumps({"error": error}), status_code=status, media_type="application/json")
 
     def _status(self, status: int) -> Response:
         if status in _PLAIN_STATUS:
