@@ -102,6 +102,9 @@ FLAWS: list[tuple[str, Callable[[dict[str, Any]], None], str | None]] = [
     ("gigantic string", lambda c: first_turn(c).update(userIntendedText="x" * GIGANTIC), None),
     ("10,000-deep span tree", lambda c: first_turn(c).update(rootSpan=deep_tree(DEPTH)), None),
     ("400-deep span attributes", deep_attributes, None),
+    ("enums as numbers", lambda c: c.update(source=1, channelType=2, inputTypes=[1, 99]), None),
+    ("a null member beside the sent one", add_chunk({"text": None, "toolCall": {"id": "sent-call"}}), None),
+    ("base64 with line breaks", add_chunk({"blob": {"mimeType": "audio/wav", "data": "aGVs\nbG8="}}), None),
 ]
 
 
@@ -251,3 +254,25 @@ def test_the_raw_lake_keeps_every_object_as_received(ingested) -> None:
     assert depth == DEPTH
     missing = next(item for item in served if "name" not in item)
     assert orjson.loads(orjson.dumps(missing))["startTime"]
+
+
+def test_what_proto3_json_parsers_accept_loads_as_they_read_it(ingested) -> None:
+    """Served over the wire and loaded by a Dagster run: enum numbers, null members, MIME base64."""
+    warehouse, _, name_of = ingested
+    with warehouse.connect(read_only=True) as conn:
+        enums = conn.execute(
+            "SELECT source, channel_type, input_types FROM conversations WHERE conversation_name = ?",
+            [name_of["enums as numbers"]],
+        ).fetchall()
+        call = conn.execute(
+            "SELECT tool_call_id FROM tool_calls WHERE conversation_name = ?",
+            [name_of["a null member beside the sent one"]],
+        ).fetchall()
+        blob = conn.execute(
+            "SELECT data_bytes FROM chunks WHERE conversation_name = ? AND mime_type = 'audio/wav' "
+            "AND data_bytes = 5",
+            [name_of["base64 with line breaks"]],
+        ).fetchall()
+    assert enums == [("LIVE", "AUDIO", ["INPUT_TYPE_TEXT", "99"])]
+    assert ("sent-call",) in call
+    assert blob == [(5,)]
