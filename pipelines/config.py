@@ -28,6 +28,7 @@ DEFAULT_RETRY_BACKOFF_SECONDS = 0.5
 APP_NAME_PATTERN = re.compile(r"^projects/[^/]+/locations/[^/]+/apps/[^/]+$")
 EVALUATION_RUN_NAME_PATTERN = re.compile(r"^projects/[^/]+/locations/[^/]+/apps/[^/]+/evaluationRuns/[^/]+$")
 KNOWN_SOURCES = ("LIVE", "SIMULATOR", "EVAL", "AGENT_TOOL")
+HYDRATE_POLICIES = ("auto", "always", "never")
 
 
 class ConfigError(ValueError):
@@ -106,7 +107,7 @@ class CesSettings:
             raise ConfigError(f"CES_MAX_RPS must be positive, got {self.max_rps}")
         if self.page_size <= 0:
             raise ConfigError(f"CES_PAGE_SIZE must be positive, got {self.page_size}")
-        if self.hydrate not in ("auto", "always", "never"):
+        if self.hydrate not in HYDRATE_POLICIES:
             raise ConfigError(f"CES_HYDRATE must be auto, always or never, got {self.hydrate!r}")
         if self.max_response_mb < 1:
             raise ConfigError(f"CES_MAX_RESPONSE_MB must be at least 1, got {self.max_response_mb}")

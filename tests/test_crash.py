@@ -313,17 +313,16 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-def test_a_killed_cli_ingest_does_not_block_the_next(simulator, tmp_path: Path) -> None:
-    """Through the CLI and the persistent Dagster instance: a run killed inside the warehouse
-    load leaves nothing loaded and no lock held (the kernel frees it with the process); the next
-    ingest completes, and the instance records both runs: the killed one as it was left."""
+def cli_env(tmp_path: Path, url: str) -> dict[str, str]:
+    """The environment of a CLI ingest in `tmp_path`: the project's instance settings (none of
+    its local runs), the simulator at `url`, and the marker the patched load writes."""
     import shutil
 
-    url, _ = simulator
-    root = Path(__file__).resolve().parent.parent
-    (tmp_path / "dagster_home").mkdir()  # the project's instance settings, none of its local runs
-    shutil.copy(root / "dagster_home" / "dagster.yaml", tmp_path / "dagster_home")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CES_", "DAGSTER_"))} | {
+    (tmp_path / "dagster_home").mkdir()
+    shutil.copy(
+        Path(__file__).resolve().parent.parent / "dagster_home" / "dagster.yaml", tmp_path / "dagster_home"
+    )
+    return {k: v for k, v in os.environ.items() if not k.startswith(("CES_", "DAGSTER_"))} | {
         "DAGSTER_HOME": str(tmp_path / "dagster_home"),
         "CES_LAKE": str(tmp_path / "lake"),
         "CES_WAREHOUSE": str(tmp_path / "warehouse.duckdb"),
@@ -332,6 +331,13 @@ def test_a_killed_cli_ingest_does_not_block_the_next(simulator, tmp_path: Path) 
         "CES_MAX_RPS": "1000",
         "CRASH_MARKER": str(tmp_path / "marker"),
     }
+
+
+def test_a_killed_cli_ingest_does_not_block_the_next(simulator, tmp_path: Path) -> None:
+    """Through the CLI and the persistent Dagster instance: a run killed inside the warehouse
+    load leaves nothing loaded and no lock held (the kernel frees it with the process); the next
+    ingest completes, and the instance records both runs: the killed one as it was left."""
+    env = cli_env(tmp_path, simulator[0])
     args = [
         "ingest",
         "--since",
@@ -374,22 +380,7 @@ def test_an_interrupted_cli_ingest_says_so_in_a_line_and_starts_no_further_run(
 ) -> None:
     """Ctrl-C or SIGTERM inside the first of two runs: exit 130 with one line, the run recorded
     as failed, the second never started, no lock left: the next ingest loads both days."""
-    import shutil
-
-    url, _ = simulator
-    root = Path(__file__).resolve().parent.parent
-    (tmp_path / "dagster_home").mkdir()
-    shutil.copy(root / "dagster_home" / "dagster.yaml", tmp_path / "dagster_home")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CES_", "DAGSTER_"))} | {
-        "DAGSTER_HOME": str(tmp_path / "dagster_home"),
-        "CES_LAKE": str(tmp_path / "lake"),
-        "CES_WAREHOUSE": str(tmp_path / "warehouse.duckdb"),
-        "CES_MCP_URL": url,
-        "CES_APPS": APP,
-        "CES_MAX_RPS": "1000",
-        "CES_DAYS_PER_RUN": "1",  # two days, two runs
-        "CRASH_MARKER": str(tmp_path / "marker"),
-    }
+    env = cli_env(tmp_path, simulator[0]) | {"CES_DAYS_PER_RUN": "1"}  # two days, two runs
     args = ["ingest", "--since", "2026-11-01", "--until", "2026-11-03", "--skip-evaluations"]
     child = subprocess.Popen(
         [sys.executable, "-c", CLI_KILLED_IN_LOAD, *args],

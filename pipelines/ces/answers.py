@@ -294,7 +294,7 @@ def _http_error(
         )
     details = _error_details(raw) if raw else _ErrorBody(None)
     server_message = redact(details.message, token) if details.message else None
-    error = CesTransportError(
+    return CesTransportError(
         f"{exchange.label}: HTTP {status} {response.reason_phrase} from {response.url}"
         + (f": {server_message}" if server_message else ""),
         status_code=status,
@@ -304,9 +304,6 @@ def _http_error(
         rpc_data=details.rpc_data,
         detail=details.rpc_data if details.rpc_data is not None else details.parsed,
     )
-    if error.retry_after is None:  # no Retry-After header: a RetryInfo in the body may say
-        error.retry_after = error.google.retry_delay
-    return error
 
 
 def redact(text: str, token: str | None) -> str:

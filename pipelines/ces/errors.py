@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from pipelines.ces.google_status import GoogleStatus, google_status
@@ -20,7 +21,7 @@ class CesError(Exception):
     `data`, a failed tool result's `structuredContent`."""
     server_message: str | None = None
 
-    @property
+    @functools.cached_property
     def google(self) -> GoogleStatus:
         """The `google.rpc.Status` the server reported, from `detail` or else the message."""
         found = google_status(self.detail)

@@ -72,6 +72,14 @@ def is_transient(error: BaseException) -> bool:
     return isinstance(error, CesMalformedResponseError)
 
 
+def asked_delay(error: BaseException | None) -> float | None:
+    """The wait the server asked for: its Retry-After header, else a RetryInfo in its error."""
+    retry_after = getattr(error, "retry_after", None)
+    if isinstance(retry_after, int | float):
+        return float(retry_after)
+    return error.google.retry_delay if isinstance(error, CesError) else None
+
+
 def is_quota(error: BaseException) -> bool:
     """Was the request refused because a quota is spent (HTTP 429, RESOURCE_EXHAUSTED,
     RATE_LIMIT_EXCEEDED)? Such a refusal lasts until the quota's window turns over."""
@@ -131,10 +139,8 @@ class RetryPolicy:
         """Seconds to wait after failed attempt `attempt`: what the server asked for (Retry-After,
         or a RetryInfo), else the backoff; after a quota refusal at least half of the backoff's
         ceiling (equal jitter), so that the retries spread over the quota's window."""
-        retry_after = getattr(error, "retry_after", None)
-        if retry_after is None and isinstance(error, CesError):
-            retry_after = error.google.retry_delay
-        if isinstance(retry_after, int | float) and retry_after >= 0:
+        retry_after = asked_delay(error)
+        if retry_after is not None and retry_after >= 0:
             return float(retry_after)
         if error is not None and is_quota(error):
             ceiling = min(self.max_backoff_seconds, self.initial_backoff_seconds * 2 ** (attempt - 1))
@@ -215,7 +221,7 @@ def _note_gave_up(error: CesError, attempts: int, elapsed: float, policy: RetryP
     """Say in the error's own message that retrying stopped, and why."""
     error.attempts = attempts
     tried = f"gave up after {attempts} attempt{'s' if attempts > 1 else ''} in {elapsed:.1f} s"
-    retry_after = getattr(error, "retry_after", None)
+    retry_after = asked_delay(error)
     wanted = f"; the server asked to wait {retry_after:g} s" if retry_after else ""
     if is_quota(error):
         why = (

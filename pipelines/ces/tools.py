@@ -22,7 +22,7 @@ from pipelines.ces.paging import (
     iter_page_records,
     page_items,
 )
-from pipelines.ces.window import TimeWindow, lacks_traces, needs_hydration
+from pipelines.ces.window import TimeWindow, lacks_traces
 from pipelines.config import KNOWN_SOURCES, CesSettings
 from pipelines.lake.records import ApiRecord, as_record
 from pipelines.protojson.timeparse import parse_timestamp_micros
@@ -112,6 +112,12 @@ class Listing:
     def from_settings(cls, settings: CesSettings) -> Listing:
         return cls(settings.sources, settings.page_size, settings.max_empty_pages, settings.hydrate)
 
+    def fetches_in_full(self, untraced: bool) -> bool:
+        """Is a listed conversation fetched with `get_conversation`? `auto`: when the listing
+        lacks its traces (`lacks_traces`); `always`: every one, as Google's own tooling does;
+        `never`: none (the listing is loaded as it is)."""
+        return self.hydrate == "always" or (self.hydrate == "auto" and untraced)
+
 
 DEFAULT_LISTING = Listing()
 
@@ -146,9 +152,9 @@ def iter_conversation_records(
     """The records of one app's conversations in `window`, in replay order.
 
     For each list_conversations page: the page's record, then a get_conversation record for
-    each conversation first listed on that page, inside the window, that `listing.hydrate`
-    wants in full (`needs_hydration`), in listing order. Conversations outside the window are not fetched:
-    the server may ignore the filter, and the window is enforced here too.
+    each conversation first listed on that page, inside the window, that `listing` wants in full
+    (`Listing.fetches_in_full`), in listing order. Conversations outside the window are not
+    fetched: the server may ignore the filter, and the window is enforced here too.
 
     Requests never wait for the caller: a paging thread asks for the next page as soon as the
     caller takes the previous one and hands its hydrations to `hydrate_workers` threads at once,
@@ -168,14 +174,13 @@ def iter_conversation_records(
             accepted = [
                 item for item, verdict in zip(items, verdicts, strict=True) if verdict is Verdict.ACCEPT
             ]
+            untraced = [lacks_traces(item) for item in accepted]
             hydrations = [
                 pool.submit(fetch_record, client, GET_CONVERSATION, {"name": item["name"]})
-                for item in accepted
-                if needs_hydration(item, listing.hydrate)
+                for item, bare in zip(accepted, untraced, strict=True)
+                if listing.fetches_in_full(bare)
             ]
-            counts = PageCounts(
-                len(items), verdicts.count(Verdict.OUTSIDE), sum(map(lacks_traces, accepted)), len(hydrations)
-            )
+            counts = PageCounts(len(items), verdicts.count(Verdict.OUTSIDE), sum(untraced), len(hydrations))
             return page, counts, hydrations
 
         pages = iter_page_records(

@@ -71,9 +71,6 @@ class TimeWindow:
         return self.since_micros <= micros < self.until_micros
 
 
-HYDRATE_POLICIES = ("auto", "always", "never")
-
-
 def lacks_traces(conversation: dict[str, Any]) -> bool:
     """A listed conversation that holds no span: its turns are missing while `turnCount`
     promises some, or a turn carries no `rootSpan` (listings may leave traces out)."""
@@ -84,14 +81,3 @@ def lacks_traces(conversation: dict[str, Any]) -> bool:
         except (TypeError, ValueError):
             return False
     return any(not isinstance(turn, dict) or turn.get("rootSpan") is None for turn in turns)
-
-
-def needs_hydration(conversation: dict[str, Any], policy: str = "auto") -> bool:
-    """Should this listed conversation be fetched in full with `get_conversation`?
-
-    `auto`: when the listing lacks its traces (`lacks_traces`); `always`: every one, as Google's
-    own tooling does; `never`: none (the listing is loaded as it is).
-    """
-    if policy == "always":
-        return True
-    return policy == "auto" and lacks_traces(conversation)
