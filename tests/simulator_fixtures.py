@@ -125,20 +125,20 @@ def strip_unpublished(conversation: dict[str, Any]) -> tuple[dict[str, Any], Cou
 
     def strip_messages(messages: list[dict[str, Any]]) -> None:
         for message in messages:
-            for chunk in message.get("chunks", []):
+            for chunk in message.get("chunks") or []:
                 for kind, fields in UNPUBLISHED_CHUNK_FIELDS.items():
                     for field in fields:
-                        if field in chunk.get(kind, {}):
+                        if field in (chunk.get(kind) or {}):
                             del chunk[kind][field]
                             removed[f"{kind}.{field}"] += 1
 
-    for turn in copy.get("turns", []):
+    for turn in copy.get("turns") or []:
         for field in UNPUBLISHED_TURN_FIELDS:
             if field in turn:
                 del turn[field]
                 removed[f"turn.{field}"] += 1
-        strip_messages(turn.get("messages", []))
-    strip_messages(copy.get("messages", []))
+        strip_messages(turn.get("messages") or [])
+    strip_messages(copy.get("messages") or [])
     return copy, removed
 
 

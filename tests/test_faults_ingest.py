@@ -86,6 +86,8 @@ TRANSPORT = [
     "504",
     "403-quota",
     "503-retry-info",
+    "rpc-error",
+    "tool-error",
     "reset",
     "slow",
     "cut-sse",

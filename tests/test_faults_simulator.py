@@ -3,6 +3,8 @@ looks like on the wire to a plain HTTP caller (no project client involved)."""
 
 from __future__ import annotations
 
+import time
+
 import httpx
 import orjson
 import pytest
@@ -10,7 +12,9 @@ from simulator_fixtures import ACCEPT_BOTH, McpHttp
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
 from pipelines.ces.simulator.server.faults import (
+    ALL_KINDS,
     KINDS,
+    SHAPE_KINDS,
     FaultSpec,
     FaultSpecError,
     SimulatedFaults,
@@ -27,7 +31,8 @@ def test_spec_syntax() -> None:
     assert (spec.seed, spec.limit, spec.retry_after, spec.slow_seconds) == (7, 2, 0.5, 90.0)
     assert parse_fault_spec(spec.describe()) == spec
     everything = parse_fault_spec("all:0.01,seed=3")
-    assert set(everything.rates) == set(KINDS) and everything.limit is None
+    assert set(everything.rates) == set(ALL_KINDS) and everything.limit is None
+    assert set(parse_fault_spec("shapes:0.5").rates) == set(SHAPE_KINDS)
     assert parse_fault_spec("") == FaultSpec()
 
 
@@ -114,6 +119,89 @@ def test_status_faults(caller, spec: str, status: int, check) -> None:
     assert first.status_code == status and check(first)
     assert second.status_code == 200  # limit=1: the same request goes through the second time
     assert faults.injected == {spec.split(":")[0]: 1}
+
+
+def unavailable(status: dict) -> bool:
+    return status == {"code": 14, "message": "The service is currently unavailable (simulated fault)."}
+
+
+def test_rpc_error_carries_a_google_status(caller) -> None:
+    faults, simulator = caller("rpc-error:1,limit=1")
+    with simulator as sim:
+        http = McpHttp(sim.url)
+        reply = http.request("tools/call", list_request())
+        assert http.request("tools/call", list_request()).status_code == 200
+        http.close()
+    error = reply.json()["error"]
+    assert reply.status_code == 200 and error["code"] == -32603 and unavailable(error["data"])
+    assert error["message"].startswith("UNAVAILABLE: ")
+    assert faults.injected == {"rpc-error": 1}
+
+
+def test_tool_errors_say_unavailable_in_each_of_their_shapes(caller) -> None:
+    faults, simulator = caller("tool-error:1,limit=1")
+    shapes = set()
+    with simulator as sim:
+        http = McpHttp(sim.url)
+        assert http.rpc("tools/list")["tools"]  # only tool calls meet it
+        for size in range(1, 13):
+            result = http.tool_result("list_conversations", parent=SCALE.app_names[0], pageSize=size)
+            assert result["isError"] is True
+            text = result["content"][0]["text"]
+            if "structuredContent" in result:
+                assert unavailable(result["structuredContent"])
+                shapes.add("structured")
+            elif text.startswith("{"):
+                assert unavailable(orjson.loads(text))
+                shapes.add("status json")
+            else:
+                assert text.startswith("UNAVAILABLE: ")
+                shapes.add("text")
+        http.close()
+    assert shapes == {"structured", "status json", "text"}
+    assert faults.injected == {"tool-error": 12}
+
+
+def test_disabled_service_is_a_permanent_google_error(caller) -> None:
+    faults, simulator = caller("403-disabled:1,limit=1")
+    with simulator as sim:
+        response = McpHttp(sim.url).request("tools/call", list_request())
+    error = response.json()["error"]
+    assert response.status_code == 403 and error["status"] == "PERMISSION_DENIED"
+    assert [detail["reason"] for detail in error["details"]] == ["SERVICE_DISABLED"]
+    assert faults.injected == {"403-disabled": 1}
+
+
+def test_sse_priming_event_comes_first_and_carries_no_data(caller) -> None:
+    faults, simulator = caller("sse-priming:1,limit=1", response_mode="json")
+    with simulator as sim:
+        response = McpHttp(sim.url).request("tools/call", list_request())
+    assert response.headers["content-type"].startswith("text/event-stream")
+    assert response.text.startswith("id: 0\ndata:\n\n")
+    events = list(parse_sse([response.content]))
+    assert '"result"' in events[-1].data
+    assert faults.injected == {"sse-priming": 1}
+
+
+def test_huge_answer_is_whitespace_then_the_answer(caller) -> None:
+    faults, simulator = caller("huge:1,limit=1,huge-mb=3", response_mode="sse")
+    with simulator as sim:
+        response = McpHttp(sim.url).request("tools/call", list_request())
+    assert response.headers["content-type"] == "application/json"
+    assert len(response.content) > 3 * 2**20 and not response.content[: 3 * 2**20].strip()
+    assert orjson.loads(response.content)["result"]["structuredContent"]["conversations"]
+    assert faults.injected == {"huge": 1}
+
+
+def test_drip_sends_the_answer_at_the_asked_rate(caller) -> None:
+    faults, simulator = caller("drip:1,limit=1,drip-bps=20000", response_mode="json")
+    with simulator as sim:
+        started = time.monotonic()
+        response = McpHttp(sim.url).request("tools/call", list_request())
+        took = time.monotonic() - started
+    assert orjson.loads(response.content)["result"]["structuredContent"]["conversations"]
+    assert took >= 0.9 * len(response.content) / 20000
+    assert faults.injected == {"drip": 1}
 
 
 def test_reset_drops_the_connection(caller) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 from pipelines.ces.client import CesMcpClient, ClientStats
 from pipelines.ces.ratelimit import RateLimiter
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
-from pipelines.ces.simulator.server.faults import KINDS, SimulatedFaults
+from pipelines.ces.simulator.server.faults import ALL_KINDS, SimulatedFaults
 from pipelines.ces.tools import Listing
 from pipelines.config import CesSettings
 from pipelines.ingest.fetch import fetch_conversation_partition
@@ -84,7 +84,7 @@ def test_an_ingest_under_every_fault_is_identical_to_one_without(tmp_path: Path)
     transport = sum(n for kind, n in injected.items() if kind not in ("expire-token", "dup", "repeat-page"))
     assert stats.retries == transport
     if SEED == DEFAULT_SEED:
-        assert {kind for kind in KINDS if injected[kind]} == set(KINDS)
+        assert {kind for kind in ALL_KINDS if injected[kind]} == set(ALL_KINDS)
     print(
         f"\nsoak: {SCALE.apps} apps x {SCALE.days} days x {SCALE.conversations_per_day} conversations, "
         f"{sum(len(rows) for rows in clean.values())} rows; faults {dict(injected)}; "

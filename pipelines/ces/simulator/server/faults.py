@@ -1,9 +1,12 @@
 """Seeded, deterministic fault injection for the simulator: `ces-pipeline simulate --faults SPEC`.
 
-SPEC is a comma-separated list of `KIND:RATE` items (RATE the chance, 0..1, that one request
-meets that fault) and `OPTION=VALUE` items, e.g. `503:0.1,429:0.05,reset:0.02,cut-sse:0.05,seed=7`.
+SPEC is a comma-separated list of `KIND:RATE` items (RATE the chance, 0..1, that one request or
+one served object meets that kind) and `OPTION=VALUE` items, e.g.
+`503:0.1,429:0.05,reset:0.02,cut-sse:0.05,seed=7`.
 
-Transport faults, injected by ASGI middleware wrapped around the whole app (the `faults` seam):
+Faults a client must get through (`all:RATE` sets every one of them), with exactly the rows of a
+fault-free run in the end. Transport faults are injected by ASGI middleware wrapped around the
+whole app (`transport_faults.py`):
 
 | kind | what the client sees |
 | --- | --- |
@@ -11,6 +14,8 @@ Transport faults, injected by ASGI middleware wrapped around the whole app (the 
 | `500`, `502`, `503`, `504` | that status with a Google-style error body (502, 504: plain text) |
 | `403-quota` | HTTP 403 PERMISSION_DENIED, its `ErrorInfo` reason `RATE_LIMIT_EXCEEDED` (a spent quota) |
 | `503-retry-info` | HTTP 503 UNAVAILABLE with a `RetryInfo` delay (`retry-after`), no `Retry-After` header |
+| `rpc-error` | HTTP 200 with a JSON-RPC error whose `data` is a `google.rpc.Status` UNAVAILABLE |
+| `tool-error` | a `tools/call` result with `isError`: UNAVAILABLE as text, Status JSON or structured |
 | `reset` | the connection reset (TCP RST) before any response |
 | `slow` | no response for `slow-seconds` (default 90, beyond the client's 60 s timeout), then the answer |
 | `cut-sse` | an SSE response cut in the middle: half of it, then the connection drops or the stream ends |
@@ -24,23 +29,44 @@ Data faults, injected where pages are built (`ToolBox`):
 | `dup` | a conversation of the previous `list_conversations` page listed again on this page |
 | `repeat-page` | a `list_conversations` page served twice in a row (under two different next tokens) |
 
-`all:RATE` sets every kind at once. Options: `seed=N` (default 0), `limit=N` (a given request
-meets at most N faults in all, so a client retrying N times always gets through; default no
-limit), `retry-after=S`, `slow-seconds=S`.
+A hostile or broken server, which a client must stop clearly (not in `all`):
+
+| kind | what the client sees |
+| --- | --- |
+| `403-disabled` | HTTP 403 PERMISSION_DENIED, `ErrorInfo` reason `SERVICE_DISABLED`: a permanent error |
+| `drip` | the answer trickles at `drip-bps` bytes per second (default 1) |
+| `huge` | a JSON answer led by `huge-mb` MB of whitespace (default 300) |
+| `ignore-filter` | a conversation listing (per listing) that ignores its `filter`: the whole history |
+| `empty-forever` | a conversation listing (per listing) of empty pages, each with a fresh next token |
+
+Shapes of proto3 JSON and MCP that the corpus does not use by default (`shapes:RATE` sets them
+all); RATE is the share of served conversations, runs and results so shaped. All but
+`loose-times` parse with protobuf's strict JSON parser (`new-enums` with unknown values ignored):
+
+| kind | what the client sees |
+| --- | --- |
+| `sse-priming` | an SSE answer led by a priming event (`id`, empty `data`), as resumable SDK servers send |
+| `enum-numbers` | enums written as their numbers (`"source": 1`) |
+| `new-enums` | values of a later API version: unknown enum names and numbers, run states while running |
+| `null-fields` | `null` for absent members (`"text": null` beside a tool call) and absent optional fields |
+| `lenient-formats` | the same instants and bytes: offsets such as `+05:30`, MIME or URL-safe base64 |
+| `loose-times` | instants only lenient parsers read (protobuf refuses them): `+0530`, a leap second `:60` |
+| `no-traces` | listed conversations whose turns carry no `rootSpan` (`get_conversation` has them) |
+
+Options: `seed=N` (default 0), `limit=N` (a given request meets at most N faults in all, so a
+client retrying N times always gets through; default no limit), `retry-after=S`,
+`slow-seconds=S`, `drip-bps=N`, `huge-mb=N`.
 
 Deterministic: whether a request meets a fault depends only on the seed, the request's content
 (JSON-RPC method and params, not its id) and how many times that same request was seen before,
-never on timing or thread interleaving. The same spec and the same requests give the same
-faults. Each request meets at most one fault; `SimulatedFaults.injected` counts them by kind.
+never on timing or thread interleaving; whether an object or a listing is shaped depends only on
+the seed and its name. The same spec and the same requests give the same faults. Each request
+meets at most one transport fault; `SimulatedFaults.injected` counts them by kind.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import hashlib
-import socket
-import struct
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -48,25 +74,41 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from starlette.datastructures import MutableHeaders
-from starlette.responses import Response
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp
 
 STATUS_KINDS = ("429", "500", "502", "503", "504")
 GOOGLE_KINDS = ("403-quota", "503-retry-info")
-TRANSPORT_KINDS = (*STATUS_KINDS, *GOOGLE_KINDS, "reset", "slow", "cut-sse", "bad-json")
+RPC_KINDS = ("rpc-error", "tool-error")
+RECOVERABLE_TRANSPORT_KINDS = (
+    *STATUS_KINDS,
+    *GOOGLE_KINDS,
+    *RPC_KINDS,
+    "reset",
+    "slow",
+    "cut-sse",
+    "bad-json",
+)
 DATA_KINDS = ("expire-token", "dup", "repeat-page")
-KINDS = (*TRANSPORT_KINDS, *DATA_KINDS)
+ALL_KINDS = (*RECOVERABLE_TRANSPORT_KINDS, *DATA_KINDS)
+"""What `all:RATE` sets: every fault a client gets through into the fault-free rows."""
+HOSTILE_KINDS = ("403-disabled", "drip", "huge", "ignore-filter", "empty-forever")
+SHAPE_KINDS = (
+    "sse-priming",
+    "enum-numbers",
+    "new-enums",
+    "null-fields",
+    "lenient-formats",
+    "loose-times",
+    "no-traces",
+)
+TRANSPORT_KINDS = (*RECOVERABLE_TRANSPORT_KINDS, "403-disabled", "drip", "huge", "sse-priming")
+"""The kinds the middleware decides, at most one per request."""
+KINDS = (*ALL_KINDS, *HOSTILE_KINDS, *SHAPE_KINDS)
+_GROUPS = {"all": ALL_KINDS, "shapes": SHAPE_KINDS}
 
-_OPTIONS = ("seed", "limit", "retry-after", "slow-seconds")
+_OPTIONS = ("seed", "limit", "retry-after", "slow-seconds", "drip-bps", "huge-mb")
 _UNIT = 2.0**64
 _REMEMBERED_LISTINGS = 256
-_GOOGLE_STATUS = {
-    429: ("RESOURCE_EXHAUSTED", "Quota exceeded for quota metric 'Read requests' (simulated fault)."),
-    500: ("INTERNAL", "Internal error encountered (simulated fault)."),
-    503: ("UNAVAILABLE", "The service is currently unavailable (simulated fault)."),
-}
-_PLAIN_STATUS = {502: "Bad Gateway", 504: "Gateway Timeout"}
 
 Corrupter = Callable[[dict[str, Any]], Any]
 """Rewrites a served conversation (return a new object; never mutate the argument)."""
@@ -85,6 +127,8 @@ class FaultSpec:
     limit: int | None = None
     retry_after: float = 1.0
     slow_seconds: float = 90.0
+    drip_bps: float = 1.0
+    huge_mb: float = 300.0
 
     def __post_init__(self) -> None:
         for kind, rate in self.rates.items():
@@ -94,8 +138,10 @@ class FaultSpec:
                 raise FaultSpecError(f"the rate of {kind} must be within [0, 1], got {rate}")
         if self.limit is not None and self.limit < 0:
             raise FaultSpecError(f"limit must not be negative, got {self.limit}")
-        if self.retry_after < 0 or self.slow_seconds < 0:
-            raise FaultSpecError("retry-after and slow-seconds must not be negative")
+        if self.retry_after < 0 or self.slow_seconds < 0 or self.huge_mb < 0:
+            raise FaultSpecError("retry-after, slow-seconds and huge-mb must not be negative")
+        if not self.drip_bps > 0:
+            raise FaultSpecError(f"drip-bps must be positive, got {self.drip_bps}")
 
     def rate(self, kind: str) -> float:
         return self.rates.get(kind, 0.0)
@@ -110,6 +156,10 @@ class FaultSpec:
             items.append(f"retry-after={self.retry_after:g}")
         if self.rates.get("slow"):
             items.append(f"slow-seconds={self.slow_seconds:g}")
+        if self.rates.get("drip"):
+            items.append(f"drip-bps={self.drip_bps:g}")
+        if self.rates.get("huge"):
+            items.append(f"huge-mb={self.huge_mb:g}")
         return ",".join(items)
 
 
@@ -129,10 +179,11 @@ def parse_fault_spec(text: str) -> FaultSpec:
         elif ":" in item:
             kind, _, value = (part.strip() for part in item.rpartition(":"))
             rate = _number(value, item, integer=False)
-            for each in KINDS if kind == "all" else (kind,):
+            for each in _GROUPS.get(kind, (kind,)):
                 if each not in KINDS:
                     raise FaultSpecError(
-                        f"unknown fault kind {each!r} in {item!r}; known kinds: all, {', '.join(KINDS)}"
+                        f"unknown fault kind {each!r} in {item!r}; "
+                        f"known kinds: all, shapes, {', '.join(KINDS)}"
                     )
                 rates[each] = rate
         else:
@@ -143,6 +194,8 @@ def parse_fault_spec(text: str) -> FaultSpec:
         limit=options.get("limit"),
         retry_after=options.get("retry-after", 1.0),
         slow_seconds=options.get("slow-seconds", 90.0),
+        drip_bps=options.get("drip-bps", 1.0),
+        huge_mb=options.get("huge-mb", 300.0),
     )
 
 
@@ -186,6 +239,8 @@ class SimulatedFaults:
         self._last_pages: OrderedDict[str, tuple[int, list[dict[str, Any]]]] = OrderedDict()
 
     def __call__(self, app: ASGIApp) -> ASGIApp:
+        from pipelines.ces.simulator.server.transport_faults import FaultMiddleware
+
         return FaultMiddleware(app, self)
 
     def __repr__(self) -> str:
@@ -232,6 +287,15 @@ class SimulatedFaults:
             kinds += ["repeat-page", "dup"]
         return self.decide("page", kinds, request_key(orjson.dumps([tool, dict(arguments)])))
 
+    def chosen(self, kind: str, name: str) -> bool:
+        """Whether the object or listing called `name` is served with `kind` (counted when so)."""
+        rate = self.spec.rate(kind)
+        if rate <= 0 or self.draw(kind, name) >= rate:
+            return False
+        with self._lock:
+            self._injected[kind] += 1
+        return True
+
     def variant(self, token: str) -> int:
         """A token variant for `repeat-page`: the repeated page's next token differs from its own."""
         return 1 + int(self.draw("variant", token) * 2**31)
@@ -259,184 +323,3 @@ class SimulatedFaults:
         pick = candidates[int(self.draw("dup-item", listing, page_number) * len(candidates))]
         where = int(self.draw("dup-place", listing, page_number) * (len(items) + 1))
         return [*items[:where], pick, *items[where:]]
-
-
-# -- the transport faults -----------------------------------------------------------------------
-
-
-async def _read_body(receive: Receive) -> bytes | None:
-    """The whole request body, or None when the client went away first."""
-    parts: list[bytes] = []
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return None
-        parts.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            return b"".join(parts)
-
-
-def _replaying(body: bytes, receive: Receive) -> Receive:
-    """A `receive` that hands the app the body already read, then waits on the real one."""
-    delivered = False
-
-    async def replay() -> Message:
-        nonlocal delivered
-        if not delivered:
-            delivered = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return replay
-
-
-def _with_accept(scope: Scope, media_type: str) -> Scope:
-    scope = dict(scope)
-    headers = MutableHeaders(scope=scope)
-    headers["accept"] = media_type
-    return scope
-
-
-async def _drop_connection(send: Send, *, reset: bool) -> bool:
-    """Close the client's connection without a word (RST when `reset`); False if the server
-    does not let us reach its transport (only uvicorn's is known)."""
-    transport = getattr(getattr(send, "__self__", None), "transport", None)
-    if transport is None:
-        return False
-    if reset:
-        sock = transport.get_extra_info("socket")
-        if sock is not None:
-            with contextlib.suppress(OSError):
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    transport.abort()
-    await asyncio.sleep(0)  # let the server notice the connection is gone before we return
-    return True
-
-
-class _Recorded:
-    """A response captured whole from the app, to be sent back altered."""
-
-    def __init__(self) -> None:
-        self.start: Message | None = None
-        self.body: list[bytes] = []
-
-    async def send(self, message: Message) -> None:
-        if message["type"] == "http.response.start":
-            self.start = message
-        elif message["type"] == "http.response.body":
-            self.body.append(message.get("body", b""))
-
-    def content_type(self) -> str:
-        headers = dict(self.start["headers"]) if self.start else {}
-        return headers.get(b"content-type", b"").decode("latin-1").partition(";")[0].strip()
-
-    @property
-    def ok(self) -> bool:
-        return self.start is not None and self.start["status"] == 200
-
-
-class FaultMiddleware:
-    """Injects the transport faults of `faults` into the POST requests reaching `app`."""
-
-    def __init__(self, app: ASGIApp, faults: SimulatedFaults):
-        self.app = app
-        self.faults = faults
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("method") != "POST":
-            await self.app(scope, receive, send)
-            return
-        body = await _read_body(receive)
-        if body is None:
-            return
-        receive = _replaying(body, receive)
-        key = request_key(body)
-        kind = self.faults.decide("transport", TRANSPORT_KINDS, key)
-        if kind is None:
-            await self.app(scope, receive, send)
-        elif kind in STATUS_KINDS:
-            await self._status(int(kind))(scope, receive, send)
-        elif kind in GOOGLE_KINDS:
-            await self._google(kind)(scope, receive, send)
-        elif kind == "reset":
-            if not await _drop_connection(send, reset=True):
-                raise ConnectionResetError("simulated connection reset")
-        elif kind == "slow":
-            await self._slow(scope, receive, send)
-        else:
-            await self._cut(kind, key, scope, receive, send)
-
-    def _google(self, kind: str) -> Response:
-        """Google's own error shapes: the canonical code in `status`, the why in `details`."""
-        if kind == "403-quota":
-            status, reason, detail = (
-                403,
-                "PERMISSION_DENIED",
-                {
-                    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
-                    "reason": "RATE_LIMIT_EXCEEDED",
-                    "domain": "googleapis.com",
-                    "metadata": {"service": "ces.googleapis.com"},
-                },
-            )
-        else:
-            status, reason, detail = (
-                503,
-                "UNAVAILABLE",
-                {
-                    "@type": "type.googleapis.com/google.rpc.RetryInfo",
-                    "retryDelay": f"{self.faults.spec.retry_after:g}s",
-                },
-            )
-        error = {"code": status, "message": "simulated fault", "status": reason, "details": [detail]}
-        return Response(orjson.dumps({"error": error}), status_code=status, media_type="application/json")
-
-    def _status(self, status: int) -> Response:
-        if status in _PLAIN_STATUS:
-            text = f"{status} {_PLAIN_STATUS[status]} (simulated fault)"
-            return Response(text.encode(), status_code=status, media_type="text/plain")
-        reason, message = _GOOGLE_STATUS[status]
-        body = orjson.dumps({"error": {"code": status, "message": message, "status": reason}})
-        headers = {"Retry-After": f"{self.faults.spec.retry_after:g}"} if status == 429 else None
-        return Response(body, status_code=status, media_type="application/json", headers=headers)
-
-    async def _slow(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Answer only after `slow-seconds`, unless the client gave up waiting first."""
-        body_message = await receive()  # the replayed body, for the app later
-
-        async def client_gone() -> None:
-            while (await receive())["type"] != "http.disconnect":
-                pass
-
-        try:
-            await asyncio.wait_for(client_gone(), timeout=self.faults.spec.slow_seconds)
-            return  # the client timed out and left: nothing to answer
-        except TimeoutError:
-            pass
-        await self.app(scope, _replaying(body_message.get("body", b""), receive), send)
-
-    async def _cut(self, kind: str, key: bytes, scope: Scope, receive: Receive, send: Send) -> None:
-        """Let the app answer in the framing the fault needs, then send only half of it."""
-        media_type = "text/event-stream" if kind == "cut-sse" else "application/json"
-        recorded = _Recorded()
-        await self.app(_with_accept(scope, media_type), receive, recorded.send)
-        assert recorded.start is not None
-        body = b"".join(recorded.body)
-        if not recorded.ok or recorded.content_type() != media_type or len(body) < 2:
-            self.faults.undo(kind, key)  # nothing to cut (an error, a notification's 202)
-            await send(recorded.start)
-            await send({"type": "http.response.body", "body": body, "more_body": False})
-            return
-        half = body[: len(body) // 2]
-        if kind == "bad-json":
-            headers = [(k, v) for k, v in recorded.start["headers"] if k.lower() != b"content-length"]
-            headers.append((b"content-length", str(len(half)).encode()))
-            await send({**recorded.start, "headers": headers})
-            await send({"type": "http.response.body", "body": half, "more_body": False})
-            return
-        await send(recorded.start)
-        await send({"type": "http.response.body", "body": half, "more_body": True})
-        # Half the cuts drop the connection mid-body; the others end the stream cleanly, early.
-        if self.faults.draw("cut-style", key.hex()) < 0.5 and await _drop_connection(send, reset=False):
-            return
-        await send({"type": "http.response.body", "body": b"", "more_body": False})

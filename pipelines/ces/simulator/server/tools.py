@@ -32,8 +32,13 @@ from pipelines.ces.simulator.server.conversation_listing import ConversationList
 from pipelines.ces.simulator.server.errors import ToolError
 from pipelines.ces.simulator.server.evaluation_registry import EvaluationRegistry
 from pipelines.ces.simulator.server.faults import SimulatedFaults
-from pipelines.ces.simulator.server.filters import parse_equality_filter, parse_start_time_filter
+from pipelines.ces.simulator.server.filters import (
+    StartTimeRange,
+    parse_equality_filter,
+    parse_start_time_filter,
+)
 from pipelines.ces.simulator.server.paging import decode_page_token, encode_page_token, fingerprint, page_size
+from pipelines.ces.simulator.server.shapes import Shaper
 from pipelines.ces.simulator.server.state import SimulatorState
 from pipelines.ces.simulator.server.tool_schemas import TOOL_DEFINITIONS
 
@@ -88,6 +93,7 @@ class ToolBox:
         self.listing = ConversationListing(config)
         self.faults = config.faults if isinstance(config.faults, SimulatedFaults) else None
         """The data-shaped faults (`--faults`), when the simulator has any."""
+        self.shaper = Shaper(self.faults) if self.faults else None
         self.registry = EvaluationRegistry(config.scale, state)
         self._handlers: dict[str, Handler] = {
             "list_conversations": self.list_conversations,
@@ -150,9 +156,13 @@ class ToolBox:
         if fault == "expire-token":
             raise ToolError("INVALID_ARGUMENT", _EXPIRED_TOKEN)
         position, page_number = decode_page_token(token, request_fingerprint) if token else (0, 0)
+        if self.faults is not None and self.faults.chosen("empty-forever", request_fingerprint):
+            return {"nextPageToken": encode_page_token(request_fingerprint, position, page_number + 1)}
+        if self.faults is not None and self.faults.chosen("ignore-filter", request_fingerprint):
+            window = StartTimeRange()
         query = ConversationQuery(app, window, sources, request_fingerprint)
         page = self.listing.page(query, position, page_number, size)
-        conversations = [self._served(item) for item in page.conversations]
+        conversations = [self._served(item, listed=True) for item in page.conversations]
         if self.faults is not None and fault == "dup":
             conversations = self.faults.with_duplicate(request_fingerprint, page_number, conversations)
         out: dict[str, Any] = {}
@@ -169,11 +179,16 @@ class ToolBox:
             self.faults.remember_page(request_fingerprint, page_number, conversations)
         return out
 
-    def _served(self, conversation: dict[str, Any]) -> dict[str, Any]:
-        """A conversation as served: rewritten by the bad-input hook of the faults, if any."""
-        if self.faults is None or self.faults.corrupt is None:
+    def _served(self, conversation: dict[str, Any], *, listed: bool) -> dict[str, Any]:
+        """A conversation as served: in the shapes the faults ask for, then rewritten by their
+        bad-input hook, if any."""
+        if self.faults is None or self.shaper is None:
             return conversation
-        return self.faults.corrupt(conversation)
+        conversation = self.shaper.conversation(conversation, listed=listed)
+        return conversation if self.faults.corrupt is None else self.faults.corrupt(conversation)
+
+    def _served_run(self, run: dict[str, Any]) -> dict[str, Any]:
+        return run if self.shaper is None else self.shaper.run(run)
 
     def get_conversation(self, arguments: dict[str, Any]) -> dict[str, Any]:
         name = _string(arguments, "name", required=True)
@@ -181,7 +196,7 @@ class ToolBox:
         as_of = self.config.as_of_nanos
         if key is None or not visible(self.scale, conversation_header(self.scale, key), as_of):
             raise ToolError("NOT_FOUND", f"conversation {name} not found")
-        return self._served(conversation(self.scale, key, as_of))
+        return self._served(conversation(self.scale, key, as_of), listed=False)
 
     # ------------------------------------------------------------------------------ evaluation runs
     def list_evaluation_runs(self, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -207,7 +222,7 @@ class ToolBox:
                     "create_time": plan.create_time,
                     "update_time": plan.update_time(step),
                 }[order.group(1)]
-                rows.append((sort_key, plan.name, run))
+                rows.append((sort_key, plan.name, self._served_run(run)))
         rows.sort(key=lambda row: (row[0], row[1]), reverse=order.group(2) == "desc")
         request_fingerprint = fingerprint(
             "list_evaluation_runs", parent, filter_text.strip(), order_by.strip()
@@ -219,7 +234,8 @@ class ToolBox:
         plan = self.registry.run(name)
         if plan is None:
             raise ToolError("NOT_FOUND", f"evaluation run {name} not found")
-        return evaluation_run_json(plan, self.registry.poll(plan), app_catalog(self.scale, plan.app_index))
+        catalog = app_catalog(self.scale, plan.app_index)
+        return self._served_run(evaluation_run_json(plan, self.registry.poll(plan), catalog))
 
     def run_evaluation(self, arguments: dict[str, Any]) -> dict[str, Any]:
         app_name = _string(arguments, "app", required=True)
@@ -295,8 +311,9 @@ class ToolBox:
             raise ToolError("NOT_FOUND", f"evaluation {parent} not found")
         filter_text = _string(arguments, "filter")
         run_name = parse_equality_filter(filter_text, _RESULT_FILTER_FIELDS).get("evaluation_run")
+        shape = self.shaper.result if self.shaper else lambda result: result
         results = [
-            result
+            shape(result)
             for plan in sorted(self.registry.runs(app), key=lambda p: (p.create_time, p.name))
             if run_name in (None, plan.name)
             for result in evaluation_results_json(plan, self.registry.current_step(plan), catalog)
