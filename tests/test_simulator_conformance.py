@@ -22,6 +22,14 @@ from simulator_fixtures import (
 )
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
+from pipelines.ces.simulator.corpus.catalog import app_catalog
+from pipelines.ces.simulator.corpus.evaluations import (
+    RUN_STEPS,
+    evaluation_results_json,
+    evaluation_run_json,
+    seeded_runs,
+)
+from pipelines.protojson.enums import ENUMS
 from pipelines.protojson.timeparse import parse_duration_seconds, parse_timestamp_micros
 
 SCALE = SimulatorScale(seed=11, apps=2, days=2, conversations_per_day=40, evaluation_runs_per_app=6)
@@ -279,3 +287,54 @@ def test_operations_of_runs_parse_as_long_running_operations(
         operation = parse_operation(caller.call("get_operation", name=run["operation"]))
         assert operation.done and operation.response.type_url.endswith("RunEvaluationResponse")
         assert operation.metadata.type_url.endswith("RunEvaluationOperationMetadata")
+
+
+def _values(objects: list[dict[str, Any]], path: str) -> set[Any]:
+    """Every value at dotted `path` (lists transparent); None where an object lacks it."""
+    found: set[Any] = set()
+
+    def walk(value: Any, parts: list[str]) -> None:
+        if isinstance(value, list):
+            for item in value:
+                walk(item, parts)
+        elif not parts:
+            found.add(value)
+        elif isinstance(value, dict):
+            walk(value.get(parts[0]), parts[1:])
+        elif value is None:
+            found.add(None)
+
+    for obj in objects:
+        walk(obj, path.split("."))
+    return found
+
+
+def test_corpus_uses_every_documented_enum_value(conversations: list[dict[str, Any]]) -> None:
+    """Every value of the enums the warehouse keeps, `*_UNSPECIFIED` as proto3 JSON writes it
+    (left out), and roles beyond user and agent: the conversations served, and many evaluation
+    runs and their results viewed at every step of their progress."""
+    scale = SimulatorScale(seed=5, apps=2, days=1, conversations_per_day=1, evaluation_runs_per_app=40)
+    runs, results = [], []
+    for app in range(scale.apps):
+        catalog = app_catalog(scale, app)
+        for plan in seeded_runs(scale, app):
+            for step in range(RUN_STEPS + 1):
+                run = evaluation_run_json(plan, step, catalog)
+                parse_evaluation_run(run)
+                runs.append(run)
+                results.extend(evaluation_results_json(plan, step, catalog))
+    for result in results:
+        parse_evaluation_result(result)
+    named = {enum: set(names[1:]) for enum, names in ENUMS.items()}
+    messages = [m for c in conversations for t in c.get("turns", []) for m in t["messages"]]
+    assert _values(conversations, "inputTypes") == named["Conversation.InputType"]
+    assert _values(conversations, "channelType") == named["Conversation.ChannelType"] | {None}
+    assert _values(messages, "role") == {"user", "agent", "system"}
+    assert _values(runs, "state") == named["EvaluationRun.EvaluationRunState"]
+    assert _values(results, "executionState") == named["EvaluationResult.ExecutionState"]
+    errors = [info for obj in (*runs, *results) if (info := obj.get("errorInfo"))]
+    assert _values(errors, "errorType") == named["EvaluationErrorInfo.ErrorType"] | {None}
+    optimizations = [o for run in runs if (o := run.get("optimizationConfig"))]
+    assert _values(optimizations, "status") == named["OptimizationConfig.OptimizationStatus"] | {None}
+    assert _values(runs, "config.outputAudioConfig.audioEncoding") >= {"MULAW", "ALAW"}
+    assert _values(results, "evaluationStatus") == named["EvaluationResult.Outcome"] | {None}

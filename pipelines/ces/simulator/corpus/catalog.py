@@ -37,6 +37,8 @@ class Tool:
     """For an agent tool: the agent that runs on behalf of the call and issues its own calls."""
     sub_tools: tuple[str, ...] = ()
     """Display names of the tools the sub-agent calls."""
+    client: bool = False
+    """A client function: the client runs it and sends its response back as input."""
 
     def identifier(self) -> dict[str, Any]:
         """The `tool_identifier` union member as it appears in ToolCall, ToolResponse and ToolLatency."""
@@ -115,6 +117,7 @@ _SALES_AGENTS = (
     ("contracts", "Contract Architect"),
 )
 
+_CLIENT_FUNCTIONS = frozenset({"track_shipment", "check_inventory"})
 # display name, toolset (None: persistent tool), tool id in the toolset, args, output, sub-agent id, sub tools
 _SUPPORT_TOOLS: tuple[tuple[Any, ...], ...] = (
     (
@@ -326,6 +329,7 @@ def app_catalog(scale: SimulatorScale, app_index: int) -> AppCatalog:
             output=output,
             sub_agent=by_id[sub_agent] if sub_agent else None,
             sub_tools=sub_tools,
+            client=display in _CLIENT_FUNCTIONS,
         )
         for display, toolset, tool_id, args, output, sub_agent, sub_tools in tool_rows
     )

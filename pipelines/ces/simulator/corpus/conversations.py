@@ -304,7 +304,9 @@ class _ConversationBuilder:
         rng, clock, catalog = self.rng, self.clock, self.catalog
         user_chunks, intended_text, turn_inputs = self._user_input(turn_index)
         root = Span(ROOT_SPAN_NAME, clock.now, clock.now, {})
-        messages = [_message("user", user_chunks, root.start)]
+        # An event alone (a welcome) comes from the client platform, not from the person.
+        role = "system" if turn_inputs == ["INPUT_TYPE_EVENT"] else "user"
+        messages = [_message(role, user_chunks, root.start)]
         spans = root.children
         agent = self.agent
 
@@ -335,7 +337,18 @@ class _ConversationBuilder:
             response_chunks: list[dict[str, Any]] = []
             for tool, call_id in zip(tools, call_ids, strict=True):
                 spans.append(self._tool_span(tool, call_id, agent, None, response_chunks))
-            messages.append(_message("agent", response_chunks, clock.now))
+            # A client function's response comes back from the client, as the user's input.
+            clients = {tool.display_name for tool in tools if tool.client}
+            from_client = [
+                c for c in response_chunks if c.get("toolResponse", {}).get("displayName") in clients
+            ]
+            if len(from_client) < len(response_chunks):
+                messages.append(
+                    _message("agent", [c for c in response_chunks if c not in from_client], clock.now)
+                )
+            if from_client:
+                messages.append(_message("user", from_client, clock.now))
+                self.input_types.add("INPUT_TYPE_TOOL_RESPONSE")
 
         final_chunks: list[dict[str, Any]] = []
         transfer_to = self._transfer_target(agent)

@@ -48,7 +48,13 @@ _ERROR_TYPES = (
     ("QUOTA_EXHAUSTED", "LLM quota exhausted for model gemini-2.5-pro"),
     ("USER_SIMULATION_FAILURE", "user simulator failed to produce a turn"),
     ("CONVERSATION_RETRIEVAL_FAILURE", "conversation not found in CES runtime"),
+    ("METRIC_CALCULATION_FAILURE", "semantic similarity could not be computed"),
+    ("EVALUATION_UPDATE_FAILURE", "the evaluation's results could not be saved"),
+    (None, "an unclassified error occurred"),
 )
+"""Every ErrorType; None leaves `errorType` out, which is ERROR_TYPE_UNSPECIFIED."""
+_OPTIMIZATION_STATUSES = ("COMPLETED", "COMPLETED", "COMPLETED", "RUNNING", "ERROR", None)
+"""The status of a completed run's optimization; None leaves it out (OPTIMIZATION_STATUS_UNSPECIFIED)."""
 
 
 @dataclass(frozen=True)
@@ -298,7 +304,9 @@ def _config(plan: RunPlan) -> dict[str, Any]:
             "sampleRateHertz": 16000,
             "noiseSuppressionLevel": "moderate",
         }
-        config["outputAudioConfig"] = {"audioEncoding": "MULAW", "sampleRateHertz": 8000}
+        # Telephony: G.711 mu-law in North America and Japan, A-law elsewhere.
+        encoding = "ALAW" if seeded_random(plan.name, "telephony").random() < 0.4 else "MULAW"
+        config["outputAudioConfig"] = {"audioEncoding": encoding, "sampleRateHertz": 8000}
     config["evaluationChannel"] = plan.channel
     config["toolCallBehaviour"] = plan.tool_call_behaviour
     return config
@@ -372,14 +380,11 @@ def _error_fields(plan: RunPlan) -> dict[str, Any]:
     error_type, message = rng.choice(_ERROR_TYPES)
     if plan.error_style == "status":
         return {"error": {"code": 13, "message": f"evaluation run failed: {message}"}}
-    return {
-        "errorInfo": {
-            "errorType": error_type,
-            "errorMessage": message,
-            "sessionId": f"session-{stable_hex(plan.name, 'session', length=12)}",
-            "userFacingErrorMessage": "The evaluation could not be completed. Please retry.",
-        }
-    }
+    info = {"errorType": error_type} if error_type else {}
+    info["errorMessage"] = message
+    info["sessionId"] = f"session-{stable_hex(plan.name, 'session', length=12)}"
+    info["userFacingErrorMessage"] = "The evaluation could not be completed. Please retry."
+    return {"errorInfo": info}
 
 
 def evaluation_run_json(plan: RunPlan, step: int, catalog: AppCatalog) -> dict[str, Any]:
@@ -431,15 +436,7 @@ def evaluation_run_json(plan: RunPlan, step: int, catalog: AppCatalog) -> dict[s
             {"persona": persona.name, "taskCount": task_count} for persona, task_count in plan.personas
         ]
     if plan.optimization and state == "COMPLETED":
-        session_id = stable_hex(plan.name, "assistant-session", length=10)
-        out["optimizationConfig"] = {
-            "generateLossReport": True,
-            "assistantSession": f"{catalog.app_name}/assistantSessions/{session_id}",
-            "reportSummary": "Most failures come from missing order-id confirmation.",
-            "shouldSuggestFix": True,
-            "status": "COMPLETED",
-            "lossReport": {"losses": [{"evaluation": plan.evaluations[0].name, "count": counts["FAIL"]}]},
-        }
+        out["optimizationConfig"] = _optimization(plan, catalog, counts["FAIL"])
     if plan.scheduled_by:
         out["scheduledEvaluationRun"] = plan.scheduled_by
     if plan.golden_run_method:
@@ -481,11 +478,30 @@ def _outcome_detail(result: ResultPlan, rng: random.Random, catalog: AppCatalog)
     }
 
 
+def _optimization(plan: RunPlan, catalog: AppCatalog, failed: int) -> dict[str, Any]:
+    session_id = stable_hex(plan.name, "assistant-session", length=10)
+    status = seeded_random(plan.name, "optimization").choice(_OPTIMIZATION_STATUSES)
+    out: dict[str, Any] = {
+        "generateLossReport": True,
+        "assistantSession": f"{catalog.app_name}/assistantSessions/{session_id}",
+    }
+    if status == "COMPLETED":
+        out["reportSummary"] = "Most failures come from missing order-id confirmation."
+    out["shouldSuggestFix"] = True
+    if status:
+        out["status"] = status
+    if status == "ERROR":
+        out["errorMessage"] = "the loss report could not be generated"
+    if status == "COMPLETED":
+        out["lossReport"] = {"losses": [{"evaluation": plan.evaluations[0].name, "count": failed}]}
+    return out
+
+
 def evaluation_results_json(plan: RunPlan, step: int, catalog: AppCatalog) -> list[dict[str, Any]]:
     """Proto3 JSON of the google.cloud.ces.v1beta.EvaluationResult of a run at `step`.
 
-    Nothing is listed while the run is queued; finished results carry their outcome, the others
-    are RUNNING.
+    Nothing is listed while the run is queued; finished results carry their outcome; of the
+    others, the next two (the run's concurrency) are RUNNING and the rest QUEUED.
     """
     if step <= 0:
         return []
@@ -498,6 +514,8 @@ def evaluation_results_json(plan: RunPlan, step: int, catalog: AppCatalog) -> li
             {"PASS": "COMPLETED", "FAIL": "COMPLETED"}.get(result.outcome, result.outcome)
             if done
             else "RUNNING"
+            if position < finished + 2
+            else "QUEUED"
         )
         item: dict[str, Any] = {
             "name": result.name,
@@ -517,11 +535,10 @@ def evaluation_results_json(plan: RunPlan, step: int, catalog: AppCatalog) -> li
             }
         if done and result.outcome == "ERROR":
             error_type, message = rng.choice(_ERROR_TYPES)
-            item["errorInfo"] = {
-                "errorType": error_type,
-                "errorMessage": message,
-                "sessionId": f"session-{stable_hex(result.name, length=12)}",
-            }
+            info = {"errorType": error_type} if error_type else {}
+            info["errorMessage"] = message
+            info["sessionId"] = f"session-{stable_hex(result.name, length=12)}"
+            item["errorInfo"] = info
         item["initiatedBy"] = plan.initiated_by
         item["appVersion"], item["appVersionDisplayName"] = plan.app_version
         item["executionState"] = state
