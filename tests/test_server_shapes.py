@@ -33,7 +33,8 @@ from pipelines.ingest.fetch import FetchResult, fetch_conversation_partition
 from pipelines.ingest.flatten import CONVERSATIONS_DATASET, flatten_conversation_partition
 from pipelines.ingest.load import load_conversation_partitions
 from pipelines.lake.store import Lake
-from pipelines.transform.schemas import ALL_TABLES, TableSpec
+from pipelines.transform.schemas import ALL_TABLES, EVALUATION_RUN_TABLES, TableSpec
+from pipelines.warehouse.checks import duplicate_run_keys
 from pipelines.warehouse.duck import Warehouse
 
 SCALE = SimulatorScale(
@@ -142,7 +143,7 @@ def test_legal_shapes_end_in_exactly_the_rows_of_the_plain_corpus(
 
 
 def test_every_legal_shape_at_once_still_ends_in_the_same_rows(plain: Ingest, tmp_path: Path) -> None:
-    faults, server = simulator("shapes:0.6,new-enums:0,seed=2")
+    faults, server = simulator("shapes:0.6,new-enums:0,sparse-ids:0,seed=2")
     with server as sim:
         shaped = Ingest(sim.url, tmp_path)
     assert {kind for kind, count in faults.injected.items() if count} == set(WIRE_MARKS)
@@ -263,7 +264,7 @@ def plain_served() -> dict[str, dict[str, dict[str, Any]]]:
 
 
 @pytest.mark.parametrize(
-    "shape", ["enum-numbers", "null-fields", "lenient-formats", "no-traces", "new-enums"]
+    "shape", ["enum-numbers", "null-fields", "lenient-formats", "no-traces", "new-enums", "sparse-ids"]
 )
 def test_shaped_objects_parse_as_the_published_protos(shape: str, plain_served: dict[str, Any]) -> None:
     """Protobuf's strict parser reads every shaped object as the plain one (a later version's
@@ -279,11 +280,57 @@ def test_shaped_objects_parse_as_the_published_protos(shape: str, plain_served: 
             parsed = as_proto(kind, obj, ignore_unknown=shape == "new-enums")
             expected = as_proto(kind, plain_served[kind][name])
             differ += parsed != expected
-            if shape not in ("new-enums", "no-traces"):
+            if shape not in ("new-enums", "no-traces", "sparse-ids"):
                 assert parsed == expected, name
     if shape == "no-traces":
         # Only the listing lost its traces; each conversation fetched in full has them.
         assert shaped["fetched"] == plain_served["fetched"]
         assert 0 < differ <= len(shaped["listed"])
-    if shape == "new-enums":
+    if shape in ("new-enums", "sparse-ids"):
         assert differ > 0
+
+
+def test_toolset_tools_without_ids_keep_every_call_and_latency(plain: Ingest, tmp_path: Path) -> None:
+    faults, server = simulator("sparse-ids:1")
+    with server as sim:
+        sparse = Ingest(sim.url, tmp_path)
+    assert faults.injected["sparse-ids"] > 0
+    assert sparse.value("SELECT count(*) FROM rejects") == [(0,)]
+    assert (
+        sparse.value("SELECT count(*) FROM tool_calls WHERE toolset IS NOT NULL AND toolset_tool_id IS NULL")[
+            0
+        ][0]
+        == plain.value("SELECT count(*) FROM tool_calls WHERE toolset IS NOT NULL")[0][0]
+        > 0
+    )
+    # No call drops out of the views: a toolset tool without its id is named by its toolset.
+    totals = "SELECT sum(calls), count(*) FILTER (WHERE tool IS NULL) FROM daily_tool_calls"
+    assert sparse.value(totals) == plain.value(totals)
+    # Conversations and evaluation latencies name such a tool alike: `{toolset}`.
+    toolsets = "SELECT DISTINCT tool FROM daily_tool_calls WHERE tool LIKE '%/toolsets/%'"
+    subjects = "SELECT DISTINCT subject FROM evaluation_run_latencies WHERE subject LIKE '%/toolsets/%'"
+    named = {tool for (tool,) in sparse.value(toolsets)} | {subject for (subject,) in sparse.value(subjects)}
+    assert named and all(name.rsplit("/", 2)[-2] == "toolsets" for name in named)
+    # Two callbacks of one stage are two rows, and every key is unique, so the checks pass.
+    with sparse.warehouse.connect(read_only=True) as conn:
+        for spec in EVALUATION_RUN_TABLES:
+            assert duplicate_run_keys(conn, spec, APP).passed, spec.name
+    runs_with_report = plain.value(
+        "SELECT count(DISTINCT evaluation_run_name) FROM evaluation_run_latencies"
+    )[0][0]
+    extra = "SELECT count(*) FROM evaluation_run_latencies WHERE kind = 'callback'"
+    assert sparse.value(extra)[0][0] == plain.value(extra)[0][0] + runs_with_report > 0
+
+
+def test_a_server_reading_unset_sources_as_live_loses_nothing(plain: Ingest, tmp_path: Path) -> None:
+    """The pipeline always sends `sources`, so a server that reads an unset one as LIVE only (as
+    the deprecated `source` is documented) still lists every source."""
+    faults, server = simulator("live-by-default:1")
+    with server as sim:
+        caller = McpHttp(sim.url)
+        unasked = caller.all_items("list_conversations", "conversations", parent=APP, pageSize=PAGE_SIZE)
+        caller.close()
+        assert {c["source"] for c in unasked} == {"LIVE"} and faults.injected["live-by-default"] > 0
+        asked = Ingest(sim.url, tmp_path)
+    assert asked.rows() == plain.rows()
+    assert len(unasked) < SCALE.conversation_count

@@ -145,7 +145,8 @@ def add_scale_options(parser: argparse.ArgumentParser) -> None:
         help="inject seeded faults, e.g. 503:0.1,429:0.05,reset:0.02,cut-sse:0.05,seed=7; kinds a client "
         "gets through (all): 429, 500, 502, 503, 504, 403-quota, 503-retry-info, rpc-error, tool-error, "
         "reset, slow, cut-sse, bad-json, expire-token, dup, repeat-page; a broken server: 403-disabled, "
-        "drip, huge, ignore-filter, empty-forever; other legal shapes (shapes): sse-priming, "
-        "enum-numbers, new-enums, null-fields, lenient-formats, loose-times, no-traces; options: seed, "
+        "drip, huge, ignore-filter, empty-forever, live-by-default; other legal shapes (shapes): "
+        "sse-priming, enum-numbers, new-enums, null-fields, lenient-formats, loose-times, no-traces, "
+        "sparse-ids; options: seed, "
         "limit, retry-after, slow-seconds, drip-bps, huge-mb",
     )

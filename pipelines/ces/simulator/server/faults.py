@@ -29,7 +29,8 @@ Data faults, injected where pages are built (`ToolBox`):
 | `dup` | a conversation of the previous `list_conversations` page listed again on this page |
 | `repeat-page` | a `list_conversations` page served twice in a row (under two different next tokens) |
 
-A hostile or broken server, which a client must stop clearly (not in `all`):
+A hostile or broken server, which a client must stop clearly, or one that reads the reference
+otherwise (not in `all`):
 
 | kind | what the client sees |
 | --- | --- |
@@ -38,10 +39,12 @@ A hostile or broken server, which a client must stop clearly (not in `all`):
 | `huge` | a JSON answer led by `huge-mb` MB of whitespace (default 300) |
 | `ignore-filter` | a conversation listing (per listing) that ignores its `filter`: the whole history |
 | `empty-forever` | a conversation listing (per listing) of empty pages, each with a fresh next token |
+| `live-by-default` | a listing asked for neither `source` nor `sources` holds LIVE conversations only |
 
 Shapes of proto3 JSON and MCP that the corpus does not use by default (`shapes:RATE` sets them
 all); RATE is the share of served conversations, runs and results so shaped. All but
-`loose-times` parse with protobuf's strict JSON parser (`new-enums` with unknown values ignored):
+`loose-times` parse with protobuf's strict JSON parser (`new-enums` with unknown values ignored);
+all but `new-enums` and `sparse-ids` mean exactly what the plain corpus means:
 
 | kind | what the client sees |
 | --- | --- |
@@ -52,6 +55,7 @@ all); RATE is the share of served conversations, runs and results so shaped. All
 | `lenient-formats` | the same instants and bytes: offsets such as `+05:30`, MIME or URL-safe base64 |
 | `loose-times` | instants only lenient parsers read (protobuf refuses them): `+0530`, a leap second `:60` |
 | `no-traces` | listed conversations whose turns carry no `rootSpan` (`get_conversation` has them) |
+| `sparse-ids` | toolset tools named without `toolId`; a latency report with two callbacks of one stage |
 
 Options: `seed=N` (default 0), `limit=N` (a given request meets at most N faults in all, so a
 client retrying N times always gets through; default no limit), `retry-after=S`,
@@ -91,7 +95,7 @@ RECOVERABLE_TRANSPORT_KINDS = (
 DATA_KINDS = ("expire-token", "dup", "repeat-page")
 ALL_KINDS = (*RECOVERABLE_TRANSPORT_KINDS, *DATA_KINDS)
 """What `all:RATE` sets: every fault a client gets through into the fault-free rows."""
-HOSTILE_KINDS = ("403-disabled", "drip", "huge", "ignore-filter", "empty-forever")
+HOSTILE_KINDS = ("403-disabled", "drip", "huge", "ignore-filter", "empty-forever", "live-by-default")
 SHAPE_KINDS = (
     "sse-priming",
     "enum-numbers",
@@ -100,6 +104,7 @@ SHAPE_KINDS = (
     "lenient-formats",
     "loose-times",
     "no-traces",
+    "sparse-ids",
 )
 TRANSPORT_KINDS = (*RECOVERABLE_TRANSPORT_KINDS, "403-disabled", "drip", "huge", "sse-priming")
 """The kinds the middleware decides, at most one per request."""

@@ -75,6 +75,8 @@ class Shaper:
             shaped["inputTypes"] = [*shaped.get("inputTypes", ()), NEW_INPUT_TYPE]
             if "channelType" in shaped:
                 shaped["channelType"] = NEW_CHANNEL_TYPE
+        if self.faults.chosen("sparse-ids", name):
+            shaped = _walk_dicts(shaped, _without_tool_id)
         if listed and "turns" in shaped and self.faults.chosen("no-traces", name):
             shaped = {**shaped, "turns": [_without(turn, "rootSpan") for turn in shaped["turns"]]}
         return self._common("conversation", shaped, name, CONVERSATION_ENUMS)
@@ -85,6 +87,8 @@ class Shaper:
             item = {**item, "evaluationType": NEW_EVALUATION_TYPE}
             if item.get("state") in _UNFINISHED:
                 item["state"] = NEW_RUN_STATE
+        if "latencyReport" in item and self.faults.chosen("sparse-ids", name):
+            item = {**item, "latencyReport": _sparse_latencies(item["latencyReport"])}
         return self._common("run", item, name, RUN_ENUMS)
 
     def result(self, item: dict[str, Any]) -> dict[str, Any]:
@@ -116,6 +120,31 @@ def _walk(value: Any, path: str, rewrite: Any) -> Any:
     if isinstance(value, list):
         return [_walk(item, path, rewrite) for item in value]
     return rewrite(path, value)
+
+
+def _walk_dicts(value: Any, rewrite: Any) -> Any:
+    """`value` with every object replaced by `rewrite(object)`, innermost first."""
+    if isinstance(value, dict):
+        return rewrite({key: _walk_dicts(item, rewrite) for key, item in value.items()})
+    if isinstance(value, list):
+        return [_walk_dicts(item, rewrite) for item in value]
+    return value
+
+
+def _without_tool_id(item: dict[str, Any]) -> dict[str, Any]:
+    tool = item.get("toolsetTool")
+    return {**item, "toolsetTool": _without(tool, "toolId")} if isinstance(tool, dict) else item
+
+
+def _sparse_latencies(report: dict[str, Any]) -> dict[str, Any]:
+    """Toolset tools without `toolId`, and a second callback at the first one's stage."""
+    out = _walk_dicts(report, _without_tool_id)
+    callbacks = out.get("callbackLatencies") or []
+    if callbacks:
+        metrics = callbacks[0].get("latencyMetrics", {})
+        second = {"stage": callbacks[0].get("stage"), "latencyMetrics": {**metrics, "callCount": 1}}
+        out["callbackLatencies"] = [callbacks[0], second, *callbacks[1:]]
+    return out
 
 
 def _enum_number(enum: str | None, value: Any) -> Any:

@@ -150,6 +150,13 @@ class ToolBox:
         filter_text = _string(arguments, "filter")
         window = parse_start_time_filter(filter_text)
         sources = _sources(arguments)
+        if (
+            self.faults is not None
+            and not arguments.get("sources")
+            and not arguments.get("source")
+            and self.faults.chosen("live-by-default", parent)
+        ):
+            sources = frozenset({"LIVE"})
         request_fingerprint = fingerprint("list_conversations", parent, filter_text.strip(), sorted(sources))
         token = _string(arguments, "pageToken")
         fault = self.faults.listing_fault("list_conversations", arguments) if self.faults else None
