@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import json
 import os
 import re
@@ -27,6 +28,8 @@ from typing import Any
 
 import orjson
 
+import bench.shapes
+import pipelines.ces.simulator.corpus
 from bench.shapes import SHAPES, reshape
 from pipelines.ces.simulator.corpus import ConversationKey, SimulatorScale, conversation
 from pipelines.ces.tools import LIST_CONVERSATIONS, Listing, list_conversations_arguments
@@ -202,6 +205,17 @@ def corpus_stats(lake_root: str) -> dict[str, Any]:
     }
 
 
+def generator_digest() -> str:
+    """A digest of the code that writes a corpus (the simulator's corpus package and the
+    reshaping): a cached corpus is reused only while that code is unchanged, since the bench
+    compares it with what the simulator serves now."""
+    package = Path(pipelines.ces.simulator.corpus.__file__).parent
+    digest = hashlib.sha256()
+    for path in [*sorted(package.glob("*.py")), Path(bench.shapes.__file__)]:
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:10]
+
+
 def ensure_corpus(spec: CorpusSpec, *, workers: int = 2, root: Path = DATA_DIR) -> tuple[str, dict[str, Any]]:
     """The lake root holding `spec`'s corpus, written once (in `workers` processes) and then reused."""
 
@@ -217,7 +231,7 @@ def ensure_corpus(spec: CorpusSpec, *, workers: int = 2, root: Path = DATA_DIR) 
             "raw_gzip_bytes": sum(f["bytes"] for f in files),
         }
 
-    return _cached(root / spec.tag, write)
+    return _cached(root / f"{spec.tag}-{generator_digest()}", write)
 
 
 def ensure_external_corpus(source: Path, *, root: Path = DATA_DIR) -> tuple[str, dict[str, Any]]:

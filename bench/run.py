@@ -4,9 +4,10 @@
                         [--skip-dlt] [--skip-phases] [--skip-backfill] …
     python -m bench.run --corpus conversations.jsonl.gz …   (conversations from elsewhere)
 
-1. writes (or reuses) the corpus: raw-lake JSON Lines of simulator conversations, as the
-   simulator makes them or reshaped as real traces (`--shape`; `both` runs the whole bench on
-   each), or of the conversations of a JSON Lines file (bench.corpus);
+1. writes (or reuses, while the code that writes it is unchanged) the corpus: raw-lake JSON
+   Lines of simulator conversations, as the simulator makes them or reshaped as real traces
+   (`--shape`; `both` runs the whole bench on each), or of the conversations of a JSON Lines
+   file (bench.corpus);
 2. runs, one process each: the project's rebuild path and DuckDB's read_json flattening, in
    turn for `--rounds` rounds (the machine's speed drifts; each round's ratio compares runs
    seconds apart, and the round with the median ratio is reported), then the project's ingest
