@@ -24,14 +24,3 @@ def sql_text(relative: str) -> str:
 def sql_files(folder: str) -> list[Path]:
     """The `.sql` files of `sql/<folder>`, sorted by name."""
     return sorted((SQL_DIR / folder).glob("*.sql"))
-
-
-def first_comment_line(path: Path) -> str:
-    """The first `--` comment of a SQL file: its one-line description."""
-    for line in path.read_text().splitlines():
-        stripped = line.strip()
-        if stripped.startswith("--"):
-            return stripped.lstrip("-").strip()
-        if stripped:
-            break
-    return ""

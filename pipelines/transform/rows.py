@@ -77,11 +77,6 @@ class TableBuffers:
             table.rows.clear()
         return batches
 
-    def discard(self) -> None:
-        """Drop every row collected since the last take."""
-        for table in self.tables.values():
-            table.rows.clear()
-
     def take_rejects(self) -> list[Reject]:
         rejects, self.rejects = self.rejects, []
         return rejects

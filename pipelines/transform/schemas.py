@@ -392,4 +392,3 @@ ALL_TABLES: tuple[TableSpec, ...] = (
     EVALUATION_RUN_SNAPSHOTS,
     EVALUATION_RESULTS,
 )
-TABLES_BY_NAME = {spec.name: spec for spec in ALL_TABLES}

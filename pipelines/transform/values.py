@@ -96,15 +96,6 @@ def message(value: Any, field: str) -> dict[str, Any]:
     raise SchemaViolation(f"{field}: expected an object, got {type(value).__name__}")
 
 
-def struct_json(value: Any, field: str) -> str | None:
-    """A `google.protobuf.Struct` field as JSON text (NULL when absent)."""
-    if value is None:
-        return None
-    if type(value) is not dict:
-        raise SchemaViolation(f"{field}: expected an object (Struct), got {type(value).__name__}")
-    return json_text(value, field)
-
-
 def json_text(value: Any, field: str) -> str:
     try:
         return deepjson.dumps(value).decode()

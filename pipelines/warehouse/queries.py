@@ -234,11 +234,6 @@ def named_queries() -> list[NamedQuery]:
     return [_load(path.stem, path.read_text()) for path in sql_files("queries")]
 
 
-def list_queries() -> list[tuple[str, str]]:
-    """(name, one-line description) of every named query."""
-    return [(query.name, query.description) for query in named_queries()]
-
-
 def run_query(
     warehouse_path: str, name: str, params: Mapping[str, Any] | None = None
 ) -> tuple[list[str], list[tuple]]:
