@@ -47,19 +47,24 @@ class RateLimiter:
         """Block until a permit is free; return the clock time the permit was granted for."""
         with self._lock:
             now = self._clock()
-            arrival = max(self._theoretical_arrival, now)
-            granted_at = max(now, arrival - self._tolerance)
-            self._theoretical_arrival = arrival + self._interval
+            arrival = self._reserve(now)
+        granted_at = max(now, arrival - self._tolerance)
         wait = granted_at - now
         if wait > 0:
             self._sleep(wait)
         return granted_at
 
+    def _reserve(self, now: float) -> float:
+        """The theoretical arrival of this permit, the next one's stored (under the lock)."""
+        arrival = max(self._theoretical_arrival, now)
+        self._theoretical_arrival = arrival + self._interval
+        return arrival
+
     def __repr__(self) -> str:
         return f"RateLimiter(max_rps={self.max_rps}, burst={self.burst})"
 
 
-class FileRateLimiter:
+class FileRateLimiter(RateLimiter):
     """The same GCRA, with its one timestamp kept in a file under an exclusive `flock`.
 
     Every process that points at the same file shares one rate: parallel partitions of a
@@ -72,38 +77,22 @@ class FileRateLimiter:
     def __init__(
         self, path: str, max_rps: float, *, burst: int = 1, sleep: Callable[[float], None] = time.sleep
     ):
-        if max_rps <= 0:
-            raise ValueError(f"max_rps must be positive, got {max_rps}")
+        super().__init__(max_rps, burst=max(1, burst), clock=time.time, sleep=sleep)
         self.path = path
-        self.max_rps = max_rps
-        self.burst = max(1, burst)
-        self._interval = 1.0 / max_rps
-        self._tolerance = self._interval * (self.burst - 1)
-        self._sleep = sleep
-        self._lock = threading.Lock()
 
-    def acquire(self) -> float:
-        """Block until a permit is free; return the wall-clock time it was granted for."""
-        with self._lock:
-            os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-                raw = os.pread(fd, struct.calcsize(self._FORMAT), 0)
-                now = time.time()
-                stored = (
-                    struct.unpack(self._FORMAT, raw)[0] if len(raw) == struct.calcsize(self._FORMAT) else now
-                )
-                # A timestamp far in the future can only come from a clock step: start afresh.
-                arrival = now if stored > now + 60 else max(stored, now)
-                granted_at = max(now, arrival - self._tolerance)
-                os.pwrite(fd, struct.pack(self._FORMAT, arrival + self._interval), 0)
-            finally:
-                os.close(fd)  # closing releases the flock
-        wait = granted_at - now
-        if wait > 0:
-            self._sleep(wait)
-        return granted_at
+    def _reserve(self, now: float) -> float:
+        os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            raw = os.pread(fd, struct.calcsize(self._FORMAT), 0)
+            stored = struct.unpack(self._FORMAT, raw)[0] if len(raw) == struct.calcsize(self._FORMAT) else now
+            # A timestamp far in the future can only come from a clock step: start afresh.
+            arrival = now if stored > now + 60 else max(stored, now)
+            os.pwrite(fd, struct.pack(self._FORMAT, arrival + self._interval), 0)
+        finally:
+            os.close(fd)  # closing releases the flock
+        return arrival
 
     def __repr__(self) -> str:
         return f"FileRateLimiter(path={self.path!r}, max_rps={self.max_rps})"
