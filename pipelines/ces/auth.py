@@ -52,7 +52,9 @@ class TokenProvider(Protocol):
 class StaticTokenProvider:
     """A token the user supplied; it cannot be renewed, so a 401 with it is final."""
 
-    def __init__(self, token: str):
+    can_refresh = False
+
+    def __init__(self, token: str | None):
         self._token = token
 
     def token(self) -> str | None:
@@ -64,25 +66,15 @@ class StaticTokenProvider:
     def force_refresh(self, rejected_token: str | None = None) -> None:
         """Nothing to renew."""
 
-    can_refresh = False
-
     def __repr__(self) -> str:
         return "StaticTokenProvider(token=***)"
 
 
-class NoTokenProvider:
+class NoTokenProvider(StaticTokenProvider):
     """Unauthenticated requests."""
 
-    def token(self) -> str | None:
-        return None
-
-    def quota_project(self) -> str | None:
-        return None
-
-    def force_refresh(self, rejected_token: str | None = None) -> None:
-        """Nothing to renew."""
-
-    can_refresh = False
+    def __init__(self) -> None:
+        super().__init__(None)
 
     def __repr__(self) -> str:
         return "NoTokenProvider()"
@@ -126,8 +118,7 @@ class GoogleCredentialsProvider:
 
 
 def _refresh_transport() -> Callable[..., Any]:
-    """google-auth's own transport over `requests` (installed with Dagster)."""
-    from google.auth.transport.requests import Request
+    from google.auth.transport.requests import Request  # `requests` comes with Dagster
 
     return Request()
 
