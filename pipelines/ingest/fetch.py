@@ -59,7 +59,7 @@ def fetch_conversation_partition(
     result = FetchResult(app, day)
 
     records = conversation_records(client, app, day, result, listing)
-    written = lake.write_raw_lines(CONVERSATIONS_DATASET, app, day, (record.to_json() for record in records))
+    written = lake.write_raw(CONVERSATIONS_DATASET, app, day, (record.to_dict() for record in records))
     result.record_file(written, lake)
     return result
 

@@ -96,29 +96,16 @@ class Lake:
         """Stream records into one gzip JSON Lines file, replacing the partition atomically."""
         return self._write_jsonl(self.raw_path(dataset, app, day), records)
 
-    def write_raw_lines(self, dataset: str, app: str, day: date, lines: Iterable[bytes]) -> WrittenFile:
-        """`write_raw` for records already serialised, one JSON text per line (no newline)."""
-        return self._write_lines(self.raw_path(dataset, app, day), lines)
-
     def raw_writer(self, dataset: str, app: str, day: date) -> AbstractContextManager[JsonLinesWriter]:
-        """A writer of one raw partition's lines that replaces the partition when the block ends
-        without an error (and leaves the old file otherwise)."""
+        """A writer of one raw partition's lines, replacing it only when the block succeeds."""
         return self._jsonl_writer(self.raw_path(dataset, app, day))
 
     def read_raw(self, dataset: str, app: str, day: date) -> Iterator[dict[str, Any]]:
-        """The records of one raw partition, one at a time."""
-        for line in self.read_raw_lines(dataset, app, day):
-            yield deepjson.loads(line)
+        return self.read_jsonl(self.raw_path(dataset, app, day))
 
     def read_raw_lines(self, dataset: str, app: str, day: date) -> Iterator[bytes]:
         """The JSON lines of one raw partition, undecoded (for a reader with its own decoder)."""
-        with (
-            self.fs.open(self.raw_path(dataset, app, day), "rb") as handle,
-            igzip.GzipFile(fileobj=handle) as gz,
-        ):
-            for line in gz:
-                if line.strip():
-                    yield line
+        return self._lines(self.raw_path(dataset, app, day))
 
     def raw_partitions(self, dataset: str) -> list[tuple[str, date]]:
         """Every (app, day) with raw records, sorted, from one listing of the dataset (on an
@@ -149,10 +136,11 @@ class Lake:
         return [(app, path) for _, app, path in sorted(found)]
 
     def read_jsonl(self, path: str) -> Iterator[dict[str, Any]]:
+        return (deepjson.loads(line) for line in self._lines(path))
+
+    def _lines(self, path: str) -> Iterator[bytes]:
         with self.fs.open(path, "rb") as handle, igzip.GzipFile(fileobj=handle) as gz:
-            for line in gz:
-                if line.strip():
-                    yield deepjson.loads(line)
+            yield from (line for line in gz if line.strip())
 
     # -- small state documents ----------------------------------------------------------------
 
@@ -189,14 +177,9 @@ class Lake:
     # -- atomic replacement -------------------------------------------------------------------
 
     def _write_jsonl(self, path: str, records: Iterable[dict[str, Any]]) -> WrittenFile:
-        """Stream records into a gzip JSON Lines file that appears only once complete."""
-        # deepjson: a deep trace nests past orjson's limit
-        return self._write_lines(path, (deepjson.dumps(record) for record in records))
-
-    def _write_lines(self, path: str, lines: Iterable[bytes]) -> WrittenFile:
         with self._jsonl_writer(path) as writer:
-            for line in lines:
-                writer.write(line)
+            for record in records:
+                writer.write(deepjson.dumps(record))  # deepjson: a deep trace nests past orjson's limit
         return writer.written()
 
     @contextmanager
@@ -223,11 +206,11 @@ class Lake:
         try:
             with self.fs.open(temp, "wb") as handle:
                 yield handle
-                if self.protocol in ("file", "local"):
+                if self.is_local:
                     handle.flush()
                     os.fsync(handle.fileno())
             self.fs.mv(temp, path)
-            if self.protocol in ("file", "local"):
+            if self.is_local:
                 _fsync_directory(directory)
                 _remove_stale_temps(directory, name)
         except BaseException:
@@ -251,21 +234,16 @@ def _remove_stale_temps(directory: str, name: str) -> None:
 
 def _fsync_directory(directory: str) -> None:
     """Make a rename in `directory` durable (best effort: not every filesystem allows it)."""
-    try:
+    with contextlib.suppress(OSError):
         fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 class TableWriter:
-    """Streams record batches of one table into a zstd Parquet file, in row groups of about
-    `ROW_GROUP_BYTES` (a larger batch makes a row group alone)."""
+    """Streams record batches of one table into a zstd Parquet file, in row groups of `ROW_GROUP_BYTES`."""
 
     def __init__(self, spec: TableSpec, handle: IO[bytes], path: str):
         self.spec = spec
