@@ -1,9 +1,8 @@
 """The flattener's column buffers, and their conversion to Arrow a whole column at a time.
 
-The walk appends raw values to Python lists; here those lists become Arrow arrays. Timestamps,
-durations and JSON members are checked as they are converted (vectorised in Arrow, row by row
-only when a column holds a value that does not parse, to say which and why), and the position
-columns of spans and chunks are computed from their owners' counts instead of being appended.
+Values are checked as they are converted (row by row only when a column holds one that does
+not parse, to say which and why); the position columns of spans and chunks are computed from
+their owners' counts instead of being appended.
 """
 
 from __future__ import annotations
@@ -50,10 +49,8 @@ DURATION_COLUMNS = {"turns": ("duration_seconds",), "spans": ("duration_seconds"
 
 @dataclass(frozen=True)
 class Positions:
-    """A child table's position columns, computed when a batch is converted instead of being
-    appended row by row: its rows come in runs, one per row of the owner table, as long as the
-    owner's `count` says. Each row repeats its owner's `inherited` columns and is numbered
-    from 0 within the run (`position`)."""
+    """A child table's position columns: its rows come in runs, one per owner row, `count`
+    long; each repeats the owner's `inherited` columns and is numbered from 0 (`position`)."""
 
     owner: str
     count: str
@@ -68,8 +65,7 @@ POSITIONS = {
 
 
 class TableColumns:
-    """The value lists of one table, one list per column (conversation_name is derived, and so
-    are the `POSITIONS` columns), and where each conversation's rows end."""
+    """The value lists of one table (but its derived columns), and where each conversation's rows end."""
 
     __slots__ = ("lists", "offsets", "spec")
 
@@ -121,8 +117,7 @@ def positioned(owner: pa.RecordBatch, positions: Positions, rows: int) -> dict[s
 def check_column(
     spec: TableSpec, column: str, lists: dict[str, list[Any]]
 ) -> tuple[dict[int, str], pa.Array]:
-    """The rows of a timestamp, duration or JSON column whose value does not hold, each with
-    what is wrong with it; and the column converted (meaningful only when none is wrong)."""
+    """The failing rows of a timestamp, duration or JSON column, with why; and the column converted."""
     values = lists[column]
     if column in spec.json_columns:
         return _bad_json(values, lists["chunk_type"] if spec is CHUNKS else None)
@@ -150,10 +145,9 @@ def check_column(
 
 
 def _bad_json(values: list[Raw], kinds: list[str | None] | None) -> tuple[dict[int, str], pa.Array]:
-    """Rows of a JSON column whose member is neither an object (a Struct) nor null, or not
-    UTF-8, judged by each text's first byte (msgspec hands out only well-formed JSON as `Raw`).
-    In a chunk's payload column (`kinds` given) only the Struct kinds must be objects: the
-    value of a kind added to the API later may be any JSON."""
+    """Rows of a JSON column neither an object (a Struct) nor null, judged by the first byte
+    (msgspec hands out only well-formed JSON), or not UTF-8. Of a chunk's payloads only the
+    Struct kinds must be objects: a kind added to the API later may hold any JSON."""
     column, first, lengths = _json_texts(values, JSON)
     allowed = (lengths == 0) | (first == _OPEN_BRACE) | ((first == _LETTER_N) & (lengths == 4))
     if kinds is not None:

@@ -41,10 +41,10 @@ class RowBuffer:
 
 
 class TableBuffers:
-    """One `RowBuffer` per table, filled one source object at a time.
+    """One `RowBuffer` per table, filled one source object at a time (base of the row flatteners).
 
-    `add(obj, flatten)` runs `flatten(obj)`; if it raises a `SchemaViolation` (or the object
-    is too deeply nested for Python), every row it appended is removed again and the object
+    `flatten(obj, fill)` runs `fill(obj)`; if it raises a `SchemaViolation` (or the object is
+    too deeply nested for Python), every row it appended is removed again and the object
     becomes a `Reject` with the reason. Nothing half-flattened ever reaches a batch.
     """
 
@@ -56,10 +56,10 @@ class TableBuffers:
     def rows(self, spec: TableSpec) -> list[tuple[Any, ...]]:
         return self.tables[spec.name].rows
 
-    def add(self, obj: Any, flatten: Callable[[Any], None]) -> bool:
+    def flatten(self, obj: Any, fill: Callable[[Any], None]) -> bool:
         marks = [len(table.rows) for table in self.tables.values()]
         try:
-            flatten(obj)
+            fill(obj)
         except (v.SchemaViolation, RecursionError) as exc:
             for table, mark in zip(self.tables.values(), marks, strict=True):
                 del table.rows[mark:]
@@ -72,6 +72,7 @@ class TableBuffers:
         return True
 
     def take_batches(self) -> dict[str, pa.RecordBatch]:
+        """One record batch per table (possibly empty), then start afresh."""
         batches = {name: table.to_batch() for name, table in self.tables.items()}
         for table in self.tables.values():
             table.rows.clear()
@@ -80,20 +81,3 @@ class TableBuffers:
     def take_rejects(self) -> list[Reject]:
         rejects, self.rejects = self.rejects, []
         return rejects
-
-
-class RowFlattener:
-    """A flattener whose rows collect in `TableBuffers`: it hands out what they hold.
-
-    Subclasses set `self._buffers` and define `add` (which calls `self._buffers.add`).
-    """
-
-    _buffers: TableBuffers
-
-    def take_batches(self) -> dict[str, pa.RecordBatch]:
-        """One record batch per table (possibly empty), then start afresh."""
-        return self._buffers.take_batches()
-
-    def take_rejects(self) -> list[Reject]:
-        """The rejects since the last take."""
-        return self._buffers.take_rejects()

@@ -1,9 +1,7 @@
 """Checked readers for proto3 JSON values: the right type or a `SchemaViolation` naming the field.
 
-Proto3 JSON allows integers as numbers or numeric strings, omits zero values, and encodes
-bytes as standard or URL-safe base64 with or without padding; these readers accept exactly
-that and nothing looser, so a malformed object is rejected with a reason instead of loading
-garbage.
+They accept exactly what proto3 JSON allows and nothing looser, so a malformed object is
+rejected with a reason instead of loading garbage.
 """
 
 from __future__ import annotations
