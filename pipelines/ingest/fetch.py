@@ -1,10 +1,5 @@
-"""Fetch step: the CES API → the raw records of one (app, day) partition in the lake.
-
-The records are streamed into the lake file as they arrive; the file replaces the previous
-one only when the whole partition was fetched, so a failed fetch leaves the old data intact.
-
-Requests never wait for the writing: pages are read ahead by a paging thread and hydrated by
-worker threads (`iter_conversation_records`), so this thread only encodes and compresses."""
+"""Fetch step: the CES API → the raw records of one (app, day) partition in the lake, streamed
+into a file that replaces the old one only once the whole partition was fetched."""
 
 from __future__ import annotations
 

@@ -1,13 +1,7 @@
 """Flatten step: the raw records of one (app, day) partition → one Parquet file per table.
 
-Reads the lake only, so the same code serves a fresh ingest and an offline rebuild.
-Conversations are flattened in batches of `batch_size` and streamed to the Parquet writers,
-which keeps memory flat however large the partition is.
-
-A raw line is read in one way: its envelope (tool, arguments, fetch time) with the output as
-JSON text, a page's conversations each as its own text, and each conversation decoded once
-into the typed structs the flattener walks (`LakeConversation`). Whatever does not decode
-becomes a reject with the reason, out of the same path.
+Conversations are flattened in batches streamed to the Parquet writers, which keeps memory
+flat; each is decoded once, from its own JSON text, into the structs the flattener walks.
 """
 
 from __future__ import annotations
@@ -113,11 +107,8 @@ _PAGE = msgspec.json.Decoder(_Page)
 
 
 def lake_conversation_records(lines: Iterable[bytes]) -> Iterator[Any]:
-    """Raw-lake lines as records whose conversations are `LakeConversation`s.
-
-    A line that is not a conversation record as the fetcher writes it (or not JSON at all) is
-    parsed as it stands, for `resolve_conversations` to read or refuse as it does any record.
-    """
+    """Raw-lake lines as records whose conversations are `LakeConversation`s; any other line is
+    parsed as it stands, for `resolve_conversations` to read or refuse."""
     for line in lines:
         try:
             record = _RECORD.decode(line)

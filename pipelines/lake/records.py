@@ -1,10 +1,5 @@
-"""The raw lake's record: one tool call as stored, one JSON line per call.
-
-Every tool response the pipeline keeps is an `ApiRecord`: the tool, the exact arguments sent
-(page token included), the output object exactly as the server returned it, and when it was
-received. The raw lake stores these as JSON Lines, and an offline rebuild replays them, so a
-record must hold nothing the server did not say.
-"""
+"""The raw lake's record: one tool call as stored, one JSON line per call (an offline rebuild
+replays them, so a record holds nothing the server did not say)."""
 
 from __future__ import annotations
 

@@ -194,12 +194,8 @@ class Lake:
 
     @contextmanager
     def _atomic(self, path: str) -> Iterator[IO[bytes]]:
-        """Write to a hidden temporary sibling, then rename over `path`.
-
-        Readers skip names starting with '.', so a crash leaves at most an ignored temp file.
-        On a local disk the file is flushed to it before the rename and the rename after, so
-        even a power cut shows the old file or the new one, never a truncated one.
-        """
+        """Write to a hidden temporary sibling (readers skip dot files), then rename over `path`;
+        on a local disk flushed before and after, so even a power cut leaves no truncated file."""
         directory, name = path.rsplit("/", 1)
         self.fs.makedirs(directory, exist_ok=True)
         temp = f"{directory}/.{name}.{uuid.uuid4().hex}.tmp"

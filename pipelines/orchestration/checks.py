@@ -1,8 +1,4 @@
-"""Asset checks, evaluated in the same step as the warehouse load they check.
-Each load yields its checks' results right after committing, scoped to what it loaded (the
-run's partitions, or the app's evaluation runs). Blocking checks keep bad data from spreading
-to downstream assets; warnings are reported without stopping anything.
-"""
+"""Asset checks, evaluated in the step of the warehouse load they check, on what it loaded."""
 
 from collections.abc import Iterator, Sequence
 from datetime import date

@@ -1,9 +1,7 @@
 """Conversation assets: raw API records → Parquet tables in the lake → DuckDB tables.
-Each asset is a thin loop over `pipelines.ingest`, whose logic is plain Python tested on its
-own. A step covers one (app, day) partition or, in a backfill, a range of them (the backfill
-policy): the fetch uses one client for the range, the load replaces every partition of the
-range in one transaction and checks what it loaded once. A materialization's metadata counts
-what the step did over its whole range (`<table>_rows` per table, `partitions`).
+
+Each is a thin loop over `pipelines.ingest`. A step covers one (app, day) partition or, in a
+backfill, a range: one client fetches it, one transaction loads it, one set of checks checks it.
 """
 
 import warnings
@@ -170,8 +168,7 @@ def _conversation_assets(
     def warehouse_conversation_tables(
         context: dg.AssetExecutionContext, lake: LakeResource, warehouse: WarehouseResource
     ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
-        """Replace every partition of the step in every warehouse table, in one transaction,
-        then check what was loaded. Writers queue on the warehouse lock."""
+        """Replace the step's partitions in one transaction, then check what was loaded."""
         partitions = partitions_of(context)
         rows = load_conversation_partitions(lake.lake(), warehouse.warehouse(), partitions)
         context.log.info(f"loaded {len(partitions)} partitions: {rows}")

@@ -93,8 +93,6 @@ def warehouse_evaluation_tables(
     lake: LakeResource,
     warehouse: WarehouseResource,
 ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
-    """Load the app's latest fetch (its observation file), or replay all of them, into the
-    evaluation tables."""
     app = context.partition_key
     if config.replay:
         files, rows = replay_observations(lake.lake(), warehouse.warehouse(), app)
@@ -147,13 +145,9 @@ rebuild_evaluation_runs_job = dg.define_asset_job(
 def unfinished_evaluation_runs_sensor(
     context: dg.SensorEvaluationContext, ces: CesResource, warehouse: WarehouseResource
 ) -> dg.SensorResult | dg.SkipReason:
-    """Re-fetch the configured apps' runs not yet COMPLETED, ERROR or CANCELLED: one run
-    per app that has some.
-
-    Small and fast: one query a tick, and an app whose previous fetch is still in flight is
-    left alone. Only apps of `CES_APPS` are followed: a warehouse loaded from another
-    endpoint (the simulator's, say) must not start fetches that can only fail.
-    """
+    """Re-fetch the configured apps' unfinished runs: one run per app with some and no fetch in
+    flight. Only apps of `CES_APPS`: a warehouse loaded from another endpoint (the simulator's)
+    must not start fetches that can only fail."""
     configured = set(ces.apps)
     if not configured:
         return dg.SkipReason("CES_APPS is not set: no app's evaluation runs are followed")
@@ -245,10 +239,7 @@ def start_evaluation_job() -> None:
     description="After start_evaluation_job succeeds, fetch and load the app's runs started here.",
 )
 def started_evaluation_sensor(context: dg.RunStatusSensorContext) -> dg.RunRequest:
-    """Load a run as soon as `start_evaluation_job` created it; the unfinished-run sensor follows it.
-
-    The fetch asks for no listing: the runs this pipeline started are always included.
-    """
+    """Load a run as soon as `start_evaluation_job` created it (runs started here are always fetched)."""
     app = context.dagster_run.run_config["ops"]["start_evaluation_op"]["config"]["app"]
     return dg.RunRequest(
         run_key=context.dagster_run.run_id,

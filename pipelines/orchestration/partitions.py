@@ -1,12 +1,7 @@
-"""How the conversation assets are partitioned: one partition per (app, UTC day).
+"""How the conversation assets are partitioned: one partition per (app, UTC day), today included.
 
-The app dimension is dynamic: the apps of `CES_APPS` are registered as partitions by the CLI
-and by a sensor, so adding an app needs no code change, and one app's failure never blocks
-another's. Days start at `CES_START_DATE` (by default early enough for any CES history) and
-include today (`end_offset=1`), which the hourly schedule refreshes.
-
-A run covers a range of partitions (the assets' backfill policy): Dagster's own backfills
-group one app's days, and the CLI plans its runs the same way (`plan_runs`).
+The app dimension is dynamic (the CLI and a sensor register the apps of `CES_APPS`), so adding
+an app needs no code change and one app's failure never blocks another's.
 """
 
 from __future__ import annotations

@@ -1,8 +1,4 @@
-"""The dashboard: named queries → data → one self-contained HTML file (plotly, no network).
-
-Plain Python, independent of Dagster: `ces-pipeline report` and the `report/dashboard` asset
-both call `write_report`. The warehouse is opened read-only.
-"""
+"""The dashboard: named queries → data → one self-contained HTML file (plotly, no network)."""
 
 from __future__ import annotations
 

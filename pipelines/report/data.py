@@ -1,8 +1,4 @@
-"""What the dashboard shows, read from the warehouse through the named queries.
-
-The report runs the same `sql/queries` a user runs with `ces-pipeline query`, on one read-only
-connection, so the charts and the command line can never disagree.
-"""
+"""What the dashboard shows, read through the same named queries `ces-pipeline query` runs."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The dashboard's chart shapes: bars per day, percentile lines and labelled heatmaps in Plotly.
-
-Every chart has a title, a one-line subtitle saying what is measured, labelled axes and UTC days
-on its x axis. A chart without data still appears, saying so, so the page keeps its shape.
-"""
+"""The dashboard's chart shapes: bars per day, percentile lines and labelled heatmaps in Plotly
+(a chart without data still appears, saying so, so the page keeps its shape)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The dashboard page: one HTML file with plotly.js, the figures and the regression table inlined.
-
-Nothing is fetched when the page opens: the chart library is in the page, the figures are JSON
-in the page, and there are no external links, fonts or images.
-"""
+"""The dashboard page: one HTML file with plotly.js, the figures and the regression table
+inlined, so nothing is fetched when it opens."""
 
 from __future__ import annotations
 
