@@ -1,10 +1,6 @@
-"""Settings read from the environment (and a `.env` file), in one place.
-
-Every knob a user sets lives here, with its `CES_*` variable and documented default, so the
-CLI, the Dagster resources and the tests agree on names and meanings. The environment is read
-in one call, `Settings.from_env()`, by the CLI and by the code location when Dagster loads it;
-nothing reads it at import. A bad value is a `ConfigError` naming its variable.
-"""
+"""Settings read from the environment (and a `.env` file), in one place: every knob with its
+`CES_*` variable and default, read by `Settings.from_env()` (never at import); a bad value is a
+`ConfigError` naming its variable."""
 
 from __future__ import annotations
 
@@ -29,11 +25,9 @@ KNOWN_SOURCES = ("LIVE", "SIMULATOR", "EVAL", "AGENT_TOOL")
 HYDRATE_POLICIES = ("auto", "always", "never")
 
 DEFAULT_WRITE_MEMORY_LIMIT = "64MB"
-"""DuckDB's buffer pool for the connections that load (`CES_WAREHOUSE_MEMORY_LIMIT`; DuckDB's
-own default is 80% of RAM): a load's deletes and commit read and rewrite row groups of every
-table, and DuckDB keeps what it read cached up to its limit, so a load's memory would grow
-with the warehouse. Read-only connections keep DuckDB's default: quantiles hold their groups
-in memory, and at this limit the latency queries over a large warehouse fail."""
+"""DuckDB's buffer pool for the connections that load: DuckDB caches what a load's deletes read
+up to its limit (80% of RAM by default), so a load's memory would grow with the warehouse.
+Read-only connections keep the default: at this limit large latency quantiles fail."""
 
 SIZE_PATTERN = re.compile(r"\d+(?:\.\d+)?\s*(?:[KMGT]i?B|B|%)", re.IGNORECASE)
 """What DuckDB takes as a memory limit: a size, or a share of the machine's RAM."""
@@ -86,18 +80,15 @@ class CesSettings:
     """The longest one exchange may take in all, however steadily the server sends."""
     page_size: int = _setting("CES_PAGE_SIZE", 100, "positive")
     max_response_mb: int = _setting("CES_MAX_RESPONSE_MB", 64, "at_least_1")
-    """The largest response body (JSON, or one SSE event) read; a larger one is an error, not
-    gigabytes of memory."""
+    """The largest response body (or SSE event) read; a larger one is an error, not gigabytes of memory."""
     max_empty_pages: int = _setting("CES_MAX_EMPTY_PAGES", 20, "at_least_1")
     """Empty pages in a row, each with a next page token, before a listing is given up."""
     hydrate: str = _setting("CES_HYDRATE", "auto")
-    """Which listed conversations `get_conversation` fetches in full: `auto` (those listed
-    without their traces), `always`, or `never`."""
+    """Which listed conversations are fetched in full: `auto` (those without traces), `always`, `never`."""
     evaluation_runs: tuple[str, ...] = _setting("CES_EVALUATION_RUNS", ())
     """Evaluation runs always fetched, besides those `list_evaluation_runs` finds."""
     rate_limit_file: str | None = _setting("CES_RATE_LIMIT_FILE", None)
-    """Where processes share the request rate (one limit for all); None: this process only.
-    Unset, it is a file in `DAGSTER_HOME` when that is set, so every run of the instance shares it."""
+    """Where processes share the request rate; unset, a file in `DAGSTER_HOME` if set, else none."""
     max_attempts: int = _setting("CES_MAX_ATTEMPTS", 5, "at_least_1")
     """Attempts per request, the first included, for calls that may be sent again (1: no retry)."""
     retry_max_seconds: float = _setting("CES_RETRY_MAX_SECONDS", 120.0, "not_negative")
@@ -172,8 +163,7 @@ class OrchestrationSettings:
 
     start_date: date = _setting("CES_START_DATE", DEFAULT_START_DATE)
     days_per_run: int = _setting("CES_DAYS_PER_RUN", 31, "at_least_1")
-    """Daily partitions of one app a run covers at most (the assets' backfill policy): the
-    run's overhead is paid once per range, not once per day."""
+    """Daily partitions of one app a run covers at most: its overhead is paid once per range."""
     api_concurrency: int = _setting("CES_API_CONCURRENCY", 4, "at_least_1")
     """Slots of the `ces_api` pool: steps calling CES at once, across every run."""
     lookback_days: int = _setting("CES_LOOKBACK_DAYS", 2, "not_negative")

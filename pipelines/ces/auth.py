@@ -1,14 +1,6 @@
-"""Where the bearer token of a CES request comes from.
-
-The chain, first match wins:
-
-1. `CES_ACCESS_TOKEN` (settings.access_token): a static token, sent as it is.
-2. Google Application Default Credentials, when google-auth is installed, ADC is found and the
-   endpoint is https: a refreshed OAuth 2 token (scope cloud-platform). Google credentials are
-   never sent over plain http, so a loopback simulator never receives a real token and never
-   makes the process probe for ADC.
-3. Nothing: requests carry no Authorization header (fine for the simulator), logged once.
-"""
+"""Where the bearer token of a CES request comes from, first match wins: `CES_ACCESS_TOKEN`;
+Google Application Default Credentials, over https only (a loopback simulator never receives a
+real token); else no Authorization header (fine for the simulator)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,7 @@
 """Client-side pacing so every thread, and every process, stays under the CES request quota.
 
-CES read quota is per project (typically 600 requests per minute), and ingestion is bound by
-it, so requests are spaced evenly rather than sent in bursts that the server would answer
-with 429s. The limiter is GCRA (the generic cell rate algorithm): one timestamp, no refill
-thread, and each caller learns at once when its slot is, then sleeps outside the lock.
+Requests are spaced evenly rather than sent in bursts the server would answer with 429s, by
+GCRA: one timestamp, no refill thread, each caller sleeping outside the lock until its slot.
 """
 
 from __future__ import annotations
@@ -17,10 +15,7 @@ from collections.abc import Callable
 
 
 class RateLimiter:
-    """At most `max_rps` permits per second on average, with bursts of at most `burst` permits.
-
-    Thread-safe; permits are granted in the order callers reach the lock.
-    """
+    """At most `max_rps` permits per second on average, in bursts of at most `burst` (thread-safe)."""
 
     def __init__(
         self,
@@ -65,12 +60,8 @@ class RateLimiter:
 
 
 class FileRateLimiter(RateLimiter):
-    """The same GCRA, with its one timestamp kept in a file under an exclusive `flock`.
-
-    Every process that points at the same file shares one rate: parallel partitions of a
-    backfill, the Dagster daemon's runs and a CLI ingest together stay under `max_rps`.
-    Wall-clock time is stored, so the file stays meaningful across processes and reboots.
-    """
+    """The same GCRA, its timestamp (wall-clock) kept in a file under an exclusive `flock`, so
+    every process pointing at the file (backfill runs, the daemon, a CLI ingest) shares one rate."""
 
     _FORMAT = "<d"
 
@@ -103,11 +94,8 @@ _shared_lock = threading.Lock()
 
 
 def shared_rate_limiter(max_rps: float) -> RateLimiter:
-    """The one limiter of this process for `max_rps`, shared by all clients and threads.
-
-    Keyed by process id too, so a forked worker gets its own limiter instead of a copy whose
-    lock another thread may have held at fork time.
-    """
+    """The one limiter of this process for `max_rps` (a forked worker gets its own: a copied
+    lock may have been held at fork time)."""
     key = (os.getpid(), float(max_rps))
     with _shared_lock:
         limiter = _shared.get(key)
@@ -117,8 +105,7 @@ def shared_rate_limiter(max_rps: float) -> RateLimiter:
 
 
 def rate_limiter_for(max_rps: float, state_file: str | None) -> RateLimiter | FileRateLimiter:
-    """The limiter a client should use: shared by every process through `state_file` when one
-    is configured (`CES_RATE_LIMIT_FILE`, or inside `DAGSTER_HOME`), else by this process."""
+    """Shared by every process through `state_file` when one is configured, else by this process."""
     if state_file:
         return FileRateLimiter(state_file, max_rps)
     return shared_rate_limiter(max_rps)

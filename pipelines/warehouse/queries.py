@@ -1,16 +1,9 @@
 """Named queries: `sql/queries/NAME.sql`, run read-only with typed, bound parameters.
 
-A query's header declares what it is and what it takes:
-
-    -- Conversations per UTC day, in total and by source.          (first line: the description)
-    -- param app VARCHAR = NULL: only this app (resource name or app id); every app when unset
-    -- param since DATE = 1970-01-01: first UTC day included
-
-`-- param NAME TYPE [= DEFAULT]: description`. TYPE is VARCHAR, DATE, TIMESTAMP, INTEGER,
-DOUBLE, BOOLEAN, or CHOICE(a|b|c) for a VARCHAR limited to those values. Without a default the
-parameter is required; `NULL` as the default means "unset". Values given as text (the CLI's
-`--param since=2026-11-01`) are parsed to that type and bound as DuckDB named parameters
-(`$since`): never spliced into the SQL text.
+A query's header is its description (the first line), then `-- param NAME TYPE [= DEFAULT]:
+description` lines; TYPE is VARCHAR, DATE, TIMESTAMP, INTEGER, DOUBLE, BOOLEAN or CHOICE(a|b|c).
+Without a default a parameter is required; `NULL` means unset. Values are parsed to their type
+and bound as DuckDB named parameters (`$since`), never spliced into the SQL text.
 """
 
 from __future__ import annotations
