@@ -7,6 +7,7 @@ rejected with a reason instead of loading garbage.
 from __future__ import annotations
 
 import binascii
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -15,7 +16,7 @@ from pipelines.protojson import deepjson
 from pipelines.protojson.timeparse import (
     TimeFormatError,
     parse_duration_seconds,
-    parse_timestamp_nanos,
+    parse_timestamp_micros,
 )
 
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
@@ -52,29 +53,22 @@ def int32(value: Any, field: str) -> int:
     return number
 
 
-def timestamp(value: Any, field: str) -> int | None:
-    """Microseconds since the epoch (UTC), sub-microsecond digits floored, or None when absent."""
-    nanos = timestamp_nanos(value, field)
-    return None if nanos is None else nanos // 1_000
-
-
-def timestamp_nanos(value: Any, field: str) -> int | None:
-    """Nanoseconds since the epoch (UTC), or None when absent: for exact differences."""
+def _parsed(parse: Callable[[str], Any], value: Any, field: str) -> Any:
     if value is None:
         return None
     try:
-        return parse_timestamp_nanos(value)
+        return parse(value)
     except TimeFormatError as exc:
         raise SchemaViolation(f"{field}: {exc}") from None
+
+
+def timestamp(value: Any, field: str) -> int | None:
+    """Microseconds since the epoch (UTC), sub-microsecond digits floored, or None when absent."""
+    return _parsed(parse_timestamp_micros, value, field)
 
 
 def duration(value: Any, field: str) -> float | None:
-    if value is None:
-        return None
-    try:
-        return parse_duration_seconds(value)
-    except TimeFormatError as exc:
-        raise SchemaViolation(f"{field}: {exc}") from None
+    return _parsed(parse_duration_seconds, value, field)
 
 
 def array(value: Any, field: str) -> list[Any]:
