@@ -12,7 +12,12 @@ from pydantic import Field
 from pipelines.ingest.evaluations import fetch_evaluation_runs, load_observation_file, replay_observations
 from pipelines.ingest.trigger import start_evaluation
 from pipelines.orchestration.checks import EVALUATION_CHECK_SPECS, evaluation_check_results
-from pipelines.orchestration.keys import RAW_EVALUATION_RUNS, WAREHOUSE_EVALUATIONS, rows_metadata
+from pipelines.orchestration.keys import (
+    RAW_EVALUATION_RUNS,
+    WAREHOUSE_EVALUATIONS,
+    rows_metadata,
+    stats_metadata,
+)
 from pipelines.orchestration.partitions import APP_PARTITIONS, CES_API_POOL
 from pipelines.orchestration.resources import CesResource, LakeResource, WarehouseResource
 from pipelines.transform.schemas import EVALUATION_RUNS, REJECTS
@@ -61,10 +66,7 @@ def evaluation_run_observations(
             "evaluation_runs": result.runs,
             "evaluation_results": result.results,
             "observation_file": result.path,
-            "requests": stats.requests,
-            "retries": stats.retries,
-            "api_seconds": round(stats.api_seconds, 3),
-            "bytes_received": stats.bytes_received,
+            **stats_metadata(stats),
             "elapsed_seconds": round(time.monotonic() - started, 3),
         }
     )

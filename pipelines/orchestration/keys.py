@@ -16,3 +16,13 @@ WAREHOUSE_EVALUATIONS = dg.AssetKey(["warehouse", "evaluation_tables"])
 def rows_metadata(rows: Mapping[str, int], main: str) -> dict[str, Any]:
     """`dagster/row_count` of the dataset's main table, and `<table>_rows` for every table."""
     return {"dagster/row_count": rows[main], **{f"{table}_rows": count for table, count in rows.items()}}
+
+
+def stats_metadata(stats: Any) -> dict[str, Any]:
+    """What a step's CES client did (its `ClientStats`)."""
+    return {
+        "requests": stats.requests,
+        "retries": stats.retries,
+        "api_seconds": round(stats.api_seconds, 3),
+        "bytes_received": stats.bytes_received,
+    }
