@@ -131,7 +131,7 @@ def _error_details(body: bytes) -> _ErrorBody:
     try:
         parsed = orjson.loads(body)
     except orjson.JSONDecodeError:
-        return _ErrorBody(body.decode("utf-8", errors="replace").strip()[:_MESSAGE_LIMIT] or None)
+        parsed = None
     error = parsed.get("error") if isinstance(parsed, dict) else None
     if isinstance(error, str):
         return _ErrorBody(error[:_MESSAGE_LIMIT])

@@ -16,6 +16,10 @@ def _utc(value: datetime) -> datetime:
     return value.astimezone(UTC)
 
 
+def _micros(value: datetime) -> int:
+    return int((value - datetime(1970, 1, 1, tzinfo=UTC)) / timedelta(microseconds=1))
+
+
 def _rfc3339(value: datetime) -> str:
     return value.strftime("%Y-%m-%dT%H:%M:%S") + (f".{value.microsecond:06d}Z" if value.microsecond else "Z")
 
@@ -44,11 +48,11 @@ class TimeWindow:
 
     @property
     def since_micros(self) -> int:
-        return int((self.since - datetime(1970, 1, 1, tzinfo=UTC)) / timedelta(microseconds=1))
+        return _micros(self.since)
 
     @property
     def until_micros(self) -> int:
-        return int((self.until - datetime(1970, 1, 1, tzinfo=UTC)) / timedelta(microseconds=1))
+        return _micros(self.until)
 
     def aip160_filter(self) -> str:
         """The filter the server is asked to apply (the client re-checks every row)."""

@@ -74,23 +74,14 @@ def plan_runs(partitions: Iterable[tuple[str, date]], days_per_run: int) -> list
     by_app: dict[str, list[date]] = {}
     for app, day in partitions:
         by_app.setdefault(app, []).append(day)
-    runs = []
+    runs: list[RunRange] = []
     for app, days in by_app.items():
-        first = last = None
         for day in sorted(set(days)):
-            if (
-                first is not None
-                and last is not None
-                and day == last + timedelta(days=1)
-                and (day - first).days < days_per_run
-            ):
-                last = day
-                continue
-            if first is not None and last is not None:
-                runs.append(RunRange(app, first, last))
-            first = last = day
-        if first is not None and last is not None:
-            runs.append(RunRange(app, first, last))
+            run = runs[-1] if runs and runs[-1].app == app else None
+            if run and day == run.last + timedelta(days=1) and (day - run.first).days < days_per_run:
+                runs[-1] = RunRange(app, run.first, day)
+            else:
+                runs.append(RunRange(app, day, day))
     return sorted(runs, key=lambda run: (run.first, run.app))
 
 

@@ -16,7 +16,7 @@ from plotly.offline import get_plotlyjs
 
 from pipelines.report.charts import sections
 from pipelines.report.data import Rows
-from pipelines.report.figures import Chart
+from pipelines.report.figures import Chart, short_name
 
 STATUS_ORDER = ("regressed", "gone", "new", "improved", "unchanged")
 """Worst news first: a subject takes the worst status of its metrics."""
@@ -93,10 +93,6 @@ def _details(changed: Rows) -> list[tuple[str, str]]:
     return [(row["status"], _change(row)) for row in ordered]
 
 
-def _short(resource: Any) -> str:
-    return str(resource).rsplit("/", 1)[-1]
-
-
 def regressions_html(rows: Rows) -> str:
     """Per app, its latest completed run against the one before: one line per subject that
     changed (an evaluation's pass rate, or a tool's, model's, guardrail's or callback's latency),
@@ -109,9 +105,9 @@ def regressions_html(rows: Rows) -> str:
     parts = []
     for app, members in sorted(by_app.items()):
         first = members[0]
-        previous = f"{_short(first['previous_run'])} ({first['previous_version'] or '?'})"
-        latest = f"{_short(first['latest_run'])} ({first['latest_version'] or '?'})"
-        parts.append(f"<h3>{html.escape(f'{_short(app)}: {previous} → {latest}')}</h3>")
+        previous = f"{short_name(first['previous_run'])} ({first['previous_version'] or '?'})"
+        latest = f"{short_name(first['latest_run'])} ({first['latest_version'] or '?'})"
+        parts.append(f"<h3>{html.escape(f'{short_name(app)}: {previous} → {latest}')}</h3>")
         subjects: dict[tuple[str, str], Rows] = defaultdict(list)
         for row in members:
             subjects[(row["kind"], str(row["subject"]))].append(row)
