@@ -52,27 +52,17 @@ class WarehouseMemoryError(RuntimeError):
     """A load needed more memory than its DuckDB buffer pool (`CES_WAREHOUSE_MEMORY_LIMIT`) gives."""
 
 
+@dataclass(frozen=True)
 class Warehouse:
     """A DuckDB database file holding the contract tables and views."""
 
-    def __init__(
-        self,
-        path: str,
-        *,
-        lock_timeout_seconds: float = 900.0,
-        write_memory_limit: str = DEFAULT_WRITE_MEMORY_LIMIT,
-    ):
-        self.path = path
-        self.lock_timeout_seconds = lock_timeout_seconds
-        self.write_memory_limit = write_memory_limit
+    path: str
+    lock_timeout_seconds: float = 900.0
+    write_memory_limit: str = DEFAULT_WRITE_MEMORY_LIMIT
 
     @classmethod
     def from_settings(cls, storage: StorageSettings) -> Warehouse:
-        return cls(
-            storage.warehouse,
-            lock_timeout_seconds=storage.lock_timeout_seconds,
-            write_memory_limit=storage.write_memory_limit,
-        )
+        return cls(storage.warehouse, storage.lock_timeout_seconds, storage.write_memory_limit)
 
     @contextmanager
     def connect(
