@@ -159,8 +159,6 @@ class StorageSettings:
 
 @dataclass(frozen=True)
 class OrchestrationSettings:
-    """How Dagster partitions, groups, schedules and checks the loads."""
-
     start_date: date = _setting("CES_START_DATE", DEFAULT_START_DATE)
     days_per_run: int = _setting("CES_DAYS_PER_RUN", 31, "at_least_1")
     """Daily partitions of one app a run covers at most: its overhead is paid once per range."""
@@ -185,8 +183,6 @@ class OrchestrationSettings:
 
 @dataclass(frozen=True)
 class Settings:
-    """Every setting of ces-pipeline, read once from the environment (`Settings.from_env`)."""
-
     ces: CesSettings = field(default_factory=CesSettings)
     storage: StorageSettings = field(default_factory=StorageSettings)
     orchestration: OrchestrationSettings = field(default_factory=OrchestrationSettings)
@@ -255,7 +251,6 @@ def _from_env(cls: type[T], env: Mapping[str, str]) -> T:
 
 
 def ces_settings_from_env(env: Mapping[str, str]) -> CesSettings:
-    """The `CES_*` variables of the CES connection."""
     settings = _from_env(CesSettings, env)
     if settings.rate_limit_file is None and env.get("DAGSTER_HOME"):
         return dataclasses.replace(

@@ -63,8 +63,6 @@ class StaticTokenProvider:
 
 
 class NoTokenProvider(StaticTokenProvider):
-    """Unauthenticated requests."""
-
     def __init__(self) -> None:
         super().__init__(None)
 

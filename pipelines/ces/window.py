@@ -39,7 +39,6 @@ class TimeWindow:
 
     @classmethod
     def for_days(cls, first: date, end: date) -> TimeWindow:
-        """Whole UTC days [first, end)."""
         return cls(datetime.combine(first, time(), UTC), datetime.combine(end, time(), UTC))
 
     @classmethod

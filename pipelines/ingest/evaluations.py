@@ -161,7 +161,6 @@ def replay_evaluation_records(records: Iterable[ApiRecord | Mapping[str, Any]]) 
 def load_evaluation_observation(
     warehouse: Warehouse, app: str, observation: EvaluationObservation, day: date
 ) -> dict[str, int]:
-    """Upsert one observation's runs and results; returns rows written per table."""
     runs = EvaluationRunFlattener()
     snapshots = []
     for run, observed in observation.runs:

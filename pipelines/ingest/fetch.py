@@ -20,8 +20,6 @@ from pipelines.lake.store import Lake
 
 @dataclass
 class FetchResult:
-    """What one partition's fetch brought in."""
-
     app: str
     day: date
     pages: int = 0

@@ -31,8 +31,6 @@ DEFAULT_BATCH_SIZE = 200
 
 @dataclass
 class FlattenResult:
-    """What one partition's flatten produced."""
-
     app: str
     day: date
     rows: dict[str, int] = field(default_factory=dict)
@@ -86,7 +84,6 @@ def flatten_conversation_partition(
 
 
 def _listing(item: Any) -> Any:
-    """What the listing judge looks at of a listed item, whatever form it is in."""
     return item.listing() if isinstance(item, LakeConversation) else item
 
 

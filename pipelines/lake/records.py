@@ -11,9 +11,6 @@ from pipelines.protojson import deepjson
 
 
 class ApiRecord:
-    """One tool call as stored in the raw lake: the tool, the arguments sent, the output object
-    as the server returned it, and when it was received."""
-
     __slots__ = ("arguments", "fetched_at", "result", "tool")
 
     def __init__(self, tool: str, arguments: dict[str, Any], result: Any, fetched_at: str = ""):

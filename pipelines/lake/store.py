@@ -72,8 +72,6 @@ class JsonLinesWriter:
 
 
 class Lake:
-    """The lake rooted at `root` (a local path or an fsspec URL)."""
-
     def __init__(self, root: str):
         self.fs, self.root = fsspec.core.url_to_fs(root)
         self.root = self.root.rstrip("/")
@@ -145,7 +143,6 @@ class Lake:
     # -- small state documents ----------------------------------------------------------------
 
     def write_state(self, kind: str, key: str, document: dict[str, Any]) -> str:
-        """A small JSON document under `state/<kind>/`, written atomically."""
         path = f"{self.root}/state/{kind}/{_safe_key(key)}.json"
         with self._atomic(path) as handle:
             handle.write(orjson.dumps(document))
@@ -220,7 +217,6 @@ STALE_TEMP_SECONDS = 3600.0
 
 
 def _remove_stale_temps(directory: str, name: str) -> None:
-    """Delete the temporary siblings of `name` that crashed writers left behind."""
     cutoff = time.time() - STALE_TEMP_SECONDS
     for stale in Path(directory).glob(f".{glob.escape(name)}.*.tmp"):
         with contextlib.suppress(OSError):

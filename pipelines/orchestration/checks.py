@@ -31,7 +31,6 @@ def _result(asset: dg.AssetKey, name: str, outcome: checks.CheckOutcome) -> dg.A
 
 
 def unique_keys(spec: TableSpec) -> str:
-    """The name of the check that no two rows of a table share its key."""
     return f"unique_keys_{spec.name}"
 
 
@@ -118,7 +117,6 @@ EVALUATION_CHECK_SPECS = [
 
 
 def evaluation_check_results(conn: duckdb.DuckDBPyConnection, app: str) -> Iterator[dg.AssetCheckResult]:
-    """Run every evaluation check on the app's runs just loaded."""
     for spec in EVALUATION_CHECKED_TABLES:
         yield _result(WAREHOUSE_EVALUATIONS, unique_keys(spec), checks.duplicate_run_keys(conn, spec, app))
     yield _result(WAREHOUSE_EVALUATIONS, "no_negative_latencies", checks.negative_latencies(conn, app))

@@ -33,7 +33,6 @@ CONVERSATION_OUTPUT_TABLES = (*CONVERSATION_TABLES, REJECTS)
 
 
 def _span(partitions: Sequence[tuple[str, date]]) -> dict[str, object]:
-    """Metadata naming the partitions a step covered."""
     return {
         "partitions": len(partitions),
         "first_day": str(min(day for _, day in partitions)),
@@ -126,7 +125,6 @@ def conversation_assets(
         def lake_conversation_tables(
             context: dg.AssetExecutionContext, lake: LakeResource
         ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
-            """Flatten each partition's raw records into one Parquet file per table."""
             partitions = partitions_of(context)
             rows = dict.fromkeys((spec.name for spec in CONVERSATION_OUTPUT_TABLES), 0)
             outside = 0

@@ -19,7 +19,6 @@ def rows_metadata(rows: Mapping[str, int], main: str) -> dict[str, Any]:
 
 
 def stats_metadata(stats: Any) -> dict[str, Any]:
-    """What a step's CES client did (its `ClientStats`)."""
     return {
         "requests": stats.requests,
         "retries": stats.retries,

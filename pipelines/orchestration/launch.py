@@ -25,8 +25,6 @@ INTERRUPTED = "DagsterExecutionInterruptedError"
 
 @dataclass
 class RunOutcome:
-    """How one run ended: what it covered, its run id, success, the first error, its metadata."""
-
     label: str
     run_id: str
     success: bool
@@ -55,8 +53,6 @@ def dagster_instance(api_concurrency: int) -> dg.DagsterInstance:
 
 @dataclass(frozen=True)
 class PlannedRun:
-    """One run to execute: its label, its tags (partition or range), how many partitions."""
-
     label: str
     tags: Mapping[str, str]
     partitions: int

@@ -86,7 +86,6 @@ def plan_runs(partitions: Iterable[tuple[str, date]], days_per_run: int) -> list
 
 
 def register_apps(instance: dg.DagsterInstance, apps: Sequence[str]) -> list[str]:
-    """Add the apps that are not partitions yet; returns the ones added."""
     known = set(instance.get_dynamic_partitions(APP_PARTITIONS.name))
     new = [app for app in dict.fromkeys(apps) if app not in known]
     if new:

@@ -64,7 +64,6 @@ def _expect(text: str, pos: int, char: str) -> int:
 
 
 def _key(text: str, pos: int) -> tuple[str, int]:
-    """An object key and the position of its value."""
     if text[pos : pos + 1] != '"':
         raise ValueError(f"expected an object key at offset {pos}")
     key, pos = scanstring(text, pos + 1, True)

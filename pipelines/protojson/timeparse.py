@@ -58,7 +58,6 @@ def parse_timestamp_nanos(value: str) -> int:
 
 
 def parse_duration_seconds(value: str) -> float:
-    """Seconds as a float for a protobuf JSON duration such as "1.450s"."""
     if not isinstance(value, str) or _DURATION.fullmatch(value) is None:
         raise TimeFormatError(f"not a protobuf duration: {str(value)[:80]!r}")
     return float(value[:-1])

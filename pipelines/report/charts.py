@@ -211,7 +211,6 @@ def volume_charts(data: ReportData) -> list[Chart]:
 
 
 def build_charts(data: ReportData) -> list[Chart]:
-    """Every chart of the page, in page order."""
     return [
         *volume_charts(data),
         percentile_lines(
@@ -274,7 +273,6 @@ def build_charts(data: ReportData) -> list[Chart]:
 
 
 def sections(charts: Iterable[Chart]) -> dict[str, list[Chart]]:
-    """Charts grouped by section, sections in order of first appearance."""
     grouped: dict[str, list[Chart]] = {}
     for chart in charts:
         grouped.setdefault(chart.heading.section, []).append(chart)

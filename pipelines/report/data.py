@@ -18,8 +18,6 @@ Rows = list[dict[str, Any]]
 
 @dataclass
 class ReportData:
-    """The rows of every named query the report charts, by query (and split) name."""
-
     volume: dict[str, Rows] = field(default_factory=dict)
     conversation_length: Rows = field(default_factory=list)
     component_latency: Rows = field(default_factory=list)

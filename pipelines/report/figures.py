@@ -21,8 +21,6 @@ PERCENTILES = (("p50", "dot", "#2ca02c"), ("p90", "solid", "#1f77b4"), ("p99", "
 
 @dataclass(frozen=True)
 class Heading:
-    """Where a chart goes and what it says about itself."""
-
     id: str
     section: str
     title: str
@@ -32,8 +30,6 @@ class Heading:
 
 @dataclass(frozen=True)
 class Chart:
-    """One chart of the page: its heading, the figure, and whether it had data."""
-
     heading: Heading
     figure: go.Figure
     has_data: bool

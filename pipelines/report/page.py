@@ -146,7 +146,6 @@ def regressions_html(rows: Rows) -> str:
 
 
 def render_page(charts: list[Chart], regressions: Rows, *, title: str, subtitle: str) -> str:
-    """The whole HTML document."""
     template = Template(resources.files("pipelines.report").joinpath("template.html").read_text())
     return template.substitute(
         title=html.escape(title),

@@ -88,7 +88,6 @@ class TableColumns:
             del values[rows:]
 
     def keep(self, conversations: Sequence[int]) -> None:
-        """Keep only the rows of these conversations (by their index in the batch)."""
         spans = [(self.offsets[i], self.offsets[i + 1]) for i in conversations]
         for name, values in self.lists.items():
             self.lists[name] = [value for start, end in spans for value in values[start:end]]
@@ -105,7 +104,6 @@ class TableColumns:
 
 
 def positioned(owner: pa.RecordBatch, positions: Positions, rows: int) -> dict[str, pa.Array]:
-    """The position columns of a child table with `rows` rows, from its owner's batch."""
     counts = owner.column(positions.count).to_numpy(zero_copy_only=False)
     owner_rows = np.repeat(np.arange(len(counts)), counts)
     run_starts = np.cumsum(counts) - counts

@@ -125,7 +125,6 @@ _AT_PATH = re.compile(r"^(?P<what>.*) - at `\$\.?(?P<path>[^`]*)`$", re.DOTALL)
 
 
 def has_error_member(response: Raw) -> bool:
-    """Whether a tool response's JSON is an object with an `error` member."""
     try:
         return bool(_ERROR_MEMBER.decode(response).error)
     except msgspec.DecodeError:  # not an object
@@ -151,7 +150,6 @@ class LakeConversation:
 
     @classmethod
     def of(cls, value: Any) -> LakeConversation:
-        """A conversation given as parsed JSON (a dict, usually)."""
         try:
             raw = deepjson.dumps(value)
         except TypeError:

@@ -131,7 +131,6 @@ class ConversationFlattener:
         return True
 
     def take_batches(self) -> dict[str, pa.RecordBatch]:
-        """One record batch per conversation table (possibly empty), then start afresh."""
         while True:
             failures, checked = self._check()
             if not failures:
@@ -457,7 +456,6 @@ class ConversationFlattener:
 
 
 def flatten_conversations(conversations: Iterable[Any]) -> tuple[dict[str, pa.Table], list[Reject]]:
-    """All conversation tables for a (small) collection of conversations, plus the rejects."""
     flattener = ConversationFlattener()
     for conversation in conversations:
         flattener.add(conversation)

@@ -62,8 +62,6 @@ def progress_counts(run: dict[str, Any]) -> tuple[int, ...]:
 
 
 class EvaluationRunFlattener(TableBuffers):
-    """Accumulates evaluation runs; one record batch per run table on `take_batches()`."""
-
     def __init__(self) -> None:
         super().__init__(EVALUATION_RUN_TABLES, RUN_REJECT_SOURCE)
 
@@ -223,7 +221,6 @@ def _tool_subject(entry: dict[str, Any], label: str) -> str | None:
 
 
 def snapshot_row(run: dict[str, Any], observed_at_micros: int) -> tuple[Any, ...]:
-    """One `evaluation_run_snapshots` row: the run's state and progress at `observed_at`."""
     name, _, _ = run_name(run)
     return (
         name,
@@ -240,8 +237,6 @@ def snapshots_batch(rows: Iterable[tuple[Any, ...]]) -> pa.RecordBatch:
 
 
 class EvaluationResultFlattener(TableBuffers):
-    """Accumulates EvaluationResults into the `evaluation_results` table."""
-
     def __init__(self) -> None:
         super().__init__((EVALUATION_RESULTS,), RESULT_REJECT_SOURCE)
 

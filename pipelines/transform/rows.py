@@ -16,8 +16,6 @@ from pipelines.transform.schemas import TableSpec
 
 @dataclass(frozen=True)
 class Reject:
-    """An object that could not be flattened: where it came from, which one, and why."""
-
     source: str
     resource_name: str | None
     reason: str
@@ -72,7 +70,6 @@ class TableBuffers:
         return True
 
     def take_batches(self) -> dict[str, pa.RecordBatch]:
-        """One record batch per table (possibly empty), then start afresh."""
         batches = {name: table.to_batch() for name, table in self.tables.items()}
         for table in self.tables.values():
             table.rows.clear()

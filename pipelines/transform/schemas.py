@@ -53,7 +53,6 @@ class TableSpec:
 
     @property
     def warehouse_schema(self) -> pa.Schema:
-        """The warehouse table's columns: the files' columns, then those the load adds."""
         return pa.schema([*self.schema, *self.load_columns])
 
 

@@ -54,8 +54,6 @@ class WarehouseMemoryError(RuntimeError):
 
 @dataclass(frozen=True)
 class Warehouse:
-    """A DuckDB database file holding the contract tables and views."""
-
     path: str
     lock_timeout_seconds: float = 900.0
     write_memory_limit: str = DEFAULT_WRITE_MEMORY_LIMIT
@@ -259,7 +257,6 @@ def _tables(conn: duckdb.DuckDBPyConnection) -> set[str]:
 
 
 def _rowcount(cursor: duckdb.DuckDBPyConnection) -> int:
-    """The single number a statement returns (a count, or the rows an INSERT wrote)."""
     rows = cursor.fetchall()
     return int(rows[0][0]) if rows else 0
 

@@ -20,7 +20,6 @@ class WarehouseBusyError(RuntimeError):
 
 @contextmanager
 def warehouse_lock(database_path: str, *, exclusive: bool, timeout_seconds: float) -> Iterator[None]:
-    """Hold the warehouse's lock file (exclusive or shared) for the duration of the block."""
     lock_path = f"{database_path}.lock"
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
     try:

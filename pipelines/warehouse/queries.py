@@ -40,8 +40,6 @@ class NamedQueryError(ValueError):
 
 @dataclass(frozen=True)
 class QueryParameter:
-    """One `-- param` declaration of a named query."""
-
     name: str
     type: str
     default: Any
@@ -116,8 +114,6 @@ def _show(value: Any) -> str:
 
 @dataclass(frozen=True)
 class NamedQuery:
-    """A named query: its description, declared parameters and SQL text."""
-
     name: str
     description: str
     parameters: tuple[QueryParameter, ...]
@@ -145,7 +141,6 @@ class NamedQuery:
     def execute(
         self, conn: duckdb.DuckDBPyConnection, params: Mapping[str, Any] | None = None
     ) -> tuple[list[str], list[tuple]]:
-        """Columns and rows of the query on an open connection."""
         values = self.bind(params or {})
         try:
             cursor = conn.execute(self.sql, values)
@@ -223,7 +218,6 @@ def named_query(name: str) -> NamedQuery:
 
 
 def named_queries() -> list[NamedQuery]:
-    """Every named query, by name."""
     return [_load(path.stem, path.read_text()) for path in sql_files("queries")]
 
 
