@@ -198,22 +198,21 @@ class CesMcpClient:
     ) -> dict[str, Any]:
         """Call a tool and return its output object. `idempotent` (may it be sent again?)
         defaults to the tool's `idempotentHint`, else to the CES naming: `get_*`/`list_*` are."""
-        return protocol.tool_result_payload(name, self._call_tool(name, arguments, idempotent))
-
-    def _call_tool(self, name: str, arguments: Mapping[str, Any] | None, idempotent: bool | None) -> Any:
         if idempotent is None:
-            idempotent = self._is_idempotent(name)
+            annotations = self._listed(name).get("annotations")
+            hint = annotations.get("idempotentHint") if isinstance(annotations, dict) else None
+            idempotent = hint if isinstance(hint, bool) else name.startswith(_READ_ONLY_PREFIXES)
         with self._lock:
             self._stats.tool_calls[name] = self._stats.tool_calls.get(name, 0) + 1
         params = {"name": name, "arguments": dict(arguments or {})}
-        return self._request("tools/call", params, idempotent=idempotent, tool=name)
+        return protocol.tool_result_payload(
+            name, self._request("tools/call", params, idempotent=idempotent, tool=name)
+        )
 
-    def _is_idempotent(self, tool: str) -> bool:
+    def _listed(self, tool: str) -> dict[str, Any]:
+        """What `tools/list` said of `tool` (empty before the tools are listed)."""
         with self._lock:
-            listed = (self._tools or {}).get(tool)
-        annotations = (listed or {}).get("annotations")
-        hint = annotations.get("idempotentHint") if isinstance(annotations, dict) else None
-        return hint if isinstance(hint, bool) else tool.startswith(_READ_ONLY_PREFIXES)
+            return (self._tools or {}).get(tool) or {}
 
     # -- one JSON-RPC call -------------------------------------------------------------------
 
@@ -256,7 +255,9 @@ class CesMcpClient:
             headers.update(protocol.modern_headers(method, params))
             if tool is not None:
                 headers.update(
-                    protocol.param_headers(self._input_schema(tool), params.get("arguments") or {})
+                    protocol.param_headers(
+                        self._listed(tool).get("inputSchema"), params.get("arguments") or {}
+                    )
                 )
         else:
             headers[protocol.PROTOCOL_VERSION_HEADER] = session.protocol_version
@@ -271,10 +272,6 @@ class CesMcpClient:
                 request_id = next(self._ids)
             message["id"] = request_id
         return Exchange(method, tool, request_id, orjson.dumps(message), headers)
-
-    def _input_schema(self, tool: str) -> Any:
-        with self._lock:
-            return ((self._tools or {}).get(tool) or {}).get("inputSchema")
 
     # -- sessions (for servers of the session era) -------------------------------------------
 
