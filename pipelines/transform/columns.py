@@ -24,6 +24,7 @@ from pipelines.protojson.timeparse import (
 )
 from pipelines.transform.schemas import (
     CHUNKS,
+    CONVERSATION_TABLES,
     CONVERSATIONS,
     JSON,
     MESSAGES,
@@ -39,10 +40,7 @@ _STRUCT_KINDS = frozenset({"payload", "updated_variables", "default_variables"})
 _MAX_STRING_BYTES = 2**31 - 1
 
 TIMESTAMP_COLUMNS = {
-    "conversations": ("start_time", "end_time"),
-    "turns": ("start_time",),
-    "messages": ("event_time",),
-    "spans": ("start_time", "end_time"),
+    spec.name: [f.name for f in spec.schema if f.type == TIMESTAMP] for spec in CONVERSATION_TABLES
 }
 DURATION_COLUMNS = {"turns": ("duration_seconds",), "spans": ("duration_seconds",)}
 
