@@ -73,9 +73,11 @@ class NoTokenProvider(StaticTokenProvider):
 class GoogleCredentialsProvider:
     """Tokens from google-auth credentials, refreshed when missing or about to expire."""
 
-    def __init__(self, credentials: Any, *, request: Callable[..., Any] | None = None):
+    def __init__(self, credentials: Any):
+        from google.auth.transport.requests import Request  # `requests` comes with Dagster
+
         self._credentials = credentials
-        self._request = request or _refresh_transport()
+        self._request = Request()
         self._lock = threading.Lock()
 
     def _refresh(self) -> None:
@@ -105,12 +107,6 @@ class GoogleCredentialsProvider:
 
     def __repr__(self) -> str:
         return f"GoogleCredentialsProvider({type(self._credentials).__name__})"
-
-
-def _refresh_transport() -> Callable[..., Any]:
-    from google.auth.transport.requests import Request  # `requests` comes with Dagster
-
-    return Request()
 
 
 def _google_default() -> tuple[Any, str | None]:

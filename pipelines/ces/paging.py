@@ -67,13 +67,12 @@ def iter_page_records(
     items_key: str,
     max_pages: int = DEFAULT_MAX_PAGES,
     max_empty_pages: int = DEFAULT_MAX_EMPTY_PAGES,
-    max_restarts: int = DEFAULT_MAX_RESTARTS,
 ) -> Iterator[ApiRecord]:
     """Each page of a list tool as a record, following `nextPageToken` until it is absent or empty.
 
     A token handed out twice, `max_pages` pages, or `max_empty_pages` empty pages in a row are
     a CesPagingError. A refused (expired) token restarts the listing from its first page, at
-    most `max_restarts` times; consumers keep the first listing of each item (`ListingJudge`).
+    most `DEFAULT_MAX_RESTARTS` times; consumers keep the first listing of each item (`ListingJudge`).
     """
     seen: set[str] = set()
     token: str | None = None
@@ -84,7 +83,7 @@ def iter_page_records(
         except (CesToolError, CesRpcError) as exc:
             if token is None or not _refuses_page_token(exc):
                 raise
-            if restarts >= max_restarts:
+            if restarts >= DEFAULT_MAX_RESTARTS:
                 raise CesPagingError(
                     f"{tool}: the server refused its page token again after {restarts} fresh "
                     f"listing(s) from the first page; giving up: {exc}"
@@ -95,7 +94,7 @@ def iter_page_records(
                 tool,
                 exc,
                 restarts,
-                max_restarts,
+                DEFAULT_MAX_RESTARTS,
             )
             seen.clear()
             token = None

@@ -61,10 +61,6 @@ def runs_started_here(lake: Lake, app: str) -> list[str]:
     ]
 
 
-def _unique(names: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(names))
-
-
 def fetch_evaluation_runs(
     client: CesMcpClient,
     lake: Lake,
@@ -90,8 +86,11 @@ def fetch_evaluation_runs(
                     for run in page_items(page.result, "evaluationRuns", LIST_EVALUATION_RUNS)
                     if isinstance(run, dict) and isinstance(run.get("name"), str)
                 )
-        wanted = _unique([*wanted, *names, *runs_started_here(lake, app)])
-        wanted = [name for name in wanted if name.startswith(prefix)]
+        wanted = [
+            name
+            for name in dict.fromkeys([*wanted, *names, *runs_started_here(lake, app)])
+            if name.startswith(prefix)
+        ]
         runs = ordered_map(
             lambda name: fetch_record(client, GET_EVALUATION_RUN, {"name": name}),
             wanted,

@@ -26,7 +26,8 @@ from pipelines.transform.rows import Reject
 from pipelines.transform.schemas import CONVERSATION_TABLES, REJECTS
 
 CONVERSATIONS_DATASET = "conversations"
-DEFAULT_BATCH_SIZE = 200
+BATCH_SIZE = 200
+"""Conversations flattened before their batches are written (memory stays flat)."""
 
 
 @dataclass
@@ -38,9 +39,7 @@ class FlattenResult:
     rejects: int = 0
 
 
-def flatten_conversation_partition(
-    lake: Lake, app: str, day: date, *, batch_size: int = DEFAULT_BATCH_SIZE
-) -> FlattenResult:
+def flatten_conversation_partition(lake: Lake, app: str, day: date) -> FlattenResult:
     """Rewrite every conversation table (and the rejects) of one partition from its raw records."""
     window = TimeWindow.for_day(day)
     prefix = f"{app}/conversations/"
@@ -70,7 +69,7 @@ def flatten_conversation_partition(
                 reject(conversation, f"conversation does not belong to app {app}")
                 continue
             flattener.add(conversation)
-            if len(flattener) >= batch_size:
+            if len(flattener) >= BATCH_SIZE:
                 flush()
         flush()
         with lake.table_writer(REJECTS, app, day) as rejects_writer:
