@@ -52,23 +52,17 @@ class WrittenFile:
 
 
 class JsonLinesWriter:
-    """Lines into an open gzip JSON Lines file; `written()` once the file is in place."""
+    """Lines into an open gzip JSON Lines file."""
 
     def __init__(self, stream: IO[bytes], path: str):
         self._stream, self.path = stream, path
         self.rows = 0
-        self.size: int | None = None
 
     def write(self, line: bytes) -> None:
         """One JSON text, without its newline."""
         self._stream.write(line)
         self._stream.write(b"\n")
         self.rows += 1
-
-    def written(self) -> WrittenFile:
-        if self.size is None:
-            raise RuntimeError(f"{self.path} is not written yet")
-        return WrittenFile(self.path, self.rows, self.size)
 
 
 class Lake:
@@ -177,7 +171,7 @@ class Lake:
         with self._jsonl_writer(path) as writer:
             for record in records:
                 writer.write(deepjson.dumps(record))  # deepjson: a deep trace nests past orjson's limit
-        return writer.written()
+        return WrittenFile(path, writer.rows, self.fs.size(path))
 
     @contextmanager
     def _jsonl_writer(self, path: str) -> Iterator[JsonLinesWriter]:
@@ -185,9 +179,7 @@ class Lake:
             self._atomic(path) as handle,
             igzip.GzipFile(fileobj=handle, mode="wb", compresslevel=RAW_GZIP_LEVEL, mtime=0) as gz,
         ):
-            writer = JsonLinesWriter(gz, path)
-            yield writer
-        writer.size = self.fs.size(path)
+            yield JsonLinesWriter(gz, path)
 
     @contextmanager
     def _atomic(self, path: str) -> Iterator[IO[bytes]]:
