@@ -87,8 +87,8 @@ class TableColumns:
 
     def keep(self, conversations: Sequence[int]) -> None:
         spans = [(self.offsets[i], self.offsets[i + 1]) for i in conversations]
-        for name, values in self.lists.items():
-            self.lists[name] = [value for start, end in spans for value in values[start:end]]
+        for values in self.lists.values():  # in place: the walk holds each list's `append`
+            values[:] = [value for start, end in spans for value in values[start:end]]
         self.offsets = [0, *np.cumsum([end - start for start, end in spans], dtype=np.int64).tolist()]
 
     def clear(self) -> None:
