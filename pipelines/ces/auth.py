@@ -109,20 +109,17 @@ class GoogleCredentialsProvider:
         return f"GoogleCredentialsProvider({type(self._credentials).__name__})"
 
 
-def _google_default() -> tuple[Any, str | None]:
-    import google.auth
-
-    return google.auth.default(scopes=[CLOUD_PLATFORM_SCOPE])
-
-
 def _load_adc(adc_loader: AdcLoader | None) -> tuple[Any | None, str]:
     """(credentials, why they are unavailable); credentials are None when ADC cannot be used."""
     try:
+        import google.auth
         from google.auth.exceptions import DefaultCredentialsError
     except ImportError:
         return None, "google-auth is not installed"
     try:
-        credentials, _project = (adc_loader or _google_default)()
+        credentials, _project = (
+            adc_loader() if adc_loader else google.auth.default(scopes=[CLOUD_PLATFORM_SCOPE])
+        )
     except DefaultCredentialsError as exc:
         return None, f"no Application Default Credentials ({exc})"
     return credentials, ""

@@ -96,14 +96,6 @@ def _annotated_properties(schema: Any, path: tuple[str, ...] = ()) -> Iterator[t
         yield from _annotated_properties(sub, (*path, name))
 
 
-def _render(value: Any) -> str | None:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str | int | float):
-        return str(value)
-    return None
-
-
 def param_headers(input_schema: Any, arguments: Mapping[str, Any]) -> dict[str, str]:
     """`Mcp-Param-*` headers mirroring the arguments a tool's input schema marks with `x-mcp-header`."""
     headers: dict[str, str] = {}
@@ -111,9 +103,10 @@ def param_headers(input_schema: Any, arguments: Mapping[str, Any]) -> dict[str, 
         value: Any = arguments
         for key in path:
             value = value.get(key) if isinstance(value, Mapping) else None
-        rendered = _render(value) if value is not None else None
-        if rendered is not None:
-            headers[f"{PARAM_HEADER_PREFIX}{token}"] = encode_header_value(rendered)
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        if isinstance(value, str | int | float):
+            headers[f"{PARAM_HEADER_PREFIX}{token}"] = encode_header_value(str(value))
     return headers
 
 

@@ -37,10 +37,6 @@ def _figures_json(charts: list[Chart]) -> str:
     return _script_json(json.dumps(figures, separators=(",", ":")))
 
 
-def _template_json() -> str:
-    return _script_json(to_json_plotly(pio.templates["plotly_white"].to_plotly_json()))
-
-
 def _sections_html(charts: list[Chart]) -> str:
     parts = []
     for section, members in sections(charts).items():
@@ -153,6 +149,6 @@ def render_page(charts: list[Chart], regressions: Rows, *, title: str, subtitle:
         plotly_js=get_plotlyjs(),
         sections=_sections_html(charts),
         regressions=regressions_html(regressions),
-        template_json=_template_json(),
+        template_json=_script_json(to_json_plotly(pio.templates["plotly_white"].to_plotly_json())),
         figures_json=_figures_json(charts),
     )
