@@ -38,9 +38,13 @@ class TimeWindow:
             raise ValueError(f"empty window: until ({self.until}) must be after since ({self.since})")
 
     @classmethod
+    def for_days(cls, first: date, end: date) -> TimeWindow:
+        """Whole UTC days [first, end)."""
+        return cls(datetime.combine(first, time(), UTC), datetime.combine(end, time(), UTC))
+
+    @classmethod
     def for_day(cls, day: date) -> TimeWindow:
-        since = datetime.combine(day, time(), UTC)
-        return cls(since, since + timedelta(days=1))
+        return cls.for_days(day, day + timedelta(days=1))
 
     @property
     def since_micros(self) -> int:
