@@ -60,12 +60,16 @@ def conversation_assets(
     with warnings.catch_warnings():  # backfill policies are marked beta: that is known here
         warnings.simplefilter("ignore", dg.BetaWarning)
         policy = dg.BackfillPolicy.multi_run(max_partitions_per_run=days_per_run)
+        # every conversation asset: the same partitions, backfill policy and group
+        shared: dict[str, Any] = {
+            "partitions_def": partitions_def,
+            "backfill_policy": policy,
+            "group_name": GROUP,
+        }
 
         @dg.asset(
             key=RAW_PAGES,
-            partitions_def=partitions_def,
-            backfill_policy=policy,
-            group_name=GROUP,
+            **shared,
             pool=CES_API_POOL,
             kinds={"python"},
             description="Raw list_conversations pages and get_conversation responses, as received "
@@ -116,9 +120,7 @@ def conversation_assets(
                     description="Every conversation in a day's Parquet started on that day (UTC).",
                 )
             ],
-            partitions_def=partitions_def,
-            backfill_policy=policy,
-            group_name=GROUP,
+            **shared,
             kinds={"parquet"},
             description="One Parquet file per conversation table and partition, and the rejects.",
         )
@@ -149,9 +151,7 @@ def conversation_assets(
             key=WAREHOUSE_CONVERSATIONS,
             deps=[LAKE_CONVERSATIONS],
             check_specs=conversation_check_specs(freshness_hours),
-            partitions_def=partitions_def,
-            backfill_policy=policy,
-            group_name=GROUP,
+            **shared,
             kinds={"duckdb"},
             description="The conversation tables of the warehouse (conversations, turns, messages, chunks, "
             "tool calls and responses, agent transfers, spans) and their rejects.",
