@@ -1,8 +1,5 @@
-"""Access to the SQL files under `sql/`: the only place SQL text lives.
-
-Some statements name a table as `{table}`; that placeholder is filled from the schema
-registry (an identifier we own), never from data. Values are always bound parameters.
-"""
+"""The SQL files under `sql/`, the only place SQL text lives; a `{table}` placeholder is filled
+from the schema registry, never from data (values are always bound parameters)."""
 
 from __future__ import annotations
 

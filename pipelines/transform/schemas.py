@@ -18,11 +18,8 @@ JSON = pa.string()
 """Struct-typed API fields are stored as JSON text; the warehouse column type is JSON."""
 
 PARTITION_DATE = pa.field("partition_date", pa.date32())
-"""The lake partition a conversation's rows were loaded from: the UTC day of its start.
-
-Every conversation table carries it in the warehouse, so that replacing a day reads only the
-row groups of that day (DuckDB skips the others by their min/max) instead of every row's name.
-"""
+"""The lake partition (the UTC day of its start) a conversation's rows were loaded from: with it,
+replacing a day reads only that day's row groups, not every row's name."""
 
 _COLUMN = re.compile(r"^\s+([a-z_0-9]+) ([A-Z]+)(\[\])?,?$", re.MULTILINE)
 _ARROW_TYPES = {
