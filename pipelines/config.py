@@ -1,86 +1,108 @@
-"""Settings read from the environment (and a `.env` file), in one place.
-
-Every knob a user sets lives here with its documented default, so the CLI, the Dagster
-resources and the tests agree on names and meanings. The environment is read in one call,
-`Settings.from_env()`, by the CLI and by the code location when Dagster loads it; nothing
-reads it at import.
-"""
+"""Settings read from the environment (and a `.env` file), in one place: every knob with its
+`CES_*` variable and default, read by `Settings.from_env()` (never at import); a bad value is a
+`ConfigError` naming its variable."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 DEFAULT_MCP_URL = "https://ces.googleapis.com/mcp"
 DEFAULT_MAX_RPS = 10.0
 """The documented CES read quota is 600 requests per minute per project."""
 
-DEFAULT_MAX_ATTEMPTS = 5
-DEFAULT_RETRY_MAX_SECONDS = 120.0
-DEFAULT_RETRY_BACKOFF_SECONDS = 0.5
-
 APP_NAME_PATTERN = re.compile(r"^projects/[^/]+/locations/[^/]+/apps/[^/]+$")
 EVALUATION_RUN_NAME_PATTERN = re.compile(r"^projects/[^/]+/locations/[^/]+/apps/[^/]+/evaluationRuns/[^/]+$")
 KNOWN_SOURCES = ("LIVE", "SIMULATOR", "EVAL", "AGENT_TOOL")
 HYDRATE_POLICIES = ("auto", "always", "never")
+
+DEFAULT_WRITE_MEMORY_LIMIT = "64MB"
+"""DuckDB's buffer pool for the connections that load: DuckDB caches what a load's deletes read
+up to its limit (80% of RAM by default), so a load's memory would grow with the warehouse.
+Read-only connections keep the default: at this limit large latency quantiles fail."""
+
+SIZE_PATTERN = re.compile(r"\d+(?:\.\d+)?\s*(?:[KMGT]i?B|B|%)", re.IGNORECASE)
+"""What DuckDB takes as a memory limit: a size, or a share of the machine's RAM."""
+
+DEFAULT_START_DATE = date(2024, 1, 1)
+"""The first daily partition: no CES app holds a conversation from before 2024."""
+
+CRON_PATTERN = re.compile(r"@(?:hourly|daily|weekly|monthly)|[\w*/,?#-]+(?:\s+[\w*/,?#-]+){4}")
+"""A cron schedule as Dagster takes it: five fields, or one of its @ shortcuts."""
+
+_BOUNDS: dict[str, tuple[Callable[[float], bool], str]] = {
+    "positive": (lambda value: value > 0, "must be positive"),
+    "at_least_1": (lambda value: value >= 1, "must be at least 1"),
+    "not_negative": (lambda value: value >= 0, "must not be negative"),
+}
 
 
 class ConfigError(ValueError):
     """A setting is missing or malformed; the message names the variable."""
 
 
-def _split_csv(value: str | None) -> tuple[str, ...]:
-    if not value:
-        return ()
-    return tuple(part.strip() for part in value.split(",") if part.strip())
+def _setting(variable: str, default: Any, bound: str | None = None, **kwargs: Any) -> Any:
+    """A field read from `variable`; `bound` (a `_BOUNDS` key) is checked whenever it is set."""
+    return field(default=default, metadata={"env": variable, "bound": bound}, **kwargs)
+
+
+def _check_bounds(settings: Any) -> None:
+    for f in dataclasses.fields(settings):
+        if f.metadata.get("bound"):
+            holds, says = _BOUNDS[f.metadata["bound"]]
+            value = getattr(settings, f.name)
+            if not holds(value):
+                raise ConfigError(f"{f.metadata['env']} {says}, got {value}")
 
 
 @dataclass(frozen=True)
 class CesSettings:
     """How to reach the CES MCP server. `access_token` is a secret: never log or store it."""
 
-    mcp_url: str = DEFAULT_MCP_URL
-    apps: tuple[str, ...] = ()
-    sources: tuple[str, ...] = ()
-    access_token: str | None = field(default=None, repr=False)
-    quota_project: str | None = None
-    max_rps: float = DEFAULT_MAX_RPS
-    timeout_seconds: float = 60.0
+    mcp_url: str = _setting("CES_MCP_URL", DEFAULT_MCP_URL)
+    apps: tuple[str, ...] = _setting("CES_APPS", ())
+    sources: tuple[str, ...] = _setting("CES_SOURCES", ())
+    access_token: str | None = _setting("CES_ACCESS_TOKEN", None, repr=False)
+    quota_project: str | None = _setting("CES_QUOTA_PROJECT", None)
+    max_rps: float = _setting("CES_MAX_RPS", DEFAULT_MAX_RPS, "positive")
+    timeout_seconds: float = _setting("CES_TIMEOUT_SECONDS", 60.0, "positive")
     """Read timeout: the longest silence tolerated while waiting for (or streaming) a response."""
-    connect_timeout_seconds: float = 10.0
-    request_deadline_seconds: float = 300.0
+    connect_timeout_seconds: float = _setting("CES_CONNECT_TIMEOUT_SECONDS", 10.0, "positive")
+    request_deadline_seconds: float = _setting("CES_REQUEST_DEADLINE_SECONDS", 300.0, "positive")
     """The longest one exchange may take in all, however steadily the server sends."""
-    page_size: int = 100
-    max_response_mb: int = 64
-    """The largest response body (JSON, or one SSE event) read; a larger one is an error, not
-    gigabytes of memory."""
-    max_empty_pages: int = 20
+    page_size: int = _setting("CES_PAGE_SIZE", 100, "positive")
+    max_response_mb: int = _setting("CES_MAX_RESPONSE_MB", 64, "at_least_1")
+    """The largest response body (or SSE event) read; a larger one is an error, not gigabytes of memory."""
+    max_empty_pages: int = _setting("CES_MAX_EMPTY_PAGES", 20, "at_least_1")
     """Empty pages in a row, each with a next page token, before a listing is given up."""
-    hydrate: str = "auto"
-    """Which listed conversations `get_conversation` fetches in full: `auto` (those listed
-    without their traces), `always`, or `never`."""
-    evaluation_runs: tuple[str, ...] = ()
+    hydrate: str = _setting("CES_HYDRATE", "auto")
+    """Which listed conversations are fetched in full: `auto` (those without traces), `always`, `never`."""
+    evaluation_runs: tuple[str, ...] = _setting("CES_EVALUATION_RUNS", ())
     """Evaluation runs always fetched, besides those `list_evaluation_runs` finds."""
-    rate_limit_file: str | None = None
-    """Where processes share the request rate (one limit for all); None: this process only."""
-    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    rate_limit_file: str | None = _setting("CES_RATE_LIMIT_FILE", None)
+    """Where processes share the request rate; unset, a file in `DAGSTER_HOME` if set, else none."""
+    max_attempts: int = _setting("CES_MAX_ATTEMPTS", 5, "at_least_1")
     """Attempts per request, the first included, for calls that may be sent again (1: no retry)."""
-    retry_max_seconds: float = DEFAULT_RETRY_MAX_SECONDS
+    retry_max_seconds: float = _setting("CES_RETRY_MAX_SECONDS", 120.0, "not_negative")
     """No retry of a request starts later than this after its first attempt."""
-    retry_backoff_seconds: float = DEFAULT_RETRY_BACKOFF_SECONDS
+    retry_backoff_seconds: float = _setting("CES_RETRY_BACKOFF_SECONDS", 0.5, "not_negative")
     """First backoff ceiling; it doubles per attempt (full jitter, at most 30 s)."""
-    quota_retry_seconds: float = 90.0
+    quota_retry_seconds: float = _setting("CES_QUOTA_RETRY_SECONDS", 90.0, "not_negative")
     """A quota refusal (HTTP 429, RESOURCE_EXHAUSTED) is retried until this long after the first attempt."""
 
     def __post_init__(self) -> None:
         if self.access_token is not None:  # a secret mounted from a file ends in a newline
             object.__setattr__(self, "access_token", self.access_token.strip() or None)
+        object.__setattr__(self, "sources", tuple(source.upper() for source in self.sources))
+        object.__setattr__(self, "hydrate", self.hydrate.strip().lower())
         url = urlsplit(self.mcp_url)
         if url.scheme not in ("http", "https") or not url.hostname:
             raise ConfigError(
@@ -103,102 +125,52 @@ class CesSettings:
                     f"CES_EVALUATION_RUNS: {run!r} is not an evaluation run resource name "
                     "(projects/{project}/locations/{location}/apps/{app}/evaluationRuns/{run})"
                 )
-        if self.max_rps <= 0:
-            raise ConfigError(f"CES_MAX_RPS must be positive, got {self.max_rps}")
-        if self.page_size <= 0:
-            raise ConfigError(f"CES_PAGE_SIZE must be positive, got {self.page_size}")
         if self.hydrate not in HYDRATE_POLICIES:
             raise ConfigError(f"CES_HYDRATE must be auto, always or never, got {self.hydrate!r}")
-        if self.max_response_mb < 1:
-            raise ConfigError(f"CES_MAX_RESPONSE_MB must be at least 1, got {self.max_response_mb}")
-        if self.max_empty_pages < 1:
-            raise ConfigError(f"CES_MAX_EMPTY_PAGES must be at least 1, got {self.max_empty_pages}")
-        if min(self.timeout_seconds, self.connect_timeout_seconds, self.request_deadline_seconds) <= 0:
-            raise ConfigError(
-                "CES_TIMEOUT_SECONDS, CES_CONNECT_TIMEOUT_SECONDS and CES_REQUEST_DEADLINE_SECONDS "
-                "must be positive"
-            )
-        if self.max_attempts < 1:
-            raise ConfigError(f"CES_MAX_ATTEMPTS must be at least 1, got {self.max_attempts}")
-        if min(self.retry_max_seconds, self.retry_backoff_seconds, self.quota_retry_seconds) < 0:
-            raise ConfigError(
-                "CES_RETRY_MAX_SECONDS, CES_RETRY_BACKOFF_SECONDS and CES_QUOTA_RETRY_SECONDS "
-                "must not be negative"
-            )
-
-
-DEFAULT_WRITE_MEMORY_LIMIT = "64MB"
-"""DuckDB's buffer pool for the connections that load (`CES_WAREHOUSE_MEMORY_LIMIT`; DuckDB's
-own default is 80% of RAM): a load's deletes and commit read and rewrite row groups of every
-table, and DuckDB keeps what it read cached up to its limit, so a load's memory would grow
-with the warehouse. Read-only connections keep DuckDB's default: quantiles hold their groups
-in memory, and at this limit the latency queries over a large warehouse fail."""
-
-SIZE_PATTERN = re.compile(r"\d+(?:\.\d+)?\s*(?:[KMGT]i?B|B|%)", re.IGNORECASE)
-"""What DuckDB takes as a memory limit: a size, or a share of the machine's RAM."""
+        _check_bounds(self)
 
 
 @dataclass(frozen=True)
 class StorageSettings:
     """Where the lake, the warehouse and the dashboard live, and how loads use the warehouse."""
 
-    lake: str = "data/lake"
-    warehouse: str = "data/warehouse.duckdb"
-    report: str | None = None
+    lake: str = _setting("CES_LAKE", "data/lake")
+    warehouse: str = _setting("CES_WAREHOUSE", "data/warehouse.duckdb")
+    report: str | None = _setting("CES_REPORT", None)
     """Where the dashboard is written; None: `report.html` beside the warehouse."""
-    lock_timeout_seconds: float = 900.0
+    lock_timeout_seconds: float = _setting("CES_WAREHOUSE_LOCK_TIMEOUT", 900.0, "not_negative")
     """How long a load waits for another to release the warehouse."""
-    write_memory_limit: str = DEFAULT_WRITE_MEMORY_LIMIT
+    write_memory_limit: str = _setting("CES_WAREHOUSE_MEMORY_LIMIT", DEFAULT_WRITE_MEMORY_LIMIT)
     """DuckDB's buffer pool for the connections that load (a size, or a share of RAM)."""
 
     def __post_init__(self) -> None:
-        if not SIZE_PATTERN.fullmatch(self.write_memory_limit.strip()):
+        object.__setattr__(self, "write_memory_limit", self.write_memory_limit.strip())
+        if not SIZE_PATTERN.fullmatch(self.write_memory_limit):
             raise ConfigError(
                 "CES_WAREHOUSE_MEMORY_LIMIT must be a size such as 128MB or 1GB, or a share of RAM "
                 f"such as 10%, got {self.write_memory_limit!r}"
             )
-        if self.lock_timeout_seconds < 0:
-            raise ConfigError("CES_WAREHOUSE_LOCK_TIMEOUT must not be negative")
+        _check_bounds(self)
 
     @property
     def report_path(self) -> str:
         return self.report or str(Path(self.warehouse).parent / "report.html")
 
 
-DEFAULT_START_DATE = date(2024, 1, 1)
-"""The first daily partition: no CES app holds a conversation from before 2024."""
-
-
-CRON_PATTERN = re.compile(r"@(?:hourly|daily|weekly|monthly)|[\w*/,?#-]+(?:\s+[\w*/,?#-]+){4}")
-"""A cron schedule as Dagster takes it: five fields, or one of its @ shortcuts."""
-
-
 @dataclass(frozen=True)
 class OrchestrationSettings:
-    """How Dagster partitions, groups, schedules and checks the loads."""
-
-    start_date: date = DEFAULT_START_DATE
-    days_per_run: int = 31
-    """Daily partitions of one app a run covers at most (the assets' backfill policy): the
-    run's overhead is paid once per range, not once per day."""
-    api_concurrency: int = 4
+    start_date: date = _setting("CES_START_DATE", DEFAULT_START_DATE)
+    days_per_run: int = _setting("CES_DAYS_PER_RUN", 31, "at_least_1")
+    """Daily partitions of one app a run covers at most: its overhead is paid once per range."""
+    api_concurrency: int = _setting("CES_API_CONCURRENCY", 4, "at_least_1")
     """Slots of the `ces_api` pool: steps calling CES at once, across every run."""
-    lookback_days: int = 2
-    conversations_cron: str = "5 * * * *"
-    evaluations_cron: str = "30 4 * * *"
-    freshness_hours: float = 48.0
+    lookback_days: int = _setting("CES_LOOKBACK_DAYS", 2, "not_negative")
+    conversations_cron: str = _setting("CES_CONVERSATIONS_CRON", "5 * * * *")
+    evaluations_cron: str = _setting("CES_EVALUATIONS_CRON", "30 4 * * *")
+    freshness_hours: float = _setting("CES_FRESHNESS_HOURS", 48.0, "positive")
 
     def __post_init__(self) -> None:
-        for name, value in (
-            ("CES_DAYS_PER_RUN", self.days_per_run),
-            ("CES_API_CONCURRENCY", self.api_concurrency),
-        ):
-            if value < 1:
-                raise ConfigError(f"{name} must be at least 1, got {value}")
-        if self.lookback_days < 0:
-            raise ConfigError(f"CES_LOOKBACK_DAYS must not be negative, got {self.lookback_days}")
-        if self.freshness_hours <= 0:
-            raise ConfigError(f"CES_FRESHNESS_HOURS must be positive, got {self.freshness_hours}")
+        _check_bounds(self)
         for name, cron in (
             ("CES_CONVERSATIONS_CRON", self.conversations_cron),
             ("CES_EVALUATIONS_CRON", self.evaluations_cron),
@@ -211,8 +183,6 @@ class OrchestrationSettings:
 
 @dataclass(frozen=True)
 class Settings:
-    """Every setting of ces-pipeline, read once from the environment (`Settings.from_env`)."""
-
     ces: CesSettings = field(default_factory=CesSettings)
     storage: StorageSettings = field(default_factory=StorageSettings)
     orchestration: OrchestrationSettings = field(default_factory=OrchestrationSettings)
@@ -223,32 +193,13 @@ class Settings:
         env = os.environ if env is None else env
         return cls(
             ces=ces_settings_from_env(env),
-            storage=StorageSettings(
-                lake=env.get("CES_LAKE") or "data/lake",
-                warehouse=env.get("CES_WAREHOUSE") or "data/warehouse.duckdb",
-                report=env.get("CES_REPORT") or None,
-                lock_timeout_seconds=env_number(env, "CES_WAREHOUSE_LOCK_TIMEOUT", 900.0),
-                write_memory_limit=(
-                    env.get("CES_WAREHOUSE_MEMORY_LIMIT") or DEFAULT_WRITE_MEMORY_LIMIT
-                ).strip(),
-            ),
-            orchestration=OrchestrationSettings(
-                start_date=env_date(env, "CES_START_DATE", DEFAULT_START_DATE),
-                days_per_run=env_integer(env, "CES_DAYS_PER_RUN", 31),
-                api_concurrency=env_integer(env, "CES_API_CONCURRENCY", 4),
-                lookback_days=env_integer(env, "CES_LOOKBACK_DAYS", 2),
-                conversations_cron=env.get("CES_CONVERSATIONS_CRON") or "5 * * * *",
-                evaluations_cron=env.get("CES_EVALUATIONS_CRON") or "30 4 * * *",
-                freshness_hours=env_number(env, "CES_FRESHNESS_HOURS", 48.0),
-            ),
+            storage=_from_env(StorageSettings, env),
+            orchestration=_from_env(OrchestrationSettings, env),
         )
 
 
-def env_number(env: Mapping[str, str], name: str, default: float) -> float:
+def _number(name: str, raw: str) -> float:
     """A finite number: `nan` or `inf` would silently turn a limit off."""
-    raw = env.get(name)
-    if raw is None or raw.strip() == "":
-        return default
     try:
         value = float(raw)
     except ValueError:
@@ -258,58 +209,54 @@ def env_number(env: Mapping[str, str], name: str, default: float) -> float:
     return value
 
 
-def env_integer(env: Mapping[str, str], name: str, default: int) -> int:
-    raw = env.get(name)
-    if raw is None or raw.strip() == "":
-        return default
+def _integer(name: str, raw: str) -> int:
     try:
         return int(raw)
     except ValueError:
         raise ConfigError(f"{name} must be a whole number, got {raw!r}") from None
 
 
-def env_date(env: Mapping[str, str], name: str, default: date) -> date:
-    raw = env.get(name)
-    if not raw:
-        return default
+def _date(name: str, raw: str) -> date:
     try:
         return date.fromisoformat(raw)
     except ValueError:
         raise ConfigError(f"{name} must be a date YYYY-MM-DD, got {raw!r}") from None
 
 
+def _csv(_name: str, raw: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in raw.split(",") if part.strip())
+
+
+_READERS: dict[str, Callable[[str, str], Any]] = {
+    "float": _number,
+    "int": _integer,
+    "date": _date,
+    "tuple[str, ...]": _csv,
+    "str": lambda _name, raw: raw,
+    "str | None": lambda _name, raw: raw,
+}
+"""How a variable's text becomes a field's value, by the field's annotation."""
+
+T = TypeVar("T")
+
+
+def _from_env(cls: type[T], env: Mapping[str, str]) -> T:
+    """`cls` with every field whose variable is set (not blank) read from it; the others default."""
+    values = {
+        f.name: _READERS[str(f.type)](f.metadata["env"], env[f.metadata["env"]])
+        for f in dataclasses.fields(cls)  # type: ignore[arg-type]
+        if env.get(f.metadata["env"], "").strip()
+    }
+    return cls(**values)
+
+
 def ces_settings_from_env(env: Mapping[str, str]) -> CesSettings:
-    """The `CES_*` variables of the CES connection."""
-    sources = tuple(s.upper() for s in _split_csv(env.get("CES_SOURCES")))
-    return CesSettings(
-        mcp_url=env.get("CES_MCP_URL") or DEFAULT_MCP_URL,
-        apps=_split_csv(env.get("CES_APPS")),
-        sources=sources,
-        access_token=env.get("CES_ACCESS_TOKEN") or None,
-        quota_project=env.get("CES_QUOTA_PROJECT") or None,
-        max_rps=env_number(env, "CES_MAX_RPS", DEFAULT_MAX_RPS),
-        timeout_seconds=env_number(env, "CES_TIMEOUT_SECONDS", 60.0),
-        connect_timeout_seconds=env_number(env, "CES_CONNECT_TIMEOUT_SECONDS", 10.0),
-        request_deadline_seconds=env_number(env, "CES_REQUEST_DEADLINE_SECONDS", 300.0),
-        page_size=env_integer(env, "CES_PAGE_SIZE", 100),
-        max_empty_pages=env_integer(env, "CES_MAX_EMPTY_PAGES", 20),
-        hydrate=(env.get("CES_HYDRATE") or "auto").strip().lower(),
-        max_response_mb=env_integer(env, "CES_MAX_RESPONSE_MB", 64),
-        evaluation_runs=_split_csv(env.get("CES_EVALUATION_RUNS")),
-        rate_limit_file=default_rate_limit_file(env),
-        max_attempts=env_integer(env, "CES_MAX_ATTEMPTS", DEFAULT_MAX_ATTEMPTS),
-        retry_max_seconds=env_number(env, "CES_RETRY_MAX_SECONDS", DEFAULT_RETRY_MAX_SECONDS),
-        retry_backoff_seconds=env_number(env, "CES_RETRY_BACKOFF_SECONDS", DEFAULT_RETRY_BACKOFF_SECONDS),
-        quota_retry_seconds=env_number(env, "CES_QUOTA_RETRY_SECONDS", 90.0),
-    )
-
-
-def default_rate_limit_file(env: Mapping[str, str]) -> str | None:
-    """`CES_RATE_LIMIT_FILE`, else a file in `DAGSTER_HOME` so every run of the instance shares it."""
-    if env.get("CES_RATE_LIMIT_FILE"):
-        return env["CES_RATE_LIMIT_FILE"]
-    home = env.get("DAGSTER_HOME")
-    return os.path.join(home, "ces-rate-limit.state") if home else None
+    settings = _from_env(CesSettings, env)
+    if settings.rate_limit_file is None and env.get("DAGSTER_HOME"):
+        return dataclasses.replace(
+            settings, rate_limit_file=os.path.join(env["DAGSTER_HOME"], "ces-rate-limit.state")
+        )
+    return settings
 
 
 def load_dotenv_file() -> None:

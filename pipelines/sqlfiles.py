@@ -1,8 +1,5 @@
-"""Access to the SQL files under `sql/`: the only place SQL text lives.
-
-Some statements name a table as `{table}`; that placeholder is filled from the schema
-registry (an identifier we own), never from data. Values are always bound parameters.
-"""
+"""The SQL files under `sql/`, the only place SQL text lives; a `{table}` placeholder is filled
+from the schema registry, never from data (values are always bound parameters)."""
 
 from __future__ import annotations
 
@@ -24,14 +21,3 @@ def sql_text(relative: str) -> str:
 def sql_files(folder: str) -> list[Path]:
     """The `.sql` files of `sql/<folder>`, sorted by name."""
     return sorted((SQL_DIR / folder).glob("*.sql"))
-
-
-def first_comment_line(path: Path) -> str:
-    """The first `--` comment of a SQL file: its one-line description."""
-    for line in path.read_text().splitlines():
-        stripped = line.strip()
-        if stripped.startswith("--"):
-            return stripped.lstrip("-").strip()
-        if stripped:
-            break
-    return ""

@@ -76,10 +76,8 @@ def test_evaluation_results_of_one_run() -> None:
     assert first == {"parent": f"{APP}/evaluations/-", "pageSize": 1, "filter": f'evaluation_run = "{run}"'}
 
 
-def test_get_wrappers_send_the_name() -> None:
+def test_get_operation_sends_the_name() -> None:
     with mcp_server(SERVER) as (_, url), client_for(url) as client:
-        assert tools.get_evaluation_run(client, "r") == {"echo": {"name": "r"}}
-        assert tools.get_conversation(client, "c") == {"echo": {"name": "c"}}
         assert tools.get_operation(client, "o") == {"echo": {"name": "o"}}
 
 

@@ -1,4 +1,4 @@
-"""The DDL in sql/tables is the Arrow schema of each table, column for column."""
+"""The Arrow schema of each table is read from its DDL in sql/tables, column for column."""
 
 from __future__ import annotations
 

@@ -62,8 +62,8 @@ class Reply(NamedTuple):
 
 
 class CountingBody:
-    """Iterates a response body once, adding up the bytes received, until `deadline` (a
-    `time.monotonic()` instant): the read timeout bounds silence, not a server that drips."""
+    """Iterates a response body once, counting bytes, until `deadline` (monotonic): the read
+    timeout bounds silence, not a server that drips."""
 
     def __init__(self, response: httpx.Response, label: str, deadline: float, deadline_seconds: float):
         self._chunks = response.iter_bytes()
@@ -131,7 +131,7 @@ def _error_details(body: bytes) -> _ErrorBody:
     try:
         parsed = orjson.loads(body)
     except orjson.JSONDecodeError:
-        return _ErrorBody(body.decode("utf-8", errors="replace").strip()[:_MESSAGE_LIMIT] or None)
+        parsed = None
     error = parsed.get("error") if isinstance(parsed, dict) else None
     if isinstance(error, str):
         return _ErrorBody(error[:_MESSAGE_LIMIT])
@@ -162,13 +162,8 @@ def _is_response_to(message: Any, request_id: int) -> bool:
 
 
 def wants_handshake(error: CesError) -> bool:
-    """Does this rejection of a stateless request mean "open a session first"?
-
-    Session-era servers answer HTTP 400 saying a session id is missing (the MCP SDKs say
-    "Bad Request: Missing session ID", "Mcp-Session-Id header is required", "Server not
-    initialized"); a server that does not speak 2026-07-28 says the protocol version is
-    unsupported (-32022).
-    """
+    """Does this rejection of a stateless request mean "open a session first"? Session-era
+    servers answer HTTP 400 about a missing session, or -32022 (unsupported protocol version)."""
     if isinstance(error, CesRpcError):
         return error.code == protocol.UNSUPPORTED_PROTOCOL_VERSION and _offers_handshake(error.data)
     if not isinstance(error, CesTransportError) or error.status_code != 400:
@@ -195,9 +190,7 @@ def read_answer(
     *,
     max_body_bytes: int,
 ) -> Reply:
-    """The JSON-RPC result of an HTTP answer; an HTTP error, a JSON-RPC error, an answer that
-    holds no response to the request, or a JSON body or SSE event over `max_body_bytes` raises,
-    with the server's words (redacted)."""
+    """The JSON-RPC result of an HTTP answer; anything else raises, with the server's words (redacted)."""
     status = response.status_code
     if status >= 300:
         raise _http_error(exchange, response, body.read(_ERROR_BODY_LIMIT), token)
@@ -253,7 +246,6 @@ def _json_response(exchange: Exchange, raw: bytes) -> dict[str, Any]:
 
 
 def _sse_response(exchange: Exchange, body: CountingBody, max_event_bytes: int) -> dict[str, Any]:
-    """The response event of an SSE stream; notifications and server requests are skipped."""
     assert exchange.request_id is not None
     events = 0
     try:

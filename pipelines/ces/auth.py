@@ -1,14 +1,6 @@
-"""Where the bearer token of a CES request comes from.
-
-The chain, first match wins:
-
-1. `CES_ACCESS_TOKEN` (settings.access_token): a static token, sent as it is.
-2. Google Application Default Credentials, when google-auth is installed, ADC is found and the
-   endpoint is https: a refreshed OAuth 2 token (scope cloud-platform). Google credentials are
-   never sent over plain http, so a loopback simulator never receives a real token and never
-   makes the process probe for ADC.
-3. Nothing: requests carry no Authorization header (fine for the simulator), logged once.
-"""
+"""Where the bearer token of a CES request comes from, first match wins: `CES_ACCESS_TOKEN`;
+Google Application Default Credentials, over https only (a loopback simulator never receives a
+real token); else no Authorization header (fine for the simulator)."""
 
 from __future__ import annotations
 
@@ -52,7 +44,9 @@ class TokenProvider(Protocol):
 class StaticTokenProvider:
     """A token the user supplied; it cannot be renewed, so a 401 with it is final."""
 
-    def __init__(self, token: str):
+    can_refresh = False
+
+    def __init__(self, token: str | None):
         self._token = token
 
     def token(self) -> str | None:
@@ -64,25 +58,13 @@ class StaticTokenProvider:
     def force_refresh(self, rejected_token: str | None = None) -> None:
         """Nothing to renew."""
 
-    can_refresh = False
-
     def __repr__(self) -> str:
         return "StaticTokenProvider(token=***)"
 
 
-class NoTokenProvider:
-    """Unauthenticated requests."""
-
-    def token(self) -> str | None:
-        return None
-
-    def quota_project(self) -> str | None:
-        return None
-
-    def force_refresh(self, rejected_token: str | None = None) -> None:
-        """Nothing to renew."""
-
-    can_refresh = False
+class NoTokenProvider(StaticTokenProvider):
+    def __init__(self) -> None:
+        super().__init__(None)
 
     def __repr__(self) -> str:
         return "NoTokenProvider()"
@@ -91,9 +73,11 @@ class NoTokenProvider:
 class GoogleCredentialsProvider:
     """Tokens from google-auth credentials, refreshed when missing or about to expire."""
 
-    def __init__(self, credentials: Any, *, request: Callable[..., Any] | None = None):
+    def __init__(self, credentials: Any):
+        from google.auth.transport.requests import Request  # `requests` comes with Dagster
+
         self._credentials = credentials
-        self._request = request or _refresh_transport()
+        self._request = Request()
         self._lock = threading.Lock()
 
     def _refresh(self) -> None:
@@ -125,27 +109,17 @@ class GoogleCredentialsProvider:
         return f"GoogleCredentialsProvider({type(self._credentials).__name__})"
 
 
-def _refresh_transport() -> Callable[..., Any]:
-    """google-auth's own transport over `requests` (installed with Dagster)."""
-    from google.auth.transport.requests import Request
-
-    return Request()
-
-
-def _google_default() -> tuple[Any, str | None]:
-    import google.auth
-
-    return google.auth.default(scopes=[CLOUD_PLATFORM_SCOPE])
-
-
 def _load_adc(adc_loader: AdcLoader | None) -> tuple[Any | None, str]:
     """(credentials, why they are unavailable); credentials are None when ADC cannot be used."""
     try:
+        import google.auth
         from google.auth.exceptions import DefaultCredentialsError
     except ImportError:
         return None, "google-auth is not installed"
     try:
-        credentials, _project = (adc_loader or _google_default)()
+        credentials, _project = (
+            adc_loader() if adc_loader else google.auth.default(scopes=[CLOUD_PLATFORM_SCOPE])
+        )
     except DefaultCredentialsError as exc:
         return None, f"no Application Default Credentials ({exc})"
     return credentials, ""

@@ -1,24 +1,12 @@
 """A synchronous client for the CES MCP server: JSON-RPC 2.0 over MCP Streamable HTTP.
 
-Stateless by default, as Google documents its remote MCP servers (protocol 2026-07-28): every
-`tools/call` is one self-contained POST, no handshake. A server of the session era that asks
-for a session gets one (`initialize`, `Mcp-Session-Id`, `notifications/initialized`), after
-which the client keeps speaking that way; an expired session is re-opened once.
-
-Layers, top to bottom, each one method:
-- `_request`: one JSON-RPC call, recovering when the server asks for a session (or for
-  `Mcp-Param-*` headers) by negotiating and sending again;
-- `_send`: the single home of retries, through which every exchange goes: transient failures
-  are retried as the `RetryPolicy` says (see `pipelines.ces.retry`: idempotent calls only,
-  exponential backoff with full jitter, Retry-After honoured, bounded in attempts and time),
-  and an HTTP 401 renews the credentials and sends once more;
-- `_post`: one HTTP attempt, paced by the shared rate limiter, authenticated, reading a JSON
-  or an SSE body, counted in `stats`. An SSE answer is left at its response event and its
-  connection closed: a server may keep the stream open, and reading on would hold the caller.
-
-The client is shared by hydration worker threads: httpx.Client is thread-safe, and the
-client's own state (ids, stats, tool cache, session) is guarded by locks. It never logs or
-repeats the Authorization header or the token.
+Stateless by default, as Google documents its remote MCP servers (protocol 2026-07-28); a
+server of the session era that asks for a session gets one, and an expired one is re-opened
+once. Layers: `_request` (one JSON-RPC call, negotiating what the server asks for first),
+`_send` (the one home of retries, and of renewing credentials after an HTTP 401) and `_post`
+(one paced, authenticated, counted HTTP attempt). An SSE answer is left at its response event:
+a server may keep the stream open. Shared by worker threads (its own state is under locks);
+it never logs or repeats the token.
 """
 
 from __future__ import annotations
@@ -71,14 +59,7 @@ _READ_ONLY_PREFIXES = ("get_", "list_")
 
 @dataclass
 class ClientStats:
-    """Counters of one client.
-
-    `requests` counts HTTP exchanges (handshakes and re-sends included), `tool_calls` the
-    `call_tool` calls per tool, `bytes_received` response body bytes, `api_seconds` the wall
-    time spent waiting on the server, `retries` the re-sends after a transient failure,
-    `retry_seconds` the time spent waiting before them, `credential_refreshes` the tokens renewed
-    after an HTTP 401, `session_initializations` the MCP handshakes.
-    """
+    """Counters of one client; `requests` counts every HTTP exchange, handshakes and re-sends too."""
 
     requests: int = 0
     tool_calls: dict[str, int] = field(default_factory=dict)
@@ -92,10 +73,7 @@ class ClientStats:
 
 @dataclass
 class _Attempt:
-    """What the latest attempt of an exchange sent that the caller may need afterwards.
-
-    The token stays in this local object only: never in an exception, a log line or a record.
-    """
+    """The token the latest attempt sent (kept here only: never in an exception, log or record)."""
 
     token: str | None = None
 
@@ -110,9 +88,8 @@ class _Session:
 
 @functools.cache
 def tls_context() -> ssl.SSLContext:
-    """httpx's default TLS context (certifi's CA bundle, or `SSL_CERT_FILE` / `SSL_CERT_DIR`),
-    built once per process: each run opens clients of its own, and a context parses ~150 CA
-    certificates. Once built it is safe to share between clients and threads."""
+    """httpx's default TLS context, built once per process: it parses ~150 CA certificates,
+    and each run opens clients of its own."""
     return httpx.create_ssl_context()
 
 
@@ -166,7 +143,6 @@ class CesMcpClient:
         self.close()
 
     def close(self) -> None:
-        """End the session, if the server gave one, and release connections."""
         session, self._session = self._session, None
         if session is not None and session.session_id and not self._http.is_closed:
             self._terminate(session)
@@ -178,7 +154,6 @@ class CesMcpClient:
 
     @property
     def stats(self) -> ClientStats:
-        """A consistent snapshot of the counters."""
         with self._lock:
             return replace(self._stats, tool_calls=dict(self._stats.tool_calls))
 
@@ -221,40 +196,31 @@ class CesMcpClient:
     def call_tool(
         self, name: str, arguments: Mapping[str, Any] | None = None, *, idempotent: bool | None = None
     ) -> dict[str, Any]:
-        """Call a tool and return its output object.
-
-        `idempotent` says whether the call may be sent again after it may have reached the
-        server. By default it comes from the tool's `idempotentHint` when the tools were listed,
-        else from the CES naming convention: `get_*`/`list_*` tools are read-only and idempotent,
-        anything else (`run_evaluation`) is not.
-        """
-        return protocol.tool_result_payload(name, self._call_tool(name, arguments, idempotent))
-
-    def _call_tool(self, name: str, arguments: Mapping[str, Any] | None, idempotent: bool | None) -> Any:
+        """Call a tool and return its output object. `idempotent` (may it be sent again?)
+        defaults to the tool's `idempotentHint`, else to the CES naming: `get_*`/`list_*` are."""
         if idempotent is None:
-            idempotent = self._is_idempotent(name)
+            annotations = self._listed(name).get("annotations")
+            hint = annotations.get("idempotentHint") if isinstance(annotations, dict) else None
+            idempotent = hint if isinstance(hint, bool) else name.startswith(_READ_ONLY_PREFIXES)
         with self._lock:
             self._stats.tool_calls[name] = self._stats.tool_calls.get(name, 0) + 1
         params = {"name": name, "arguments": dict(arguments or {})}
-        return self._request("tools/call", params, idempotent=idempotent, tool=name)
+        return protocol.tool_result_payload(
+            name, self._request("tools/call", params, idempotent=idempotent, tool=name)
+        )
 
-    def _is_idempotent(self, tool: str) -> bool:
+    def _listed(self, tool: str) -> dict[str, Any]:
+        """What `tools/list` said of `tool` (empty before the tools are listed)."""
         with self._lock:
-            listed = (self._tools or {}).get(tool)
-        annotations = (listed or {}).get("annotations")
-        hint = annotations.get("idempotentHint") if isinstance(annotations, dict) else None
-        return hint if isinstance(hint, bool) else tool.startswith(_READ_ONLY_PREFIXES)
+            return (self._tools or {}).get(tool) or {}
 
     # -- one JSON-RPC call -------------------------------------------------------------------
 
     def _request(
         self, method: str, params: dict[str, Any], *, idempotent: bool, tool: str | None = None
     ) -> Any:
-        """Send a request; when the server says what it needs first, provide it and send again once.
-
-        Re-sending is safe even for non-idempotent calls here: each of these answers means the
-        server refused the request before acting on it.
-        """
+        """Send a request; when the server says what it needs first, provide it and send again
+        once (safe for any call: each such answer refuses the request before acting on it)."""
         session = self._session
         try:
             return self._send(self._build(method, params, session, tool), idempotent=idempotent).result
@@ -281,7 +247,6 @@ class CesMcpClient:
     def _build(
         self, method: str, params: dict[str, Any] | None, session: _Session | None, tool: str | None = None
     ) -> Exchange:
-        """The body and protocol headers of one message, for the protocol era in use."""
         headers = {"content-type": JSON_TYPE, "accept": f"{JSON_TYPE}, {SSE_TYPE}"}
         if method == "initialize":
             pass  # the handshake carries its version in the body, and no session yet
@@ -290,7 +255,9 @@ class CesMcpClient:
             headers.update(protocol.modern_headers(method, params))
             if tool is not None:
                 headers.update(
-                    protocol.param_headers(self._input_schema(tool), params.get("arguments") or {})
+                    protocol.param_headers(
+                        self._listed(tool).get("inputSchema"), params.get("arguments") or {}
+                    )
                 )
         else:
             headers[protocol.PROTOCOL_VERSION_HEADER] = session.protocol_version
@@ -305,10 +272,6 @@ class CesMcpClient:
                 request_id = next(self._ids)
             message["id"] = request_id
         return Exchange(method, tool, request_id, orjson.dumps(message), headers)
-
-    def _input_schema(self, tool: str) -> Any:
-        with self._lock:
-            return ((self._tools or {}).get(tool) or {}).get("inputSchema")
 
     # -- sessions (for servers of the session era) -------------------------------------------
 
@@ -335,7 +298,7 @@ class CesMcpClient:
             return session
 
     def _terminate(self, session: _Session) -> None:
-        """Tell the server the session is over (best effort; it would expire anyway)."""
+        """Best effort: the session would expire anyway."""
         headers = {
             protocol.SESSION_ID_HEADER: session.session_id or "",
             protocol.PROTOCOL_VERSION_HEADER: session.protocol_version,
@@ -351,12 +314,8 @@ class CesMcpClient:
     # -- the exchange and its retries ----------------------------------------------------------
 
     def _send(self, exchange: Exchange, *, idempotent: bool) -> Reply:
-        """Every HTTP exchange goes through here: the one place that decides on sending again.
-
-        Transient failures are retried by the retry policy. An HTTP 401 means the credentials
-        were refused before the server acted, so, whatever the call, they are renewed once and
-        the request is sent again (a static CES_ACCESS_TOKEN cannot be renewed: its 401 is final).
-        """
+        """The one place that decides on sending again: retries by the policy, and after an HTTP
+        401 (refused before the server acted) the credentials renewed and the request sent once more."""
         attempt = _Attempt()
         try:
             return self._send_with_retries(exchange, attempt, idempotent=idempotent)
@@ -391,7 +350,6 @@ class CesMcpClient:
         return headers, token
 
     def _post(self, exchange: Exchange, attempt: _Attempt | None = None) -> Reply:
-        """One HTTP attempt: paced, authenticated, timed and counted."""
         self._limiter.acquire()
         auth, token = self._auth_headers()
         if attempt is not None:

@@ -1,8 +1,4 @@
-"""Calls run on threads for a consumer that takes their results in order, never far behind.
-
-The API is I/O bound and rate limited from one place (`RateLimiter`), so threads are what
-keeps requests back to back; the bound on how far they run ahead is what keeps memory flat.
-"""
+"""Calls run on threads for a consumer that takes their results in order, never far behind."""
 
 from __future__ import annotations
 
@@ -18,12 +14,8 @@ R = TypeVar("R")
 def ordered_map(
     function: Callable[[T], R], items: Iterable[T], *, workers: int, thread_name_prefix: str
 ) -> Iterator[R]:
-    """`function(item)` for each item, on `workers` threads, yielded in the order of `items`.
-
-    At most `workers` calls are started before the consumer takes the oldest result, so at most
-    that many results are held. An exception is raised where its result would have been; the
-    calls not yet started are then cancelled (as they are when the consumer stops early).
-    """
+    """`function(item)` for each item, on `workers` threads, yielded in order; at most `workers`
+    results are held, and an exception is raised where its result would have been."""
     workers = max(1, workers)
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=thread_name_prefix) as pool:
         pending: deque[Future[R]] = deque()

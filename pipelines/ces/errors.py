@@ -9,11 +9,7 @@ from pipelines.ces.google_status import GoogleStatus, google_status
 
 
 class CesError(Exception):
-    """Base class for every failure talking to the CES MCP server.
-
-    `attempts` is how many times the request was sent before this error was final (set by the
-    retry layer when it gave up; 1 otherwise).
-    """
+    """Base class for every failure talking to the CES MCP server; `attempts`: sends before it was final."""
 
     attempts: int = 1
     detail: Any = None
@@ -31,12 +27,8 @@ class CesError(Exception):
 class CesTransportError(CesError):
     """The HTTP exchange failed: connection, timeout, unexpected status or a broken stream.
 
-    `status_code` is the HTTP status when there was one; `retry_after` the server's
-    Retry-After in seconds; `server_message` the message the server put in its error body
-    (JSON-RPC `error.message` or a Google API `error.message`), and `rpc_code`/`rpc_data` the
-    JSON-RPC error code and data when the body carried one. `request_sent` is False only when
-    the request surely never left this machine (the connection could not be opened), which is
-    what makes re-sending a non-idempotent call safe. The retry layer decides with these.
+    `request_sent` is False only when the request surely never left this machine (the
+    connection could not be opened): what makes re-sending a non-idempotent call safe.
     """
 
     def __init__(

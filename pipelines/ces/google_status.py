@@ -1,12 +1,8 @@
 """What a Google error says, in whichever shape it arrives: its canonical code, reasons, retry delay.
 
-Google APIs report a failure as a `google.rpc.Status`: a canonical code (`UNAVAILABLE`,
-`RESOURCE_EXHAUSTED`, ...), a message, and details such as `google.rpc.ErrorInfo` (a `reason`
-like `RATE_LIMIT_EXCEEDED`) and `google.rpc.RetryInfo` (a `retryDelay`). Through MCP it may come
-as an HTTP error body (`{"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "details": …}}`,
-where `code` is the HTTP status), as a JSON-RPC error's `data`, as a tool result's
-`structuredContent`, or as text: the Status as JSON, or a message that starts with the code
-(`UNAVAILABLE: the backend is busy`). `google_status` reads them all the same way.
+Through MCP a `google.rpc.Status` may come as an HTTP error body (whose `code` is the HTTP
+status), a JSON-RPC error's `data`, a tool result's `structuredContent`, or as text: the
+Status as JSON, or a message that starts with the code (`UNAVAILABLE: the backend is busy`).
 """
 
 from __future__ import annotations

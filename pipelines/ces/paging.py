@@ -46,7 +46,6 @@ def utc_now_rfc3339() -> str:
 def fetch_record(
     client: ToolClient, tool: str, arguments: Mapping[str, Any], *, idempotent: bool | None = None
 ) -> ApiRecord:
-    """Call a tool and keep the call as a record."""
     arguments = dict(arguments)
     result = client.call_tool(tool, arguments, idempotent=idempotent)
     return ApiRecord(tool, arguments, result, utc_now_rfc3339())
@@ -68,18 +67,12 @@ def iter_page_records(
     items_key: str,
     max_pages: int = DEFAULT_MAX_PAGES,
     max_empty_pages: int = DEFAULT_MAX_EMPTY_PAGES,
-    max_restarts: int = DEFAULT_MAX_RESTARTS,
 ) -> Iterator[ApiRecord]:
     """Each page of a list tool as a record, following `nextPageToken` until it is absent or empty.
 
-    A page may hold fewer items than asked, even none, and still carry a token: paging goes on.
-    A token handed out twice would loop forever, so it is a CesPagingError, as are passing
-    `max_pages` and `max_empty_pages` empty pages in a row.
-
-    A page token the server refuses (it expired, as tokens do when a listing takes long) cannot
-    be renewed: the listing starts again from its first page, at most `max_restarts` times, and
-    the pages seen before stay in the output. Consumers therefore meet items again; they keep
-    the first listing of each (see `ListingJudge`), so nothing is lost and nothing doubled.
+    A token handed out twice, `max_pages` pages, or `max_empty_pages` empty pages in a row are
+    a CesPagingError. A refused (expired) token restarts the listing from its first page, at
+    most `DEFAULT_MAX_RESTARTS` times; consumers keep the first listing of each item (`ListingJudge`).
     """
     seen: set[str] = set()
     token: str | None = None
@@ -90,7 +83,7 @@ def iter_page_records(
         except (CesToolError, CesRpcError) as exc:
             if token is None or not _refuses_page_token(exc):
                 raise
-            if restarts >= max_restarts:
+            if restarts >= DEFAULT_MAX_RESTARTS:
                 raise CesPagingError(
                     f"{tool}: the server refused its page token again after {restarts} fresh "
                     f"listing(s) from the first page; giving up: {exc}"
@@ -101,7 +94,7 @@ def iter_page_records(
                 tool,
                 exc,
                 restarts,
-                max_restarts,
+                DEFAULT_MAX_RESTARTS,
             )
             seen.clear()
             token = None
@@ -126,6 +119,5 @@ def iter_page_records(
 
 
 def _refuses_page_token(error: CesError) -> bool:
-    """Does this tool or JSON-RPC error say the page token is no good (expired, invalid)?"""
     message = getattr(error, "server_message", None) or str(error)
     return bool(_PAGE_TOKEN.search(message))

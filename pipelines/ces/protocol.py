@@ -1,12 +1,8 @@
 """What an MCP request looks like on the wire, in the stateless (2026-07-28) and the session era.
 
-Google documents its remote MCP servers as speaking the stateless protocol 2026-07-28: each
-POST is self-contained, with the protocol version, client info and client capabilities in
-`params._meta` and mirrored routing headers (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`,
-and `Mcp-Param-*` for tool arguments whose input schema carries `x-mcp-header`). A strict
-modern server rejects a request whose headers and body disagree, so both are built here, in
-one place, the way the official MCP SDK builds them. Servers of the older session era ignore
-the envelope, or ask for a session; then the `initialize` handshake below is used instead.
+A strict stateless server rejects a request whose routing headers and `params._meta` body
+disagree, so both are built here, in one place, the way the official MCP SDK builds them.
+Servers of the session era ignore the envelope, or ask for the `initialize` handshake.
 """
 
 from __future__ import annotations
@@ -100,32 +96,21 @@ def _annotated_properties(schema: Any, path: tuple[str, ...] = ()) -> Iterator[t
         yield from _annotated_properties(sub, (*path, name))
 
 
-def _render(value: Any) -> str | None:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str | int | float):
-        return str(value)
-    return None
-
-
 def param_headers(input_schema: Any, arguments: Mapping[str, Any]) -> dict[str, str]:
-    """`Mcp-Param-*` headers mirroring the arguments a tool's input schema marks with `x-mcp-header`.
-
-    Without them a strict 2026-07-28 server refuses the call; the schema comes from `tools/list`.
-    """
+    """`Mcp-Param-*` headers mirroring the arguments a tool's input schema marks with `x-mcp-header`."""
     headers: dict[str, str] = {}
     for path, token in _annotated_properties(input_schema):
         value: Any = arguments
         for key in path:
             value = value.get(key) if isinstance(value, Mapping) else None
-        rendered = _render(value) if value is not None else None
-        if rendered is not None:
-            headers[f"{PARAM_HEADER_PREFIX}{token}"] = encode_header_value(rendered)
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        if isinstance(value, str | int | float):
+            headers[f"{PARAM_HEADER_PREFIX}{token}"] = encode_header_value(str(value))
     return headers
 
 
 def initialize_params() -> dict[str, Any]:
-    """Params of the session-era `initialize` request."""
     return {
         "protocolVersion": HANDSHAKE_PROTOCOL_VERSION,
         "capabilities": {},
@@ -145,12 +130,7 @@ def _text_items(result: Mapping[str, Any]) -> list[str]:
 
 
 def tool_result_payload(tool: str, result: Any) -> dict[str, Any]:
-    """The tool's output object from a `tools/call` result.
-
-    `structuredContent` when present; otherwise the JSON of the text content items (the MCP
-    spec has a tool with structured output also return it serialised as text, and servers
-    without output schemas return only text). `isError: true` is a tool-level failure.
-    """
+    """The tool's output object: `structuredContent`, else the JSON of the text content items."""
     if not isinstance(result, Mapping):
         raise CesProtocolError(f"{tool}: the tools/call result is not an object")
     texts = _text_items(result)

@@ -1,9 +1,7 @@
 """Client-side pacing so every thread, and every process, stays under the CES request quota.
 
-CES read quota is per project (typically 600 requests per minute), and ingestion is bound by
-it, so requests are spaced evenly rather than sent in bursts that the server would answer
-with 429s. The limiter is GCRA (the generic cell rate algorithm): one timestamp, no refill
-thread, and each caller learns at once when its slot is, then sleeps outside the lock.
+Requests are spaced evenly rather than sent in bursts the server would answer with 429s, by
+GCRA: one timestamp, no refill thread, each caller sleeping outside the lock until its slot.
 """
 
 from __future__ import annotations
@@ -17,10 +15,7 @@ from collections.abc import Callable
 
 
 class RateLimiter:
-    """At most `max_rps` permits per second on average, with bursts of at most `burst` permits.
-
-    Thread-safe; permits are granted in the order callers reach the lock.
-    """
+    """At most `max_rps` permits per second on average, in bursts of at most `burst` (thread-safe)."""
 
     def __init__(
         self,
@@ -47,63 +42,48 @@ class RateLimiter:
         """Block until a permit is free; return the clock time the permit was granted for."""
         with self._lock:
             now = self._clock()
-            arrival = max(self._theoretical_arrival, now)
-            granted_at = max(now, arrival - self._tolerance)
-            self._theoretical_arrival = arrival + self._interval
+            arrival = self._reserve(now)
+        granted_at = max(now, arrival - self._tolerance)
         wait = granted_at - now
         if wait > 0:
             self._sleep(wait)
         return granted_at
 
+    def _reserve(self, now: float) -> float:
+        """The theoretical arrival of this permit, the next one's stored (under the lock)."""
+        arrival = max(self._theoretical_arrival, now)
+        self._theoretical_arrival = arrival + self._interval
+        return arrival
+
     def __repr__(self) -> str:
         return f"RateLimiter(max_rps={self.max_rps}, burst={self.burst})"
 
 
-class FileRateLimiter:
-    """The same GCRA, with its one timestamp kept in a file under an exclusive `flock`.
-
-    Every process that points at the same file shares one rate: parallel partitions of a
-    backfill, the Dagster daemon's runs and a CLI ingest together stay under `max_rps`.
-    Wall-clock time is stored, so the file stays meaningful across processes and reboots.
-    """
+class FileRateLimiter(RateLimiter):
+    """The same GCRA, its timestamp (wall-clock) kept in a file under an exclusive `flock`, so
+    every process pointing at the file (backfill runs, the daemon, a CLI ingest) shares one rate."""
 
     _FORMAT = "<d"
 
     def __init__(
         self, path: str, max_rps: float, *, burst: int = 1, sleep: Callable[[float], None] = time.sleep
     ):
-        if max_rps <= 0:
-            raise ValueError(f"max_rps must be positive, got {max_rps}")
+        super().__init__(max_rps, burst=max(1, burst), clock=time.time, sleep=sleep)
         self.path = path
-        self.max_rps = max_rps
-        self.burst = max(1, burst)
-        self._interval = 1.0 / max_rps
-        self._tolerance = self._interval * (self.burst - 1)
-        self._sleep = sleep
-        self._lock = threading.Lock()
 
-    def acquire(self) -> float:
-        """Block until a permit is free; return the wall-clock time it was granted for."""
-        with self._lock:
-            os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-                raw = os.pread(fd, struct.calcsize(self._FORMAT), 0)
-                now = time.time()
-                stored = (
-                    struct.unpack(self._FORMAT, raw)[0] if len(raw) == struct.calcsize(self._FORMAT) else now
-                )
-                # A timestamp far in the future can only come from a clock step: start afresh.
-                arrival = now if stored > now + 60 else max(stored, now)
-                granted_at = max(now, arrival - self._tolerance)
-                os.pwrite(fd, struct.pack(self._FORMAT, arrival + self._interval), 0)
-            finally:
-                os.close(fd)  # closing releases the flock
-        wait = granted_at - now
-        if wait > 0:
-            self._sleep(wait)
-        return granted_at
+    def _reserve(self, now: float) -> float:
+        os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            raw = os.pread(fd, struct.calcsize(self._FORMAT), 0)
+            stored = struct.unpack(self._FORMAT, raw)[0] if len(raw) == struct.calcsize(self._FORMAT) else now
+            # A timestamp far in the future can only come from a clock step: start afresh.
+            arrival = now if stored > now + 60 else max(stored, now)
+            os.pwrite(fd, struct.pack(self._FORMAT, arrival + self._interval), 0)
+        finally:
+            os.close(fd)  # closing releases the flock
+        return arrival
 
     def __repr__(self) -> str:
         return f"FileRateLimiter(path={self.path!r}, max_rps={self.max_rps})"
@@ -114,11 +94,8 @@ _shared_lock = threading.Lock()
 
 
 def shared_rate_limiter(max_rps: float) -> RateLimiter:
-    """The one limiter of this process for `max_rps`, shared by all clients and threads.
-
-    Keyed by process id too, so a forked worker gets its own limiter instead of a copy whose
-    lock another thread may have held at fork time.
-    """
+    """The one limiter of this process for `max_rps` (a forked worker gets its own: a copied
+    lock may have been held at fork time)."""
     key = (os.getpid(), float(max_rps))
     with _shared_lock:
         limiter = _shared.get(key)
@@ -128,8 +105,7 @@ def shared_rate_limiter(max_rps: float) -> RateLimiter:
 
 
 def rate_limiter_for(max_rps: float, state_file: str | None) -> RateLimiter | FileRateLimiter:
-    """The limiter a client should use: shared by every process through `state_file` when one
-    is configured (`CES_RATE_LIMIT_FILE`, or inside `DAGSTER_HOME`), else by this process."""
+    """Shared by every process through `state_file` when one is configured, else by this process."""
     if state_file:
         return FileRateLimiter(state_file, max_rps)
     return shared_rate_limiter(max_rps)

@@ -1,30 +1,14 @@
-"""When a failed CES exchange is sent again, and how long to wait first.
+"""When a failed CES exchange is sent again, and how long to wait first (through tenacity).
 
-The one rule book for retries, applied by `CesMcpClient._send` to every HTTP exchange through
-tenacity (a small, widely used retry library: its stop, wait and retry strategies compose, so
-the rules below read as they are and the loop itself is not ours to get wrong):
-
-- What is transient: connection failures, timeouts, HTTP 429, 500, 502, 503 and 504, a broken
-  or truncated body (an SSE stream cut before the response, a JSON body that does not parse),
-  and any failure whose Google status (`pipelines.ces.google_status`: in an HTTP error body, a
-  JSON-RPC error, a tool result's text or structured content) has the code UNAVAILABLE,
-  RESOURCE_EXHAUSTED, DEADLINE_EXCEEDED, ABORTED or INTERNAL, or a quota reason such as
-  RATE_LIMIT_EXCEEDED (which Google may send with HTTP 403). Anything else (400, 403, 404, a
-  JSON-RPC or tool error, a redirect) fails at once with the server's message. HTTP 401 and an
-  expired session are not retries: the client renews the credentials or the session once and
-  sends again (see `CesMcpClient._send`/`_request`).
-- Who may be re-sent: idempotent calls (`list_*`, `get_*`, `tools/list`, the handshake). A
-  call that is not idempotent (`run_evaluation`) is re-sent only when the request surely never
-  left this machine (the connection could not be opened); once it may have reached the server
-  it is never sent again.
-- How long to wait: exactly what the server asked for (`Retry-After`, or a `RetryInfo`
-  `retryDelay` in the body), else exponential backoff with full jitter (a random wait between
-  0 and `initial_backoff_seconds * 2**(attempt-1)`, capped at `max_backoff_seconds`); after a
-  quota refusal at least half that ceiling.
-- How long to try: at most `max_attempts` attempts, and no wait that would end past
-  `max_seconds` after the first attempt began; a quota refusal instead until `quota_seconds`
-  (90 s: a per-minute quota turns over within it), whatever the attempts. The error that ends
-  it says how many attempts were made, and why.
+- Transient: connection failures, timeouts, HTTP 429 and 5xx gateways, a broken body, and any
+  failure whose Google status (wherever it came) has a transient code or a quota reason (which
+  Google may send with HTTP 403). Anything else fails at once with the server's message.
+- Re-sent: idempotent calls; any other (`run_evaluation`) only when it surely never left this
+  machine.
+- Waited: what the server asked for, else full-jitter exponential backoff; after a quota
+  refusal at least half the ceiling, so that retries spread over the quota's window.
+- Tried: `max_attempts` within `max_seconds`; a quota refusal until `quota_seconds` (a
+  per-minute quota turns over within 90 s). The final error says how many attempts, and why.
 """
 
 from __future__ import annotations
@@ -49,20 +33,10 @@ TRANSIENT_CODES = frozenset({"UNAVAILABLE", "RESOURCE_EXHAUSTED", "DEADLINE_EXCE
 """google.rpc codes of a failure worth another try (AIP-194, and quota exhaustion)."""
 QUOTA_REASONS = frozenset({"RATE_LIMIT_EXCEEDED", "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED"})
 """`google.rpc.ErrorInfo` reasons of a quota refusal, which Google may send with HTTP 403."""
-DEFAULT_MAX_ATTEMPTS = 5
-DEFAULT_MAX_SECONDS = 120.0
-DEFAULT_INITIAL_BACKOFF_SECONDS = 0.5
-DEFAULT_MAX_BACKOFF_SECONDS = 30.0
-DEFAULT_QUOTA_SECONDS = 90.0
 
 
 def is_transient(error: BaseException) -> bool:
-    """Could the same request succeed if sent again a little later?
-
-    Transport failures with no status (the connection failed, timed out, or the body broke
-    off), the statuses of `RETRYABLE_STATUS`, a broken body, and any failure whose Google
-    status, wherever it came (HTTP body, JSON-RPC error, tool result), has a transient code or
-    says the quota is exhausted."""
+    """Could the same request succeed if sent again a little later?"""
     if isinstance(error, CesTransportError) and (
         error.status_code is None or error.status_code in RETRYABLE_STATUS
     ):
@@ -81,8 +55,7 @@ def asked_delay(error: BaseException | None) -> float | None:
 
 
 def is_quota(error: BaseException) -> bool:
-    """Was the request refused because a quota is spent (HTTP 429, RESOURCE_EXHAUSTED,
-    RATE_LIMIT_EXCEEDED)? Such a refusal lasts until the quota's window turns over."""
+    """Was the request refused because a quota is spent? That lasts until its window turns over."""
     if isinstance(error, CesTransportError) and error.status_code == 429:
         return True
     return isinstance(error, CesError) and (
@@ -91,7 +64,6 @@ def is_quota(error: BaseException) -> bool:
 
 
 def may_resend(error: BaseException, *, idempotent: bool) -> bool:
-    """Is re-sending the request after `error` both useful and safe?"""
     if not is_transient(error):
         return False
     if idempotent:
@@ -101,19 +73,14 @@ def may_resend(error: BaseException, *, idempotent: bool) -> bool:
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """The retry budget of one exchange. `RetryPolicy.never()` sends everything exactly once."""
+    """The retry budget of one exchange; `CesSettings` documents each number (its `CES_*` setting)."""
 
-    max_attempts: int = DEFAULT_MAX_ATTEMPTS
-    """Attempts in all, the first included (1: never retry)."""
-    max_seconds: float = DEFAULT_MAX_SECONDS
-    """No retry starts later than this after the first attempt began."""
-    initial_backoff_seconds: float = DEFAULT_INITIAL_BACKOFF_SECONDS
-    max_backoff_seconds: float = DEFAULT_MAX_BACKOFF_SECONDS
-    quota_seconds: float = DEFAULT_QUOTA_SECONDS
-    """A quota refusal is retried, whatever `max_attempts` above 1, until this long after the
-    first attempt: per-minute quotas turn over within it."""
+    max_attempts: int = 5
+    max_seconds: float = 120.0
+    initial_backoff_seconds: float = 0.5
+    max_backoff_seconds: float = 30.0
+    quota_seconds: float = 90.0
     rng: random.Random = field(default_factory=random.Random, compare=False, repr=False)
-    """Source of the jitter (seed it for reproducible waits)."""
     sleep: Callable[[float], None] = field(default=time.sleep, compare=False, repr=False)
     clock: Callable[[], float] = field(default=time.monotonic, compare=False, repr=False)
 
@@ -130,26 +97,20 @@ class RetryPolicy:
     def never(cls) -> RetryPolicy:
         return cls(max_attempts=1)
 
-    def backoff(self, attempt: int) -> float:
-        """Full jitter: uniform in [0, min(cap, initial * 2**(attempt-1))] after failed attempt `attempt`."""
+    def backoff(self, attempt: int, *, quota: bool = False) -> float:
+        """Full jitter after failed attempt `attempt`: uniform up to min(cap, initial * 2**(attempt-1));
+        for a quota refusal from half that ceiling (equal jitter)."""
         ceiling = min(self.max_backoff_seconds, self.initial_backoff_seconds * 2 ** (attempt - 1))
-        return self.rng.uniform(0.0, ceiling)
+        return self.rng.uniform(ceiling / 2 if quota else 0.0, ceiling)
 
     def delay(self, error: BaseException | None, attempt: int) -> float:
-        """Seconds to wait after failed attempt `attempt`: what the server asked for (Retry-After,
-        or a RetryInfo), else the backoff; after a quota refusal at least half of the backoff's
-        ceiling (equal jitter), so that the retries spread over the quota's window."""
+        """Seconds to wait after failed attempt `attempt`: what the server asked for, else the backoff."""
         retry_after = asked_delay(error)
         if retry_after is not None and retry_after >= 0:
             return float(retry_after)
-        if error is not None and is_quota(error):
-            ceiling = min(self.max_backoff_seconds, self.initial_backoff_seconds * 2 ** (attempt - 1))
-            return self.rng.uniform(ceiling / 2, ceiling)
-        return self.backoff(attempt)
+        return self.backoff(attempt, quota=error is not None and is_quota(error))
 
     def _stop(self, error: BaseException | None, attempt: int, elapsed: float) -> bool:
-        """Stop retrying after failed attempt `attempt`, `elapsed` seconds after the first began,
-        with `delay` seconds to wait before the next one?"""
         if self.max_attempts <= 1:  # "never retry" holds for quota refusals too
             return True
         if error is not None and is_quota(error):
@@ -164,11 +125,8 @@ class RetryPolicy:
         label: str,
         on_retry: Callable[[BaseException, int, float], None] | None = None,
     ) -> T:
-        """Call `attempt` until it returns, or raise its last error once retrying must stop.
-
-        `on_retry(error, failed_attempt, delay)` runs before each wait (the client counts
-        retries with it).
-        """
+        """Call `attempt` until it returns, or raise its last error once retrying must stop;
+        `on_retry(error, failed_attempt, delay)` runs before each wait."""
 
         def wait(state: tenacity.RetryCallState) -> float:
             error = state.outcome.exception() if state.outcome else None

@@ -1,10 +1,8 @@
-"""A streaming Server-Sent Events parser (the WHATWG `text/event-stream` rules), pure and small.
+"""A streaming Server-Sent Events parser (the WHATWG `text/event-stream` rules).
 
-MCP Streamable HTTP may answer a POST with an SSE stream: notifications and pings first, the
-JSON-RPC response in some later event. The parser works on raw byte chunks so a large event
-is never split on Unicode line separators (U+2028 is legal inside JSON strings, and text
-line-splitters such as `str.splitlines` would cut there), and so memory stays bounded by one
-event rather than the whole body.
+It works on raw byte chunks, so that an event is never split on a Unicode line separator
+(U+2028 is legal inside JSON strings; `str.splitlines` would cut there) and memory stays
+bounded by one event rather than the whole body.
 """
 
 from __future__ import annotations
@@ -42,12 +40,8 @@ class SseEvent:
 
 
 def iter_lines(chunks: Iterable[bytes], *, max_line_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> Iterator[bytes]:
-    """Split byte chunks into lines ended by CRLF, LF or CR, wherever the chunk borders fall.
-
-    A final line without a terminator is yielded too; the event parser decides what it means.
-    The regular expression is needed only for chunks holding a CR; the others (what servers
-    send) are split by `bytes.split`, or not at all inside a long line, which is much faster.
-    """
+    """Split byte chunks into lines ended by CRLF, LF or CR, wherever the chunk borders fall
+    (a final unterminated line too). Only chunks holding a CR need the regular expression."""
     parts: list[bytes] = []
     pending_size = 0
     skip_lf = False  # the previous chunk ended with CR, which may be the first half of CRLF
@@ -79,13 +73,8 @@ def iter_lines(chunks: Iterable[bytes], *, max_line_bytes: int = DEFAULT_MAX_EVE
 def iter_events(
     lines: Iterable[bytes], *, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
 ) -> Iterator[SseEvent]:
-    """Parse lines into events: comments skipped, `data` lines joined by newlines.
-
-    Following the spec, an event is dispatched on a blank line and only when its data is not
-    empty (the priming event `id: 1` + `data:` of servers that keep an event store sets the
-    last event id and nothing else); an event cut off by the end of the stream is discarded
-    (it may be truncated).
-    """
+    """Parse lines into events, as the spec says: dispatched on a blank line and only with
+    data (a priming `id: 1` + `data:` sets the last id alone); one cut off at the end is dropped."""
     data: list[memoryview] = []
     data_size = 0
     event_type = b""
@@ -133,5 +122,4 @@ def iter_events(
 def parse_sse(
     chunks: Iterable[bytes], *, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
 ) -> Iterator[SseEvent]:
-    """Events from raw body chunks (what `httpx.Response.iter_bytes()` yields)."""
     return iter_events(iter_lines(chunks, max_line_bytes=max_event_bytes), max_event_bytes=max_event_bytes)

@@ -43,8 +43,7 @@ RejectHandler = Callable[[Any, str], None]
 
 
 class PageCounts(NamedTuple):
-    """What one listing page held: conversations listed, of them outside the window, inside it
-    without traces (`lacks_traces`), and fetched in full."""
+    """Conversations one listing page held: listed, outside the window, without traces, fetched in full."""
 
     listed: int
     outside: int
@@ -62,9 +61,8 @@ class Verdict(enum.Enum):
 class ListingJudge:
     """Decides what each listed conversation is: in the window, outside, a duplicate, or unusable.
 
-    The first listing of a name decides; later listings of it are duplicates. Only the names
-    of accepted and rejected conversations are remembered, never those outside the window
-    (a server that ignores the filter could list the whole history).
+    The first listing of a name decides. Names outside the window are not remembered: a server
+    that ignores the filter could list the whole history.
     """
 
     def __init__(self, window: TimeWindow):
@@ -72,7 +70,6 @@ class ListingJudge:
         self._seen: set[str] = set()
 
     def judge(self, item: Any) -> tuple[Verdict, str]:
-        """(verdict, reason); the reason says what is wrong with a rejected item."""
         if not isinstance(item, dict):
             return Verdict.REJECT, "listed conversation is not a JSON object"
         name = item.get("name")
@@ -113,9 +110,8 @@ class Listing:
         return cls(settings.sources, settings.page_size, settings.max_empty_pages, settings.hydrate)
 
     def fetches_in_full(self, untraced: bool) -> bool:
-        """Is a listed conversation fetched with `get_conversation`? `auto`: when the listing
-        lacks its traces (`lacks_traces`); `always`: every one, as Google's own tooling does;
-        `never`: none (the listing is loaded as it is)."""
+        """`auto`: a listing without its traces is fetched in full; `always`: every one, as
+        Google's own tooling does; `never`: none."""
         return self.hydrate == "always" or (self.hydrate == "auto" and untraced)
 
 
@@ -125,19 +121,14 @@ DEFAULT_LISTING = Listing()
 def list_conversations_arguments(
     app: str, window: TimeWindow, listing: Listing = DEFAULT_LISTING
 ) -> dict[str, Any]:
-    """Arguments of the first list_conversations page. `sources` omitted means every source the
-    API documents, and they are sent: the reference says an unset `sources` means all of them,
-    but an unset (deprecated) `source` means LIVE only, and a server may follow either rule."""
+    """Arguments of the first list_conversations page. Every source is sent when none is set:
+    an unset `sources` means all, but an unset (deprecated) `source` means LIVE only."""
     return {
         "parent": app,
         "pageSize": listing.page_size,
         "filter": window.aip160_filter(),
         "sources": list(listing.sources or KNOWN_SOURCES),
     }
-
-
-def get_conversation(client: ToolClient, name: str) -> dict[str, Any]:
-    return client.call_tool(GET_CONVERSATION, {"name": name})
 
 
 def iter_conversation_records(
@@ -149,20 +140,12 @@ def iter_conversation_records(
     hydrate_workers: int = 4,
     on_page: Callable[[PageCounts], None] | None = None,
 ) -> Iterator[ApiRecord]:
-    """The records of one app's conversations in `window`, in replay order.
+    """The records of one app's conversations in `window`, in replay order: each page's
+    record, then a get_conversation record for each conversation first listed on it, inside
+    the window, that `listing` wants in full. `on_page(counts)` hears of each page.
 
-    For each list_conversations page: the page's record, then a get_conversation record for
-    each conversation first listed on that page, inside the window, that `listing` wants in full
-    (`Listing.fetches_in_full`), in listing order. Conversations outside the window are not
-    fetched: the server may ignore the filter, and the window is enforced here too.
-
-    Requests never wait for the caller: a paging thread asks for the next page as soon as the
-    caller takes the previous one and hands its hydrations to `hydrate_workers` threads at once,
-    while the caller is still writing earlier records; it runs one page ahead of the caller,
-    which bounds memory to two pages and their hydrations. All threads share the client's
-    rate limit, so with a limit the requests go out back to back at the allowed rate.
-    `on_page(counts)` hears of each page: what it listed, how much of it lay outside the window
-    (a server that ignores the filter lists them), and how much came without traces.
+    Requests never wait for the caller: a paging thread runs one page ahead (which bounds
+    memory to two pages) and hands its hydrations to `hydrate_workers` threads at once.
     """
     judge = ListingJudge(window)
     arguments = list_conversations_arguments(app, window, listing)
@@ -214,9 +197,8 @@ _DONE: Any = object()
 
 
 def _one_ahead(items: Generator[T], *, on_drop: Callable[[T], None]) -> Iterator[T]:
-    """`items`, each next one produced on a thread of its own while the caller works on the
-    current one. An error is raised where its item would have come; when the caller stops
-    early, an item produced meanwhile goes to `on_drop` and `items` is closed."""
+    """`items`, the next one produced on a thread while the caller works on the current one;
+    when the caller stops early, an item produced meanwhile goes to `on_drop`."""
     pager = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ces-pages")
     upcoming = pager.submit(next, items, _DONE)
     try:
@@ -237,29 +219,13 @@ def resolve_conversations(
     on_reject: RejectHandler | None = None,
     view: Callable[[Any], Any] | None = None,
 ) -> Iterator[Any]:
-    """Replay conversation records into the window's conversations, each once, full when fetched.
+    """Replay records, in the order `iter_conversation_records` yields them, into the window's
+    conversations: each once, in order of first listing, the fetched version when there is one.
 
-    Pure: no client. Records must be in the order `iter_conversation_records` yields them (as
-    the raw lake keeps them); plain dicts as read back from JSON Lines are accepted.
-
-    - Each conversation listed inside the window is yielded once, in order of first listing,
-      when its page is complete: the get_conversation version when one follows the page,
-      else the listed one.
-    - A conversation listed again on a later page is skipped: the first listing decided,
-      and the fetcher hydrated it right after that listing. (Yielding the last listing
-      instead would mean holding every page until the end.)
-    - Conversations outside the window are skipped (the server may ignore the filter).
-    - A listed object without a name, without a startTime or with an unparseable one cannot
-      be placed: it goes to `on_reject(obj, reason)`, or, without a handler, raises
-      CesDataError. It is never dropped silently.
-    - A get_conversation record that does not follow the page listing its conversation means
-      the records are out of order; that raises CesDataError rather than yielding summaries.
-
-    Memory: one page of conversations plus the names seen inside the window.
-
-    Items are judged by what `view(item)` returns (the item itself by default): a reader that
-    keeps conversations in another form than dicts shows the judge their `name` and
-    `startTime` as a dict, and gets its own items back.
+    The first listing decides, as when fetching. A listed object that cannot be placed goes to
+    `on_reject(obj, reason)`, or raises CesDataError: it is never dropped silently; so does a
+    get_conversation record out of order. Memory: one page plus the names seen in the window.
+    Items are judged by `view(item)` (a reader's own form shows the judge a dict).
     """
     judge = ListingJudge(window)
     pending: dict[str, Any] = {}
@@ -299,23 +265,15 @@ def _reject(item: Any, reason: str, on_reject: RejectHandler | None) -> None:
 
 
 def iter_evaluation_run_records(client: ToolClient, app: str, *, page_size: int = 100) -> Iterator[ApiRecord]:
-    """The list_evaluation_runs pages of an app, as records for the raw lake."""
     arguments = {"parent": app, "pageSize": page_size}
     return iter_page_records(client, LIST_EVALUATION_RUNS, arguments, items_key="evaluationRuns")
-
-
-def get_evaluation_run(client: ToolClient, name: str) -> dict[str, Any]:
-    return client.call_tool(GET_EVALUATION_RUN, {"name": name})
 
 
 def iter_evaluation_result_records(
     client: ToolClient, app: str, run_name: str, *, page_size: int = 100
 ) -> Iterator[ApiRecord]:
-    """The list_evaluation_results pages of one run, as records for the raw lake.
-
-    Only for servers that offer list_evaluation_results (check `client.has_tool`). Results
-    live under evaluations, so the parent is the `evaluations/-` wildcard, filtered by run.
-    """
+    """The list_evaluation_results pages of one run (results live under evaluations, so the
+    parent is the `evaluations/-` wildcard, filtered by run)."""
     arguments = {
         "parent": f"{app}/evaluations/-",
         "pageSize": page_size,
@@ -333,10 +291,7 @@ def run_evaluation(
     display_name: str | None = None,
     app_version: str | None = None,
 ) -> dict[str, Any]:
-    """Start an evaluation run; returns the long-running Operation (poll it with `get_operation`).
-
-    Not idempotent: each call starts a new run, so it is never sent twice.
-    """
+    """Start an evaluation run (never sent twice: each call starts one); returns the Operation."""
     arguments: dict[str, Any] = {"app": app}
     optional = {
         "evaluations": list(evaluations) if evaluations is not None else None,

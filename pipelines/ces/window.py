@@ -1,9 +1,5 @@
-"""The UTC time window of an ingest, and the two per-conversation decisions made against it.
-
-The window is half-open, [since, until), on a conversation's `startTime`. It is sent to the
-server as an AIP-160 filter *and* enforced on the client, because a server may ignore the
-filter. Both the fetcher and the offline rebuild decide with these same functions.
-"""
+"""The UTC time window of an ingest, [since, until) on `startTime`: sent as an AIP-160 filter
+and enforced on the client too, because a server may ignore the filter."""
 
 from __future__ import annotations
 
@@ -18,6 +14,10 @@ def _utc(value: datetime) -> datetime:
     if value.tzinfo is None:
         return value.replace(tzinfo=UTC)
     return value.astimezone(UTC)
+
+
+def _micros(value: datetime) -> int:
+    return int((value - datetime(1970, 1, 1, tzinfo=UTC)) / timedelta(microseconds=1))
 
 
 def _rfc3339(value: datetime) -> str:
@@ -48,22 +48,18 @@ class TimeWindow:
 
     @property
     def since_micros(self) -> int:
-        return int((self.since - datetime(1970, 1, 1, tzinfo=UTC)) / timedelta(microseconds=1))
+        return _micros(self.since)
 
     @property
     def until_micros(self) -> int:
-        return int((self.until - datetime(1970, 1, 1, tzinfo=UTC)) / timedelta(microseconds=1))
+        return _micros(self.until)
 
     def aip160_filter(self) -> str:
         """The filter the server is asked to apply (the client re-checks every row)."""
         return f'start_time >= "{_rfc3339(self.since)}" AND start_time < "{_rfc3339(self.until)}"'
 
     def contains(self, conversation: dict[str, Any]) -> bool:
-        """True when the conversation's `startTime` is inside the window.
-
-        A conversation without a parseable `startTime` is not "inside": callers route it to
-        rejects rather than dropping it silently.
-        """
+        """True when the conversation's `startTime` is inside the window (a missing one is not)."""
         start = conversation.get("startTime")
         if not isinstance(start, str):
             return False

@@ -16,7 +16,6 @@ from pipelines.config import ConfigError, Settings, load_dotenv_file
 
 
 def _add_partition_options(parser: argparse.ArgumentParser) -> None:
-    """The options `ingest` and `rebuild` share: the UTC days and the apps."""
     parser.add_argument("--since", type=parse_day, required=True, help="first UTC day, YYYY-MM-DD")
     parser.add_argument(
         "--until", type=parse_day, required=True, help="the UTC day after the last (exclusive)"

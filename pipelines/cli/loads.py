@@ -31,7 +31,6 @@ def _window(settings: Settings, since: date, until: date) -> list[date]:
 
 
 def _partition_progress() -> Progress:
-    """A bar over partitions with a line of counts (the task's `detail` field)."""
     return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),

@@ -1,9 +1,7 @@
 """Evaluation runs: fetch every run of an app, keep each fetch raw, load the latest state.
 
-Each fetch is one observation file in the raw lake (`raw/evaluation_runs/app=…/fetched=…`),
-never replaced, so the history of a run's progress can be replayed. Loading an observation
-replaces the runs it holds in every run table, upserts their results, and appends a snapshot
-row for each run whose state or progress changed since the last one stored.
+Each fetch is one observation file in the raw lake, never replaced, so the history of a run's
+progress can be replayed.
 """
 
 from __future__ import annotations
@@ -63,10 +61,6 @@ def runs_started_here(lake: Lake, app: str) -> list[str]:
     ]
 
 
-def _unique(names: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(names))
-
-
 def fetch_evaluation_runs(
     client: CesMcpClient,
     lake: Lake,
@@ -77,13 +71,8 @@ def fetch_evaluation_runs(
     page_size: int = 100,
     workers: int = 4,
 ) -> EvaluationFetchResult:
-    """Fetch the app's evaluation runs (and their results) into a new observation file.
-
-    Runs come from `list_evaluation_runs` when `discover` is set and the server offers it,
-    plus `names` and the runs started by this pipeline. Each is fetched in full with
-    `get_evaluation_run`, and its results listed (`list_evaluation_results`), `workers` runs at
-    a time under the client's rate limit; the file keeps them in the order of the runs.
-    """
+    """Fetch the app's evaluation runs (listed when `discover`, plus `names` and the runs started
+    here) in full, and their results, `workers` runs at a time, into a new observation file."""
     result = EvaluationFetchResult(app)
     prefix = f"{app}/evaluationRuns/"
 
@@ -97,8 +86,11 @@ def fetch_evaluation_runs(
                     for run in page_items(page.result, "evaluationRuns", LIST_EVALUATION_RUNS)
                     if isinstance(run, dict) and isinstance(run.get("name"), str)
                 )
-        wanted = _unique([*wanted, *names, *runs_started_here(lake, app)])
-        wanted = [name for name in wanted if name.startswith(prefix)]
+        wanted = [
+            name
+            for name in dict.fromkeys([*wanted, *names, *runs_started_here(lake, app)])
+            if name.startswith(prefix)
+        ]
         runs = ordered_map(
             lambda name: fetch_record(client, GET_EVALUATION_RUN, {"name": name}),
             wanted,
@@ -168,7 +160,6 @@ def replay_evaluation_records(records: Iterable[ApiRecord | Mapping[str, Any]]) 
 def load_evaluation_observation(
     warehouse: Warehouse, app: str, observation: EvaluationObservation, day: date
 ) -> dict[str, int]:
-    """Upsert one observation's runs and results; returns rows written per table."""
     runs = EvaluationRunFlattener()
     snapshots = []
     for run, observed in observation.runs:
@@ -196,12 +187,8 @@ def load_observation_file(lake: Lake, warehouse: Warehouse, app: str, path: str)
 
 
 def replay_observations(lake: Lake, warehouse: Warehouse, app: str) -> tuple[int, dict[str, int]]:
-    """Replay every observation file of `app`, oldest first, into the warehouse (no API call):
-    the number of files and the rows written per table, summed.
-
-    Loading is idempotent and an older observation never overwrites a newer one, so the
-    replay yields the same runs, results and snapshots as the original loads.
-    """
+    """Replay every observation file of `app`, oldest first, into the warehouse: files, and rows
+    per table. Loading is idempotent, so the replay yields what the original loads did."""
     files, totals = 0, Counter[str]()
     for owner, path in lake.observations(EVALUATION_RUNS_DATASET):
         if owner == app:

@@ -1,35 +1,25 @@
-"""Fetch step: the CES API → the raw records of one (app, day) partition in the lake.
-
-The records are streamed into the lake file as they arrive; the file replaces the previous
-one only when the whole partition was fetched, so a failed fetch leaves the old data intact.
-
-Requests never wait for the writing: pages are read ahead by a paging thread and hydrated by
-worker threads (`iter_conversation_records`), so this thread only encodes and compresses."""
+"""Fetch step: the CES API → the raw records of one (app, day) partition in the lake, streamed
+into a file that replaces the old one only once the whole partition was fetched."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
 
 from pipelines.ces.client import CesMcpClient
 from pipelines.ces.tools import (
     DEFAULT_LISTING,
-    LIST_CONVERSATIONS,
     Listing,
     PageCounts,
     iter_conversation_records,
 )
 from pipelines.ces.window import TimeWindow
 from pipelines.ingest.flatten import CONVERSATIONS_DATASET
-from pipelines.lake.records import ApiRecord
-from pipelines.lake.store import Lake, WrittenFile
+from pipelines.lake.store import Lake
 
 
 @dataclass
 class FetchResult:
-    """What one partition's fetch brought in."""
-
     app: str
     day: date
     pages: int = 0
@@ -43,10 +33,6 @@ class FetchResult:
     raw_bytes: int = 0
     path: str = ""
 
-    def record_file(self, written: WrittenFile, lake: Lake) -> None:
-        """The raw file the fetch wrote, once it is in place."""
-        self.records, self.raw_bytes, self.path = written.rows, written.bytes, lake.url(written.path)
-
 
 def fetch_conversation_partition(
     client: CesMcpClient,
@@ -58,30 +44,14 @@ def fetch_conversation_partition(
     """Page through the app's conversations that started on `day` (UTC) into the raw lake."""
     result = FetchResult(app, day)
 
-    records = conversation_records(client, app, day, result, listing)
-    written = lake.write_raw_lines(CONVERSATIONS_DATASET, app, day, (record.to_json() for record in records))
-    result.record_file(written, lake)
-    return result
-
-
-def conversation_records(
-    client: CesMcpClient,
-    app: str,
-    day: date,
-    result: FetchResult,
-    listing: Listing,
-) -> Iterator[ApiRecord]:
-    """The partition's records as they are fetched, counted into `result`."""
-
     def count_page(counts: PageCounts) -> None:
         result.pages += 1
         result.listed += counts.listed
         result.outside += counts.outside
         result.without_traces += counts.without_traces
+        result.hydrated += counts.hydrated
 
-    for record in iter_conversation_records(
-        client, app, TimeWindow.for_day(day), listing, on_page=count_page
-    ):
-        if record.tool != LIST_CONVERSATIONS:
-            result.hydrated += 1
-        yield record
+    records = iter_conversation_records(client, app, TimeWindow.for_day(day), listing, on_page=count_page)
+    written = lake.write_raw(CONVERSATIONS_DATASET, app, day, (record.to_dict() for record in records))
+    result.records, result.raw_bytes, result.path = written.rows, written.bytes, lake.url(written.path)
+    return result

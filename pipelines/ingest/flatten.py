@@ -1,13 +1,7 @@
 """Flatten step: the raw records of one (app, day) partition → one Parquet file per table.
 
-Reads the lake only, so the same code serves a fresh ingest and an offline rebuild.
-Conversations are flattened in batches of `batch_size` and streamed to the Parquet writers,
-which keeps memory flat however large the partition is.
-
-A raw line is read in one way: its envelope (tool, arguments, fetch time) with the output as
-JSON text, a page's conversations each as its own text, and each conversation decoded once
-into the typed structs the flattener walks (`LakeConversation`). Whatever does not decode
-becomes a reject with the reason, out of the same path.
+Conversations are flattened in batches streamed to the Parquet writers, which keeps memory
+flat; each is decoded once, from its own JSON text, into the structs the flattener walks.
 """
 
 from __future__ import annotations
@@ -32,13 +26,12 @@ from pipelines.transform.rows import Reject
 from pipelines.transform.schemas import CONVERSATION_TABLES, REJECTS
 
 CONVERSATIONS_DATASET = "conversations"
-DEFAULT_BATCH_SIZE = 200
+BATCH_SIZE = 200
+"""Conversations flattened before their batches are written (memory stays flat)."""
 
 
 @dataclass
 class FlattenResult:
-    """What one partition's flatten produced."""
-
     app: str
     day: date
     rows: dict[str, int] = field(default_factory=dict)
@@ -46,9 +39,7 @@ class FlattenResult:
     rejects: int = 0
 
 
-def flatten_conversation_partition(
-    lake: Lake, app: str, day: date, *, batch_size: int = DEFAULT_BATCH_SIZE
-) -> FlattenResult:
+def flatten_conversation_partition(lake: Lake, app: str, day: date) -> FlattenResult:
     """Rewrite every conversation table (and the rejects) of one partition from its raw records."""
     window = TimeWindow.for_day(day)
     prefix = f"{app}/conversations/"
@@ -78,7 +69,7 @@ def flatten_conversation_partition(
                 reject(conversation, f"conversation does not belong to app {app}")
                 continue
             flattener.add(conversation)
-            if len(flattener) >= batch_size:
+            if len(flattener) >= BATCH_SIZE:
                 flush()
         flush()
         with lake.table_writer(REJECTS, app, day) as rejects_writer:
@@ -92,7 +83,6 @@ def flatten_conversation_partition(
 
 
 def _listing(item: Any) -> Any:
-    """What the listing judge looks at of a listed item, whatever form it is in."""
     return item.listing() if isinstance(item, LakeConversation) else item
 
 
@@ -113,11 +103,8 @@ _PAGE = msgspec.json.Decoder(_Page)
 
 
 def lake_conversation_records(lines: Iterable[bytes]) -> Iterator[Any]:
-    """Raw-lake lines as records whose conversations are `LakeConversation`s.
-
-    A line that is not a conversation record as the fetcher writes it (or not JSON at all) is
-    parsed as it stands, for `resolve_conversations` to read or refuse as it does any record.
-    """
+    """Raw-lake lines as records whose conversations are `LakeConversation`s; any other line is
+    parsed as it stands, for `resolve_conversations` to read or refuse."""
     for line in lines:
         try:
             record = _RECORD.decode(line)

@@ -14,10 +14,7 @@ from pipelines.transform.schemas import REJECTS
 
 
 def _raw_json(raw: object) -> str | None:
-    """The object as JSON, at any nesting depth; NULL only for what JSON cannot hold.
-
-    The raw lake keeps every object as received, so nothing is lost either way.
-    """
+    """The object as JSON, at any depth; NULL only for what JSON cannot hold (the raw lake has it)."""
     try:
         return deepjson.dumps(raw).decode()
     except (orjson.JSONEncodeError, TypeError):

@@ -1,9 +1,5 @@
-"""Starting an evaluation run: `run_evaluation`, then `get_operation` until it is done.
-
-`run_evaluation` is not idempotent, so it is sent exactly once; if anything goes wrong after
-the request may have reached the server, the error names the operation (when known) so a
-person can follow up instead of a retry starting a second run.
-"""
+"""Starting an evaluation run: `run_evaluation` (sent exactly once), then `get_operation` until
+done; an error names the operation when known, so a person follows up rather than a retry."""
 
 from __future__ import annotations
 

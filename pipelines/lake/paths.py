@@ -1,9 +1,5 @@
-"""Partition paths in the lake, safe for any resource name the API may return.
-
-App resource names become one path segment each, with every character outside
-`[A-Za-z0-9_-]` percent-encoded, so `..`, `/` or an absolute path inside a name can never
-climb out of the lake root.
-"""
+"""Partition paths in the lake: an app resource name becomes one percent-encoded path segment, so
+`..`, `/` or an absolute path inside a name can never climb out of the lake root."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""The raw lake's record: one tool call as stored, one JSON line per call.
-
-Every tool response the pipeline keeps is an `ApiRecord`: the tool, the exact arguments sent
-(page token included), the output object exactly as the server returned it, and when it was
-received. The raw lake stores these as JSON Lines, and an offline rebuild replays them, so a
-record must hold nothing the server did not say.
-"""
+"""The raw lake's record: one tool call as stored, one JSON line per call (an offline rebuild
+replays them, so a record holds nothing the server did not say)."""
 
 from __future__ import annotations
 
@@ -16,9 +11,6 @@ from pipelines.protojson import deepjson
 
 
 class ApiRecord:
-    """One tool call as stored in the raw lake: the tool, the arguments sent, the output object
-    as the server returned it, and when it was received."""
-
     __slots__ = ("arguments", "fetched_at", "result", "tool")
 
     def __init__(self, tool: str, arguments: dict[str, Any], result: Any, fetched_at: str = ""):

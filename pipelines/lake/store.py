@@ -52,12 +52,11 @@ class WrittenFile:
 
 
 class JsonLinesWriter:
-    """Lines into an open gzip JSON Lines file; `written()` once the file is in place."""
+    """Lines into an open gzip JSON Lines file."""
 
     def __init__(self, stream: IO[bytes], path: str):
         self._stream, self.path = stream, path
         self.rows = 0
-        self.size: int | None = None
 
     def write(self, line: bytes) -> None:
         """One JSON text, without its newline."""
@@ -65,15 +64,8 @@ class JsonLinesWriter:
         self._stream.write(b"\n")
         self.rows += 1
 
-    def written(self) -> WrittenFile:
-        if self.size is None:
-            raise RuntimeError(f"{self.path} is not written yet")
-        return WrittenFile(self.path, self.rows, self.size)
-
 
 class Lake:
-    """The lake rooted at `root` (a local path or an fsspec URL)."""
-
     def __init__(self, root: str):
         self.fs, self.root = fsspec.core.url_to_fs(root)
         self.root = self.root.rstrip("/")
@@ -96,29 +88,16 @@ class Lake:
         """Stream records into one gzip JSON Lines file, replacing the partition atomically."""
         return self._write_jsonl(self.raw_path(dataset, app, day), records)
 
-    def write_raw_lines(self, dataset: str, app: str, day: date, lines: Iterable[bytes]) -> WrittenFile:
-        """`write_raw` for records already serialised, one JSON text per line (no newline)."""
-        return self._write_lines(self.raw_path(dataset, app, day), lines)
-
     def raw_writer(self, dataset: str, app: str, day: date) -> AbstractContextManager[JsonLinesWriter]:
-        """A writer of one raw partition's lines that replaces the partition when the block ends
-        without an error (and leaves the old file otherwise)."""
+        """A writer of one raw partition's lines, replacing it only when the block succeeds."""
         return self._jsonl_writer(self.raw_path(dataset, app, day))
 
     def read_raw(self, dataset: str, app: str, day: date) -> Iterator[dict[str, Any]]:
-        """The records of one raw partition, one at a time."""
-        for line in self.read_raw_lines(dataset, app, day):
-            yield deepjson.loads(line)
+        return self.read_jsonl(self.raw_path(dataset, app, day))
 
     def read_raw_lines(self, dataset: str, app: str, day: date) -> Iterator[bytes]:
         """The JSON lines of one raw partition, undecoded (for a reader with its own decoder)."""
-        with (
-            self.fs.open(self.raw_path(dataset, app, day), "rb") as handle,
-            igzip.GzipFile(fileobj=handle) as gz,
-        ):
-            for line in gz:
-                if line.strip():
-                    yield line
+        return self._lines(self.raw_path(dataset, app, day))
 
     def raw_partitions(self, dataset: str) -> list[tuple[str, date]]:
         """Every (app, day) with raw records, sorted, from one listing of the dataset (on an
@@ -149,15 +128,15 @@ class Lake:
         return [(app, path) for _, app, path in sorted(found)]
 
     def read_jsonl(self, path: str) -> Iterator[dict[str, Any]]:
+        return (deepjson.loads(line) for line in self._lines(path))
+
+    def _lines(self, path: str) -> Iterator[bytes]:
         with self.fs.open(path, "rb") as handle, igzip.GzipFile(fileobj=handle) as gz:
-            for line in gz:
-                if line.strip():
-                    yield deepjson.loads(line)
+            yield from (line for line in gz if line.strip())
 
     # -- small state documents ----------------------------------------------------------------
 
     def write_state(self, kind: str, key: str, document: dict[str, Any]) -> str:
-        """A small JSON document under `state/<kind>/`, written atomically."""
         path = f"{self.root}/state/{kind}/{_safe_key(key)}.json"
         with self._atomic(path) as handle:
             handle.write(orjson.dumps(document))
@@ -189,15 +168,10 @@ class Lake:
     # -- atomic replacement -------------------------------------------------------------------
 
     def _write_jsonl(self, path: str, records: Iterable[dict[str, Any]]) -> WrittenFile:
-        """Stream records into a gzip JSON Lines file that appears only once complete."""
-        # deepjson: a deep trace nests past orjson's limit
-        return self._write_lines(path, (deepjson.dumps(record) for record in records))
-
-    def _write_lines(self, path: str, lines: Iterable[bytes]) -> WrittenFile:
         with self._jsonl_writer(path) as writer:
-            for line in lines:
-                writer.write(line)
-        return writer.written()
+            for record in records:
+                writer.write(deepjson.dumps(record))  # deepjson: a deep trace nests past orjson's limit
+        return WrittenFile(path, writer.rows, self.fs.size(path))
 
     @contextmanager
     def _jsonl_writer(self, path: str) -> Iterator[JsonLinesWriter]:
@@ -205,29 +179,23 @@ class Lake:
             self._atomic(path) as handle,
             igzip.GzipFile(fileobj=handle, mode="wb", compresslevel=RAW_GZIP_LEVEL, mtime=0) as gz,
         ):
-            writer = JsonLinesWriter(gz, path)
-            yield writer
-        writer.size = self.fs.size(path)
+            yield JsonLinesWriter(gz, path)
 
     @contextmanager
     def _atomic(self, path: str) -> Iterator[IO[bytes]]:
-        """Write to a hidden temporary sibling, then rename over `path`.
-
-        Readers skip names starting with '.', so a crash leaves at most an ignored temp file.
-        On a local disk the file is flushed to it before the rename and the rename after, so
-        even a power cut shows the old file or the new one, never a truncated one.
-        """
+        """Write to a hidden temporary sibling (readers skip dot files), then rename over `path`;
+        on a local disk flushed before and after, so even a power cut leaves no truncated file."""
         directory, name = path.rsplit("/", 1)
         self.fs.makedirs(directory, exist_ok=True)
         temp = f"{directory}/.{name}.{uuid.uuid4().hex}.tmp"
         try:
             with self.fs.open(temp, "wb") as handle:
                 yield handle
-                if self.protocol in ("file", "local"):
+                if self.is_local:
                     handle.flush()
                     os.fsync(handle.fileno())
             self.fs.mv(temp, path)
-            if self.protocol in ("file", "local"):
+            if self.is_local:
                 _fsync_directory(directory)
                 _remove_stale_temps(directory, name)
         except BaseException:
@@ -241,7 +209,6 @@ STALE_TEMP_SECONDS = 3600.0
 
 
 def _remove_stale_temps(directory: str, name: str) -> None:
-    """Delete the temporary siblings of `name` that crashed writers left behind."""
     cutoff = time.time() - STALE_TEMP_SECONDS
     for stale in Path(directory).glob(f".{glob.escape(name)}.*.tmp"):
         with contextlib.suppress(OSError):
@@ -251,21 +218,16 @@ def _remove_stale_temps(directory: str, name: str) -> None:
 
 def _fsync_directory(directory: str) -> None:
     """Make a rename in `directory` durable (best effort: not every filesystem allows it)."""
-    try:
+    with contextlib.suppress(OSError):
         fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 class TableWriter:
-    """Streams record batches of one table into a zstd Parquet file, in row groups of about
-    `ROW_GROUP_BYTES` (a larger batch makes a row group alone)."""
+    """Streams record batches of one table into a zstd Parquet file, in row groups of `ROW_GROUP_BYTES`."""
 
     def __init__(self, spec: TableSpec, handle: IO[bytes], path: str):
         self.spec = spec

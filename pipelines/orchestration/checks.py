@@ -1,8 +1,4 @@
-"""Asset checks, evaluated in the same step as the warehouse load they check.
-Each load yields its checks' results right after committing, scoped to what it loaded (the
-run's partitions, or the app's evaluation runs). Blocking checks keep bad data from spreading
-to downstream assets; warnings are reported without stopping anything.
-"""
+"""Asset checks, evaluated in the step of the warehouse load they check, on what it loaded."""
 
 from collections.abc import Iterator, Sequence
 from datetime import date
@@ -35,45 +31,31 @@ def _result(asset: dg.AssetKey, name: str, outcome: checks.CheckOutcome) -> dg.A
 
 
 def unique_keys(spec: TableSpec) -> str:
-    """The name of the check that no two rows of a table share its key."""
     return f"unique_keys_{spec.name}"
 
 
+def _spec(asset: dg.AssetKey, name: str, description: str) -> dg.AssetCheckSpec:
+    """A check that blocks downstream assets unless it is one of `WARNING_CHECKS`."""
+    return dg.AssetCheckSpec(name, asset=asset, blocking=name not in WARNING_CHECKS, description=description)
+
+
 def _unique_spec(asset: dg.AssetKey, spec: TableSpec) -> dg.AssetCheckSpec:
-    return dg.AssetCheckSpec(
-        unique_keys(spec),
-        asset=asset,
-        blocking=True,
-        description=f"No two rows of {spec.name} share the key ({', '.join(spec.key)}).",
+    return _spec(
+        asset, unique_keys(spec), f"No two rows of {spec.name} share the key ({', '.join(spec.key)})."
     )
 
 
 def conversation_check_specs(freshness_hours: float) -> list[dg.AssetCheckSpec]:
+    descriptions = {
+        "spans_have_parents": "Every span's parent exists.",
+        "no_negative_durations": "No conversation, turn or span has a negative duration.",
+        "turn_counts_agree": "turn_count as reported by the API agrees with the turns loaded (warns).",
+        "conversations_are_fresh": f"The app's newest conversation is under {freshness_hours:g} h old "
+        "(CES_FRESHNESS_HOURS)",
+    }
     return [
         *(_unique_spec(WAREHOUSE_CONVERSATIONS, spec) for spec in CONVERSATION_TABLES),
-        dg.AssetCheckSpec(
-            "spans_have_parents",
-            asset=WAREHOUSE_CONVERSATIONS,
-            blocking=True,
-            description="Every span's parent exists.",
-        ),
-        dg.AssetCheckSpec(
-            "no_negative_durations",
-            asset=WAREHOUSE_CONVERSATIONS,
-            blocking=True,
-            description="No conversation, turn or span has a negative duration.",
-        ),
-        dg.AssetCheckSpec(
-            "turn_counts_agree",
-            asset=WAREHOUSE_CONVERSATIONS,
-            description="turn_count as reported by the API agrees with the turns loaded (warns).",
-        ),
-        dg.AssetCheckSpec(
-            "conversations_are_fresh",
-            asset=WAREHOUSE_CONVERSATIONS,
-            description=f"The app's newest conversation is under {freshness_hours:g} h old "
-            "(CES_FRESHNESS_HOURS)",
-        ),
+        *(_spec(WAREHOUSE_CONVERSATIONS, name, text) for name, text in descriptions.items()),
     ]
 
 
@@ -112,17 +94,15 @@ EVALUATION_CHECKED_TABLES = (*EVALUATION_RUN_TABLES, EVALUATION_RUN_SNAPSHOTS, E
 
 EVALUATION_CHECK_SPECS = [
     *(_unique_spec(WAREHOUSE_EVALUATIONS, spec) for spec in EVALUATION_CHECKED_TABLES),
-    dg.AssetCheckSpec(
+    _spec(
+        WAREHOUSE_EVALUATIONS,
         "no_negative_latencies",
-        asset=WAREHOUSE_EVALUATIONS,
-        blocking=True,
-        description="No latency percentile of a run's latency report is negative.",
+        "No latency percentile of a run's latency report is negative.",
     ),
 ]
 
 
 def evaluation_check_results(conn: duckdb.DuckDBPyConnection, app: str) -> Iterator[dg.AssetCheckResult]:
-    """Run every evaluation check on the app's runs just loaded."""
     for spec in EVALUATION_CHECKED_TABLES:
         yield _result(WAREHOUSE_EVALUATIONS, unique_keys(spec), checks.duplicate_run_keys(conn, spec, app))
     yield _result(WAREHOUSE_EVALUATIONS, "no_negative_latencies", checks.negative_latencies(conn, app))

@@ -1,9 +1,7 @@
 """Conversation assets: raw API records → Parquet tables in the lake → DuckDB tables.
-Each asset is a thin loop over `pipelines.ingest`, whose logic is plain Python tested on its
-own. A step covers one (app, day) partition or, in a backfill, a range of them (the backfill
-policy): the fetch uses one client for the range, the load replaces every partition of the
-range in one transaction and checks what it loaded once. A materialization's metadata counts
-what the step did over its whole range (`<table>_rows` per table, `partitions`).
+
+Each is a thin loop over `pipelines.ingest`. A step covers one (app, day) partition or, in a
+backfill, a range: one client fetches it, one transaction loads it, one set of checks checks it.
 """
 
 import warnings
@@ -19,7 +17,13 @@ from pipelines.ingest.flatten import flatten_conversation_partition
 from pipelines.ingest.load import load_conversation_partitions
 from pipelines.lake.checks import rows_outside_partition
 from pipelines.orchestration.checks import conversation_check_results, conversation_check_specs
-from pipelines.orchestration.keys import LAKE_CONVERSATIONS, RAW_PAGES, WAREHOUSE_CONVERSATIONS, rows_metadata
+from pipelines.orchestration.keys import (
+    LAKE_CONVERSATIONS,
+    RAW_PAGES,
+    WAREHOUSE_CONVERSATIONS,
+    rows_metadata,
+    stats_metadata,
+)
 from pipelines.orchestration.partitions import CES_API_POOL, partitions_of
 from pipelines.orchestration.resources import CesResource, LakeResource, WarehouseResource
 from pipelines.transform.schemas import CONVERSATION_TABLES, REJECTS
@@ -29,7 +33,6 @@ CONVERSATION_OUTPUT_TABLES = (*CONVERSATION_TABLES, REJECTS)
 
 
 def _span(partitions: Sequence[tuple[str, date]]) -> dict[str, object]:
-    """Metadata naming the partitions a step covered."""
     return {
         "partitions": len(partitions),
         "first_day": str(min(day for _, day in partitions)),
@@ -37,153 +40,138 @@ def _span(partitions: Sequence[tuple[str, date]]) -> dict[str, object]:
     }
 
 
+_FETCH_METADATA = {
+    "dagster/row_count": "records",
+    "pages": "pages",
+    "conversations_listed": "listed",
+    "conversations_listed_outside_window": "outside",
+    "conversations_listed_without_traces": "without_traces",
+    "conversations_hydrated": "hydrated",
+    "raw_bytes": "raw_bytes",
+}
+"""A fetch step's metadata: each sums this attribute of its partitions' `FetchResult`s."""
+
+
 def conversation_assets(
     partitions_def: dg.MultiPartitionsDefinition, *, days_per_run: int, freshness_hours: float
 ) -> list[dg.AssetsDefinition]:
     """The three conversation assets over `partitions_def`, a run covering at most
     `days_per_run` partitions (Dagster backfills one app's days together)."""
-    policy = dg.BackfillPolicy.multi_run(max_partitions_per_run=days_per_run)
     with warnings.catch_warnings():  # backfill policies are marked beta: that is known here
         warnings.simplefilter("ignore", dg.BetaWarning)
-        return _conversation_assets(partitions_def, policy, freshness_hours)
+        policy = dg.BackfillPolicy.multi_run(max_partitions_per_run=days_per_run)
+        # every conversation asset: the same partitions, backfill policy and group
+        shared: dict[str, Any] = {
+            "partitions_def": partitions_def,
+            "backfill_policy": policy,
+            "group_name": GROUP,
+        }
 
-
-def _conversation_assets(
-    partitions_def: dg.MultiPartitionsDefinition, policy: dg.BackfillPolicy, freshness_hours: float
-) -> list[dg.AssetsDefinition]:
-
-    @dg.asset(
-        key=RAW_PAGES,
-        partitions_def=partitions_def,
-        backfill_policy=policy,
-        group_name=GROUP,
-        pool=CES_API_POOL,
-        kinds={"python"},
-        description="Raw list_conversations pages and get_conversation responses, as received "
-        "(gzip JSON Lines).",
-    )
-    def conversation_pages(
-        context: dg.AssetExecutionContext, ces: CesResource, lake: LakeResource
-    ) -> dg.MaterializeResult:
-        partitions = partitions_of(context)
-        settings = ces.settings()
-        totals = dict.fromkeys(
-            ("records", "pages", "listed", "outside", "without_traces", "hydrated", "raw_bytes"), 0
+        @dg.asset(
+            key=RAW_PAGES,
+            **shared,
+            pool=CES_API_POOL,
+            kinds={"python"},
+            description="Raw list_conversations pages and get_conversation responses, as received "
+            "(gzip JSON Lines).",
         )
-        with ces.client() as client:
+        def conversation_pages(
+            context: dg.AssetExecutionContext, ces: CesResource, lake: LakeResource
+        ) -> dg.MaterializeResult:
+            partitions = partitions_of(context)
+            settings = ces.settings()
+            totals = dict.fromkeys(_FETCH_METADATA, 0)
+            with ces.client() as client:
+                for app, day in partitions:
+                    result = fetch_conversation_partition(
+                        client, lake.lake(), app, day, Listing.from_settings(settings)
+                    )
+                    for name, attribute in _FETCH_METADATA.items():
+                        totals[name] += getattr(result, attribute)
+                    context.log.info(
+                        f"{app} {day}: {result.pages} pages, {result.listed} conversations listed "
+                        f"({result.without_traces} without traces), {result.hydrated} fetched in full, "
+                        f"{result.raw_bytes} bytes"
+                    )
+                stats = client.stats
+            untraced = totals["conversations_listed_without_traces"]
+            if untraced and settings.hydrate == "never":
+                context.log.warning(
+                    f"{untraced} listed conversations came without their spans and "
+                    "CES_HYDRATE=never: their spans and latency rows stay empty"
+                )
+            outside = totals["conversations_listed_outside_window"]
+            if outside:
+                context.log.warning(
+                    f"the server listed {outside} conversations outside the days asked for: it "
+                    "ignores the list_conversations filter, so every day pages through more history than "
+                    "it holds (they are not loaded twice; the quota is spent on them)"
+                )
+            return dg.MaterializeResult(metadata={**totals, **_span(partitions), **stats_metadata(stats)})
+
+        @dg.asset(
+            key=LAKE_CONVERSATIONS,
+            deps=[RAW_PAGES],
+            check_specs=[
+                dg.AssetCheckSpec(
+                    "rows_in_partition",
+                    asset=LAKE_CONVERSATIONS,
+                    blocking=True,
+                    description="Every conversation in a day's Parquet started on that day (UTC).",
+                )
+            ],
+            **shared,
+            kinds={"parquet"},
+            description="One Parquet file per conversation table and partition, and the rejects.",
+        )
+        def lake_conversation_tables(
+            context: dg.AssetExecutionContext, lake: LakeResource
+        ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
+            partitions = partitions_of(context)
+            rows = dict.fromkeys((spec.name for spec in CONVERSATION_OUTPUT_TABLES), 0)
+            outside = 0
             for app, day in partitions:
-                result = fetch_conversation_partition(
-                    client,
-                    lake.lake(),
-                    app,
-                    day,
-                    Listing.from_settings(settings),
+                result = flatten_conversation_partition(lake.lake(), app, day)
+                for name, count in {**result.rows, REJECTS.name: result.rejects}.items():
+                    rows[name] += count
+                outside += rows_outside_partition(lake.lake(), "conversations", "start_time", app, day)
+            context.log.info(
+                f"flattened {len(partitions)} partitions: {rows['conversations']} conversations, "
+                f"{rows[REJECTS.name]} rejects"
+            )
+            yield dg.MaterializeResult(metadata={**rows_metadata(rows, "conversations"), **_span(partitions)})
+            yield dg.AssetCheckResult(
+                check_name="rows_in_partition",
+                asset_key=LAKE_CONVERSATIONS,
+                passed=outside == 0,
+                metadata={"rows_outside": outside},
+            )
+
+        @dg.asset(
+            key=WAREHOUSE_CONVERSATIONS,
+            deps=[LAKE_CONVERSATIONS],
+            check_specs=conversation_check_specs(freshness_hours),
+            **shared,
+            kinds={"duckdb"},
+            description="The conversation tables of the warehouse (conversations, turns, messages, chunks, "
+            "tool calls and responses, agent transfers, spans) and their rejects.",
+        )
+        def warehouse_conversation_tables(
+            context: dg.AssetExecutionContext, lake: LakeResource, warehouse: WarehouseResource
+        ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
+            """Replace the step's partitions in one transaction, then check what was loaded."""
+            partitions = partitions_of(context)
+            rows = load_conversation_partitions(lake.lake(), warehouse.warehouse(), partitions)
+            context.log.info(f"loaded {len(partitions)} partitions: {rows}")
+            yield dg.MaterializeResult(metadata={**rows_metadata(rows, "conversations"), **_span(partitions)})
+            apps = sorted({app for app, _ in partitions})
+            days = [day for _, day in partitions]
+            with warehouse.warehouse().connect(read_only=True) as conn:
+                yield from conversation_check_results(
+                    conn, apps, min(days), max(days), freshness_hours=freshness_hours
                 )
-                for name in totals:
-                    totals[name] += getattr(result, name)
-                context.log.info(
-                    f"{app} {day}: {result.pages} pages, {result.listed} conversations listed "
-                    f"({result.without_traces} without traces), {result.hydrated} fetched in full, "
-                    f"{result.raw_bytes} bytes"
-                )
-            stats = client.stats
-        if totals["without_traces"] and settings.hydrate == "never":
-            context.log.warning(
-                f"{totals['without_traces']} listed conversations came without their spans and "
-                "CES_HYDRATE=never: their spans and latency rows stay empty"
-            )
-        if totals["outside"]:
-            context.log.warning(
-                f"the server listed {totals['outside']} conversations outside the days asked for: it "
-                "ignores the list_conversations filter, so every day pages through more history than "
-                "it holds (they are not loaded twice; the quota is spent on them)"
-            )
-        return dg.MaterializeResult(
-            metadata={
-                "dagster/row_count": totals["records"],
-                **_span(partitions),
-                "pages": totals["pages"],
-                "conversations_listed": totals["listed"],
-                "conversations_listed_outside_window": totals["outside"],
-                "conversations_listed_without_traces": totals["without_traces"],
-                "conversations_hydrated": totals["hydrated"],
-                "requests": stats.requests,
-                "retries": stats.retries,
-                "api_seconds": round(stats.api_seconds, 3),
-                "bytes_received": stats.bytes_received,
-                "raw_bytes": totals["raw_bytes"],
-            }
-        )
 
-    @dg.asset(
-        key=LAKE_CONVERSATIONS,
-        deps=[RAW_PAGES],
-        check_specs=[
-            dg.AssetCheckSpec(
-                "rows_in_partition",
-                asset=LAKE_CONVERSATIONS,
-                blocking=True,
-                description="Every conversation in a day's Parquet started on that day (UTC).",
-            )
-        ],
-        partitions_def=partitions_def,
-        backfill_policy=policy,
-        group_name=GROUP,
-        kinds={"parquet"},
-        description="One Parquet file per conversation table and partition, and the rejects.",
-    )
-    def lake_conversation_tables(
-        context: dg.AssetExecutionContext, lake: LakeResource
-    ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
-        """Flatten each partition's raw records into one Parquet file per table."""
-        partitions = partitions_of(context)
-        rows = dict.fromkeys((spec.name for spec in CONVERSATION_OUTPUT_TABLES), 0)
-        outside = 0
-        for app, day in partitions:
-            result = flatten_conversation_partition(lake.lake(), app, day)
-            for name, count in {**result.rows, REJECTS.name: result.rejects}.items():
-                rows[name] += count
-            outside += rows_outside_partition(lake.lake(), "conversations", "start_time", app, day)
-        context.log.info(
-            f"flattened {len(partitions)} partitions: {rows['conversations']} conversations, "
-            f"{rows[REJECTS.name]} rejects"
-        )
-        yield dg.MaterializeResult(metadata={**rows_metadata(rows, "conversations"), **_span(partitions)})
-        yield dg.AssetCheckResult(
-            check_name="rows_in_partition",
-            asset_key=LAKE_CONVERSATIONS,
-            passed=outside == 0,
-            metadata={"rows_outside": outside},
-        )
-
-    @dg.asset(
-        key=WAREHOUSE_CONVERSATIONS,
-        deps=[LAKE_CONVERSATIONS],
-        check_specs=conversation_check_specs(freshness_hours),
-        partitions_def=partitions_def,
-        backfill_policy=policy,
-        group_name=GROUP,
-        kinds={"duckdb"},
-        description="The conversation tables of the warehouse (conversations, turns, messages, chunks, "
-        "tool calls and responses, agent transfers, spans) and their rejects.",
-    )
-    def warehouse_conversation_tables(
-        context: dg.AssetExecutionContext, lake: LakeResource, warehouse: WarehouseResource
-    ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
-        """Replace every partition of the step in every warehouse table, in one transaction,
-        then check what was loaded. Writers queue on the warehouse lock."""
-        partitions = partitions_of(context)
-        rows = load_conversation_partitions(lake.lake(), warehouse.warehouse(), partitions)
-        context.log.info(f"loaded {len(partitions)} partitions: {rows}")
-        yield dg.MaterializeResult(metadata={**rows_metadata(rows, "conversations"), **_span(partitions)})
-        apps = sorted({app for app, _ in partitions})
-        days = [day for _, day in partitions]
-        with warehouse.warehouse().connect(read_only=True) as conn:
-            yield from conversation_check_results(
-                conn, apps, min(days), max(days), freshness_hours=freshness_hours
-            )
-
-    return [conversation_pages, lake_conversation_tables, warehouse_conversation_tables]
+        return [conversation_pages, lake_conversation_tables, warehouse_conversation_tables]
 
 
 def conversation_jobs(assets: Sequence[dg.AssetsDefinition]) -> list[Any]:

@@ -12,7 +12,12 @@ from pydantic import Field
 from pipelines.ingest.evaluations import fetch_evaluation_runs, load_observation_file, replay_observations
 from pipelines.ingest.trigger import start_evaluation
 from pipelines.orchestration.checks import EVALUATION_CHECK_SPECS, evaluation_check_results
-from pipelines.orchestration.keys import RAW_EVALUATION_RUNS, WAREHOUSE_EVALUATIONS, rows_metadata
+from pipelines.orchestration.keys import (
+    RAW_EVALUATION_RUNS,
+    WAREHOUSE_EVALUATIONS,
+    rows_metadata,
+    stats_metadata,
+)
 from pipelines.orchestration.partitions import APP_PARTITIONS, CES_API_POOL
 from pipelines.orchestration.resources import CesResource, LakeResource, WarehouseResource
 from pipelines.transform.schemas import EVALUATION_RUNS, REJECTS
@@ -61,10 +66,7 @@ def evaluation_run_observations(
             "evaluation_runs": result.runs,
             "evaluation_results": result.results,
             "observation_file": result.path,
-            "requests": stats.requests,
-            "retries": stats.retries,
-            "api_seconds": round(stats.api_seconds, 3),
-            "bytes_received": stats.bytes_received,
+            **stats_metadata(stats),
             "elapsed_seconds": round(time.monotonic() - started, 3),
         }
     )
@@ -93,8 +95,6 @@ def warehouse_evaluation_tables(
     lake: LakeResource,
     warehouse: WarehouseResource,
 ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
-    """Load the app's latest fetch (its observation file), or replay all of them, into the
-    evaluation tables."""
     app = context.partition_key
     if config.replay:
         files, rows = replay_observations(lake.lake(), warehouse.warehouse(), app)
@@ -147,13 +147,9 @@ rebuild_evaluation_runs_job = dg.define_asset_job(
 def unfinished_evaluation_runs_sensor(
     context: dg.SensorEvaluationContext, ces: CesResource, warehouse: WarehouseResource
 ) -> dg.SensorResult | dg.SkipReason:
-    """Re-fetch the configured apps' runs not yet COMPLETED, ERROR or CANCELLED: one run
-    per app that has some.
-
-    Small and fast: one query a tick, and an app whose previous fetch is still in flight is
-    left alone. Only apps of `CES_APPS` are followed: a warehouse loaded from another
-    endpoint (the simulator's, say) must not start fetches that can only fail.
-    """
+    """Re-fetch the configured apps' unfinished runs: one run per app with some and no fetch in
+    flight. Only apps of `CES_APPS`: a warehouse loaded from another endpoint (the simulator's)
+    must not start fetches that can only fail."""
     configured = set(ces.apps)
     if not configured:
         return dg.SkipReason("CES_APPS is not set: no app's evaluation runs are followed")
@@ -245,10 +241,7 @@ def start_evaluation_job() -> None:
     description="After start_evaluation_job succeeds, fetch and load the app's runs started here.",
 )
 def started_evaluation_sensor(context: dg.RunStatusSensorContext) -> dg.RunRequest:
-    """Load a run as soon as `start_evaluation_job` created it; the unfinished-run sensor follows it.
-
-    The fetch asks for no listing: the runs this pipeline started are always included.
-    """
+    """Load a run as soon as `start_evaluation_job` created it (runs started here are always fetched)."""
     app = context.dagster_run.run_config["ops"]["start_evaluation_op"]["config"]["app"]
     return dg.RunRequest(
         run_key=context.dagster_run.run_id,

@@ -1,9 +1,5 @@
-"""Asset keys: one asset per layer of each dataset, whose materialization counts every table.
-
-One asset per table would record a materialization per table and partition: for a rebuild
-of 2,000 conversations over 20 partitions, 360 of them, and Dagster's event log spent ~15 s
-writing them against ~2.5 s of flattening and loading.
-"""
+"""Asset keys: one asset per layer of each dataset, whose materialization counts every table
+(one per table made Dagster's event log take ~15 s of a rebuild's ~17 s)."""
 
 from collections.abc import Mapping
 from typing import Any
@@ -20,3 +16,12 @@ WAREHOUSE_EVALUATIONS = dg.AssetKey(["warehouse", "evaluation_tables"])
 def rows_metadata(rows: Mapping[str, int], main: str) -> dict[str, Any]:
     """`dagster/row_count` of the dataset's main table, and `<table>_rows` for every table."""
     return {"dagster/row_count": rows[main], **{f"{table}_rows": count for table, count in rows.items()}}
+
+
+def stats_metadata(stats: Any) -> dict[str, Any]:
+    return {
+        "requests": stats.requests,
+        "retries": stats.retries,
+        "api_seconds": round(stats.api_seconds, 3),
+        "bytes_received": stats.bytes_received,
+    }

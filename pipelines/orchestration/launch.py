@@ -1,12 +1,7 @@
 """Executing the Dagster jobs from the CLI: every load is a run recorded in the instance.
 
-The CLI plans its runs as Dagster's backfills do (`plan_runs`: one app's consecutive days, at
-most `CES_DAYS_PER_RUN` per run) and executes them one after another in its own process, with
-the definitions its settings describe. Each run is in the instance in `DAGSTER_HOME` with its
-materializations, checks and logs, exactly like a run the daemon launched for a schedule or a
-backfill from the UI; the partitions it loaded show as materialized there. (Dagster configures
-logging per run, so runs in threads of one process deadlock: runs side by side are the
-daemon's, from a backfill or a schedule.)
+Runs are planned as Dagster's backfills plan them and executed one after another in this
+process (Dagster configures logging per run, so runs in threads of one process deadlock).
 """
 
 from __future__ import annotations
@@ -30,8 +25,6 @@ INTERRUPTED = "DagsterExecutionInterruptedError"
 
 @dataclass
 class RunOutcome:
-    """How one run ended: what it covered, its run id, success, the first error, its metadata."""
-
     label: str
     run_id: str
     success: bool
@@ -49,8 +42,7 @@ class RunOutcome:
 
 
 def dagster_instance(api_concurrency: int) -> dg.DagsterInstance:
-    """The instance in `DAGSTER_HOME` (`./dagster_home` when unset), with the `ces_api` pool's
-    limit set."""
+    """The instance in `DAGSTER_HOME` (`./dagster_home` when unset), its `ces_api` pool's limit set."""
     home = Path(os.environ.get("DAGSTER_HOME") or "dagster_home").resolve()
     home.mkdir(parents=True, exist_ok=True)
     os.environ["DAGSTER_HOME"] = str(home)  # runs rebuilt from `pipelines.definitions` read it
@@ -61,8 +53,6 @@ def dagster_instance(api_concurrency: int) -> dg.DagsterInstance:
 
 @dataclass(frozen=True)
 class PlannedRun:
-    """One run to execute: its label, its tags (partition or range), how many partitions."""
-
     label: str
     tags: Mapping[str, str]
     partitions: int
@@ -85,9 +75,8 @@ def execute_runs(
     run_config: Mapping[str, Any] | None = None,
     on_outcome: Callable[[RunOutcome], None] | None = None,
 ) -> list[RunOutcome]:
-    """Execute `job_name` once per planned run, in order, its steps in this process (they follow
-    one another: fetch, flatten, load); a failed run never stops the others, an interrupted one
-    (Ctrl-C, SIGTERM) stops them all: the runs not started are not, and KeyboardInterrupt goes up."""
+    """Execute `job_name` once per planned run, in order; a failed run never stops the others,
+    an interrupted one (Ctrl-C, SIGTERM) stops them all with KeyboardInterrupt."""
     job = definitions.resolve_job_def(job_name)
     config = {**QUIET_LOGS, **(run_config or {})}
     outcomes = []

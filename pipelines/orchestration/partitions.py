@@ -1,12 +1,7 @@
-"""How the conversation assets are partitioned: one partition per (app, UTC day).
+"""How the conversation assets are partitioned: one partition per (app, UTC day), today included.
 
-The app dimension is dynamic: the apps of `CES_APPS` are registered as partitions by the CLI
-and by a sensor, so adding an app needs no code change, and one app's failure never blocks
-another's. Days start at `CES_START_DATE` (by default early enough for any CES history) and
-include today (`end_offset=1`), which the hourly schedule refreshes.
-
-A run covers a range of partitions (the assets' backfill policy): Dagster's own backfills
-group one app's days, and the CLI plans its runs the same way (`plan_runs`).
+The app dimension is dynamic (the CLI and a sensor register the apps of `CES_APPS`), so adding
+an app needs no code change and one app's failure never blocks another's.
 """
 
 from __future__ import annotations
@@ -79,28 +74,18 @@ def plan_runs(partitions: Iterable[tuple[str, date]], days_per_run: int) -> list
     by_app: dict[str, list[date]] = {}
     for app, day in partitions:
         by_app.setdefault(app, []).append(day)
-    runs = []
+    runs: list[RunRange] = []
     for app, days in by_app.items():
-        first = last = None
         for day in sorted(set(days)):
-            if (
-                first is not None
-                and last is not None
-                and day == last + timedelta(days=1)
-                and (day - first).days < days_per_run
-            ):
-                last = day
-                continue
-            if first is not None and last is not None:
-                runs.append(RunRange(app, first, last))
-            first = last = day
-        if first is not None and last is not None:
-            runs.append(RunRange(app, first, last))
+            run = runs[-1] if runs and runs[-1].app == app else None
+            if run and day == run.last + timedelta(days=1) and (day - run.first).days < days_per_run:
+                runs[-1] = RunRange(app, run.first, day)
+            else:
+                runs.append(RunRange(app, day, day))
     return sorted(runs, key=lambda run: (run.first, run.app))
 
 
 def register_apps(instance: dg.DagsterInstance, apps: Sequence[str]) -> list[str]:
-    """Add the apps that are not partitions yet; returns the ones added."""
     known = set(instance.get_dynamic_partitions(APP_PARTITIONS.name))
     new = [app for app in dict.fromkeys(apps) if app not in known]
     if new:

@@ -1,11 +1,7 @@
 """The dashboard asset: `report/dashboard`, regenerated after the warehouse tables load.
 
-It depends on every warehouse table. Its automation condition asks for a new report once any
-of them was updated since the report last ran, waiting until no load of them is in progress (a
-backfill of many days gives one report at its end, not one per day). The `report_after_loads`
-sensor evaluates that condition every 30 s while the Dagster daemon runs, so scheduled and
-sensor-started ingests, and CLI ingests recorded in the same instance, refresh the page. The
-`report_dashboard` job regenerates it on demand. The report opens the warehouse read-only.
+Its automation condition waits until no load is in progress, so a backfill of many days gives
+one report at its end; the `report_after_loads` sensor evaluates it while the daemon runs.
 """
 
 import dagster as dg

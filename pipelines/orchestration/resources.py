@@ -88,11 +88,7 @@ class WarehouseResource(dg.ConfigurableResource):
         )
 
     def warehouse(self) -> Warehouse:
-        return Warehouse(
-            self.path,
-            lock_timeout_seconds=self.lock_timeout_seconds,
-            write_memory_limit=self.write_memory_limit,
-        )
+        return Warehouse(self.path, self.lock_timeout_seconds, self.write_memory_limit)
 
 
 def resources_from_settings(settings: Settings) -> dict[str, dg.ConfigurableResource]:

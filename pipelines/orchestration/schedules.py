@@ -1,10 +1,5 @@
-"""Schedules and the app sensor: conversations hourly (today plus a lookback for late data),
-evaluation runs daily, and every app of `CES_APPS` registered as a partition.
-
-Conversations arrive late and in-progress ones (no `endTime`) still change, so the hourly run
-refreshes the current UTC day and the `CES_LOOKBACK_DAYS` before it, one run per app covering
-those days; a conversation seen again replaces its old rows.
-"""
+"""Schedules and the app sensor: conversations hourly (today plus `CES_LOOKBACK_DAYS`, as
+conversations arrive late and open ones still change), evaluation runs daily, apps registered."""
 
 from datetime import UTC, date, datetime, timedelta
 from typing import Any

@@ -1,13 +1,8 @@
-"""JSON text in and out at any nesting depth.
+"""JSON text in and out at any nesting depth, producing what orjson would.
 
-orjson is fast but refuses to parse more than 1,024 levels of nesting and to serialise more
-than 254; Python's `json` recurses and stops near its recursion limit. CES span trees nest
-`childSpans` inside spans, so a trace a few hundred levels deep already exceeds them, and one
-deep trace must not take a whole page, a raw lake file or a rejects row down with it.
-
-`loads` and `dumps` use orjson, and only when it refuses for depth fall back to the iterative
-parser and serialiser below (slower, never recursive, so bounded by memory alone). Both
-produce what orjson would: compact JSON, UTF-8, keys in insertion order.
+orjson refuses more than 1,024 levels (254 to serialise) and Python's `json` recurses, but a
+CES span tree a few hundred levels deep must not take a page or a lake file down with it: when
+orjson refuses for depth, the iterative parser and serialiser below take over.
 """
 
 from __future__ import annotations
@@ -69,7 +64,6 @@ def _expect(text: str, pos: int, char: str) -> int:
 
 
 def _key(text: str, pos: int) -> tuple[str, int]:
-    """An object key and the position of its value."""
     if text[pos : pos + 1] != '"':
         raise ValueError(f"expected an object key at offset {pos}")
     key, pos = scanstring(text, pos + 1, True)

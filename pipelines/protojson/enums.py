@@ -1,10 +1,6 @@
-"""Enum values of the CES API as the warehouse stores them: by name, whether sent as names or numbers.
-
-proto3 JSON writes an enum as its name, and parsers accept its number too (`"source": 1`). The
-warehouse keeps names, so that a number and its name count as one value; a number this version
-does not know (an enum value added to the API later) is kept as its decimal string, never
-dropped. The names below are those of the `google.cloud.ces.v1beta` protos, by number; a test
-holds them to `google-cloud-ces`.
+"""Enum values of the CES API as the warehouse stores them: by name, whether sent as names or numbers
+(proto3 JSON parsers accept both), so that a number and its name count as one value; a number this
+version does not know is kept as its decimal string. A test holds the names to `google-cloud-ces`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,4 @@
-"""The dashboard: named queries → data → one self-contained HTML file (plotly, no network).
-
-Plain Python, independent of Dagster: `ces-pipeline report` and the `report/dashboard` asset
-both call `write_report`. The warehouse is opened read-only.
-"""
+"""The dashboard: named queries → data → one self-contained HTML file (plotly, no network)."""
 
 from __future__ import annotations
 
@@ -35,8 +31,6 @@ class ReportError(RuntimeError):
 
 @dataclass(frozen=True)
 class ReportFile:
-    """A written report: where, how many charts (and how many had data), how big."""
-
     path: str
     charts: int
     charts_with_data: int
@@ -60,7 +54,6 @@ def _subtitle(warehouse_path: str, data: ReportData, params: Mapping[str, Any]) 
 def build_report(
     conn: duckdb.DuckDBPyConnection, params: Mapping[str, Any] | None = None, *, source: str = ""
 ) -> tuple[str, list[Chart]]:
-    """The page's HTML and its charts, from an open (read-only) warehouse connection."""
     params = dict(params or {})
     try:
         data = read_report_data(conn, params)

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from pipelines.report.data import ReportData, Rows
 from pipelines.report.evaluation_charts import evaluation_charts
@@ -24,6 +23,7 @@ from pipelines.report.figures import (
     heatmap,
     percentile_lines,
     short_name,
+    subplot_grid,
 )
 
 COMPONENT_ORDER = ("Turn", "LLM", "Tool", "Agent", "Callback", "Guardrail", "TTS", "VAD", "Other")
@@ -42,14 +42,7 @@ def component_latency_chart(rows: Rows) -> Chart:
     present = {row["component"] for row in rows}
     components = [c for c in COMPONENT_ORDER if c in present] + sorted(present - set(COMPONENT_ORDER))
     cols = 3
-    grid_rows = (len(components) + cols - 1) // cols
-    figure = make_subplots(
-        rows=grid_rows,
-        cols=cols,
-        subplot_titles=components,
-        vertical_spacing=0.36 / grid_rows,
-        horizontal_spacing=0.07,
-    )
+    figure, grid_rows = subplot_grid(components, cols, vertical=0.36, horizontal=0.07)
     for index, component in enumerate(components):
         mine = sorted(
             (row for row in rows if row["component"] == component), key=lambda r: day_label(r["day"])
@@ -211,7 +204,6 @@ def volume_charts(data: ReportData) -> list[Chart]:
 
 
 def build_charts(data: ReportData) -> list[Chart]:
-    """Every chart of the page, in page order."""
     return [
         *volume_charts(data),
         percentile_lines(
@@ -274,7 +266,6 @@ def build_charts(data: ReportData) -> list[Chart]:
 
 
 def sections(charts: Iterable[Chart]) -> dict[str, list[Chart]]:
-    """Charts grouped by section, sections in order of first appearance."""
     grouped: dict[str, list[Chart]] = {}
     for chart in charts:
         grouped.setdefault(chart.heading.section, []).append(chart)

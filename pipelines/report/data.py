@@ -1,8 +1,4 @@
-"""What the dashboard shows, read from the warehouse through the named queries.
-
-The report runs the same `sql/queries` a user runs with `ces-pipeline query`, on one read-only
-connection, so the charts and the command line can never disagree.
-"""
+"""What the dashboard shows, read through the same named queries `ces-pipeline query` runs."""
 
 from __future__ import annotations
 
@@ -22,8 +18,6 @@ Rows = list[dict[str, Any]]
 
 @dataclass
 class ReportData:
-    """The rows of every named query the report charts, by query (and split) name."""
-
     volume: dict[str, Rows] = field(default_factory=dict)
     conversation_length: Rows = field(default_factory=list)
     component_latency: Rows = field(default_factory=list)

@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections import defaultdict
 
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from pipelines.report.data import ReportData, Rows
-from pipelines.report.figures import Chart, Heading, empty_chart, finish, heatmap, short_name
+from pipelines.report.figures import Chart, Heading, empty_chart, finish, heatmap, short_name, subplot_grid
 
 LATENCY_KINDS = (
     ("tool", "Tools"),
@@ -71,14 +70,7 @@ def evaluation_latency_chart(app: str, rows: Rows) -> Chart:
     labels = _run_labels(rows)
     kinds = [(kind, title) for kind, title in LATENCY_KINDS if any(row["kind"] == kind for row in rows)]
     cols = 2 if len(kinds) > 1 else 1
-    grid_rows = (len(kinds) + cols - 1) // cols
-    figure = make_subplots(
-        rows=grid_rows,
-        cols=cols,
-        subplot_titles=[title for _, title in kinds],
-        horizontal_spacing=0.08,
-        vertical_spacing=0.32 / grid_rows,
-    )
+    figure, grid_rows = subplot_grid([title for _, title in kinds], cols, vertical=0.32, horizontal=0.08)
     for index, (kind, _) in enumerate(kinds):
         position = {"row": index // cols + 1, "col": index % cols + 1}
         series: dict[str, Rows] = defaultdict(list)

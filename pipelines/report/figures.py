@@ -1,8 +1,5 @@
-"""The dashboard's chart shapes: bars per day, percentile lines and labelled heatmaps in Plotly.
-
-Every chart has a title, a one-line subtitle saying what is measured, labelled axes and UTC days
-on its x axis. A chart without data still appears, saying so, so the page keeps its shape.
-"""
+"""The dashboard's chart shapes: bars per day, percentile lines and labelled heatmaps in Plotly
+(a chart without data still appears, saying so, so the page keeps its shape)."""
 
 from __future__ import annotations
 
@@ -13,6 +10,7 @@ from datetime import date
 from typing import Any
 
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from pipelines.report.data import Rows
 
@@ -24,8 +22,6 @@ PERCENTILES = (("p50", "dot", "#2ca02c"), ("p90", "solid", "#1f77b4"), ("p99", "
 
 @dataclass(frozen=True)
 class Heading:
-    """Where a chart goes and what it says about itself."""
-
     id: str
     section: str
     title: str
@@ -35,8 +31,6 @@ class Heading:
 
 @dataclass(frozen=True)
 class Chart:
-    """One chart of the page: its heading, the figure, and whether it had data."""
-
     heading: Heading
     figure: go.Figure
     has_data: bool
@@ -54,11 +48,13 @@ def short_name(resource: Any) -> str:
     return str(resource).rsplit("/", 1)[-1]
 
 
-def _title(heading: Heading) -> dict[str, Any]:
+def _frame(heading: Heading) -> dict[str, Any]:
+    """The layout every chart shares: its title and subtitle, height and margins."""
     title: dict[str, Any] = {"text": heading.title, "x": 0.01, "xanchor": "left", "font": {"size": 16}}
     if heading.subtitle:
         title["subtitle"] = {"text": heading.subtitle, "font": {"size": 12, "color": "#57606a"}}
-    return title
+    margin = {"l": 70, "r": 20, "t": 86 if heading.subtitle else 60, "b": 60}
+    return {"title": title, "height": HEIGHT, "margin": margin}
 
 
 def finish(
@@ -71,9 +67,7 @@ def finish(
     **layout: Any,
 ) -> Chart:
     figure.update_layout(
-        title=_title(heading),
-        height=HEIGHT,
-        margin={"l": 70, "r": 20, "t": 86 if heading.subtitle else 60, "b": 60},
+        **_frame(heading),
         legend={"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0},
         hovermode="x unified",
     )
@@ -92,14 +86,24 @@ def empty_chart(heading: Heading, message: str) -> Chart:
     figure.add_annotation(
         text=message, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper", font={"size": 14}
     )
-    figure.update_layout(
-        title=_title(heading),
-        height=HEIGHT,
-        xaxis={"visible": False},
-        yaxis={"visible": False},
-        margin={"l": 70, "r": 20, "t": 86 if heading.subtitle else 60, "b": 60},
-    )
+    figure.update_layout(**_frame(heading), xaxis={"visible": False}, yaxis={"visible": False})
     return Chart(heading, figure, has_data=False)
+
+
+def subplot_grid(
+    titles: list[str], cols: int, *, vertical: float, horizontal: float
+) -> tuple[go.Figure, int]:
+    """A figure of one subplot per title, `cols` to a row (subplot i at row i // cols + 1, column
+    i % cols + 1), and its number of rows; `vertical` spacing is shared among the rows."""
+    rows = (len(titles) + cols - 1) // cols
+    figure = make_subplots(
+        rows=rows,
+        cols=cols,
+        subplot_titles=titles,
+        vertical_spacing=vertical / rows,
+        horizontal_spacing=horizontal,
+    )
+    return figure, rows
 
 
 def by_series(rows: Rows, series: Callable[[dict[str, Any]], str], value: str) -> dict[str, dict[str, Any]]:

@@ -1,8 +1,5 @@
-"""The dashboard page: one HTML file with plotly.js, the figures and the regression table inlined.
-
-Nothing is fetched when the page opens: the chart library is in the page, the figures are JSON
-in the page, and there are no external links, fonts or images.
-"""
+"""The dashboard page: one HTML file with plotly.js, the figures and the regression table
+inlined, so nothing is fetched when it opens."""
 
 from __future__ import annotations
 
@@ -19,7 +16,7 @@ from plotly.offline import get_plotlyjs
 
 from pipelines.report.charts import sections
 from pipelines.report.data import Rows
-from pipelines.report.figures import Chart
+from pipelines.report.figures import Chart, short_name
 
 STATUS_ORDER = ("regressed", "gone", "new", "improved", "unchanged")
 """Worst news first: a subject takes the worst status of its metrics."""
@@ -38,10 +35,6 @@ def _figures_json(charts: list[Chart]) -> str:
         figure["layout"].pop("template", None)
         figures.append({"id": chart.heading.id, "data": figure["data"], "layout": figure["layout"]})
     return _script_json(json.dumps(figures, separators=(",", ":")))
-
-
-def _template_json() -> str:
-    return _script_json(to_json_plotly(pio.templates["plotly_white"].to_plotly_json()))
 
 
 def _sections_html(charts: list[Chart]) -> str:
@@ -96,10 +89,6 @@ def _details(changed: Rows) -> list[tuple[str, str]]:
     return [(row["status"], _change(row)) for row in ordered]
 
 
-def _short(resource: Any) -> str:
-    return str(resource).rsplit("/", 1)[-1]
-
-
 def regressions_html(rows: Rows) -> str:
     """Per app, its latest completed run against the one before: one line per subject that
     changed (an evaluation's pass rate, or a tool's, model's, guardrail's or callback's latency),
@@ -112,9 +101,9 @@ def regressions_html(rows: Rows) -> str:
     parts = []
     for app, members in sorted(by_app.items()):
         first = members[0]
-        previous = f"{_short(first['previous_run'])} ({first['previous_version'] or '?'})"
-        latest = f"{_short(first['latest_run'])} ({first['latest_version'] or '?'})"
-        parts.append(f"<h3>{html.escape(f'{_short(app)}: {previous} → {latest}')}</h3>")
+        previous = f"{short_name(first['previous_run'])} ({first['previous_version'] or '?'})"
+        latest = f"{short_name(first['latest_run'])} ({first['latest_version'] or '?'})"
+        parts.append(f"<h3>{html.escape(f'{short_name(app)}: {previous} → {latest}')}</h3>")
         subjects: dict[tuple[str, str], Rows] = defaultdict(list)
         for row in members:
             subjects[(row["kind"], str(row["subject"]))].append(row)
@@ -153,7 +142,6 @@ def regressions_html(rows: Rows) -> str:
 
 
 def render_page(charts: list[Chart], regressions: Rows, *, title: str, subtitle: str) -> str:
-    """The whole HTML document."""
     template = Template(resources.files("pipelines.report").joinpath("template.html").read_text())
     return template.substitute(
         title=html.escape(title),
@@ -161,6 +149,6 @@ def render_page(charts: list[Chart], regressions: Rows, *, title: str, subtitle:
         plotly_js=get_plotlyjs(),
         sections=_sections_html(charts),
         regressions=regressions_html(regressions),
-        template_json=_template_json(),
+        template_json=_script_json(to_json_plotly(pio.templates["plotly_white"].to_plotly_json())),
         figures_json=_figures_json(charts),
     )

@@ -1,9 +1,8 @@
 """The flattener's column buffers, and their conversion to Arrow a whole column at a time.
 
-The walk appends raw values to Python lists; here those lists become Arrow arrays. Timestamps,
-durations and JSON members are checked as they are converted (vectorised in Arrow, row by row
-only when a column holds a value that does not parse, to say which and why), and the position
-columns of spans and chunks are computed from their owners' counts instead of being appended.
+Values are checked as they are converted (row by row only when a column holds one that does
+not parse, to say which and why); the position columns of spans and chunks are computed from
+their owners' counts instead of being appended.
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ from pipelines.protojson.timeparse import (
 )
 from pipelines.transform.schemas import (
     CHUNKS,
+    CONVERSATION_TABLES,
     CONVERSATIONS,
     JSON,
     MESSAGES,
@@ -40,20 +40,15 @@ _STRUCT_KINDS = frozenset({"payload", "updated_variables", "default_variables"})
 _MAX_STRING_BYTES = 2**31 - 1
 
 TIMESTAMP_COLUMNS = {
-    "conversations": ("start_time", "end_time"),
-    "turns": ("start_time",),
-    "messages": ("event_time",),
-    "spans": ("start_time", "end_time"),
+    spec.name: [f.name for f in spec.schema if f.type == TIMESTAMP] for spec in CONVERSATION_TABLES
 }
 DURATION_COLUMNS = {"turns": ("duration_seconds",), "spans": ("duration_seconds",)}
 
 
 @dataclass(frozen=True)
 class Positions:
-    """A child table's position columns, computed when a batch is converted instead of being
-    appended row by row: its rows come in runs, one per row of the owner table, as long as the
-    owner's `count` says. Each row repeats its owner's `inherited` columns and is numbered
-    from 0 within the run (`position`)."""
+    """A child table's position columns: its rows come in runs, one per owner row, `count`
+    long; each repeats the owner's `inherited` columns and is numbered from 0 (`position`)."""
 
     owner: str
     count: str
@@ -68,8 +63,7 @@ POSITIONS = {
 
 
 class TableColumns:
-    """The value lists of one table, one list per column (conversation_name is derived, and so
-    are the `POSITIONS` columns), and where each conversation's rows end."""
+    """The value lists of one table (but its derived columns), and where each conversation's rows end."""
 
     __slots__ = ("lists", "offsets", "spec")
 
@@ -92,10 +86,9 @@ class TableColumns:
             del values[rows:]
 
     def keep(self, conversations: Sequence[int]) -> None:
-        """Keep only the rows of these conversations (by their index in the batch)."""
         spans = [(self.offsets[i], self.offsets[i + 1]) for i in conversations]
-        for name, values in self.lists.items():
-            self.lists[name] = [value for start, end in spans for value in values[start:end]]
+        for values in self.lists.values():  # in place: the walk holds each list's `append`
+            values[:] = [value for start, end in spans for value in values[start:end]]
         self.offsets = [0, *np.cumsum([end - start for start, end in spans], dtype=np.int64).tolist()]
 
     def clear(self) -> None:
@@ -109,7 +102,6 @@ class TableColumns:
 
 
 def positioned(owner: pa.RecordBatch, positions: Positions, rows: int) -> dict[str, pa.Array]:
-    """The position columns of a child table with `rows` rows, from its owner's batch."""
     counts = owner.column(positions.count).to_numpy(zero_copy_only=False)
     owner_rows = np.repeat(np.arange(len(counts)), counts)
     run_starts = np.cumsum(counts) - counts
@@ -121,8 +113,7 @@ def positioned(owner: pa.RecordBatch, positions: Positions, rows: int) -> dict[s
 def check_column(
     spec: TableSpec, column: str, lists: dict[str, list[Any]]
 ) -> tuple[dict[int, str], pa.Array]:
-    """The rows of a timestamp, duration or JSON column whose value does not hold, each with
-    what is wrong with it; and the column converted (meaningful only when none is wrong)."""
+    """The failing rows of a timestamp, duration or JSON column, with why; and the column converted."""
     values = lists[column]
     if column in spec.json_columns:
         return _bad_json(values, lists["chunk_type"] if spec is CHUNKS else None)
@@ -150,10 +141,9 @@ def check_column(
 
 
 def _bad_json(values: list[Raw], kinds: list[str | None] | None) -> tuple[dict[int, str], pa.Array]:
-    """Rows of a JSON column whose member is neither an object (a Struct) nor null, or not
-    UTF-8, judged by each text's first byte (msgspec hands out only well-formed JSON as `Raw`).
-    In a chunk's payload column (`kinds` given) only the Struct kinds must be objects: the
-    value of a kind added to the API later may be any JSON."""
+    """Rows of a JSON column neither an object (a Struct) nor null, judged by the first byte
+    (msgspec hands out only well-formed JSON), or not UTF-8. Of a chunk's payloads only the
+    Struct kinds must be objects: a kind added to the API later may hold any JSON."""
     column, first, lengths = _json_texts(values, JSON)
     allowed = (lengths == 0) | (first == _OPEN_BRACE) | ((first == _LETTER_N) & (lengths == 4))
     if kinds is not None:

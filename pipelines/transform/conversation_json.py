@@ -1,19 +1,10 @@
 """The CES `Conversation` resource as typed JSON: the one decoding of a conversation's text.
 
-msgspec decodes a conversation's JSON straight into these structs, checking every value's
-type on the way: no dict is built for an object, fields the tables do not use are skipped,
-and struct-valued fields (span attributes, payloads, tool arguments and responses) stay as the
-JSON text they arrived as (`msgspec.Raw`), neither parsed nor serialised again. A value of
-the wrong type fails the decode with msgspec's message naming its path, which becomes the
-conversation's reject reason. Integers may come as numbers or numeric strings, as proto3
-JSON allows; timestamps, durations and bytes are checked by the flattener.
-
-A trace nested deeper than msgspec recurses (a few hundred spans) is decoded by the
-iterative JSON parser and converted span by span into the same structs, so its depth is
-bounded by memory alone.
-
-The structs are not tracked by the cyclic garbage collector (`gc=False`): decoded JSON holds
-no cycles, and a batch's ~100,000 structs would lengthen every collection.
+msgspec decodes straight into these structs, checking types on the way (its message, naming
+the path, is the reject reason); struct-valued fields stay the JSON text they came as
+(`msgspec.Raw`). A trace deeper than msgspec recurses is parsed iteratively and converted span
+by span. `gc=False`: decoded JSON holds no cycles, and a batch's ~100,000 structs would
+lengthen every collection.
 """
 
 from __future__ import annotations
@@ -134,7 +125,6 @@ _AT_PATH = re.compile(r"^(?P<what>.*) - at `\$\.?(?P<path>[^`]*)`$", re.DOTALL)
 
 
 def has_error_member(response: Raw) -> bool:
-    """Whether a tool response's JSON is an object with an `error` member."""
     try:
         return bool(_ERROR_MEMBER.decode(response).error)
     except msgspec.DecodeError:  # not an object
@@ -160,7 +150,6 @@ class LakeConversation:
 
     @classmethod
     def of(cls, value: Any) -> LakeConversation:
-        """A conversation given as parsed JSON (a dict, usually)."""
         try:
             raw = deepjson.dumps(value)
         except TypeError:
@@ -176,8 +165,7 @@ class LakeConversation:
         return self._value
 
     def listing(self) -> Any:
-        """What the listing judge looks at: name, startTime, turnCount and turns (the whole
-        value when there is no typed decode, so that it sees exactly what was sent)."""
+        """What the listing judge looks at (without a typed decode, all that was sent)."""
         typed = self.typed
         if typed is None:
             return self.value()
@@ -189,8 +177,7 @@ class LakeConversation:
         }
 
     def _decode_deep(self) -> None:
-        """The typed decode of a conversation nested deeper than msgspec recurses: parsed by
-        the iterative parser, each span converted on its own and linked to its parent."""
+        """Decode a conversation nested deeper than msgspec recurses, span by span."""
         value = self.value()
         turns = value.get("turns") if isinstance(value, dict) else None
         roots = [turn.get("rootSpan") if isinstance(turn, dict) else None for turn in turns or ()]
@@ -246,8 +233,7 @@ def _raw_members(value: Any) -> Any:
 
 
 def _convert(value: Any, type_: type, path: str) -> Any:
-    """`msgspec.convert` of parsed JSON whose `Raw` members are serialised first; an error's
-    path is given from the conversation's root."""
+    """`msgspec.convert` with `Raw` members serialised first; an error's path from the root."""
     try:
         return msgspec.convert(_raw_members(value), type_)
     except msgspec.ValidationError as exc:

@@ -1,11 +1,9 @@
 """Flatten CES `Conversation` JSON into the conversation tables: one flattener, one path.
 
-The flattener walks a conversation's typed decode (`conversation_json`, whose types msgspec
-checked) and appends each value to its column's list, unconverted; strings, timestamps,
-durations and JSON members are checked and converted a whole column at a time in Arrow when a
-batch is taken. Whatever does not hold makes its conversation a reject with the reason (the
-decode's message, a value the walk refused, or the column value that did not parse, with its
-path): the conversation is taken out of every table and the rest of the batch loads.
+The walk appends each value of a conversation's typed decode to its column's list; timestamps,
+durations and JSON members are checked a whole column at a time in Arrow when a batch is taken.
+Whatever does not hold makes its conversation a reject with the reason and path: it is taken
+out of every table and the rest of the batch loads.
 """
 
 from __future__ import annotations
@@ -85,11 +83,9 @@ class _Invalid(ValueError):
 class ConversationFlattener:
     """Accumulates conversations and hands out one record batch per table.
 
-    Use `add()` per conversation and `take_batches()` every few hundred conversations; the
-    flattener keeps nothing after a take, which is what bounds memory on large ingests.
-    `add()` returns False for a conversation rejected at once; the column checks of
-    `take_batches()` may reject more, and `take_rejects()` lists every reject in the order the
-    conversations were added.
+    It keeps nothing after `take_batches()`, which bounds memory on large ingests. The column
+    checks of a take may reject more conversations than `add()` did; `take_rejects()` lists
+    them all in the order they were added.
     """
 
     def __init__(self) -> None:
@@ -107,8 +103,7 @@ class ConversationFlattener:
         return len(self._conversations)
 
     def add(self, conversation: Any) -> bool:
-        """Flatten one conversation, a `LakeConversation` (JSON text read from the lake) or
-        parsed JSON; False when it is rejected (rolled back, recorded as a reject)."""
+        """Flatten a `LakeConversation` or parsed JSON; False when it is rejected."""
         ordinal = self._added
         self._added += 1
         if not isinstance(conversation, LakeConversation):
@@ -136,7 +131,6 @@ class ConversationFlattener:
         return True
 
     def take_batches(self) -> dict[str, pa.RecordBatch]:
-        """One record batch per conversation table (possibly empty), then start afresh."""
         while True:
             failures, checked = self._check()
             if not failures:
@@ -169,9 +163,8 @@ class ConversationFlattener:
     # -- checking and converting a batch -------------------------------------------------------
 
     def _check(self) -> tuple[dict[int, str], dict[tuple[str, str], pa.Array]]:
-        """The conversations of the batch with a column value that does not hold, each with
-        the first such reason (by batch index); and the checked columns, converted, for
-        `_convert` to use when there is none."""
+        """The first failing column value's reason per conversation (by batch index), and the
+        checked columns converted."""
         failures: dict[int, str] = {}
         checked: dict[tuple[str, str], pa.Array] = {}
         for spec in CONVERSATION_TABLES:
@@ -221,8 +214,6 @@ class ConversationFlattener:
         return messages["turn_index"][owner], messages["message_index"][owner], row - first
 
     def _convert(self, checked: dict[tuple[str, str], pa.Array]) -> dict[str, pa.RecordBatch]:
-        """The checked batch as Arrow, one record batch per table (`checked`: the columns
-        `_check` converted already)."""
         names = pa.array(self._names, type=pa.string())
         batches: dict[str, pa.RecordBatch] = {}
         for spec in CONVERSATION_TABLES:
@@ -258,8 +249,8 @@ class ConversationFlattener:
     # -- the walk -------------------------------------------------------------------------------
 
     def _unknown_chunk(self, turn_index: int | None, message_index: int, chunk_index: int) -> tuple[Any, Any]:
-        """The kind and JSON text of a chunk with none of the known members: the name and value
-        of its first member not null (a kind added to the API later), or (None, absent)."""
+        """A chunk of none of the known kinds: its first member not null (a kind added to the
+        API later) as kind and JSON text, or (None, absent)."""
         assert self._current is not None
         value = self._current.value()
         holder = value if turn_index is None else value["turns"][turn_index]
@@ -465,7 +456,6 @@ class ConversationFlattener:
 
 
 def flatten_conversations(conversations: Iterable[Any]) -> tuple[dict[str, pa.Table], list[Reject]]:
-    """All conversation tables for a (small) collection of conversations, plus the rejects."""
     flattener = ConversationFlattener()
     for conversation in conversations:
         flattener.add(conversation)

@@ -1,9 +1,5 @@
-"""Flatten CES `EvaluationRun` and `EvaluationResult` JSON into the evaluation tables.
-
-A run is replaced as a whole whenever it is seen again, so every run-derived table is
-keyed by `evaluation_run_name` first. Progress observations become snapshot rows, built
-here too so the loader only decides which of them are new.
-"""
+"""Flatten CES `EvaluationRun` and `EvaluationResult` JSON into the evaluation tables (and
+the runs' snapshot rows, of which the loader keeps the new ones)."""
 
 from __future__ import annotations
 
@@ -15,7 +11,7 @@ import pyarrow as pa
 
 from pipelines.protojson.enums import enum_name
 from pipelines.transform import values as v
-from pipelines.transform.rows import RowBuffer, RowFlattener, TableBuffers
+from pipelines.transform.rows import RowBuffer, TableBuffers
 from pipelines.transform.schemas import (
     EVALUATION_RESULTS,
     EVALUATION_RUN_ERRORS,
@@ -65,18 +61,16 @@ def progress_counts(run: dict[str, Any]) -> tuple[int, ...]:
     return tuple(v.int32(progress.get(field), f"progress.{field}") for field in PROGRESS_FIELDS)
 
 
-class EvaluationRunFlattener(RowFlattener):
-    """Accumulates evaluation runs; one record batch per run table on `take_batches()`."""
-
+class EvaluationRunFlattener(TableBuffers):
     def __init__(self) -> None:
-        self._buffers = TableBuffers(EVALUATION_RUN_TABLES, RUN_REJECT_SOURCE)
+        super().__init__(EVALUATION_RUN_TABLES, RUN_REJECT_SOURCE)
 
     def __len__(self) -> int:
-        return len(self._buffers.rows(EVALUATION_RUNS))
+        return len(self.rows(EVALUATION_RUNS))
 
     def add(self, run: Any, observed_at: int) -> bool:
         """Flatten one run fetched at `observed_at` (epoch microseconds); False if rejected."""
-        return self._buffers.add(run, lambda obj: self._add(obj, observed_at))
+        return self.flatten(run, lambda obj: self._add(obj, observed_at))
 
     def _add(self, run: Any, observed_at: int) -> None:
         run = v.message(run, "evaluationRun")
@@ -89,7 +83,7 @@ class EvaluationRunFlattener(RowFlattener):
         error_message = v.text(error_info.get("errorMessage"), "errorInfo.errorMessage")
         if not error_info:
             error_message = v.text(status.get("message"), "error.message")
-        self._buffers.rows(EVALUATION_RUNS).append(
+        self.rows(EVALUATION_RUNS).append(
             (
                 name,
                 app,
@@ -135,7 +129,7 @@ class EvaluationRunFlattener(RowFlattener):
         self._add_lists(name, run)
         if error_info or status:
             details = v.array(status.get("details"), "error.details")
-            self._buffers.rows(EVALUATION_RUN_ERRORS).append(
+            self.rows(EVALUATION_RUN_ERRORS).append(
                 (
                     name,
                     enum_name(
@@ -152,7 +146,7 @@ class EvaluationRunFlattener(RowFlattener):
 
     def _add_summaries(self, name: str, run: dict[str, Any]) -> None:
         summaries = v.message(run.get("evaluationRunSummaries"), "evaluationRunSummaries")
-        rows = self._buffers.rows(EVALUATION_RUN_SUMMARIES)
+        rows = self.rows(EVALUATION_RUN_SUMMARIES)
         for evaluation, summary in summaries.items():
             summary = v.message(summary, f"evaluationRunSummaries[{evaluation}]")
             rows.append(
@@ -166,7 +160,7 @@ class EvaluationRunFlattener(RowFlattener):
             )
 
     def _add_latencies(self, name: str, report: dict[str, Any]) -> None:
-        rows = self._buffers.rows(EVALUATION_RUN_LATENCIES)
+        rows = self.rows(EVALUATION_RUN_LATENCIES)
         for field, kind, subject_field, display_field in _LATENCY_KINDS:
             for index, entry in enumerate(v.array(report.get(field), f"latencyReport.{field}")):
                 label = f"latencyReport.{field}[{index}]"
@@ -193,7 +187,7 @@ class EvaluationRunFlattener(RowFlattener):
                 )
 
     def _add_lists(self, name: str, run: dict[str, Any]) -> None:
-        personas = self._buffers.rows(EVALUATION_RUN_PERSONAS)
+        personas = self.rows(EVALUATION_RUN_PERSONAS)
         for index, config in enumerate(v.array(run.get("personaRunConfigs"), "personaRunConfigs")):
             config = v.message(config, f"personaRunConfigs[{index}]")
             personas.append(
@@ -204,10 +198,10 @@ class EvaluationRunFlattener(RowFlattener):
                     v.int32(config.get("taskCount"), "personaRunConfigs.taskCount"),
                 )
             )
-        evaluations = self._buffers.rows(EVALUATION_RUN_EVALUATIONS)
+        evaluations = self.rows(EVALUATION_RUN_EVALUATIONS)
         for index, evaluation in enumerate(v.array(run.get("evaluations"), "evaluations")):
             evaluations.append((name, index, v.text(evaluation, "evaluations[]")))
-        results = self._buffers.rows(EVALUATION_RUN_RESULTS)
+        results = self.rows(EVALUATION_RUN_RESULTS)
         for index, result in enumerate(v.array(run.get("evaluationResults"), "evaluationResults")):
             results.append((name, index, v.text(result, "evaluationResults[]")))
 
@@ -227,7 +221,6 @@ def _tool_subject(entry: dict[str, Any], label: str) -> str | None:
 
 
 def snapshot_row(run: dict[str, Any], observed_at_micros: int) -> tuple[Any, ...]:
-    """One `evaluation_run_snapshots` row: the run's state and progress at `observed_at`."""
     name, _, _ = run_name(run)
     return (
         name,
@@ -243,14 +236,12 @@ def snapshots_batch(rows: Iterable[tuple[Any, ...]]) -> pa.RecordBatch:
     return buffer.to_batch()
 
 
-class EvaluationResultFlattener(RowFlattener):
-    """Accumulates EvaluationResults into the `evaluation_results` table."""
-
+class EvaluationResultFlattener(TableBuffers):
     def __init__(self) -> None:
-        self._buffers = TableBuffers((EVALUATION_RESULTS,), RESULT_REJECT_SOURCE)
+        super().__init__((EVALUATION_RESULTS,), RESULT_REJECT_SOURCE)
 
     def add(self, result: Any) -> bool:
-        return self._buffers.add(result, self._add)
+        return self.flatten(result, self._add)
 
     def _add(self, result: Any) -> None:
         result = v.message(result, "evaluationResult")
@@ -267,7 +258,7 @@ class EvaluationResultFlattener(RowFlattener):
             result_type = "scenario"
         else:
             result_type = None
-        self._buffers.rows(EVALUATION_RESULTS).append(
+        self.rows(EVALUATION_RESULTS).append(
             (
                 name,
                 v.text(result.get("evaluationRun"), "evaluationRun"),

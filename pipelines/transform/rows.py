@@ -16,8 +16,6 @@ from pipelines.transform.schemas import TableSpec
 
 @dataclass(frozen=True)
 class Reject:
-    """An object that could not be flattened: where it came from, which one, and why."""
-
     source: str
     resource_name: str | None
     reason: str
@@ -41,10 +39,10 @@ class RowBuffer:
 
 
 class TableBuffers:
-    """One `RowBuffer` per table, filled one source object at a time.
+    """One `RowBuffer` per table, filled one source object at a time (base of the row flatteners).
 
-    `add(obj, flatten)` runs `flatten(obj)`; if it raises a `SchemaViolation` (or the object
-    is too deeply nested for Python), every row it appended is removed again and the object
+    `flatten(obj, fill)` runs `fill(obj)`; if it raises a `SchemaViolation` (or the object is
+    too deeply nested for Python), every row it appended is removed again and the object
     becomes a `Reject` with the reason. Nothing half-flattened ever reaches a batch.
     """
 
@@ -56,10 +54,10 @@ class TableBuffers:
     def rows(self, spec: TableSpec) -> list[tuple[Any, ...]]:
         return self.tables[spec.name].rows
 
-    def add(self, obj: Any, flatten: Callable[[Any], None]) -> bool:
+    def flatten(self, obj: Any, fill: Callable[[Any], None]) -> bool:
         marks = [len(table.rows) for table in self.tables.values()]
         try:
-            flatten(obj)
+            fill(obj)
         except (v.SchemaViolation, RecursionError) as exc:
             for table, mark in zip(self.tables.values(), marks, strict=True):
                 del table.rows[mark:]
@@ -77,28 +75,6 @@ class TableBuffers:
             table.rows.clear()
         return batches
 
-    def discard(self) -> None:
-        """Drop every row collected since the last take."""
-        for table in self.tables.values():
-            table.rows.clear()
-
     def take_rejects(self) -> list[Reject]:
         rejects, self.rejects = self.rejects, []
         return rejects
-
-
-class RowFlattener:
-    """A flattener whose rows collect in `TableBuffers`: it hands out what they hold.
-
-    Subclasses set `self._buffers` and define `add` (which calls `self._buffers.add`).
-    """
-
-    _buffers: TableBuffers
-
-    def take_batches(self) -> dict[str, pa.RecordBatch]:
-        """One record batch per table (possibly empty), then start afresh."""
-        return self._buffers.take_batches()
-
-    def take_rejects(self) -> list[Reject]:
-        """The rejects since the last take."""
-        return self._buffers.take_rejects()

@@ -1,14 +1,13 @@
 """Checked readers for proto3 JSON values: the right type or a `SchemaViolation` naming the field.
 
-Proto3 JSON allows integers as numbers or numeric strings, omits zero values, and encodes
-bytes as standard or URL-safe base64 with or without padding; these readers accept exactly
-that and nothing looser, so a malformed object is rejected with a reason instead of loading
-garbage.
+They accept exactly what proto3 JSON allows and nothing looser, so a malformed object is
+rejected with a reason instead of loading garbage.
 """
 
 from __future__ import annotations
 
 import binascii
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -17,7 +16,7 @@ from pipelines.protojson import deepjson
 from pipelines.protojson.timeparse import (
     TimeFormatError,
     parse_duration_seconds,
-    parse_timestamp_nanos,
+    parse_timestamp_micros,
 )
 
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
@@ -54,29 +53,22 @@ def int32(value: Any, field: str) -> int:
     return number
 
 
-def timestamp(value: Any, field: str) -> int | None:
-    """Microseconds since the epoch (UTC), sub-microsecond digits floored, or None when absent."""
-    nanos = timestamp_nanos(value, field)
-    return None if nanos is None else nanos // 1_000
-
-
-def timestamp_nanos(value: Any, field: str) -> int | None:
-    """Nanoseconds since the epoch (UTC), or None when absent: for exact differences."""
+def _parsed(parse: Callable[[str], Any], value: Any, field: str) -> Any:
     if value is None:
         return None
     try:
-        return parse_timestamp_nanos(value)
+        return parse(value)
     except TimeFormatError as exc:
         raise SchemaViolation(f"{field}: {exc}") from None
+
+
+def timestamp(value: Any, field: str) -> int | None:
+    """Microseconds since the epoch (UTC), sub-microsecond digits floored, or None when absent."""
+    return _parsed(parse_timestamp_micros, value, field)
 
 
 def duration(value: Any, field: str) -> float | None:
-    if value is None:
-        return None
-    try:
-        return parse_duration_seconds(value)
-    except TimeFormatError as exc:
-        raise SchemaViolation(f"{field}: {exc}") from None
+    return _parsed(parse_duration_seconds, value, field)
 
 
 def array(value: Any, field: str) -> list[Any]:
@@ -94,15 +86,6 @@ def message(value: Any, field: str) -> dict[str, Any]:
     if type(value) is dict:
         return value
     raise SchemaViolation(f"{field}: expected an object, got {type(value).__name__}")
-
-
-def struct_json(value: Any, field: str) -> str | None:
-    """A `google.protobuf.Struct` field as JSON text (NULL when absent)."""
-    if value is None:
-        return None
-    if type(value) is not dict:
-        raise SchemaViolation(f"{field}: expected an object (Struct), got {type(value).__name__}")
-    return json_text(value, field)
 
 
 def json_text(value: Any, field: str) -> str:

@@ -1,10 +1,8 @@
 """What a warehouse reader sees besides the tables: the views and the descriptions.
 
-Views (`sql/views/<view>.sql`, one per file) are created in dependency order, so a view may
-read another one whatever their names. Descriptions (`sql/comments/<table or view>.sql`) are
-plain `COMMENT ON TABLE | VIEW | COLUMN … IS '…';` statements; only those that differ from the
-warehouse's current comments are executed, so applying them on every load costs one catalog
-query. BI tools show these comments as table and column descriptions.
+Views (`sql/views/`) are created in dependency order, whatever their names. Descriptions
+(`sql/comments/`, `COMMENT ON …` statements BI tools show) are executed only where they differ
+from the warehouse's, so applying them on every load costs one catalog query.
 """
 
 from __future__ import annotations
@@ -58,15 +56,12 @@ def view_names() -> list[str]:
 
 
 def create_views(conn: duckdb.DuckDBPyConnection) -> None:
-    """(Re)create every view; a re-created view loses its comment until `apply_comments`."""
     for path in view_files():
         conn.execute(path.read_text())
 
 
 @dataclass(frozen=True)
 class Description:
-    """One `COMMENT ON` statement of `sql/comments/`."""
-
     kind: str  # TABLE, VIEW or COLUMN
     relation: str
     column: str | None
@@ -76,7 +71,6 @@ class Description:
 
 @cache
 def descriptions() -> tuple[Description, ...]:
-    """Every description in `sql/comments/*.sql`, in file order."""
     found = []
     for path in sql_files("comments"):
         for match in _COMMENT_STATEMENT.finditer(_without_comments(path.read_text())):
@@ -94,15 +88,13 @@ def descriptions() -> tuple[Description, ...]:
 
 
 def install(conn: duckdb.DuckDBPyConnection) -> None:
-    """(Re)create the views and bring every description up to date in one transaction, so
-    readers never see a view missing or undescribed. Call it outside a transaction."""
+    """(Re)create the views and their descriptions in one transaction (call it outside one)."""
     with transaction(conn):
         create_views(conn)
         apply_comments(conn)
 
 
 def apply_comments(conn: duckdb.DuckDBPyConnection) -> int:
-    """Bring every table, view and column description up to date; returns statements run."""
     current: dict[tuple[str, str | None], str | None] = {}
     for relation, column, comment in conn.execute(sql_text("warehouse/current_comments.sql")).fetchall():
         current[(relation, column)] = comment

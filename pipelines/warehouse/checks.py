@@ -1,9 +1,7 @@
 """Data checks on the warehouse, as plain functions over `sql/checks/*.sql`.
 
-Conversation checks look at the partitions a run loaded (its apps and days): the rows a load
-just wrote, so a check costs what the run loaded, not what the whole warehouse holds. Evaluation checks
-look at one app's runs. Each returns how many rows fail and a small sample, for Dagster's
-asset checks to show and for tests to call directly.
+Conversation checks look only at the partitions a run loaded, so a check costs what the run
+loaded, not what the warehouse holds; evaluation checks look at one app's runs.
 """
 
 from __future__ import annotations
@@ -39,20 +37,17 @@ def _outcome(
 
 
 def scope_partitions(conn: duckdb.DuckDBPyConnection, apps: Sequence[str], first: date, last: date) -> None:
-    """Make the conversations of these apps and days (`first` to `last`, both included) the
-    scope of the conversation checks that follow: what one run loaded."""
+    """Scope the conversation checks that follow to these apps and days (both ends included)."""
     conn.execute(sql_text("checks/partition_scope.sql"), {"apps": list(apps), "first": first, "last": last})
 
 
 def duplicate_keys(conn: duckdb.DuckDBPyConnection, spec: TableSpec) -> CheckOutcome:
-    """Keys of a conversation table repeated within the scoped partition."""
     return _outcome(
         conn, sql_text("checks/duplicate_keys.sql").format(table=spec.name, key=", ".join(spec.key))
     )
 
 
 def duplicate_run_keys(conn: duckdb.DuckDBPyConnection, spec: TableSpec, app: str) -> CheckOutcome:
-    """Keys of an evaluation table repeated among one app's runs."""
     text = sql_text("checks/duplicate_run_keys.sql").format(table=spec.name, key=", ".join(spec.key))
     return _outcome(conn, text, {"app": app})
 

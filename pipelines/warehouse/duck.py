@@ -1,9 +1,5 @@
-"""The DuckDB warehouse file: schema set-up, partition replacement and row counts.
-
-A partition load deletes the partition's old rows and inserts the new Parquet in one
-transaction, so readers see the warehouse before or after a load, never in between, and a
-re-run leaves exactly the same rows.
-"""
+"""The DuckDB warehouse file: schema set-up, partition replacement (one transaction, so readers
+see it before or after a load, never in between) and row counts."""
 
 from __future__ import annotations
 
@@ -56,37 +52,22 @@ class WarehouseMemoryError(RuntimeError):
     """A load needed more memory than its DuckDB buffer pool (`CES_WAREHOUSE_MEMORY_LIMIT`) gives."""
 
 
+@dataclass(frozen=True)
 class Warehouse:
-    """A DuckDB database file holding the contract tables and views."""
-
-    def __init__(
-        self,
-        path: str,
-        *,
-        lock_timeout_seconds: float = 900.0,
-        write_memory_limit: str = DEFAULT_WRITE_MEMORY_LIMIT,
-    ):
-        self.path = path
-        self.lock_timeout_seconds = lock_timeout_seconds
-        self.write_memory_limit = write_memory_limit
+    path: str
+    lock_timeout_seconds: float = 900.0
+    write_memory_limit: str = DEFAULT_WRITE_MEMORY_LIMIT
 
     @classmethod
     def from_settings(cls, storage: StorageSettings) -> Warehouse:
-        return cls(
-            storage.warehouse,
-            lock_timeout_seconds=storage.lock_timeout_seconds,
-            write_memory_limit=storage.write_memory_limit,
-        )
+        return cls(storage.warehouse, storage.lock_timeout_seconds, storage.write_memory_limit)
 
     @contextmanager
     def connect(
         self, *, read_only: bool = False, lock_timeout_seconds: float | None = None
     ) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A connection holding the warehouse lock: exclusive to write, shared to read.
-
-        Waits up to `lock_timeout_seconds` for another ingest to finish, then raises
-        WarehouseBusyError; a file held by a program outside ces-pipeline is reported too.
-        """
+        """A connection holding the warehouse lock (exclusive to write, shared to read), waiting
+        up to `lock_timeout_seconds` for another ingest before WarehouseBusyError."""
         if not read_only:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         timeout = self.lock_timeout_seconds if lock_timeout_seconds is None else lock_timeout_seconds
@@ -114,11 +95,8 @@ class Warehouse:
                 conn.close()
 
     def ensure_schema(self, conn: duckdb.DuckDBPyConnection) -> None:
-        """Create missing tables, (re)create the views, describe both, fail clearly on a drifted table.
-
-        Done once per file and schema version in a process: a backfill loads many partitions
-        into the same file, and the full check costs a tenth of a second each time.
-        """
+        """Create missing tables, (re)create the views, describe both, fail clearly on a drifted
+        table; once per file and schema version in a process (a backfill loads many partitions)."""
         key = _schema_key(self.path, conn)
         if key in _SCHEMA_ENSURED:
             return
@@ -135,12 +113,8 @@ class Warehouse:
     def conversation_load(
         self, *, filesystem: AbstractFileSystem | None = None
     ) -> Iterator[ConversationLoad]:
-        """One transaction that replaces groups of partitions (`ConversationLoad.replace`) and
-        commits them together when the block ends; nothing of it is kept if the block fails.
-
-        For a lake that is not on local disk (`gs://`, `s3://`, ...), `filesystem` is the fsspec
-        filesystem DuckDB reads the files through.
-        """
+        """One transaction that replaces groups of partitions (`ConversationLoad.replace`), kept
+        only if the block succeeds; `filesystem`: the fsspec one of a lake not on local disk."""
         with self.connect() as conn:
             if filesystem is not None:
                 conn.register_filesystem(filesystem)
@@ -157,10 +131,8 @@ class Warehouse:
         result_batches: Mapping[str, pa.RecordBatch],
         rejects: pa.RecordBatch,
     ) -> dict[str, int]:
-        """Replace the given runs in every run table, upsert results, append changed snapshots.
-
-        One transaction: a run never shows its new summaries beside its old latencies.
-        """
+        """Replace the given runs in every run table, upsert results, append changed snapshots:
+        one transaction, so a run never shows its new summaries beside its old latencies."""
         written: dict[str, int] = {}
         with self.connect() as conn:
             self.ensure_schema(conn)
@@ -197,10 +169,8 @@ class Warehouse:
         return written
 
     def unfinished_evaluation_runs(self, *, lock_timeout_seconds: float = 5.0) -> list[tuple[str, str]]:
-        """(app, run name) of every run not yet COMPLETED, ERROR or CANCELLED; empty without a warehouse.
-
-        Waits only briefly for a load in progress: a sensor tick must stay short.
-        """
+        """(app, run name) of every run not yet COMPLETED, ERROR or CANCELLED (a sensor tick
+        waits only briefly for a load in progress)."""
         if not Path(self.path).exists():
             return []
         with self.connect(read_only=True, lock_timeout_seconds=lock_timeout_seconds) as conn:
@@ -225,26 +195,19 @@ class Warehouse:
 
 
 class ConversationLoad:
-    """Partitions replaced in an open transaction of `Warehouse.conversation_load`.
-
-    A run covering a range of partitions replaces them all in one transaction, with one insert
-    per table: DuckDB writes an insert of more than a row group (122,880 rows) straight to the
-    file, where a smaller one goes through the write-ahead log and is compressed again at the
-    next checkpoint.
-    """
+    """Partitions replaced in an open transaction of `Warehouse.conversation_load`, with one
+    insert per table: DuckDB writes one of more than a row group straight to the file, a smaller
+    one through the write-ahead log (compressed again at the next checkpoint)."""
 
     def __init__(self, conn: duckdb.DuckDBPyConnection):
         self._conn = conn
 
     def replace(self, partitions: Sequence[PartitionFiles]) -> dict[str, int]:
-        """Delete these partitions' rows from every conversation table and their rejects, and
-        insert their files; returns the rows inserted per table, summed over the partitions.
+        """Replace these partitions' rows and rejects with their files; rows inserted per table.
 
-        The rows replaced are those of every conversation loaded for these partitions or
-        arriving in their files, wherever they were loaded before (a conversation whose start
-        moved to another day leaves its old day). The deletes look only at the days those
-        conversations were loaded under (`partition_date`), so their cost does not grow with
-        the history the warehouse holds."""
+        Every conversation loaded for these partitions or arriving in their files is replaced
+        wherever it was loaded before (one whose start moved leaves its old day); the deletes
+        read only the days those were loaded under, so their cost does not grow with history."""
         conn = self._conn
         inserted: dict[str, int] = {}
         conn.execute(sql_text("warehouse/create_partition_conversations.sql"))
@@ -294,7 +257,6 @@ def _tables(conn: duckdb.DuckDBPyConnection) -> set[str]:
 
 
 def _rowcount(cursor: duckdb.DuckDBPyConnection) -> int:
-    """The single number a statement returns (a count, or the rows an INSERT wrote)."""
     rows = cursor.fetchall()
     return int(rows[0][0]) if rows else 0
 

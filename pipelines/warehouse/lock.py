@@ -1,10 +1,8 @@
 """One writer at a time on the warehouse file, across every process on the machine.
 
-DuckDB allows a single read-write process per database file and fails at once when another
-holds it. Ingest runs may overlap (parallel partitions, the Dagster daemon, a second CLI), so
-every warehouse connection first takes an advisory lock on `<warehouse>.lock`: exclusive to
-write, shared to read. Writers queue instead of failing; a lock not granted in time is a
-clear error, never a half-done load.
+DuckDB fails at once when another process holds the file, and ingests may overlap, so every
+connection first takes an advisory lock on `<warehouse>.lock` (exclusive to write, shared to
+read): writers queue instead of failing.
 """
 
 from __future__ import annotations
@@ -22,7 +20,6 @@ class WarehouseBusyError(RuntimeError):
 
 @contextmanager
 def warehouse_lock(database_path: str, *, exclusive: bool, timeout_seconds: float) -> Iterator[None]:
-    """Hold the warehouse's lock file (exclusive or shared) for the duration of the block."""
     lock_path = f"{database_path}.lock"
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
     try:

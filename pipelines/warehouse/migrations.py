@@ -1,11 +1,7 @@
 """Schema versions of the warehouse file, and the migrations between them.
 
-`sql/tables/` always holds the current schema. `sql/migrations/NNNN_name.sql` turns a file
-of version NNNN-1 into version NNNN. A new file is created at the latest version; an older
-file (a `schema_version` table below the latest, or contract tables but no version at all,
-which is version 1) is migrated on open, one version per transaction. The tables an older file
-lacks are created first, at the current schema: a migration sees every table, and leaves one
-already in the current shape as it is (`ADD COLUMN IF NOT EXISTS`, updates that change nothing).
+`sql/tables/` holds the current schema; `sql/migrations/NNNN_name.sql` turns version NNNN-1
+into NNNN, one version per transaction (a file with tables but no version is version 1).
 """
 
 from __future__ import annotations
@@ -59,7 +55,6 @@ def current_version(conn: duckdb.DuckDBPyConnection, existing_tables: set[str]) 
 
 
 def migrate(conn: duckdb.DuckDBPyConnection, existing_tables: set[str]) -> list[Migration]:
-    """Bring the file to the latest version; create the current tables. Returns what was applied."""
     latest = latest_version()
     version = current_version(conn, existing_tables)
     if version is not None and version > latest:

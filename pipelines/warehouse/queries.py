@@ -1,16 +1,9 @@
 """Named queries: `sql/queries/NAME.sql`, run read-only with typed, bound parameters.
 
-A query's header declares what it is and what it takes:
-
-    -- Conversations per UTC day, in total and by source.          (first line: the description)
-    -- param app VARCHAR = NULL: only this app (resource name or app id); every app when unset
-    -- param since DATE = 1970-01-01: first UTC day included
-
-`-- param NAME TYPE [= DEFAULT]: description`. TYPE is VARCHAR, DATE, TIMESTAMP, INTEGER,
-DOUBLE, BOOLEAN, or CHOICE(a|b|c) for a VARCHAR limited to those values. Without a default the
-parameter is required; `NULL` as the default means "unset". Values given as text (the CLI's
-`--param since=2026-11-01`) are parsed to that type and bound as DuckDB named parameters
-(`$since`): never spliced into the SQL text.
+A query's header is its description (the first line), then `-- param NAME TYPE [= DEFAULT]:
+description` lines; TYPE is VARCHAR, DATE, TIMESTAMP, INTEGER, DOUBLE, BOOLEAN or CHOICE(a|b|c).
+Without a default a parameter is required; `NULL` means unset. Values are parsed to their type
+and bound as DuckDB named parameters (`$since`), never spliced into the SQL text.
 """
 
 from __future__ import annotations
@@ -47,8 +40,6 @@ class NamedQueryError(ValueError):
 
 @dataclass(frozen=True)
 class QueryParameter:
-    """One `-- param` declaration of a named query."""
-
     name: str
     type: str
     default: Any
@@ -123,8 +114,6 @@ def _show(value: Any) -> str:
 
 @dataclass(frozen=True)
 class NamedQuery:
-    """A named query: its description, declared parameters and SQL text."""
-
     name: str
     description: str
     parameters: tuple[QueryParameter, ...]
@@ -152,7 +141,6 @@ class NamedQuery:
     def execute(
         self, conn: duckdb.DuckDBPyConnection, params: Mapping[str, Any] | None = None
     ) -> tuple[list[str], list[tuple]]:
-        """Columns and rows of the query on an open connection."""
         values = self.bind(params or {})
         try:
             cursor = conn.execute(self.sql, values)
@@ -230,13 +218,7 @@ def named_query(name: str) -> NamedQuery:
 
 
 def named_queries() -> list[NamedQuery]:
-    """Every named query, by name."""
     return [_load(path.stem, path.read_text()) for path in sql_files("queries")]
-
-
-def list_queries() -> list[tuple[str, str]]:
-    """(name, one-line description) of every named query."""
-    return [(query.name, query.description) for query in named_queries()]
 
 
 def run_query(

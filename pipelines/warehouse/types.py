@@ -20,7 +20,6 @@ _SCALARS = {
 
 
 def duckdb_type(spec: TableSpec, field: pa.Field) -> str:
-    """The DuckDB column type a field of `spec` must have."""
     if field.name in spec.json_columns:
         return "JSON"
     if pa.types.is_list(field.type):
