@@ -225,7 +225,8 @@ def _record_grants() -> list[tuple[float, float]]:
     from pipelines.ces import ratelimit
 
     granted: list[tuple[float, float]] = []
-    for limiter in (ratelimit.RateLimiter, ratelimit.FileRateLimiter):
+    # Each class that defines its own `acquire`, so that an inherited one is counted once.
+    for limiter in (c for c in (ratelimit.RateLimiter, ratelimit.FileRateLimiter) if "acquire" in vars(c)):
 
         def acquire(self: Any, _acquire: Any = limiter.acquire) -> float:
             at = _acquire(self)

@@ -116,11 +116,13 @@ SELECT
     CAST(unnest(range(len(turn.messages))) AS INTEGER) AS message_index
 FROM bench_turns
 UNION ALL
+-- The deprecated top-level messages repeat the turns' messages: they count only without turns.
 SELECT
     name, partition_date, NULL,
     unnest(messages),
     CAST(unnest(range(len(messages))) AS INTEGER)
-FROM bench_conversations;
+FROM bench_conversations
+WHERE coalesce(len(turns), 0) = 0;
 
 INSERT INTO messages BY NAME
 SELECT
