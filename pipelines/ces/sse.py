@@ -1,9 +1,6 @@
-"""A streaming Server-Sent Events parser (the WHATWG `text/event-stream` rules).
-
-It works on raw byte chunks, so that an event is never split on a Unicode line separator
-(U+2028 is legal inside JSON strings; `str.splitlines` would cut there) and memory stays
-bounded by one event rather than the whole body.
-"""
+"""A streaming Server-Sent Events parser (WHATWG `text/event-stream`) over raw byte chunks: no
+event is split on a Unicode line separator (legal inside JSON strings; `str.splitlines` cuts
+there), and memory is bounded by one event, not the whole body."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Data checks on the warehouse, as plain functions over `sql/checks/*.sql`.
-
-Conversation checks look only at the partitions a run loaded, so a check costs what the run
-loaded, not what the warehouse holds; evaluation checks look at one app's runs.
-"""
+"""Data checks over `sql/checks/*.sql`: of conversations only in the partitions a run loaded (cost
+follows the run, not the warehouse), of evaluations in one app's runs."""
 
 from __future__ import annotations
 

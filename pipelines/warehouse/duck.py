@@ -208,11 +208,9 @@ class ConversationLoad:
         self._conn = conn
 
     def replace(self, partitions: Sequence[PartitionFiles]) -> dict[str, int]:
-        """Replace these partitions' rows and rejects with their files; rows inserted per table.
-
-        Every conversation loaded for these partitions or arriving in their files is replaced
-        wherever it was loaded before (one whose start moved leaves its old day); the deletes
-        read only the days those were loaded under, so their cost does not grow with history."""
+        """Replace these partitions' rows and rejects with their files (rows inserted per table):
+        a conversation is replaced wherever it was loaded (one whose start moved leaves its old
+        day), by deletes of only those days, whose cost does not grow with history."""
         conn = self._conn
         inserted: dict[str, int] = {}
         conn.execute(sql_text("warehouse/create_partition_conversations.sql"))
