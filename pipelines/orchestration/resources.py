@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import typing
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import dagster as dg
+import pydantic
 
 from pipelines.ces.client import CesMcpClient
 from pipelines.config import CesSettings, Settings, StorageSettings
@@ -14,28 +17,23 @@ from pipelines.lake.store import Lake
 from pipelines.warehouse.duck import Warehouse
 
 
-class CesResource(dg.ConfigurableResource):
-    """How to reach CES. Every field maps to the `CES_*` variable of the same meaning."""
+def _config_fields(settings: type) -> dict[str, Any]:
+    """A settings dataclass's fields as Dagster config fields: a tuple as a list (config has no
+    tuples), a field that defaults to None optional, every other one required."""
+    types = typing.get_type_hints(settings)
+    return {
+        f.name: (
+            list[str] if types[f.name] == tuple[str, ...] else types[f.name],
+            None if f.default is None else ...,
+        )
+        for f in dataclasses.fields(settings)
+    }
 
-    mcp_url: str
-    apps: list[str]
-    sources: list[str]
-    access_token: str | None = None
-    quota_project: str | None = None
-    max_rps: float
-    page_size: int
-    max_empty_pages: int
-    max_response_mb: int
-    hydrate: str
-    timeout_seconds: float
-    connect_timeout_seconds: float
-    request_deadline_seconds: float
-    evaluation_runs: list[str]
-    rate_limit_file: str | None = None
-    max_attempts: int
-    retry_max_seconds: float
-    retry_backoff_seconds: float
-    quota_retry_seconds: float
+
+class CesResource(
+    pydantic.create_model("CesConfig", __base__=dg.ConfigurableResource, **_config_fields(CesSettings))
+):
+    """How to reach CES: the fields of `CesSettings`, their one definition, as Dagster config."""
 
     @classmethod
     def from_settings(cls, settings: CesSettings) -> CesResource:
