@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-import typing
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, get_type_hints
 
 import dagster as dg
 import pydantic
@@ -18,16 +17,12 @@ from pipelines.warehouse.duck import Warehouse
 
 
 def _config_fields(settings: type) -> dict[str, Any]:
-    """A settings dataclass's fields as Dagster config fields: a tuple as a list (config has no
-    tuples), a field that defaults to None optional, every other one required."""
-    types = typing.get_type_hints(settings)
-    return {
-        f.name: (
-            list[str] if types[f.name] == tuple[str, ...] else types[f.name],
-            None if f.default is None else ...,
-        )
-        for f in dataclasses.fields(settings)
+    """A settings dataclass's fields as Dagster config: tuples as lists, a None default optional."""
+    types = {
+        name: list[str] if kind == tuple[str, ...] else kind
+        for name, kind in get_type_hints(settings).items()
     }
+    return {f.name: (types[f.name], None if f.default is None else ...) for f in dataclasses.fields(settings)}
 
 
 class CesResource(
@@ -46,12 +41,8 @@ class CesResource(
 
     def settings(self) -> CesSettings:
         values = {f.name: getattr(self, f.name) for f in dataclasses.fields(CesSettings)}
-        return CesSettings(
-            **{
-                name: tuple(v) if isinstance(v, list) else (v if v != "" else None)
-                for name, v in values.items()
-            }
-        )
+        values = {k: tuple(v) if isinstance(v, list) else (v if v != "" else None) for k, v in values.items()}
+        return CesSettings(**values)
 
     @contextmanager
     def client(self) -> Iterator[CesMcpClient]:
