@@ -61,11 +61,8 @@ def parse_duration_seconds(value: str) -> float:
 
 
 # -- whole columns at once (Arrow compute) ------------------------------------------------------
-#
-# The flattener keeps timestamp and duration strings as they came and converts a batch's
-# column in one go. A column function returns None unless it can vouch for every value: then
-# the caller parses the batch with the per-value functions above, so the column path never
-# decides differently.
+# A column function returns None unless it vouches for every value: the caller then parses the
+# batch with the per-value functions above, so the column path never decides differently.
 
 _DURATION_SHAPE = r"^-?\d+(?:\.\d{1,9})?s$"
 _UTC_LENGTHS = pa.array([20, *range(22, 31)], pa.int32())
