@@ -154,7 +154,9 @@ class Warehouse:
                     written[spec.name] = _insert(
                         conn, "insert_evaluation_run_rows", table=spec.name, relation=relation
                     )
-                written[EVALUATION_RUN_SNAPSHOTS.name] = _insert(conn, "insert_new_snapshots")
+                written[EVALUATION_RUN_SNAPSHOTS.name] = _insert(
+                    conn, "insert_new_snapshots", table=EVALUATION_RUN_SNAPSHOTS.name
+                )
                 conn.execute(sql_text("warehouse/delete_evaluation_results.sql"))
                 written[EVALUATION_RESULTS.name] = _insert(
                     conn,
@@ -261,7 +263,10 @@ def _tables(conn: duckdb.DuckDBPyConnection) -> set[str]:
     return {row[0] for row in conn.execute(sql_text("warehouse/list_tables.sql")).fetchall()}
 
 
-def _insert(conn: duckdb.DuckDBPyConnection, statement: str, params: object = None, **names: str) -> int:
-    """Run `sql/warehouse/STATEMENT.sql` (its `{table}`-like names filled in); the rows it wrote."""
-    rows = conn.execute(sql_text(f"warehouse/{statement}.sql").format(**names), params).fetchall()
+def _insert(
+    conn: duckdb.DuckDBPyConnection, statement: str, params: object = None, *, table: str, relation: str = ""
+) -> int:
+    """Run `sql/warehouse/STATEMENT.sql`, which writes `table` (from `relation`); the rows it wrote."""
+    text = sql_text(f"warehouse/{statement}.sql").format(table=table, relation=relation)
+    rows = conn.execute(text, params).fetchall()
     return int(rows[0][0]) if rows else 0
