@@ -1,8 +1,5 @@
-"""The Dagster code location: `dagster dev` from the repository root loads `defs`.
-
-Everything is built from one `Settings`, read from the environment when Dagster loads the
-code location (not at import); the CLI builds the same definitions from its own settings.
-"""
+"""The Dagster code location (`defs`), built from the `Settings` read when Dagster loads it, not at
+import; the CLI builds the same definitions from its own settings."""
 
 from __future__ import annotations
 

@@ -41,10 +41,10 @@ def test_all_checks_pass_on_loaded_data(loaded: Warehouse) -> None:
     with loaded.connect(read_only=True) as conn:
         checks.scope_partitions(conn, [APP], DAY, DAY)
         for spec in CONVERSATION_TABLES:
-            assert checks.duplicate_keys(conn, spec).passed, spec.name
-        assert checks.orphan_spans(conn).passed
-        assert checks.negative_durations(conn).passed
-        assert checks.turn_count_mismatches(conn).passed
+            assert checks.run_check(conn, "duplicate_keys", spec=spec).passed, spec.name
+        assert checks.run_check(conn, "orphan_spans").passed
+        assert checks.run_check(conn, "negative_durations").passed
+        assert checks.run_check(conn, "turn_count_mismatches").passed
         freshness = checks.newest_conversation(conn, APP)
         assert (
             freshness.newest_start == datetime(2026, 11, 1, 10, tzinfo=UTC) and freshness.conversations == 2
@@ -56,19 +56,19 @@ def test_duplicate_keys_are_counted_with_a_sample(loaded: Warehouse) -> None:
     with loaded.connect() as conn:
         conn.execute("INSERT INTO turns SELECT * FROM turns WHERE turn_index = 0")
         checks.scope_partitions(conn, [APP], DAY, DAY)
-        outcome = checks.duplicate_keys(conn, TURNS)
+        outcome = checks.run_check(conn, "duplicate_keys", spec=TURNS)
         assert outcome.failures == 2
         assert {"conversation_name": f"{APP}/conversations/a", "turn_index": 0} in outcome.sample
-        assert checks.duplicate_keys(conn, CONVERSATIONS).passed
+        assert checks.run_check(conn, "duplicate_keys", spec=CONVERSATIONS).passed
 
 
 def test_orphan_spans_fail(loaded: Warehouse) -> None:
     with loaded.connect() as conn:
         conn.execute("DELETE FROM spans WHERE name = 'LLM' AND conversation_name LIKE '%/a'")
         checks.scope_partitions(conn, [APP], DAY, DAY)
-        outcome = checks.orphan_spans(conn)
+        outcome = checks.run_check(conn, "orphan_spans")
         assert outcome.failures == 1 and outcome.sample[0]["parent_span_id"] == 1
-        assert checks.duplicate_keys(conn, SPANS).passed
+        assert checks.run_check(conn, "duplicate_keys", spec=SPANS).passed
 
 
 def test_negative_durations_fail(loaded: Warehouse) -> None:
@@ -76,7 +76,7 @@ def test_negative_durations_fail(loaded: Warehouse) -> None:
         conn.execute("UPDATE spans SET duration_seconds = -0.5 WHERE name = 'TTS'")
         conn.execute("UPDATE conversations SET duration_seconds = -1 WHERE conversation_id = 'a'")
         checks.scope_partitions(conn, [APP], DAY, DAY)
-        outcome = checks.negative_durations(conn)
+        outcome = checks.run_check(conn, "negative_durations")
         assert outcome.failures == 3
         assert {row["table_name"] for row in outcome.sample} == {"spans", "conversations"}
 
@@ -85,7 +85,7 @@ def test_turn_count_mismatches_are_reported(loaded: Warehouse) -> None:
     with loaded.connect() as conn:
         conn.execute("UPDATE conversations SET turn_count = 5 WHERE conversation_id = 'b'")
         checks.scope_partitions(conn, [APP], DAY, DAY)
-        outcome = checks.turn_count_mismatches(conn)
+        outcome = checks.run_check(conn, "turn_count_mismatches")
         assert outcome.failures == 1
         assert outcome.sample[0]["turn_count"] == 5 and outcome.sample[0]["turns_loaded"] == 2
 
@@ -94,11 +94,11 @@ def test_checks_look_only_at_their_partition(loaded: Warehouse) -> None:
     with loaded.connect() as conn:
         conn.execute("INSERT INTO turns SELECT * FROM turns")
         checks.scope_partitions(conn, [APP], DAY, DAY)
-        assert checks.duplicate_keys(conn, TURNS).failures == 4
+        assert checks.run_check(conn, "duplicate_keys", spec=TURNS).failures == 4
         checks.scope_partitions(conn, [APP], date(2026, 11, 2), date(2026, 11, 2))
-        assert checks.duplicate_keys(conn, TURNS).passed
+        assert checks.run_check(conn, "duplicate_keys", spec=TURNS).passed
         checks.scope_partitions(conn, ["projects/p1/locations/us/apps/other"], DAY, DAY)
-        assert checks.duplicate_keys(conn, TURNS).passed
+        assert checks.run_check(conn, "duplicate_keys", spec=TURNS).passed
 
 
 def test_evaluation_checks(tmp_path: Path) -> None:
@@ -106,15 +106,16 @@ def test_evaluation_checks(tmp_path: Path) -> None:
     load_evaluation_observation(warehouse, APP, EvaluationObservation(runs=[(completed_run(), 1)]), DAY)
     with warehouse.connect() as conn:
         for spec in (*EVALUATION_RUN_TABLES, EVALUATION_RUN_SNAPSHOTS, EVALUATION_RESULTS):
-            assert checks.duplicate_run_keys(conn, spec, APP).passed, spec.name
-        assert checks.negative_latencies(conn, APP).passed
+            assert checks.run_check(conn, "duplicate_run_keys", {"app": APP}, spec).passed, spec.name
+        assert checks.run_check(conn, "negative_latencies", {"app": APP}).passed
         conn.execute("INSERT INTO evaluation_run_summaries SELECT * FROM evaluation_run_summaries LIMIT 1")
         conn.execute("UPDATE evaluation_run_latencies SET p99_seconds = -1 WHERE kind = 'llm_call'")
-        assert checks.duplicate_run_keys(conn, EVALUATION_RUN_SUMMARIES, APP).failures == 1
-        assert checks.duplicate_run_keys(
-            conn, EVALUATION_RUN_SUMMARIES, "projects/p/locations/l/apps/x"
-        ).passed
-        outcome = checks.negative_latencies(conn, APP)
+        assert (
+            checks.run_check(conn, "duplicate_run_keys", {"app": APP}, EVALUATION_RUN_SUMMARIES).failures == 1
+        )
+        other = {"app": "projects/p/locations/l/apps/x"}
+        assert checks.run_check(conn, "duplicate_run_keys", other, EVALUATION_RUN_SUMMARIES).passed
+        outcome = checks.run_check(conn, "negative_latencies", {"app": APP})
         assert outcome.failures == 1 and outcome.sample[0]["kind"] == "llm_call"
 
 

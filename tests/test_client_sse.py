@@ -15,9 +15,9 @@ def test_single_event_with_defaults() -> None:
     assert events(b'data: {"a": 1}\n\n') == [SseEvent(b'{"a": 1}')]
 
 
-def test_comments_are_skipped_and_fields_are_kept() -> None:
+def test_comments_are_skipped_and_other_fields_ignored() -> None:
     stream = b": keep-alive\n\nevent: message\nid: 7\nretry: 1500\ndata: x\n\n: another comment\n"
-    assert events(stream) == [SseEvent(b"x", event="message", id="7", retry=1500)]
+    assert events(stream) == [SseEvent(b"x", event="message")]
 
 
 def test_multi_line_data_is_joined_with_newlines() -> None:
@@ -40,7 +40,7 @@ def test_chunk_borders_anywhere() -> None:
     for size in (1, 2, 3, 7):
         chunks = [stream[i : i + size] for i in range(0, len(stream), size)]
         assert events(*chunks) == whole
-    assert whole == [SseEvent(b'{"k": "v"}'), SseEvent(b"tail", id="2")]
+    assert whole == [SseEvent(b'{"k": "v"}'), SseEvent(b"tail")]
 
 
 def test_unicode_line_separators_inside_data_are_not_line_ends() -> None:
@@ -49,8 +49,8 @@ def test_unicode_line_separators_inside_data_are_not_line_ends() -> None:
     assert events(f"data: {data}\n\n".encode())[0].data == data
 
 
-def test_event_without_data_is_not_dispatched_but_its_id_is_remembered() -> None:
-    assert events(b"id: prime\n\ndata: x\n\n") == [SseEvent(b"x", id="prime")]
+def test_event_without_data_is_not_dispatched() -> None:
+    assert events(b"id: prime\n\ndata: x\n\n") == [SseEvent(b"x")]
 
 
 def test_event_cut_off_by_end_of_stream_is_discarded() -> None:
@@ -65,7 +65,7 @@ def test_a_long_line_arriving_in_chunks_without_line_ends_is_one_line() -> None:
     stream = b"data: " + b"x" * 1000 + b"\n\nid: 2\ndata: tail\n\n"
     for size in (1, 7, 64, 500):
         chunks = [stream[i : i + size] for i in range(0, len(stream), size)]
-        assert events(*chunks) == [SseEvent(b"x" * 1000), SseEvent(b"tail", id="2")]
+        assert events(*chunks) == [SseEvent(b"x" * 1000), SseEvent(b"tail")]
     with pytest.raises(SseFormatError):  # the size limit holds for a line built from chunks
         events(b"data: ", b"x" * 30, b"x" * 30, b"\n\n", max_event_bytes=50)
 
@@ -87,11 +87,9 @@ def test_a_one_line_event_is_a_view_of_the_received_line_not_a_copy() -> None:
     assert joined.payload == b"a\nb"
 
 
-def test_an_event_whose_data_is_empty_is_not_dispatched_but_its_id_is_kept() -> None:
+def test_an_event_whose_data_is_empty_is_not_dispatched() -> None:
     """The priming event of servers with an event store: an id, empty data, no message."""
     (event,) = events(b"id: 1\ndata:\n\n", b'id: 2\ndata: {"id": 1}\n\n')
-    assert event.data == '{"id": 1}' and event.id == "2"
-    (primed,) = events(b"id: 7\ndata:\n\n", b'data: {"id": 1}\n\n')
-    assert primed.id == "7"
+    assert event.data == '{"id": 1}'
     (two_empty_lines,) = events(b"data:\ndata:\n\n")
     assert two_empty_lines.data == "\n"  # two data lines make one line feed: not empty

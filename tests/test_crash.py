@@ -67,28 +67,29 @@ def _install_crash_point(point: str, marker: str) -> None:
     elif point == "warehouse":
         from pipelines.warehouse import duck
 
-        original_insert = duck._insert_partitions_parquet
+        original_insert = duck._insert
 
-        def insert(conn: Any, table: str, paths: list[str]) -> int:
-            inserted = original_insert(conn, table, paths)
-            if table == "spans":  # old rows deleted, some new ones inserted, nothing committed
+        def insert(conn: Any, statement: str, *args: Any, **names: str) -> int:
+            inserted = original_insert(conn, statement, *args, **names)
+            if statement == "insert_partitions_parquet" and names["table"] == "spans":
+                # old rows deleted, some new ones inserted, nothing committed
                 _stop_here(marker)
             return inserted
 
-        duck._insert_partitions_parquet = insert
+        duck._insert = insert
     elif point.startswith("hold:"):  # keep the warehouse transaction open for a while, log when
         from pipelines.warehouse import duck
 
         original_load = duck.Warehouse.conversation_load
         seconds = float(point.split(":")[1])
-        original_insert = duck._insert_partitions_parquet
+        original_insert = duck._insert
 
-        def slow_insert(conn: Any, table: str, paths: list[str]) -> int:
-            if table == "conversations":
+        def slow_insert(conn: Any, statement: str, *args: Any, **names: str) -> int:
+            if statement == "insert_partitions_parquet" and names["table"] == "conversations":
                 with open(marker, "a") as log:
                     log.write(f"in {time.time()}\n")
                 time.sleep(seconds)
-            return original_insert(conn, table, paths)
+            return original_insert(conn, statement, *args, **names)
 
         @contextmanager
         def conversation_load(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
@@ -97,7 +98,7 @@ def _install_crash_point(point: str, marker: str) -> None:
             with open(marker, "a") as log:  # committed
                 log.write(f"out {time.time()}\n")
 
-        duck._insert_partitions_parquet = slow_insert
+        duck._insert = slow_insert
         duck.Warehouse.conversation_load = conversation_load
 
 
@@ -295,18 +296,18 @@ CLI_KILLED_IN_LOAD = """
 import os, sys, time
 from pipelines.warehouse import duck
 
-original_insert = duck._insert_partitions_parquet
+original_insert = duck._insert
 
 
-def insert(conn, table, paths):
-    inserted = original_insert(conn, table, paths)
-    if table == "spans":
+def insert(conn, statement, *args, **names):
+    inserted = original_insert(conn, statement, *args, **names)
+    if statement == "insert_partitions_parquet" and names["table"] == "spans":
         open(os.environ["CRASH_MARKER"], "w").write("here")
         time.sleep(600)
     return inserted
 
 
-duck._insert_partitions_parquet = insert
+duck._insert = insert
 from pipelines.cli import main
 
 sys.exit(main(sys.argv[1:]))

@@ -34,7 +34,7 @@ from pipelines.ingest.flatten import CONVERSATIONS_DATASET, flatten_conversation
 from pipelines.ingest.load import load_conversation_partitions
 from pipelines.lake.store import Lake
 from pipelines.transform.schemas import ALL_TABLES, EVALUATION_RUN_TABLES, TableSpec
-from pipelines.warehouse.checks import duplicate_run_keys
+from pipelines.warehouse.checks import run_check
 from pipelines.warehouse.duck import Warehouse
 
 SCALE = SimulatorScale(
@@ -314,7 +314,7 @@ def test_toolset_tools_without_ids_keep_every_call_and_latency(plain: Ingest, tm
     # Two callbacks of one stage are two rows, and every key is unique, so the checks pass.
     with sparse.warehouse.connect(read_only=True) as conn:
         for spec in EVALUATION_RUN_TABLES:
-            assert duplicate_run_keys(conn, spec, APP).passed, spec.name
+            assert run_check(conn, "duplicate_run_keys", {"app": APP}, spec).passed, spec.name
     runs_with_report = plain.value(
         "SELECT count(DISTINCT evaluation_run_name) FROM evaluation_run_latencies"
     )[0][0]

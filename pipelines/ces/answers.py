@@ -1,9 +1,6 @@
-"""Reading one HTTP answer of the MCP server: its JSON-RPC response, or why there is none.
-
-An answer is a JSON body or an SSE stream whose response event may follow notifications; an
-error is an HTTP status with a JSON-RPC, Google API or plain-text body. Every message that can
-reach a log or an exception goes through `redact` first: a server may echo the token it refused.
-"""
+"""One HTTP answer of the MCP server (a JSON body, or an SSE stream whose response may follow
+notifications) read as its JSON-RPC response, or why there is none. Every message bound for a
+log or an exception passes `redact` first: a server may echo the token it refused."""
 
 from __future__ import annotations
 

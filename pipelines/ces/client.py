@@ -1,13 +1,8 @@
-"""A synchronous client for the CES MCP server: JSON-RPC 2.0 over MCP Streamable HTTP.
-
-Stateless by default, as Google documents its remote MCP servers (protocol 2026-07-28); a
-server of the session era that asks for a session gets one, and an expired one is re-opened
-once. Layers: `_request` (one JSON-RPC call, negotiating what the server asks for first),
-`_send` (the one home of retries, and of renewing credentials after an HTTP 401) and `_post`
-(one paced, authenticated, counted HTTP attempt). An SSE answer is left at its response event:
-a server may keep the stream open. Shared by worker threads (its own state is under locks);
-it never logs or repeats the token.
-"""
+"""A synchronous CES MCP client (JSON-RPC 2.0 over Streamable HTTP), stateless as Google documents
+its remote servers (protocol 2026-07-28); a session-era server that asks for a session gets one,
+re-opened once when it expires. `_request` negotiates, `_send` alone retries (and renews
+credentials after an HTTP 401), `_post` is one paced, counted attempt. An SSE answer is left at its
+response event (a server may keep the stream open). Thread-safe; never logs or repeats the token."""
 
 from __future__ import annotations
 

@@ -26,10 +26,8 @@ class CesError(Exception):
 
 class CesTransportError(CesError):
     """The HTTP exchange failed: connection, timeout, unexpected status or a broken stream.
-
-    `request_sent` is False only when the request surely never left this machine (the
-    connection could not be opened): what makes re-sending a non-idempotent call safe.
-    """
+    `request_sent` is False only when the connection could not be opened: that alone makes
+    re-sending a non-idempotent call safe."""
 
     def __init__(
         self,

@@ -1,9 +1,6 @@
-"""What a Google error says, in whichever shape it arrives: its canonical code, reasons, retry delay.
-
-Through MCP a `google.rpc.Status` may come as an HTTP error body (whose `code` is the HTTP
-status), a JSON-RPC error's `data`, a tool result's `structuredContent`, or as text: the
-Status as JSON, or a message that starts with the code (`UNAVAILABLE: the backend is busy`).
-"""
+"""A Google error's canonical code, reasons and retry delay, from a `google.rpc.Status` in any shape
+MCP brings it: an HTTP error body (its `code` the HTTP status), a JSON-RPC error's `data`, a tool
+result's `structuredContent`, or text (the Status as JSON, or `UNAVAILABLE: the backend is busy`)."""
 
 from __future__ import annotations
 

@@ -68,12 +68,10 @@ def iter_page_records(
     max_pages: int = DEFAULT_MAX_PAGES,
     max_empty_pages: int = DEFAULT_MAX_EMPTY_PAGES,
 ) -> Iterator[ApiRecord]:
-    """Each page of a list tool as a record, following `nextPageToken` until it is absent or empty.
-
-    A token handed out twice, `max_pages` pages, or `max_empty_pages` empty pages in a row are
-    a CesPagingError. A refused (expired) token restarts the listing from its first page, at
-    most `DEFAULT_MAX_RESTARTS` times; consumers keep the first listing of each item (`ListingJudge`).
-    """
+    """Each page of a list tool as a record, following `nextPageToken`. A token handed out twice,
+    `max_pages` pages or `max_empty_pages` empty pages in a row are a CesPagingError; a refused
+    (expired) token restarts the listing, at most `DEFAULT_MAX_RESTARTS` times (consumers keep
+    the first listing of each item)."""
     seen: set[str] = set()
     token: str | None = None
     restarts = empty = 0

@@ -1,9 +1,6 @@
-"""What an MCP request looks like on the wire, in the stateless (2026-07-28) and the session era.
-
-A strict stateless server rejects a request whose routing headers and `params._meta` body
-disagree, so both are built here, in one place, the way the official MCP SDK builds them.
-Servers of the session era ignore the envelope, or ask for the `initialize` handshake.
-"""
+"""An MCP request on the wire, stateless (2026-07-28) or of the session era. A strict stateless
+server rejects routing headers that disagree with `params._meta`, so both are built here, as the
+official MCP SDK builds them; session-era servers ignore them, or ask for `initialize`."""
 
 from __future__ import annotations
 

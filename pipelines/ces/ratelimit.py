@@ -1,8 +1,6 @@
-"""Client-side pacing so every thread, and every process, stays under the CES request quota.
-
-Requests are spaced evenly rather than sent in bursts the server would answer with 429s, by
-GCRA: one timestamp, no refill thread, each caller sleeping outside the lock until its slot.
-"""
+"""Client-side pacing under the CES request quota, across threads and processes: requests are
+spaced evenly (bursts would meet 429s) by GCRA: one timestamp, each caller sleeping outside the
+lock until its slot."""
 
 from __future__ import annotations
 

@@ -1,15 +1,9 @@
-"""When a failed CES exchange is sent again, and how long to wait first (through tenacity).
-
-- Transient: connection failures, timeouts, HTTP 429 and 5xx gateways, a broken body, and any
-  failure whose Google status (wherever it came) has a transient code or a quota reason (which
-  Google may send with HTTP 403). Anything else fails at once with the server's message.
-- Re-sent: idempotent calls; any other (`run_evaluation`) only when it surely never left this
-  machine.
-- Waited: what the server asked for, else full-jitter exponential backoff; after a quota
-  refusal at least half the ceiling, so that retries spread over the quota's window.
-- Tried: `max_attempts` within `max_seconds`; a quota refusal until `quota_seconds` (a
-  per-minute quota turns over within 90 s). The final error says how many attempts, and why.
-"""
+"""When a failed CES exchange is sent again (through tenacity): a transient failure (connection,
+timeout, HTTP 429 or 5xx, a broken body, a transient Google code or quota reason, which may come
+with HTTP 403) of an idempotent call, or of any call that surely never left this machine. It waits
+what the server asked, else full-jitter backoff (after a quota refusal at least half the ceiling,
+to spread retries over the quota's window), `max_attempts` times within `max_seconds`, a quota
+refusal until `quota_seconds` (a per-minute quota turns over within 90 s)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""A streaming Server-Sent Events parser (the WHATWG `text/event-stream` rules).
-
-It works on raw byte chunks, so that an event is never split on a Unicode line separator
-(U+2028 is legal inside JSON strings; `str.splitlines` would cut there) and memory stays
-bounded by one event rather than the whole body.
-"""
+"""A streaming Server-Sent Events parser (WHATWG `text/event-stream`) over raw byte chunks: no
+event is split on a Unicode line separator (legal inside JSON strings; `str.splitlines` cuts
+there), and memory is bounded by one event, not the whole body."""
 
 from __future__ import annotations
 
@@ -24,14 +21,12 @@ class SseFormatError(ValueError):
 
 @dataclass(frozen=True)
 class SseEvent:
-    """One dispatched event. `id` is the stream's last event id at dispatch, per the spec."""
+    """One dispatched event (`id` and `retry` are not kept: the client never resumes a stream)."""
 
     payload: bytes | memoryview
     """The data lines joined by LF, as received (a JSON parser reads UTF-8 bytes directly); an
     event of one data line, what servers send, is a view of that line: a page is not copied."""
     event: str = "message"
-    id: str | None = None
-    retry: int | None = None
 
     @property
     def data(self) -> str:
@@ -74,12 +69,10 @@ def iter_events(
     lines: Iterable[bytes], *, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
 ) -> Iterator[SseEvent]:
     """Parse lines into events, as the spec says: dispatched on a blank line and only with
-    data (a priming `id: 1` + `data:` sets the last id alone); one cut off at the end is dropped."""
+    data (a priming `id: 1` + `data:` is no event); one cut off at the end is dropped."""
     data: list[memoryview] = []
     data_size = 0
     event_type = b""
-    last_id: str | None = None
-    retry: int | None = None
     first = True
     for line in lines:
         if first:
@@ -91,8 +84,6 @@ def iter_events(
                 yield SseEvent(
                     payload=data[0] if len(data) == 1 else b"\n".join(data),
                     event=event_type.decode("utf-8", errors="replace") or "message",
-                    id=last_id,
-                    retry=retry,
                 )
             data, data_size, event_type = [], 0, b""
             continue
@@ -109,14 +100,8 @@ def iter_events(
             if data_size > max_event_bytes:
                 raise SseFormatError(f"an event exceeds {max_event_bytes} bytes")
             data.append(memoryview(line)[start:])
-            continue
-        value = line[start:]
-        if name == b"event":
-            event_type = value
-        elif name == b"id" and b"\0" not in value:
-            last_id = value.decode("utf-8", errors="replace")
-        elif name == b"retry" and value.isdigit():
-            retry = int(value)
+        elif name == b"event":
+            event_type = line[start:]
 
 
 def parse_sse(

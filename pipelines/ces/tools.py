@@ -1,9 +1,6 @@
-"""The CES tools as typed calls, and how a window of conversations is fetched and replayed.
-
-Fetching (`iter_conversation_records`) and replaying (`resolve_conversations`) make every
-decision about a listed conversation through the same `ListingJudge`, so an offline rebuild
-from the raw lake yields exactly what the live fetch would have.
-"""
+"""The CES tools as typed calls, and how a window of conversations is fetched and replayed: both
+judge each listed conversation with one `ListingJudge`, so a rebuild from the raw lake yields
+exactly what the live fetch did."""
 
 from __future__ import annotations
 
@@ -59,11 +56,8 @@ class Verdict(enum.Enum):
 
 
 class ListingJudge:
-    """Decides what each listed conversation is: in the window, outside, a duplicate, or unusable.
-
-    The first listing of a name decides. Names outside the window are not remembered: a server
-    that ignores the filter could list the whole history.
-    """
+    """Whether a listed conversation is in the window, outside, a duplicate or unusable; its first
+    listing decides. Names outside are not remembered: a server ignoring the filter lists all history."""
 
     def __init__(self, window: TimeWindow):
         self.window = window
@@ -140,13 +134,9 @@ def iter_conversation_records(
     hydrate_workers: int = 4,
     on_page: Callable[[PageCounts], None] | None = None,
 ) -> Iterator[ApiRecord]:
-    """The records of one app's conversations in `window`, in replay order: each page's
-    record, then a get_conversation record for each conversation first listed on it, inside
-    the window, that `listing` wants in full. `on_page(counts)` hears of each page.
-
-    Requests never wait for the caller: a paging thread runs one page ahead (which bounds
-    memory to two pages) and hands its hydrations to `hydrate_workers` threads at once.
-    """
+    """One app's conversation records in `window`, in replay order: each page, then the
+    get_conversation of each conversation it first listed that `listing` wants in full. A paging
+    thread runs one page ahead (memory: two pages), its hydrations on `hydrate_workers` threads."""
     judge = ListingJudge(window)
     arguments = list_conversations_arguments(app, window, listing)
     with ThreadPoolExecutor(max_workers=max(1, hydrate_workers), thread_name_prefix="ces-hydrate") as pool:
@@ -219,14 +209,9 @@ def resolve_conversations(
     on_reject: RejectHandler | None = None,
     view: Callable[[Any], Any] | None = None,
 ) -> Iterator[Any]:
-    """Replay records, in the order `iter_conversation_records` yields them, into the window's
-    conversations: each once, in order of first listing, the fetched version when there is one.
-
-    The first listing decides, as when fetching. A listed object that cannot be placed goes to
-    `on_reject(obj, reason)`, or raises CesDataError: it is never dropped silently; so does a
-    get_conversation record out of order. Memory: one page plus the names seen in the window.
-    Items are judged by `view(item)` (a reader's own form shows the judge a dict).
-    """
+    """The window's conversations from records in fetch order: each once, in order of first
+    listing, fetched in full when it was. An object that cannot be placed goes to `on_reject`, or
+    raises CesDataError (as a get_conversation out of order does); the judge sees `view(item)`."""
     judge = ListingJudge(window)
     pending: dict[str, Any] = {}
     for raw in records:

@@ -1,8 +1,5 @@
-"""Evaluation runs: fetch every run of an app, keep each fetch raw, load the latest state.
-
-Each fetch is one observation file in the raw lake, never replaced, so the history of a run's
-progress can be replayed.
-"""
+"""Evaluation runs: each fetch of an app's runs is an observation file of the raw lake, never
+replaced (so a run's progress can be replayed); the latest state is loaded."""
 
 from __future__ import annotations
 

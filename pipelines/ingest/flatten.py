@@ -1,8 +1,5 @@
-"""Flatten step: the raw records of one (app, day) partition → one Parquet file per table.
-
-Conversations are flattened in batches streamed to the Parquet writers, which keeps memory
-flat; each is decoded once, from its own JSON text, into the structs the flattener walks.
-"""
+"""Flatten step: one (app, day) partition's raw records → a Parquet file per table, in batches
+streamed to the writers (flat memory), each conversation decoded once from its own JSON text."""
 
 from __future__ import annotations
 

@@ -2,6 +2,7 @@
 
 from collections.abc import Iterator, Sequence
 from datetime import date
+from typing import Any
 
 import dagster as dg
 import duckdb
@@ -20,7 +21,11 @@ WARNING_CHECKS = frozenset({"turn_counts_agree", "conversations_are_fresh"})
 """Checks that report without blocking: a mismatch there is information, not corruption."""
 
 
-def _result(asset: dg.AssetKey, name: str, outcome: checks.CheckOutcome) -> dg.AssetCheckResult:
+def _check(
+    asset: dg.AssetKey, name: str, conn: duckdb.DuckDBPyConnection, sql: str, *args: Any
+) -> dg.AssetCheckResult:
+    """Check `name` of `asset`: the outcome of `sql/checks/SQL.sql` (`args`: its parameters and table)."""
+    outcome = checks.run_check(conn, sql, *args)
     return dg.AssetCheckResult(
         asset_key=asset,
         check_name=name,
@@ -70,10 +75,10 @@ def conversation_check_results(
     """Run every conversation check on what a run just loaded: `apps` × days `first`…`last`."""
     checks.scope_partitions(conn, apps, first, last)
     for spec in CONVERSATION_TABLES:
-        yield _result(WAREHOUSE_CONVERSATIONS, unique_keys(spec), checks.duplicate_keys(conn, spec))
-    yield _result(WAREHOUSE_CONVERSATIONS, "spans_have_parents", checks.orphan_spans(conn))
-    yield _result(WAREHOUSE_CONVERSATIONS, "no_negative_durations", checks.negative_durations(conn))
-    yield _result(WAREHOUSE_CONVERSATIONS, "turn_counts_agree", checks.turn_count_mismatches(conn))
+        yield _check(WAREHOUSE_CONVERSATIONS, unique_keys(spec), conn, "duplicate_keys", None, spec)
+    yield _check(WAREHOUSE_CONVERSATIONS, "spans_have_parents", conn, "orphan_spans")
+    yield _check(WAREHOUSE_CONVERSATIONS, "no_negative_durations", conn, "negative_durations")
+    yield _check(WAREHOUSE_CONVERSATIONS, "turn_counts_agree", conn, "turn_count_mismatches")
     ages = {app: checks.newest_conversation(conn, app) for app in apps}
     stale = {app: freshness.age_hours() for app, freshness in ages.items()}
     yield dg.AssetCheckResult(
@@ -104,5 +109,5 @@ EVALUATION_CHECK_SPECS = [
 
 def evaluation_check_results(conn: duckdb.DuckDBPyConnection, app: str) -> Iterator[dg.AssetCheckResult]:
     for spec in EVALUATION_CHECKED_TABLES:
-        yield _result(WAREHOUSE_EVALUATIONS, unique_keys(spec), checks.duplicate_run_keys(conn, spec, app))
-    yield _result(WAREHOUSE_EVALUATIONS, "no_negative_latencies", checks.negative_latencies(conn, app))
+        yield _check(WAREHOUSE_EVALUATIONS, unique_keys(spec), conn, "duplicate_run_keys", {"app": app}, spec)
+    yield _check(WAREHOUSE_EVALUATIONS, "no_negative_latencies", conn, "negative_latencies", {"app": app})

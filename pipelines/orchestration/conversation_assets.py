@@ -1,8 +1,5 @@
-"""Conversation assets: raw API records → Parquet tables in the lake → DuckDB tables.
-
-Each is a thin loop over `pipelines.ingest`. A step covers one (app, day) partition or, in a
-backfill, a range: one client fetches it, one transaction loads it, one set of checks checks it.
-"""
+"""Conversation assets (raw API records → lake Parquet → DuckDB), thin loops over `pipelines.ingest`:
+a step covers a partition or a backfill's range, with one client, one transaction, one check set."""
 
 import warnings
 from collections.abc import Iterator, Sequence

@@ -1,7 +1,5 @@
-"""Evaluation run assets: fetch every run of each app (raw observation), then load it.
-
-A sensor re-fetches runs not yet in a final state until they reach one; a job starts new runs.
-"""
+"""Evaluation run assets: fetch every run of each app (raw observation), then load it; a sensor
+re-fetches unfinished runs until they finish, and a job starts new runs."""
 
 import time
 from collections.abc import Iterator

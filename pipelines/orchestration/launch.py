@@ -1,8 +1,5 @@
-"""Executing the Dagster jobs from the CLI: every load is a run recorded in the instance.
-
-Runs are planned as Dagster's backfills plan them and executed one after another in this
-process (Dagster configures logging per run, so runs in threads of one process deadlock).
-"""
+"""The CLI's loads as Dagster runs recorded in the instance, planned as backfills plan them and run
+one after another in this process (logging is set per run: runs in threads of one process deadlock)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""How the conversation assets are partitioned: one partition per (app, UTC day), today included.
-
-The app dimension is dynamic (the CLI and a sensor register the apps of `CES_APPS`), so adding
-an app needs no code change and one app's failure never blocks another's.
-"""
+"""Conversation partitions: one per (app, UTC day), today included; apps are dynamic (registered
+from `CES_APPS`), so a new app needs no code change and one app's failure never blocks another's."""
 
 from __future__ import annotations
 

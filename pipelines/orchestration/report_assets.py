@@ -1,8 +1,5 @@
-"""The dashboard asset: `report/dashboard`, regenerated after the warehouse tables load.
-
-Its automation condition waits until no load is in progress, so a backfill of many days gives
-one report at its end; the `report_after_loads` sensor evaluates it while the daemon runs.
-"""
+"""`report/dashboard`, regenerated once no warehouse load is in progress (a backfill gives one
+report, at its end), by the `report_after_loads` sensor while the daemon runs."""
 
 import dagster as dg
 

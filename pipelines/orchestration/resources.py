@@ -5,8 +5,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any, get_type_hints
 
 import dagster as dg
+import pydantic
 
 from pipelines.ces.client import CesMcpClient
 from pipelines.config import CesSettings, Settings, StorageSettings
@@ -14,28 +16,19 @@ from pipelines.lake.store import Lake
 from pipelines.warehouse.duck import Warehouse
 
 
-class CesResource(dg.ConfigurableResource):
-    """How to reach CES. Every field maps to the `CES_*` variable of the same meaning."""
+def _config_fields(settings: type) -> dict[str, Any]:
+    """A settings dataclass's fields as Dagster config: tuples as lists, a None default optional."""
+    types = {
+        name: list[str] if kind == tuple[str, ...] else kind
+        for name, kind in get_type_hints(settings).items()
+    }
+    return {f.name: (types[f.name], None if f.default is None else ...) for f in dataclasses.fields(settings)}
 
-    mcp_url: str
-    apps: list[str]
-    sources: list[str]
-    access_token: str | None = None
-    quota_project: str | None = None
-    max_rps: float
-    page_size: int
-    max_empty_pages: int
-    max_response_mb: int
-    hydrate: str
-    timeout_seconds: float
-    connect_timeout_seconds: float
-    request_deadline_seconds: float
-    evaluation_runs: list[str]
-    rate_limit_file: str | None = None
-    max_attempts: int
-    retry_max_seconds: float
-    retry_backoff_seconds: float
-    quota_retry_seconds: float
+
+class CesResource(
+    pydantic.create_model("CesConfig", __base__=dg.ConfigurableResource, **_config_fields(CesSettings))
+):
+    """How to reach CES: the fields of `CesSettings`, their one definition, as Dagster config."""
 
     @classmethod
     def from_settings(cls, settings: CesSettings) -> CesResource:
@@ -48,12 +41,8 @@ class CesResource(dg.ConfigurableResource):
 
     def settings(self) -> CesSettings:
         values = {f.name: getattr(self, f.name) for f in dataclasses.fields(CesSettings)}
-        return CesSettings(
-            **{
-                name: tuple(v) if isinstance(v, list) else (v if v != "" else None)
-                for name, v in values.items()
-            }
-        )
+        values = {k: tuple(v) if isinstance(v, list) else (v if v != "" else None) for k, v in values.items()}
+        return CesSettings(**values)
 
     @contextmanager
     def client(self) -> Iterator[CesMcpClient]:

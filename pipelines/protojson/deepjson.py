@@ -1,9 +1,5 @@
-"""JSON text in and out at any nesting depth, producing what orjson would.
-
-orjson refuses more than 1,024 levels (254 to serialise) and Python's `json` recurses, but a
-CES span tree a few hundred levels deep must not take a page or a lake file down with it: when
-orjson refuses for depth, the iterative parser and serialiser below take over.
-"""
+"""JSON in and out at any depth, as orjson would: orjson refuses 1,024 levels (254 to serialise)
+and `json` recurses, but a deep CES span tree must not fail its page, so iteration takes over."""
 
 from __future__ import annotations
 

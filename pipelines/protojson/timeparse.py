@@ -1,8 +1,5 @@
-"""RFC 3339 timestamps and protobuf duration strings, parsed without a `datetime` per value.
-
-Any offset is read leniently, as protobuf JSON parsers do (`+05:30` or `+0530`, a leap second
-`:60` as the next minute's first instant); sub-microsecond digits are truncated toward the past.
-"""
+"""RFC 3339 timestamps and protobuf durations, parsed without a `datetime` per value and as leniently
+as protobuf JSON parsers (`+0530`, `:60` as the next minute); finer digits truncate toward the past."""
 
 from __future__ import annotations
 
@@ -64,11 +61,8 @@ def parse_duration_seconds(value: str) -> float:
 
 
 # -- whole columns at once (Arrow compute) ------------------------------------------------------
-#
-# The flattener keeps timestamp and duration strings as they came and converts a batch's
-# column in one go. A column function returns None unless it can vouch for every value: then
-# the caller parses the batch with the per-value functions above, so the column path never
-# decides differently.
+# A column function returns None unless it vouches for every value: the caller then parses the
+# batch with the per-value functions above, so the column path never decides differently.
 
 _DURATION_SHAPE = r"^-?\d+(?:\.\d{1,9})?s$"
 _UTC_LENGTHS = pa.array([20, *range(22, 31)], pa.int32())
@@ -81,15 +75,10 @@ def _all(mask: pa.Array) -> bool:
 
 
 def timestamp_column(values: pa.Array, *, nanos: bool = False) -> pa.Array | None:
-    """Microseconds (or nanoseconds) since the epoch (int64, nulls kept) for a string column in
-    the spelling CES sends, `YYYY-MM-DDThh:mm:ss[.fffffffff]Z`, by Arrow's ISO 8601 cast; None
-    when a value is spelled otherwise.
-
-    With the trailing Z and those lengths, the strings Arrow's cast accepts are exactly the
-    ones the per-value parser accepts in that spelling; an offset, a lower-case z, non-ASCII
-    digits, a year out of the nanosecond range or an instant before 1970 (whose microseconds
-    round toward the past) are left to it.
-    """
+    """Epoch micros (or nanos), int64, of a string column spelled as CES sends it
+    (`YYYY-MM-DDThh:mm:ss[.fffffffff]Z`), by Arrow's cast, which then accepts exactly what the
+    per-value parser does; None if any value is spelled otherwise (an offset, `z`, non-ASCII
+    digits, a year outside the nanosecond range, before 1970) and is left to that parser."""
     if values.null_count == len(values):
         return pa.nulls(len(values), pa.int64())
     lengths = pc.binary_length(values).fill_null(20)

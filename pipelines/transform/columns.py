@@ -1,9 +1,5 @@
-"""The flattener's column buffers, and their conversion to Arrow a whole column at a time.
-
-Values are checked as they are converted (row by row only when a column holds one that does
-not parse, to say which and why); the position columns of spans and chunks are computed from
-their owners' counts instead of being appended.
-"""
+"""The flattener's column buffers, converted to Arrow a column at a time and checked on the way (row
+by row only to say which value fails, and why); span and chunk positions come from owner counts."""
 
 from __future__ import annotations
 

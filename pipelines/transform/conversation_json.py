@@ -1,11 +1,7 @@
-"""The CES `Conversation` resource as typed JSON: the one decoding of a conversation's text.
-
-msgspec decodes straight into these structs, checking types on the way (its message, naming
-the path, is the reject reason); struct-valued fields stay the JSON text they came as
-(`msgspec.Raw`). A trace deeper than msgspec recurses is parsed iteratively and converted span
-by span. `gc=False`: decoded JSON holds no cycles, and a batch's ~100,000 structs would
-lengthen every collection.
-"""
+"""The one decoding of a CES `Conversation`: msgspec structs, type-checked on the way (its message,
+naming the path, is the reject reason), struct-valued fields kept as JSON text (`Raw`); a trace
+too deep for msgspec is converted span by span. `gc=False`: decoded JSON has no cycles, and a
+batch's ~100,000 structs would lengthen every collection."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""Flatten CES `Conversation` JSON into the conversation tables: one flattener, one path.
-
-The walk appends each value of a conversation's typed decode to its column's list; timestamps,
-durations and JSON members are checked a whole column at a time in Arrow when a batch is taken.
-Whatever does not hold makes its conversation a reject with the reason and path: it is taken
-out of every table and the rest of the batch loads.
-"""
+"""CES `Conversation` JSON → the conversation tables: a walk appends each typed value to its
+column's list, and times and JSON are checked a column at a time in Arrow when a batch is taken; a
+conversation with a bad value is a reject (reason and path), out of every table."""
 
 from __future__ import annotations
 
@@ -81,12 +77,8 @@ class _Invalid(ValueError):
 
 
 class ConversationFlattener:
-    """Accumulates conversations and hands out one record batch per table.
-
-    It keeps nothing after `take_batches()`, which bounds memory on large ingests. The column
-    checks of a take may reject more conversations than `add()` did; `take_rejects()` lists
-    them all in the order they were added.
-    """
+    """Accumulates conversations, one record batch per table at each `take_batches()` (which keeps
+    nothing after); `take_rejects()` lists every reject, the take's column checks' too, in order."""
 
     def __init__(self) -> None:
         self._tables = {spec.name: TableColumns(spec) for spec in CONVERSATION_TABLES}

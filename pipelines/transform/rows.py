@@ -1,6 +1,5 @@
-"""Row buffers shared by the flatteners: tuples per table, transposed to Arrow on demand,
-with all-or-nothing rollback of one source object across every table.
-"""
+"""Row buffers of the flatteners: tuples per table, transposed to Arrow on demand, each source
+object's rows rolled back from every table when it is rejected."""
 
 from __future__ import annotations
 
@@ -39,12 +38,8 @@ class RowBuffer:
 
 
 class TableBuffers:
-    """One `RowBuffer` per table, filled one source object at a time (base of the row flatteners).
-
-    `flatten(obj, fill)` runs `fill(obj)`; if it raises a `SchemaViolation` (or the object is
-    too deeply nested for Python), every row it appended is removed again and the object
-    becomes a `Reject` with the reason. Nothing half-flattened ever reaches a batch.
-    """
+    """One `RowBuffer` per table, filled one object at a time by `flatten(obj, fill)`: when `fill`
+    raises a `SchemaViolation` (or recurses too deep) its rows go and the object is a `Reject`."""
 
     def __init__(self, specs: Iterable[TableSpec], reject_source: str):
         self.tables = {spec.name: RowBuffer(spec) for spec in specs}

@@ -1,8 +1,5 @@
-"""One Arrow schema per warehouse table, read from its DDL in `sql/tables/`.
-
-The DDL is the one definition of a table's columns: the flattener builds them, the Parquet
-writer writes them and the warehouse check compares an existing file against them.
-"""
+"""One Arrow schema per warehouse table, read from its DDL in `sql/tables/`: the one definition the
+flattener builds, the Parquet writer writes and the warehouse check compares a file against."""
 
 from __future__ import annotations
 
@@ -36,11 +33,8 @@ _ARROW_TYPES = {
 
 @dataclass(frozen=True)
 class TableSpec:
-    """A warehouse table: its Arrow schema, unique key and which string columns hold JSON.
-
-    `schema` is what the flattener builds and the lake's Parquet holds; the warehouse table has
-    those columns, then `load_columns`, which a load sets for every row of a partition.
-    """
+    """A warehouse table: its Arrow schema (built by the flattener, kept in the lake), unique key and
+    JSON columns; the warehouse table adds `load_columns`, set by a load for a partition's rows."""
 
     name: str
     schema: pa.Schema

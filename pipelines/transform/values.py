@@ -1,8 +1,5 @@
-"""Checked readers for proto3 JSON values: the right type or a `SchemaViolation` naming the field.
-
-They accept exactly what proto3 JSON allows and nothing looser, so a malformed object is
-rejected with a reason instead of loading garbage.
-"""
+"""Checked readers for proto3 JSON values, exactly as loose as proto3 JSON: the right type, or a
+`SchemaViolation` naming the field (a malformed object is a reject, not garbage)."""
 
 from __future__ import annotations
 

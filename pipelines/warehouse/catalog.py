@@ -1,9 +1,5 @@
-"""What a warehouse reader sees besides the tables: the views and the descriptions.
-
-Views (`sql/views/`) are created in dependency order, whatever their names. Descriptions
-(`sql/comments/`, `COMMENT ON …` statements BI tools show) are executed only where they differ
-from the warehouse's, so applying them on every load costs one catalog query.
-"""
+"""The views (`sql/views/`, created in dependency order) and descriptions (`sql/comments/`, shown
+by BI tools, run only where they differ, so each load pays one catalog query) of the warehouse."""
 
 from __future__ import annotations
 

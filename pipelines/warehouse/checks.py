@@ -1,8 +1,5 @@
-"""Data checks on the warehouse, as plain functions over `sql/checks/*.sql`.
-
-Conversation checks look only at the partitions a run loaded, so a check costs what the run
-loaded, not what the warehouse holds; evaluation checks look at one app's runs.
-"""
+"""Data checks over `sql/checks/*.sql`: of conversations only in the partitions a run loaded (cost
+follows the run, not the warehouse), of evaluations in one app's runs."""
 
 from __future__ import annotations
 
@@ -29,43 +26,23 @@ class CheckOutcome:
         return self.failures == 0
 
 
-def _outcome(
-    conn: duckdb.DuckDBPyConnection, text: str, params: dict[str, Any] | None = None
-) -> CheckOutcome:
-    failures, sample = conn.execute(text, params or {}).fetchone()
-    return CheckOutcome(int(failures), list(sample or []))
-
-
 def scope_partitions(conn: duckdb.DuckDBPyConnection, apps: Sequence[str], first: date, last: date) -> None:
     """Scope the conversation checks that follow to these apps and days (both ends included)."""
     conn.execute(sql_text("checks/partition_scope.sql"), {"apps": list(apps), "first": first, "last": last})
 
 
-def duplicate_keys(conn: duckdb.DuckDBPyConnection, spec: TableSpec) -> CheckOutcome:
-    return _outcome(
-        conn, sql_text("checks/duplicate_keys.sql").format(table=spec.name, key=", ".join(spec.key))
-    )
-
-
-def duplicate_run_keys(conn: duckdb.DuckDBPyConnection, spec: TableSpec, app: str) -> CheckOutcome:
-    text = sql_text("checks/duplicate_run_keys.sql").format(table=spec.name, key=", ".join(spec.key))
-    return _outcome(conn, text, {"app": app})
-
-
-def orphan_spans(conn: duckdb.DuckDBPyConnection) -> CheckOutcome:
-    return _outcome(conn, sql_text("checks/orphan_spans.sql"))
-
-
-def negative_durations(conn: duckdb.DuckDBPyConnection) -> CheckOutcome:
-    return _outcome(conn, sql_text("checks/negative_durations.sql"))
-
-
-def negative_latencies(conn: duckdb.DuckDBPyConnection, app: str) -> CheckOutcome:
-    return _outcome(conn, sql_text("checks/negative_latencies.sql"), {"app": app})
-
-
-def turn_count_mismatches(conn: duckdb.DuckDBPyConnection) -> CheckOutcome:
-    return _outcome(conn, sql_text("checks/turn_count_mismatches.sql"))
+def run_check(
+    conn: duckdb.DuckDBPyConnection,
+    name: str,
+    params: dict[str, Any] | None = None,
+    spec: TableSpec | None = None,
+) -> CheckOutcome:
+    """The outcome of `sql/checks/NAME.sql`; `spec`: the table whose key it checks."""
+    text = sql_text(f"checks/{name}.sql")
+    if spec is not None:
+        text = text.format(table=spec.name, key=", ".join(spec.key))
+    failures, sample = conn.execute(text, params or {}).fetchone()
+    return CheckOutcome(int(failures), list(sample or []))
 
 
 @dataclass(frozen=True)

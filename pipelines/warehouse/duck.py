@@ -151,20 +151,27 @@ class Warehouse:
                     if relation not in relations:
                         conn.register(relation, pa.Table.from_batches([run_batches[spec.name]]))
                     conn.execute(sql_text("warehouse/delete_evaluation_run_rows.sql").format(table=spec.name))
-                    written[spec.name] = _insert_run_rows(conn, spec.name, relation)
-                written[EVALUATION_RUN_SNAPSHOTS.name] = _rowcount(
-                    conn.execute(sql_text("warehouse/insert_new_snapshots.sql"))
+                    written[spec.name] = _insert(
+                        conn, "insert_evaluation_run_rows", table=spec.name, relation=relation
+                    )
+                written[EVALUATION_RUN_SNAPSHOTS.name] = _insert(
+                    conn, "insert_new_snapshots", table=EVALUATION_RUN_SNAPSHOTS.name
                 )
                 conn.execute(sql_text("warehouse/delete_evaluation_results.sql"))
-                written[EVALUATION_RESULTS.name] = _insert_run_rows(
-                    conn, EVALUATION_RESULTS.name, "incoming_evaluation_results"
+                written[EVALUATION_RESULTS.name] = _insert(
+                    conn,
+                    "insert_evaluation_run_rows",
+                    table=EVALUATION_RESULTS.name,
+                    relation="incoming_evaluation_results",
                 )
                 for source in (RUN_REJECT_SOURCE, RESULT_REJECT_SOURCE):
                     conn.execute(
                         sql_text("warehouse/delete_partition_rejects.sql"),
                         {"app": app, "day": day, "source": source},
                     )
-                written[REJECTS.name] = _insert_relation(conn, REJECTS.name, "incoming_rejects")
+                written[REJECTS.name] = _insert(
+                    conn, "insert_relation", table=REJECTS.name, relation="incoming_rejects"
+                )
                 conn.execute("DROP TABLE accepted_evaluation_runs")
         return written
 
@@ -203,11 +210,9 @@ class ConversationLoad:
         self._conn = conn
 
     def replace(self, partitions: Sequence[PartitionFiles]) -> dict[str, int]:
-        """Replace these partitions' rows and rejects with their files; rows inserted per table.
-
-        Every conversation loaded for these partitions or arriving in their files is replaced
-        wherever it was loaded before (one whose start moved leaves its old day); the deletes
-        read only the days those were loaded under, so their cost does not grow with history."""
+        """Replace these partitions' rows and rejects with their files (rows inserted per table):
+        a conversation is replaced wherever it was loaded (one whose start moved leaves its old
+        day), by deletes of only those days, whose cost does not grow with history."""
         conn = self._conn
         inserted: dict[str, int] = {}
         conn.execute(sql_text("warehouse/create_partition_conversations.sql"))
@@ -227,15 +232,17 @@ class ConversationLoad:
                     sql_text("warehouse/delete_partition_rows.sql").format(table=spec.name),
                     {"first": first, "last": last},
                 )
-            inserted[spec.name] = _insert_partitions_parquet(
-                conn, spec.name, [partition.tables[spec.name] for partition in partitions]
+            paths = [partition.tables[spec.name] for partition in partitions]
+            inserted[spec.name] = _insert(
+                conn, "insert_partitions_parquet", {"paths": paths}, table=spec.name
             )
         for partition in partitions:
             conn.execute(
                 sql_text("warehouse/delete_partition_rejects.sql"),
                 {"app": partition.app, "day": partition.day, "source": "conversation"},
             )
-        inserted[REJECTS.name] = _insert_parquet(conn, REJECTS.name, [p.rejects for p in partitions])
+        paths = [partition.rejects for partition in partitions]
+        inserted[REJECTS.name] = _insert(conn, "insert_parquet", {"paths": paths}, table=REJECTS.name)
         conn.execute("DROP TABLE partition_conversations")
         return inserted
 
@@ -256,27 +263,10 @@ def _tables(conn: duckdb.DuckDBPyConnection) -> set[str]:
     return {row[0] for row in conn.execute(sql_text("warehouse/list_tables.sql")).fetchall()}
 
 
-def _rowcount(cursor: duckdb.DuckDBPyConnection) -> int:
-    rows = cursor.fetchall()
+def _insert(
+    conn: duckdb.DuckDBPyConnection, statement: str, params: object = None, *, table: str, relation: str = ""
+) -> int:
+    """Run `sql/warehouse/STATEMENT.sql`, which writes `table` (from `relation`); the rows it wrote."""
+    text = sql_text(f"warehouse/{statement}.sql").format(table=table, relation=relation)
+    rows = conn.execute(text, params).fetchall()
     return int(rows[0][0]) if rows else 0
-
-
-def _insert_relation(conn: duckdb.DuckDBPyConnection, table: str, relation: str) -> int:
-    return _rowcount(
-        conn.execute(sql_text("warehouse/insert_relation.sql").format(table=table, relation=relation))
-    )
-
-
-def _insert_run_rows(conn: duckdb.DuckDBPyConnection, table: str, relation: str) -> int:
-    text = sql_text("warehouse/insert_evaluation_run_rows.sql").format(table=table, relation=relation)
-    return _rowcount(conn.execute(text))
-
-
-def _insert_parquet(conn: duckdb.DuckDBPyConnection, table: str, paths: list[str]) -> int:
-    statement = sql_text("warehouse/insert_parquet.sql").format(table=table)
-    return _rowcount(conn.execute(statement, {"paths": paths}))
-
-
-def _insert_partitions_parquet(conn: duckdb.DuckDBPyConnection, table: str, paths: list[str]) -> int:
-    statement = sql_text("warehouse/insert_partitions_parquet.sql").format(table=table)
-    return _rowcount(conn.execute(statement, {"paths": paths}))

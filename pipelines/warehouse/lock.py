@@ -1,9 +1,5 @@
-"""One writer at a time on the warehouse file, across every process on the machine.
-
-DuckDB fails at once when another process holds the file, and ingests may overlap, so every
-connection first takes an advisory lock on `<warehouse>.lock` (exclusive to write, shared to
-read): writers queue instead of failing.
-"""
+"""One writer at a time on the warehouse file, machine-wide: DuckDB fails when another process holds
+it, so connections first lock `<warehouse>.lock` (exclusive to write, shared to read) and queue."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Schema versions of the warehouse file, and the migrations between them.
-
-`sql/tables/` holds the current schema; `sql/migrations/NNNN_name.sql` turns version NNNN-1
-into NNNN, one version per transaction (a file with tables but no version is version 1).
-"""
+"""Warehouse schema versions: `sql/tables/` is the current one, `sql/migrations/NNNN_name.sql` turns
+NNNN-1 into NNNN, a transaction each (a file with tables but no version is version 1)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""Named queries: `sql/queries/NAME.sql`, run read-only with typed, bound parameters.
-
-A query's header is its description (the first line), then `-- param NAME TYPE [= DEFAULT]:
-description` lines; TYPE is VARCHAR, DATE, TIMESTAMP, INTEGER, DOUBLE, BOOLEAN or CHOICE(a|b|c).
-Without a default a parameter is required; `NULL` means unset. Values are parsed to their type
-and bound as DuckDB named parameters (`$since`), never spliced into the SQL text.
-"""
+"""Named queries, `sql/queries/NAME.sql`, run read-only. The header is a description line, then
+`-- param NAME TYPE [= DEFAULT]: description` lines (VARCHAR, DATE, TIMESTAMP, INTEGER, DOUBLE,
+BOOLEAN or CHOICE(a|b|c); no default: required; `NULL`: unset); values are bound, never spliced."""
 
 from __future__ import annotations
 
