@@ -69,12 +69,7 @@ class WarehouseResource(dg.ConfigurableResource):
 
     @classmethod
     def from_settings(cls, storage: StorageSettings) -> WarehouseResource:
-        return cls(
-            path=storage.warehouse,
-            lock_timeout_seconds=storage.lock_timeout_seconds,
-            write_memory_limit=storage.write_memory_limit,
-            report_path=storage.report_path,
-        )
+        return cls(**dataclasses.asdict(Warehouse.from_settings(storage)), report_path=storage.report_path)
 
     def warehouse(self) -> Warehouse:
         return Warehouse(self.path, self.lock_timeout_seconds, self.write_memory_limit)
