@@ -23,7 +23,6 @@ INTERRUPTED = "DagsterExecutionInterruptedError"
 @dataclass
 class RunOutcome:
     label: str
-    run_id: str
     success: bool
     partitions: int
     error: str | None = None
@@ -104,7 +103,6 @@ def _outcome(run: PlannedRun, result: dg.ExecuteInProcessResult, instance: dg.Da
     error = _first_error(result)
     return RunOutcome(
         run.label,
-        result.run_id,
         result.success,
         run.partitions,
         error,

@@ -82,9 +82,8 @@ def plan_runs(partitions: Iterable[tuple[str, date]], days_per_run: int) -> list
     return sorted(runs, key=lambda run: (run.first, run.app))
 
 
-def register_apps(instance: dg.DagsterInstance, apps: Sequence[str]) -> list[str]:
+def register_apps(instance: dg.DagsterInstance, apps: Sequence[str]) -> None:
     known = set(instance.get_dynamic_partitions(APP_PARTITIONS.name))
     new = [app for app in dict.fromkeys(apps) if app not in known]
     if new:
         instance.add_dynamic_partitions(APP_PARTITIONS.name, new)
-    return new
