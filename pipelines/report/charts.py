@@ -87,7 +87,7 @@ def tool_error_chart(rows: Rows) -> Chart:
         heading,
         x=days,
         y=sorted({tool for tool, _ in cells}, key=str.lower),
-        cells={(tool, day): row for (tool, day), row in cells.items()},
+        cells=cells,
         value="error_rate",
         text=lambda row: f"{row['error_rate']:.0%}",
         hover=lambda row: f"{row['error_rate']:.1%}: {row['errors']} of {row['responses']} responses",
