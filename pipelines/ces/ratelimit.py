@@ -51,8 +51,7 @@ class RateLimiter:
 
 
 class FileRateLimiter(RateLimiter):
-    """The same GCRA, its timestamp (wall-clock) kept in a file under an exclusive `flock`, so
-    every process pointing at the file (backfill runs, the daemon, a CLI ingest) shares one rate."""
+    """The same GCRA, its timestamp in a file under `flock`: every process using the file shares one rate."""
 
     _FORMAT = "<d"
 
@@ -83,8 +82,7 @@ _shared_lock = threading.Lock()
 
 
 def shared_rate_limiter(max_rps: float) -> RateLimiter:
-    """The one limiter of this process for `max_rps` (a forked worker gets its own: a copied
-    lock may have been held at fork time)."""
+    """This process's limiter for `max_rps` (a forked worker gets its own: a copied lock may be held)."""
     key = (os.getpid(), float(max_rps))
     with _shared_lock:
         limiter = _shared.get(key)

@@ -92,8 +92,7 @@ class RetryPolicy:
         return cls(max_attempts=1)
 
     def backoff(self, attempt: int, *, quota: bool = False) -> float:
-        """Full jitter after failed attempt `attempt`: uniform up to min(cap, initial * 2**(attempt-1));
-        for a quota refusal from half that ceiling (equal jitter)."""
+        """Full jitter up to min(cap, initial * 2**(attempt-1)); for a quota refusal from half of it."""
         ceiling = min(self.max_backoff_seconds, self.initial_backoff_seconds * 2 ** (attempt - 1))
         return self.rng.uniform(ceiling / 2 if quota else 0.0, ceiling)
 
@@ -119,8 +118,7 @@ class RetryPolicy:
         label: str,
         on_retry: Callable[[BaseException, int, float], None] | None = None,
     ) -> T:
-        """Call `attempt` until it returns, or raise its last error once retrying must stop;
-        `on_retry(error, failed_attempt, delay)` runs before each wait."""
+        """Call `attempt` until it returns or must stop; `on_retry(error, attempt, delay)` before a wait."""
 
         def wait(state: tenacity.RetryCallState) -> float:
             error = state.outcome.exception() if state.outcome else None

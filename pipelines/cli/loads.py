@@ -112,8 +112,7 @@ def load_conversations(settings: Settings, command: str, partitions: list[tuple[
 def load_evaluations(
     settings: Settings, apps: Sequence[str], run_config: dict | None = None, *, replay: bool = False
 ) -> int:
-    """Run the evaluation run job for each app (or, with `replay`, the job that reloads every
-    fetch kept in the raw lake) and report what it loaded."""
+    """Run the evaluation job per app (`replay`: reload each fetch kept in the raw lake) and report it."""
     from pipelines.definitions import build_definitions
     from pipelines.orchestration.launch import PlannedRun, dagster_instance, execute_runs
     from pipelines.orchestration.partitions import register_apps

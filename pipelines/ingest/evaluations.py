@@ -1,5 +1,4 @@
-"""Evaluation runs: each fetch of an app's runs is an observation file of the raw lake, never
-replaced (so a run's progress can be replayed); the latest state is loaded."""
+"""Evaluation runs: each fetch is a raw observation file, kept (progress replays); the latest loads."""
 
 from __future__ import annotations
 
@@ -68,8 +67,7 @@ def fetch_evaluation_runs(
     page_size: int = 100,
     workers: int = 4,
 ) -> EvaluationFetchResult:
-    """Fetch the app's evaluation runs (listed when `discover`, plus `names` and the runs started
-    here) in full, and their results, `workers` runs at a time, into a new observation file."""
+    """Fetch runs (listed if `discover`, `names`, started here), results, `workers` at a time, to a file."""
     result = EvaluationFetchResult(app)
     prefix = f"{app}/evaluationRuns/"
 
@@ -184,8 +182,7 @@ def load_observation_file(lake: Lake, warehouse: Warehouse, app: str, path: str)
 
 
 def replay_observations(lake: Lake, warehouse: Warehouse, app: str) -> tuple[int, dict[str, int]]:
-    """Replay every observation file of `app`, oldest first, into the warehouse: files, and rows
-    per table. Loading is idempotent, so the replay yields what the original loads did."""
+    """Load `app`'s observation files, oldest first (idempotent: as the loads did); files, rows per table."""
     files, totals = 0, Counter[str]()
     for owner, path in lake.observations(EVALUATION_RUNS_DATASET):
         if owner == app:

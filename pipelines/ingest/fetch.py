@@ -1,5 +1,4 @@
-"""Fetch step: the CES API → the raw records of one (app, day) partition in the lake, streamed
-into a file that replaces the old one only once the whole partition was fetched."""
+"""Fetch step: CES → a partition's raw records, streamed to a file that replaces the old once complete."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Flatten step: one (app, day) partition's raw records → a Parquet file per table, in batches
-streamed to the writers (flat memory), each conversation decoded once from its own JSON text."""
+"""Flatten step: a partition's raw records → Parquet per table in streamed batches, JSON decoded once."""
 
 from __future__ import annotations
 
@@ -100,8 +99,7 @@ _PAGE = msgspec.json.Decoder(_Page)
 
 
 def lake_conversation_records(lines: Iterable[bytes]) -> Iterator[Any]:
-    """Raw-lake lines as records whose conversations are `LakeConversation`s; any other line is
-    parsed as it stands, for `resolve_conversations` to read or refuse."""
+    """Raw lines as records of `LakeConversation`s; other lines parsed as they are, for the resolver."""
     for line in lines:
         try:
             record = _RECORD.decode(line)

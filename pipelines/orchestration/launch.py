@@ -71,8 +71,7 @@ def execute_runs(
     run_config: Mapping[str, Any] | None = None,
     on_outcome: Callable[[RunOutcome], None] | None = None,
 ) -> list[RunOutcome]:
-    """Execute `job_name` once per planned run, in order; a failed run never stops the others,
-    an interrupted one (Ctrl-C, SIGTERM) stops them all with KeyboardInterrupt."""
+    """Run `job_name` per planned run, in order; a failure stops none, an interruption (Ctrl-C) all."""
     job = definitions.resolve_job_def(job_name)
     config = {**QUIET_LOGS, **(run_config or {})}
     outcomes = []

@@ -66,8 +66,7 @@ class RunRange:
 
 
 def plan_runs(partitions: Iterable[tuple[str, date]], days_per_run: int) -> list[RunRange]:
-    """The runs that cover these partitions: per app, runs of consecutive days, at most
-    `days_per_run` each, the way a Dagster backfill with that policy groups them."""
+    """The runs of these partitions: per app, consecutive days, `days_per_run` at most, as backfills."""
     by_app: dict[str, list[date]] = {}
     for app, day in partitions:
         by_app.setdefault(app, []).append(day)

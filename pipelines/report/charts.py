@@ -1,5 +1,4 @@
-"""The dashboard's conversation charts (volume, latency, tools, LLM usage, agents), built from
-the named queries' rows: plain data in, figures out."""
+"""The dashboard's conversation charts (volume, latency, tools, LLM usage, agents): rows in, figures out."""
 
 from __future__ import annotations
 

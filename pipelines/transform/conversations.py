@@ -155,8 +155,7 @@ class ConversationFlattener:
     # -- checking and converting a batch -------------------------------------------------------
 
     def _check(self) -> tuple[dict[int, str], dict[tuple[str, str], pa.Array]]:
-        """The first failing column value's reason per conversation (by batch index), and the
-        checked columns converted."""
+        """Each conversation's first failing value's reason (by batch index), and the checked columns."""
         failures: dict[int, str] = {}
         checked: dict[tuple[str, str], pa.Array] = {}
         for spec in CONVERSATION_TABLES:
@@ -241,8 +240,7 @@ class ConversationFlattener:
     # -- the walk -------------------------------------------------------------------------------
 
     def _unknown_chunk(self, turn_index: int | None, message_index: int, chunk_index: int) -> tuple[Any, Any]:
-        """A chunk of none of the known kinds: its first member not null (a kind added to the
-        API later) as kind and JSON text, or (None, absent)."""
+        """An unknown chunk kind (a later API's): its first non-null member, as JSON, or (None, absent)."""
         assert self._current is not None
         value = self._current.value()
         holder = value if turn_index is None else value["turns"][turn_index]

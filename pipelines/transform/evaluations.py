@@ -1,5 +1,4 @@
-"""Flatten CES `EvaluationRun` and `EvaluationResult` JSON into the evaluation tables (and
-the runs' snapshot rows, of which the loader keeps the new ones)."""
+"""Flatten CES `EvaluationRun` and `EvaluationResult` JSON into the evaluation tables and run snapshots."""
 
 from __future__ import annotations
 
@@ -209,8 +208,7 @@ class EvaluationRunFlattener(TableBuffers):
 
 
 def _tool_subject(entry: dict[str, Any], label: str) -> str | None:
-    """The tool's resource name, or `{toolset}/{toolId}` for a toolset tool (the toolset alone
-    without a toolId): the naming of `tool_label` in the warehouse's views."""
+    """The tool's name, or `{toolset}/{toolId}` (or the toolset alone), as `tool_label` in the views."""
     tool = v.text(entry.get("tool"), f"{label}.tool")
     if tool:
         return tool

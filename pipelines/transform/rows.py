@@ -1,5 +1,4 @@
-"""Row buffers of the flatteners: tuples per table, transposed to Arrow on demand, each source
-object's rows rolled back from every table when it is rejected."""
+"""The flatteners' row buffers: tuples per table, Arrow on demand, an object's rows undone when rejected."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The views (`sql/views/`, created in dependency order) and descriptions (`sql/comments/`, shown
-by BI tools, run only where they differ, so each load pays one catalog query) of the warehouse."""
+"""The warehouse's views (`sql/views/`, in dependency order), descriptions (`sql/comments/`, if changed)."""
 
 from __future__ import annotations
 
