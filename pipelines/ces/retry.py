@@ -128,12 +128,13 @@ class RetryPolicy:
             error = state.outcome.exception() if state.outcome else None
             delay = state.upcoming_sleep
             assert error is not None
+            status = getattr(error, "status_code", None)
             logger.info(
                 "%s: attempt %d of %d failed (%s); retrying in %.2f s",
                 label,
                 state.attempt_number,
                 self.max_attempts,
-                _short(error),
+                f"HTTP {status}" if status else type(error).__name__,
                 delay,
             )
             if on_retry is not None:
@@ -160,11 +161,6 @@ class RetryPolicy:
                 attempts = retrying.statistics.get("attempt_number", 1)
                 _note_gave_up(error, attempts, self.clock() - started, self)
             raise
-
-
-def _short(error: BaseException) -> str:
-    status = getattr(error, "status_code", None)
-    return f"HTTP {status}" if status else type(error).__name__
 
 
 def _note_gave_up(error: CesError, attempts: int, elapsed: float, policy: RetryPolicy) -> None:

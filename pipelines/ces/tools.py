@@ -220,8 +220,11 @@ def resolve_conversations(
                 verdict, reason = judge.judge(listed)
                 if verdict is Verdict.ACCEPT:
                     pending[listed["name"]] = item
+                elif verdict is Verdict.REJECT and on_reject is not None:
+                    on_reject(item, reason)
                 elif verdict is Verdict.REJECT:
-                    _reject(item, reason, on_reject)
+                    name = item.get("name") if isinstance(item, dict) else None
+                    raise CesDataError(f"conversation {name or '(no name)'}: {reason}")
         elif record.tool == GET_CONVERSATION:
             name = record.arguments.get("name")
             if not isinstance(name, str) or name not in pending:
@@ -233,13 +236,6 @@ def resolve_conversations(
         else:
             logger.debug("ignoring a %s record among conversation records", record.tool)
     yield from pending.values()
-
-
-def _reject(item: Any, reason: str, on_reject: RejectHandler | None) -> None:
-    if on_reject is None:
-        name = item.get("name") if isinstance(item, dict) else None
-        raise CesDataError(f"conversation {name or '(no name)'}: {reason}")
-    on_reject(item, reason)
 
 
 # -- evaluation runs, results and operations -----------------------------------------------------
