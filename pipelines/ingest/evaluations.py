@@ -43,11 +43,6 @@ class EvaluationFetchResult:
     records: int = 0
 
 
-def fetch_stamp(now: datetime | None = None) -> str:
-    """A sortable, path-safe UTC instant naming one fetch, e.g. 20261129T201500123456Z."""
-    return (now or datetime.now(UTC)).astimezone(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-
-
 def runs_started_here(lake: Lake, app: str) -> list[str]:
     """Evaluation runs this pipeline started for `app` (recorded by `evaluate`)."""
     return [
@@ -115,7 +110,8 @@ def fetch_evaluation_runs(
                     result.results = len(listed)
                     yield page.to_dict()
 
-    written = lake.write_observation(EVALUATION_RUNS_DATASET, app, fetch_stamp(), records())
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")  # sortable and path-safe, names the fetch
+    written = lake.write_observation(EVALUATION_RUNS_DATASET, app, stamp, records())
     result.path, result.records = written.path, written.rows
     return result
 
