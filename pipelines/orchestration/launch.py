@@ -1,5 +1,4 @@
-"""The CLI's loads as Dagster runs recorded in the instance, planned as backfills plan them and run
-one after another in this process (logging is set per run: runs in threads of one process deadlock)."""
+"""The CLI's loads: recorded Dagster runs, planned as backfills, run in turn here (threaded runs deadlock)."""
 
 from __future__ import annotations
 

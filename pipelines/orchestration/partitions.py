@@ -1,5 +1,4 @@
-"""Conversation partitions: one per (app, UTC day), today included; apps are dynamic (registered
-from `CES_APPS`), so a new app needs no code change and one app's failure never blocks another's."""
+"""Partitions (app, UTC day), today included; apps are dynamic (`CES_APPS`): no code, no shared failure."""
 
 from __future__ import annotations
 

@@ -43,8 +43,7 @@ DURATION_COLUMNS = {"turns": ("duration_seconds",), "spans": ("duration_seconds"
 
 @dataclass(frozen=True)
 class Positions:
-    """A child table's position columns: its rows come in runs, one per owner row, `count`
-    long; each repeats the owner's `inherited` columns and is numbered from 0 (`position`)."""
+    """A child table's position columns: `count` rows per owner, repeating its `inherited` columns, from 0."""
 
     owner: str
     count: str

@@ -77,8 +77,7 @@ class _Invalid(ValueError):
 
 
 class ConversationFlattener:
-    """Accumulates conversations, one record batch per table at each `take_batches()` (which keeps
-    nothing after); `take_rejects()` lists every reject, the take's column checks' too, in order."""
+    """A batch per table each `take_batches()` (keeping nothing); `take_rejects()`: every reject, in order."""
 
     def __init__(self) -> None:
         self._tables = {spec.name: TableColumns(spec) for spec in CONVERSATION_TABLES}
