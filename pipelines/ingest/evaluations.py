@@ -36,7 +36,6 @@ STARTED_RUNS_STATE = "started_evaluation_runs"
 
 @dataclass
 class EvaluationFetchResult:
-    app: str
     path: str = ""
     runs: int = 0
     results: int = 0
@@ -63,7 +62,7 @@ def fetch_evaluation_runs(
     workers: int = 4,
 ) -> EvaluationFetchResult:
     """Fetch runs (listed if `discover`, `names`, started here), results, `workers` at a time, to a file."""
-    result = EvaluationFetchResult(app)
+    result = EvaluationFetchResult()
     prefix = f"{app}/evaluationRuns/"
 
     def records() -> Iterator[dict[str, Any]]:

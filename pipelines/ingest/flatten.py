@@ -28,10 +28,7 @@ BATCH_SIZE = 200
 
 @dataclass
 class FlattenResult:
-    app: str
-    day: date
     rows: dict[str, int] = field(default_factory=dict)
-    files: dict[str, str] = field(default_factory=dict)
     rejects: int = 0
 
 
@@ -48,7 +45,7 @@ def flatten_conversation_partition(lake: Lake, app: str, day: date) -> FlattenRe
         name = obj.get("name") if isinstance(obj, dict) else None
         rejects.append(Reject(REJECT_SOURCE, name if isinstance(name, str) else None, reason, obj))
 
-    result = FlattenResult(app, day)
+    result = FlattenResult()
     with ExitStack() as stack:
         writers = {
             spec.name: stack.enter_context(lake.table_writer(spec, app, day)) for spec in CONVERSATION_TABLES
@@ -70,10 +67,8 @@ def flatten_conversation_partition(lake: Lake, app: str, day: date) -> FlattenRe
         flush()
         with lake.table_writer(REJECTS, app, day) as rejects_writer:
             rejects_writer.write(rejects_batch(rejects, app, day))
-            result.files[REJECTS.name] = lake.url(rejects_writer.path)
         for name, writer in writers.items():
             result.rows[name] = writer.rows
-            result.files[name] = lake.url(writer.path)
     result.rejects = len(rejects)
     return result
 
