@@ -87,10 +87,6 @@ class RetryPolicy:
         ):
             raise ValueError("retry times must not be negative")
 
-    @classmethod
-    def never(cls) -> RetryPolicy:
-        return cls(max_attempts=1)
-
     def backoff(self, attempt: int, *, quota: bool = False) -> float:
         """Full jitter up to min(cap, initial * 2**(attempt-1)); for a quota refusal from half of it."""
         ceiling = min(self.max_backoff_seconds, self.initial_backoff_seconds * 2 ** (attempt - 1))
