@@ -95,10 +95,8 @@ def warehouse_evaluation_tables(
     if config.replay:
         files, rows = replay_observations(lake.lake(), warehouse.warehouse(), app)
     else:
-        files, rows = (
-            1,
-            load_observation_file(lake.lake(), warehouse.warehouse(), app, _latest_fetch(context)),
-        )
+        files = 1
+        rows = load_observation_file(lake.lake(), warehouse.warehouse(), app, _latest_fetch(context))
     context.log.info(f"{app}: loaded {files} evaluation run fetches: {rows}")
     metadata = {**rows_metadata(rows, EVALUATION_RUNS.name), "fetches_loaded": files}
     yield dg.MaterializeResult(metadata=metadata)

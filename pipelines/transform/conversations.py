@@ -22,7 +22,7 @@ from pipelines.transform.columns import (
     TableColumns,
     check_column,
     positioned,
-    timestamps,
+    timestamp_nanos,
 )
 from pipelines.transform.conversation_json import (
     ABSENT,
@@ -226,8 +226,8 @@ class ConversationFlattener:
                     arrays[field.name] = pa.array(table.lists[field.name], type=field.type)
             if spec is CONVERSATIONS:
                 # endTime - startTime from every digit sent, not the microsecond-truncated columns
-                start = timestamps(table.lists["start_time"], nanos=True)
-                end = timestamps(table.lists["end_time"], nanos=True)
+                start = timestamp_nanos(table.lists["start_time"])
+                end = timestamp_nanos(table.lists["end_time"])
                 arrays["duration_seconds"] = pc.divide(
                     pc.cast(pc.subtract(end, start), pa.float64(), safe=False), 1e9
                 )
