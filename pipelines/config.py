@@ -209,18 +209,14 @@ def _number(name: str, raw: str) -> float:
     return value
 
 
-def _integer(name: str, raw: str) -> int:
-    try:
-        return int(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be a whole number, got {raw!r}") from None
+def _reader(parse: Callable[[str], Any], expected: str) -> Callable[[str, str], Any]:
+    def read(name: str, raw: str) -> Any:
+        try:
+            return parse(raw)
+        except ValueError:
+            raise ConfigError(f"{name} must be {expected}, got {raw!r}") from None
 
-
-def _date(name: str, raw: str) -> date:
-    try:
-        return date.fromisoformat(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be a date YYYY-MM-DD, got {raw!r}") from None
+    return read
 
 
 def _csv(_name: str, raw: str) -> tuple[str, ...]:
@@ -229,8 +225,8 @@ def _csv(_name: str, raw: str) -> tuple[str, ...]:
 
 _READERS: dict[str, Callable[[str, str], Any]] = {
     "float": _number,
-    "int": _integer,
-    "date": _date,
+    "int": _reader(int, "a whole number"),
+    "date": _reader(date.fromisoformat, "a date YYYY-MM-DD"),
     "tuple[str, ...]": _csv,
     "str": lambda _name, raw: raw,
     "str | None": lambda _name, raw: raw,

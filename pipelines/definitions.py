@@ -1,5 +1,4 @@
-"""The Dagster code location (`defs`), built from the `Settings` read when Dagster loads it, not at
-import; the CLI builds the same definitions from its own settings."""
+"""Dagster's code location `defs`, built from `Settings` when Dagster loads it (not at import)."""
 
 from __future__ import annotations
 

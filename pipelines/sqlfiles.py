@@ -1,5 +1,4 @@
-"""The SQL files under `sql/`, the only place SQL text lives; a `{table}` placeholder is filled
-from the schema registry, never from data (values are always bound parameters)."""
+"""The SQL files under `sql/`, SQL's one home; `{table}` comes from the schema registry, values are bound."""
 
 from __future__ import annotations
 

@@ -27,7 +27,6 @@ from starlette.routing import Route
 
 from pipelines.ces.auth import (
     GoogleCredentialsProvider,
-    NoTokenProvider,
     StaticTokenProvider,
     token_provider_from_settings,
 )
@@ -113,7 +112,7 @@ def test_plain_http_endpoints_get_no_google_credentials(caplog: pytest.LogCaptur
 
     caplog.set_level(logging.INFO, logger="pipelines.ces.auth")
     provider = token_provider_from_settings(CesSettings(mcp_url="http://127.0.0.1:1/mcp"), adc_loader=loader)
-    assert isinstance(provider, NoTokenProvider) and provider.token() is None
+    assert isinstance(provider, StaticTokenProvider) and provider.token() is None
     assert ["unauthenticated" in r.getMessage() and "https" in r.getMessage() for r in caplog.records] == [
         True
     ]
@@ -122,7 +121,7 @@ def test_plain_http_endpoints_get_no_google_credentials(caplog: pytest.LogCaptur
 def test_no_adc_means_unauthenticated_with_one_info_line(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="pipelines.ces.auth")
     provider = token_provider_from_settings(CesSettings(mcp_url=HTTPS_URL), adc_loader=no_adc)
-    assert isinstance(provider, NoTokenProvider)
+    assert isinstance(provider, StaticTokenProvider) and provider.token() is None
     (record,) = caplog.records
     assert record.levelno == logging.INFO and "not found" in record.getMessage()
 
@@ -130,7 +129,7 @@ def test_no_adc_means_unauthenticated_with_one_info_line(caplog: pytest.LogCaptu
 def test_without_google_auth_requests_are_unauthenticated(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "google.auth.exceptions", None)  # as if google-auth were not installed
     provider = token_provider_from_settings(CesSettings(mcp_url=HTTPS_URL))
-    assert isinstance(provider, NoTokenProvider)
+    assert isinstance(provider, StaticTokenProvider) and provider.token() is None
 
 
 def test_adc_tokens_are_fetched_cached_and_renewed_on_demand(

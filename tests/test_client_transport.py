@@ -369,7 +369,7 @@ def test_policy_never_sends_nothing_twice() -> None:
     with (
         mcp_server(flaky_then_ok()) as (server, url),
         CesMcpClient(
-            settings_for(url), rate_limiter=fast_limiter(), retry_policy=RetryPolicy.never()
+            settings_for(url), rate_limiter=fast_limiter(), retry_policy=RetryPolicy(max_attempts=1)
         ) as client,
         pytest.raises(CesTransportError),
     ):

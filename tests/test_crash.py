@@ -112,7 +112,7 @@ def ingest(url: str, root: Path, day_index: int = 0) -> None:
     day = SCALE.start_date.fromordinal(SCALE.start_date.toordinal() + day_index)
     lake = Lake(str(root / "lake"))
     settings = CesSettings(mcp_url=url, retry_backoff_seconds=0.01)
-    with CesMcpClient(settings, rate_limiter=RateLimiter(10_000, burst=1_000)) as client:
+    with CesMcpClient(settings, rate_limiter=RateLimiter(1_000_000)) as client:
         fetch_conversation_partition(client, lake, APP, day)
     flatten_conversation_partition(lake, APP, day)
     load_conversation_partitions(lake, Warehouse(str(root / "warehouse.duckdb")), [(APP, day)])

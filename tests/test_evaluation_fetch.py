@@ -51,7 +51,7 @@ def fetch(tmp_path: Path, workers: int) -> tuple[list[dict[str, Any]], dict[str,
     config = SimulatorConfig(scale=scale, faults=SimulatedFaults("slow:1.0,slow-seconds=0.05"))
     with running_simulator(config) as sim:
         settings = CesSettings(mcp_url=sim.url, retry_backoff_seconds=0.01)
-        with CesMcpClient(settings, rate_limiter=RateLimiter(10_000, burst=1_000)) as client:
+        with CesMcpClient(settings, rate_limiter=RateLimiter(1_000_000)) as client:
             counting = InFlight(client)
             lake = Lake(str(tmp_path / f"lake-{workers}"))
             fetched = fetch_evaluation_runs(counting, lake, sim.apps[0], workers=workers)  # type: ignore[arg-type]

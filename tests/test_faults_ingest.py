@@ -52,7 +52,7 @@ def ingest(url: str, root: Path, **overrides: Any) -> tuple[Warehouse, Any]:
     """Fetch, flatten and load every day; returns the warehouse and the client's counters."""
     lake = Lake(str(root / "lake"))
     warehouse = Warehouse(str(root / "warehouse.duckdb"))
-    with CesMcpClient(settings(url, **overrides), rate_limiter=RateLimiter(10_000, burst=1_000)) as client:
+    with CesMcpClient(settings(url, **overrides), rate_limiter=RateLimiter(1_000_000)) as client:
         for day in DAYS:
             fetch_conversation_partition(client, lake, APP, day, Listing(page_size=PAGE_SIZE))
             flatten_conversation_partition(lake, APP, day)
@@ -198,7 +198,7 @@ def test_evaluation_runs_and_results_survive_faults_and_restarted_listings(tmp_p
         lake = Lake(str(tmp_path / folder))
         with (
             running_simulator(config) as sim,
-            CesMcpClient(settings(sim.url), rate_limiter=RateLimiter(10_000, burst=1_000)) as client,
+            CesMcpClient(settings(sim.url), rate_limiter=RateLimiter(1_000_000)) as client,
         ):
             fetched = fetch_evaluation_runs(client, lake, sim.apps[0], page_size=2)
             observation = replay_evaluation_records(lake.read_jsonl(fetched.path))

@@ -41,22 +41,21 @@ def acquire_from_threads(
     return sorted(granted), returned, time.monotonic() - began
 
 
-@pytest.mark.parametrize("burst", [1, 5])
-def test_acquires_across_threads_never_exceed_the_rate(burst: int) -> None:
+def test_acquires_across_threads_never_exceed_the_rate() -> None:
     rps, total = 200.0, 60
-    limiter = RateLimiter(rps, burst=burst)
+    limiter = RateLimiter(rps)
     granted, returned, elapsed = acquire_from_threads(limiter, threads=6, each=total // 6)
-    assert elapsed >= (total - burst) / rps * 0.98
-    # in any window, at most `burst` permits plus one per interval
+    assert elapsed >= (total - 1) / rps * 0.98
+    # in any window, one permit per interval
     interval = 1 / rps
     for i in range(len(granted)):
-        for j in range(i + burst, len(granted)):
-            assert granted[j] - granted[i] >= (j - i - burst + 1) * interval - 1e-9
+        for j in range(i + 1, len(granted)):
+            assert granted[j] - granted[i] >= (j - i) * interval - 1e-9
     # nobody got through before its slot
     assert min(r - g for r, g in zip(sorted(returned), granted, strict=True)) >= -1e-3
 
 
-def test_idle_time_does_not_bank_more_than_the_burst() -> None:
+def test_idle_time_banks_no_permits() -> None:
     now = [100.0]
     slept: list[float] = []
 
@@ -64,11 +63,11 @@ def test_idle_time_does_not_bank_more_than_the_burst() -> None:
         slept.append(seconds)
         now[0] += seconds
 
-    limiter = RateLimiter(10, burst=3, clock=lambda: now[0], sleep=sleep)
+    limiter = RateLimiter(10, clock=lambda: now[0], sleep=sleep)
     limiter.acquire()
     now[0] += 60  # a long idle minute
-    grants = [limiter.acquire() for _ in range(5)]
-    assert grants == [160.0, 160.0, 160.0, pytest.approx(160.1), pytest.approx(160.2)]
+    grants = [limiter.acquire() for _ in range(3)]
+    assert grants == [160.0, pytest.approx(160.1), pytest.approx(160.2)]
     assert slept == [pytest.approx(0.1), pytest.approx(0.1)]
 
 
@@ -76,7 +75,7 @@ def test_invalid_rates_are_refused() -> None:
     with pytest.raises(ValueError):
         RateLimiter(0)
     with pytest.raises(ValueError):
-        RateLimiter(5, burst=0)
+        RateLimiter(-5)
 
 
 def test_one_shared_limiter_per_process_and_rate() -> None:

@@ -23,7 +23,7 @@ import pytest
 import uvicorn
 from starlette.applications import Starlette
 
-from pipelines.ces.auth import NoTokenProvider
+from pipelines.ces.auth import StaticTokenProvider
 from pipelines.ces.client import CesMcpClient, tls_context
 from pipelines.ces.errors import CesError, CesTransportError
 from pipelines.ces.ratelimit import RateLimiter
@@ -258,8 +258,9 @@ def self_signed_https(tmp_path: Path) -> Iterator[str]:
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
 def test_tls_certificates_are_verified(self_signed_https: str) -> None:
     settings = CesSettings(mcp_url=self_signed_https, max_attempts=1)
+    no_token = StaticTokenProvider(None)
     with (
-        CesMcpClient(settings, rate_limiter=RateLimiter(100), token_provider=NoTokenProvider()) as client,
+        CesMcpClient(settings, rate_limiter=RateLimiter(100), token_provider=no_token) as client,
         pytest.raises(CesTransportError, match="CERTIFICATE_VERIFY_FAILED"),
     ):
         client.call_tool("list_conversations", {})
@@ -270,8 +271,8 @@ def test_clients_share_one_tls_context_that_verifies() -> None:
     bundle again, and that context still checks certificates and host names."""
     settings = CesSettings(mcp_url="https://ces.googleapis.com/mcp")
     with (
-        CesMcpClient(settings, token_provider=NoTokenProvider()) as first,
-        CesMcpClient(settings, token_provider=NoTokenProvider()) as second,
+        CesMcpClient(settings, token_provider=StaticTokenProvider(None)) as first,
+        CesMcpClient(settings, token_provider=StaticTokenProvider(None)) as second,
     ):
         used = [client._http._transport._pool._ssl_context for client in (first, second)]
     assert used[0] is used[1] is tls_context()

@@ -59,7 +59,7 @@ class Ingest:
         self.fetches: list[FetchResult] = []
         settings = CesSettings(mcp_url=url, **values)
         listing = Listing.from_settings(settings)
-        with CesMcpClient(settings, rate_limiter=RateLimiter(10_000, burst=1_000)) as client:
+        with CesMcpClient(settings, rate_limiter=RateLimiter(1_000_000)) as client:
             for day in DAYS:
                 self.fetches.append(fetch_conversation_partition(client, self.lake, APP, day, listing))
                 flatten_conversation_partition(self.lake, APP, day)

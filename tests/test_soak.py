@@ -54,7 +54,7 @@ def ingest(
     settings = CesSettings(timeout_seconds=1.0, retry_backoff_seconds=0.01, page_size=PAGE_SIZE)
     with running_simulator(config) as sim:
         settings = CesSettings(**{**settings.__dict__, "mcp_url": sim.url})
-        with CesMcpClient(settings, rate_limiter=RateLimiter(10_000, burst=1_000)) as client:
+        with CesMcpClient(settings, rate_limiter=RateLimiter(1_000_000)) as client:
             for index in range(SCALE.days):
                 day = SCALE.start_date + timedelta(days=index)
                 for app in sim.apps:

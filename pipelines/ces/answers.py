@@ -59,8 +59,7 @@ class Reply(NamedTuple):
 
 
 class CountingBody:
-    """Iterates a response body once, counting bytes, until `deadline` (monotonic): the read
-    timeout bounds silence, not a server that drips."""
+    """A response body, read once and counted, until `deadline` (monotonic): a read timeout misses a drip."""
 
     def __init__(self, response: httpx.Response, label: str, deadline: float, deadline_seconds: float):
         self._chunks = response.iter_bytes()
@@ -90,8 +89,7 @@ class CountingBody:
 
 
 def _event_json(event: SseEvent) -> Any:
-    """An SSE event's JSON, parsed from the bytes received; data that is not valid UTF-8 is read
-    as the event-stream spec decodes it (U+FFFD for each bad sequence) before giving up."""
+    """An SSE event's JSON; data not valid UTF-8 is read as the spec decodes it (U+FFFD) before giving up."""
     try:
         return deepjson.loads(event.payload)
     except orjson.JSONDecodeError:
@@ -159,8 +157,7 @@ def _is_response_to(message: Any, request_id: int) -> bool:
 
 
 def wants_handshake(error: CesError) -> bool:
-    """Does this rejection of a stateless request mean "open a session first"? Session-era
-    servers answer HTTP 400 about a missing session, or -32022 (unsupported protocol version)."""
+    """Does this refusal mean "open a session"? HTTP 400 about a session, or -32022 (unknown version)."""
     if isinstance(error, CesRpcError):
         return error.code == protocol.UNSUPPORTED_PROTOCOL_VERSION and _offers_handshake(error.data)
     if not isinstance(error, CesTransportError) or error.status_code != 400:
@@ -296,8 +293,7 @@ def _http_error(
 
 
 def redact(text: str, token: str | None) -> str:
-    """A server may echo the credentials it rejected, and a library may quote a header it
-    refused (as the repr of its bytes): neither form may reach logs or messages."""
+    """The token, also as a library quotes a refused header (its bytes' repr), masked: servers may echo it."""
     if not token:
         return text
     for form in {token, token.strip(), repr(token)[1:-1], repr(token.encode())[2:-1]}:

@@ -42,7 +42,7 @@ class TokenProvider(Protocol):
 
 
 class StaticTokenProvider:
-    """A token the user supplied; it cannot be renewed, so a 401 with it is final."""
+    """A token the user supplied (None: no Authorization header); a 401 with it is final."""
 
     can_refresh = False
 
@@ -59,15 +59,7 @@ class StaticTokenProvider:
         """Nothing to renew."""
 
     def __repr__(self) -> str:
-        return "StaticTokenProvider(token=***)"
-
-
-class NoTokenProvider(StaticTokenProvider):
-    def __init__(self) -> None:
-        super().__init__(None)
-
-    def __repr__(self) -> str:
-        return "NoTokenProvider()"
+        return f"StaticTokenProvider(token={'***' if self._token else None})"
 
 
 class GoogleCredentialsProvider:
@@ -139,4 +131,4 @@ def token_provider_from_settings(
             logger.debug("authenticating CES requests with Application Default Credentials")
             return GoogleCredentialsProvider(credentials)
     logger.info("CES requests to %s are unauthenticated: no CES_ACCESS_TOKEN; %s", settings.mcp_url, reason)
-    return NoTokenProvider()
+    return StaticTokenProvider(None)

@@ -83,8 +83,7 @@ class _Session:
 
 @functools.cache
 def tls_context() -> ssl.SSLContext:
-    """httpx's default TLS context, built once per process: it parses ~150 CA certificates,
-    and each run opens clients of its own."""
+    """httpx's default TLS context, built once per process: it parses ~150 CA certificates."""
     return httpx.create_ssl_context()
 
 
@@ -191,8 +190,7 @@ class CesMcpClient:
     def call_tool(
         self, name: str, arguments: Mapping[str, Any] | None = None, *, idempotent: bool | None = None
     ) -> dict[str, Any]:
-        """Call a tool and return its output object. `idempotent` (may it be sent again?)
-        defaults to the tool's `idempotentHint`, else to the CES naming: `get_*`/`list_*` are."""
+        """A tool's output; `idempotent` (resend?) defaults to `idempotentHint`, else `get_*`/`list_*`."""
         if idempotent is None:
             annotations = self._listed(name).get("annotations")
             hint = annotations.get("idempotentHint") if isinstance(annotations, dict) else None
@@ -214,8 +212,7 @@ class CesMcpClient:
     def _request(
         self, method: str, params: dict[str, Any], *, idempotent: bool, tool: str | None = None
     ) -> Any:
-        """Send a request; when the server says what it needs first, provide it and send again
-        once (safe for any call: each such answer refuses the request before acting on it)."""
+        """Send; if the server names what it needs first, provide it and resend once (it refused unread)."""
         session = self._session
         try:
             return self._send(self._build(method, params, session, tool), idempotent=idempotent).result
@@ -309,8 +306,7 @@ class CesMcpClient:
     # -- the exchange and its retries ----------------------------------------------------------
 
     def _send(self, exchange: Exchange, *, idempotent: bool) -> Reply:
-        """The one place that decides on sending again: retries by the policy, and after an HTTP
-        401 (refused before the server acted) the credentials renewed and the request sent once more."""
+        """The one place that resends: by the policy, and once after a 401 (refused unread), token renewed."""
         attempt = _Attempt()
         try:
             return self._send_with_retries(exchange, attempt, idempotent=idempotent)
@@ -404,8 +400,7 @@ class CesMcpClient:
 
 
 def _screened(exchange: Exchange, reply: Reply) -> Reply:
-    """Raise a tool result that failed transiently (UNAVAILABLE, ...) inside the retry loop;
-    any other result, failed or not, goes back to the caller as it is."""
+    """Raise a tool result that failed transiently (UNAVAILABLE, ...) to the retry loop; return any other."""
     result = reply.result
     if exchange.tool is not None and isinstance(result, dict) and result.get("isError") is True:
         try:

@@ -14,8 +14,7 @@ R = TypeVar("R")
 def ordered_map(
     function: Callable[[T], R], items: Iterable[T], *, workers: int, thread_name_prefix: str
 ) -> Iterator[R]:
-    """`function(item)` for each item, on `workers` threads, yielded in order; at most `workers`
-    results are held, and an exception is raised where its result would have been."""
+    """`function(item)` on `workers` threads, in order, `workers` held at most; errors where results were."""
     workers = max(1, workers)
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=thread_name_prefix) as pool:
         pending: deque[Future[R]] = deque()

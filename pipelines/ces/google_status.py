@@ -50,8 +50,7 @@ NO_STATUS = GoogleStatus()
 
 
 def google_status(value: Any) -> GoogleStatus:
-    """The status `value` carries: a Status (or `{"error": Status}`) as a dict or JSON text, or
-    text starting with a canonical code; `NO_STATUS` when it carries none."""
+    """The Status `value` carries (a dict, `{"error": ...}`, its JSON, text led by a code), or `NO_STATUS`."""
     if isinstance(value, str):
         text = value.strip()
         if text.startswith("{"):

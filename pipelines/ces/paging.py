@@ -38,17 +38,13 @@ class ToolClient(Protocol):
     ) -> dict[str, Any]: ...
 
 
-def utc_now_rfc3339() -> str:
-    """The current instant as RFC 3339 UTC with microseconds, e.g. 2026-01-02T03:04:05.123456Z."""
-    return datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
-
-
 def fetch_record(
     client: ToolClient, tool: str, arguments: Mapping[str, Any], *, idempotent: bool | None = None
 ) -> ApiRecord:
     arguments = dict(arguments)
     result = client.call_tool(tool, arguments, idempotent=idempotent)
-    return ApiRecord(tool, arguments, result, utc_now_rfc3339())
+    fetched_at = datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    return ApiRecord(tool, arguments, result, fetched_at)
 
 
 def page_items(result: Mapping[str, Any], items_key: str, tool: str) -> list[Any]:

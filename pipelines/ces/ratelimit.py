@@ -13,24 +13,19 @@ from collections.abc import Callable
 
 
 class RateLimiter:
-    """At most `max_rps` permits per second on average, in bursts of at most `burst` (thread-safe)."""
+    """At most `max_rps` permits per second, one every `1 / max_rps` seconds (thread-safe)."""
 
     def __init__(
         self,
         max_rps: float,
         *,
-        burst: int = 1,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ):
         if max_rps <= 0:
             raise ValueError(f"max_rps must be positive, got {max_rps}")
-        if burst < 1:
-            raise ValueError(f"burst must be at least 1, got {burst}")
         self.max_rps = max_rps
-        self.burst = burst
         self._interval = 1.0 / max_rps
-        self._tolerance = self._interval * (burst - 1)
         self._clock = clock
         self._sleep = sleep
         self._lock = threading.Lock()
@@ -40,11 +35,9 @@ class RateLimiter:
         """Block until a permit is free; return the clock time the permit was granted for."""
         with self._lock:
             now = self._clock()
-            arrival = self._reserve(now)
-        granted_at = max(now, arrival - self._tolerance)
-        wait = granted_at - now
-        if wait > 0:
-            self._sleep(wait)
+            granted_at = self._reserve(now)
+        if granted_at > now:
+            self._sleep(granted_at - now)
         return granted_at
 
     def _reserve(self, now: float) -> float:
@@ -54,19 +47,16 @@ class RateLimiter:
         return arrival
 
     def __repr__(self) -> str:
-        return f"RateLimiter(max_rps={self.max_rps}, burst={self.burst})"
+        return f"RateLimiter(max_rps={self.max_rps})"
 
 
 class FileRateLimiter(RateLimiter):
-    """The same GCRA, its timestamp (wall-clock) kept in a file under an exclusive `flock`, so
-    every process pointing at the file (backfill runs, the daemon, a CLI ingest) shares one rate."""
+    """The same GCRA, its timestamp in a file under `flock`: every process using the file shares one rate."""
 
     _FORMAT = "<d"
 
-    def __init__(
-        self, path: str, max_rps: float, *, burst: int = 1, sleep: Callable[[float], None] = time.sleep
-    ):
-        super().__init__(max_rps, burst=max(1, burst), clock=time.time, sleep=sleep)
+    def __init__(self, path: str, max_rps: float):
+        super().__init__(max_rps, clock=time.time)
         self.path = path
 
     def _reserve(self, now: float) -> float:
@@ -92,8 +82,7 @@ _shared_lock = threading.Lock()
 
 
 def shared_rate_limiter(max_rps: float) -> RateLimiter:
-    """The one limiter of this process for `max_rps` (a forked worker gets its own: a copied
-    lock may have been held at fork time)."""
+    """This process's limiter for `max_rps` (a forked worker gets its own: a copied lock may be held)."""
     key = (os.getpid(), float(max_rps))
     with _shared_lock:
         limiter = _shared.get(key)

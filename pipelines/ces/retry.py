@@ -87,13 +87,8 @@ class RetryPolicy:
         ):
             raise ValueError("retry times must not be negative")
 
-    @classmethod
-    def never(cls) -> RetryPolicy:
-        return cls(max_attempts=1)
-
     def backoff(self, attempt: int, *, quota: bool = False) -> float:
-        """Full jitter after failed attempt `attempt`: uniform up to min(cap, initial * 2**(attempt-1));
-        for a quota refusal from half that ceiling (equal jitter)."""
+        """Full jitter up to min(cap, initial * 2**(attempt-1)); for a quota refusal from half of it."""
         ceiling = min(self.max_backoff_seconds, self.initial_backoff_seconds * 2 ** (attempt - 1))
         return self.rng.uniform(ceiling / 2 if quota else 0.0, ceiling)
 
@@ -119,8 +114,7 @@ class RetryPolicy:
         label: str,
         on_retry: Callable[[BaseException, int, float], None] | None = None,
     ) -> T:
-        """Call `attempt` until it returns, or raise its last error once retrying must stop;
-        `on_retry(error, failed_attempt, delay)` runs before each wait."""
+        """Call `attempt` until it returns or must stop; `on_retry(error, attempt, delay)` before a wait."""
 
         def wait(state: tenacity.RetryCallState) -> float:
             error = state.outcome.exception() if state.outcome else None
@@ -130,12 +124,13 @@ class RetryPolicy:
             error = state.outcome.exception() if state.outcome else None
             delay = state.upcoming_sleep
             assert error is not None
+            status = getattr(error, "status_code", None)
             logger.info(
                 "%s: attempt %d of %d failed (%s); retrying in %.2f s",
                 label,
                 state.attempt_number,
                 self.max_attempts,
-                _short(error),
+                f"HTTP {status}" if status else type(error).__name__,
                 delay,
             )
             if on_retry is not None:
@@ -162,11 +157,6 @@ class RetryPolicy:
                 attempts = retrying.statistics.get("attempt_number", 1)
                 _note_gave_up(error, attempts, self.clock() - started, self)
             raise
-
-
-def _short(error: BaseException) -> str:
-    status = getattr(error, "status_code", None)
-    return f"HTTP {status}" if status else type(error).__name__
 
 
 def _note_gave_up(error: CesError, attempts: int, elapsed: float, policy: RetryPolicy) -> None:

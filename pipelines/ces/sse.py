@@ -35,8 +35,7 @@ class SseEvent:
 
 
 def iter_lines(chunks: Iterable[bytes], *, max_line_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> Iterator[bytes]:
-    """Split byte chunks into lines ended by CRLF, LF or CR, wherever the chunk borders fall
-    (a final unterminated line too). Only chunks holding a CR need the regular expression."""
+    """Lines ended by CRLF, LF or CR across chunk borders (and a last unended one); regex only for a CR."""
     parts: list[bytes] = []
     pending_size = 0
     skip_lf = False  # the previous chunk ended with CR, which may be the first half of CRLF
@@ -68,8 +67,7 @@ def iter_lines(chunks: Iterable[bytes], *, max_line_bytes: int = DEFAULT_MAX_EVE
 def iter_events(
     lines: Iterable[bytes], *, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
 ) -> Iterator[SseEvent]:
-    """Parse lines into events, as the spec says: dispatched on a blank line and only with
-    data (a priming `id: 1` + `data:` is no event); one cut off at the end is dropped."""
+    """Events as the spec says: sent on a blank line, if with data; one cut off at the end is dropped."""
     data: list[memoryview] = []
     data_size = 0
     event_type = b""

@@ -56,8 +56,7 @@ class Verdict(enum.Enum):
 
 
 class ListingJudge:
-    """Whether a listed conversation is in the window, outside, a duplicate or unusable; its first
-    listing decides. Names outside are not remembered: a server ignoring the filter lists all history."""
+    """Judges a listed conversation by its first listing; names outside go unkept (a server may list all)."""
 
     def __init__(self, window: TimeWindow):
         self.window = window
@@ -104,8 +103,7 @@ class Listing:
         return cls(settings.sources, settings.page_size, settings.max_empty_pages, settings.hydrate)
 
     def fetches_in_full(self, untraced: bool) -> bool:
-        """`auto`: a listing without its traces is fetched in full; `always`: every one, as
-        Google's own tooling does; `never`: none."""
+        """`auto`: a listing without traces; `always`: all, as Google's tooling does; `never`: none."""
         return self.hydrate == "always" or (self.hydrate == "auto" and untraced)
 
 
@@ -115,8 +113,7 @@ DEFAULT_LISTING = Listing()
 def list_conversations_arguments(
     app: str, window: TimeWindow, listing: Listing = DEFAULT_LISTING
 ) -> dict[str, Any]:
-    """Arguments of the first list_conversations page. Every source is sent when none is set:
-    an unset `sources` means all, but an unset (deprecated) `source` means LIVE only."""
+    """The first page's arguments, every source named when none is set: no `source` would mean LIVE only."""
     return {
         "parent": app,
         "pageSize": listing.page_size,
@@ -187,8 +184,7 @@ _DONE: Any = object()
 
 
 def _one_ahead(items: Generator[T], *, on_drop: Callable[[T], None]) -> Iterator[T]:
-    """`items`, the next one produced on a thread while the caller works on the current one;
-    when the caller stops early, an item produced meanwhile goes to `on_drop`."""
+    """`items`, each next one made on a thread meanwhile; if the caller stops early, it goes to `on_drop`."""
     pager = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ces-pages")
     upcoming = pager.submit(next, items, _DONE)
     try:
@@ -224,8 +220,11 @@ def resolve_conversations(
                 verdict, reason = judge.judge(listed)
                 if verdict is Verdict.ACCEPT:
                     pending[listed["name"]] = item
+                elif verdict is Verdict.REJECT and on_reject is not None:
+                    on_reject(item, reason)
                 elif verdict is Verdict.REJECT:
-                    _reject(item, reason, on_reject)
+                    name = item.get("name") if isinstance(item, dict) else None
+                    raise CesDataError(f"conversation {name or '(no name)'}: {reason}")
         elif record.tool == GET_CONVERSATION:
             name = record.arguments.get("name")
             if not isinstance(name, str) or name not in pending:
@@ -239,13 +238,6 @@ def resolve_conversations(
     yield from pending.values()
 
 
-def _reject(item: Any, reason: str, on_reject: RejectHandler | None) -> None:
-    if on_reject is None:
-        name = item.get("name") if isinstance(item, dict) else None
-        raise CesDataError(f"conversation {name or '(no name)'}: {reason}")
-    on_reject(item, reason)
-
-
 # -- evaluation runs, results and operations -----------------------------------------------------
 
 
@@ -257,8 +249,7 @@ def iter_evaluation_run_records(client: ToolClient, app: str, *, page_size: int 
 def iter_evaluation_result_records(
     client: ToolClient, app: str, run_name: str, *, page_size: int = 100
 ) -> Iterator[ApiRecord]:
-    """The list_evaluation_results pages of one run (results live under evaluations, so the
-    parent is the `evaluations/-` wildcard, filtered by run)."""
+    """One run's result pages: results live under evaluations, so `evaluations/-`, filtered by run."""
     arguments = {
         "parent": f"{app}/evaluations/-",
         "pageSize": page_size,

@@ -1,5 +1,4 @@
-"""The UTC time window of an ingest, [since, until) on `startTime`: sent as an AIP-160 filter
-and enforced on the client too, because a server may ignore the filter."""
+"""An ingest's UTC [since, until) on `startTime`: an AIP-160 filter servers may ignore, so checked here."""
 
 from __future__ import annotations
 
@@ -68,8 +67,7 @@ class TimeWindow:
 
 
 def lacks_traces(conversation: dict[str, Any]) -> bool:
-    """A listed conversation that holds no span: its turns are missing while `turnCount`
-    promises some, or a turn carries no `rootSpan` (listings may leave traces out)."""
+    """A listing without spans: no turns though `turnCount` promises some, or a turn without `rootSpan`."""
     turns = conversation.get("turns")
     if not turns:
         try:

@@ -87,6 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from pipelines.ces.errors import CesError
     from pipelines.warehouse.duck import WarehouseMemoryError, WarehouseSchemaError
     from pipelines.warehouse.lock import WarehouseBusyError
+    from pipelines.warehouse.queries import NamedQueryError
 
     load_dotenv_file()
     args = build_parser().parse_args(argv)
@@ -98,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         console.print(f"[red]configuration error: {escape(str(exc))}", soft_wrap=True)
         return 2
-    except UserError as exc:
+    except (UserError, NamedQueryError) as exc:
         console.print(f"[red]error: {escape(str(exc))}", soft_wrap=True)
         return 2
     except (CesError, WarehouseBusyError, WarehouseSchemaError, WarehouseMemoryError) as exc:

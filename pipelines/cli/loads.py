@@ -30,17 +30,6 @@ def _window(settings: Settings, since: date, until: date) -> list[date]:
     return days
 
 
-def _partition_progress() -> Progress:
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[detail]}"),
-        TimeElapsedColumn(),
-        console=console,
-    )
-
-
 _JOBS = {"ingest": ("ingest_conversations", "ingested"), "rebuild": ("rebuild_conversations", "rebuilt")}
 
 
@@ -59,7 +48,14 @@ def load_conversations(settings: Settings, command: str, partitions: list[tuple[
     failures: list[RunOutcome] = []
     warnings: Counter[str] = Counter()
     started = time.monotonic()
-    with _partition_progress() as progress:
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[detail]}"),
+        TimeElapsedColumn(),
+        console=console,
+    ) as progress:
         task = progress.add_task(f"{verb} partitions", total=len(partitions), detail=f"{len(ranges)} runs")
 
         def on_outcome(outcome: RunOutcome) -> None:
@@ -112,8 +108,7 @@ def load_conversations(settings: Settings, command: str, partitions: list[tuple[
 def load_evaluations(
     settings: Settings, apps: Sequence[str], run_config: dict | None = None, *, replay: bool = False
 ) -> int:
-    """Run the evaluation run job for each app (or, with `replay`, the job that reloads every
-    fetch kept in the raw lake) and report what it loaded."""
+    """Run the evaluation job per app (`replay`: reload each fetch kept in the raw lake) and report it."""
     from pipelines.definitions import build_definitions
     from pipelines.orchestration.launch import PlannedRun, dagster_instance, execute_runs
     from pipelines.orchestration.partitions import register_apps

@@ -11,20 +11,16 @@ from pipelines.config import Settings
 
 
 def cmd_query(args: argparse.Namespace, settings: Settings) -> int:
-    from pipelines.warehouse.queries import NamedQueryError, named_queries, parse_param_options, run_query
+    from pipelines.warehouse.queries import named_queries, parse_param_options, run_query
 
-    try:
-        if args.list or not args.name:
-            for query in named_queries():
-                out.print(f"[bold]{query.name}[/bold]  {escape(query.description)}")
-                for parameter in query.parameters:
-                    out.print(f"    --param {parameter.signature()}  {parameter.description}", markup=False)
-            return 0
-        params = parse_param_options(args.param)
-        columns, rows = run_query(settings.storage.warehouse, args.name, params)
-    except NamedQueryError as exc:
-        console.print(f"[red]error: {escape(str(exc))}")
-        return 2
+    if args.list or not args.name:
+        for query in named_queries():
+            out.print(f"[bold]{query.name}[/bold]  {escape(query.description)}")
+            for parameter in query.parameters:
+                out.print(f"    --param {parameter.signature()}  {parameter.description}", markup=False)
+        return 0
+    params = parse_param_options(args.param)
+    columns, rows = run_query(settings.storage.warehouse, args.name, params)
     print_rows(columns, rows, args.format)
     return 0
 

@@ -1,2 +1,1 @@
-"""The three steps of a partition (fetch, flatten, load), as plain functions the Dagster assets
-call; flatten and load never touch the API, which is what makes an offline rebuild possible."""
+"""A partition's steps (fetch, flatten, load); only fetch calls the API, so a rebuild runs offline."""

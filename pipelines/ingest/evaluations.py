@@ -1,5 +1,4 @@
-"""Evaluation runs: each fetch of an app's runs is an observation file of the raw lake, never
-replaced (so a run's progress can be replayed); the latest state is loaded."""
+"""Evaluation runs: each fetch is a raw observation file, kept (progress replays); the latest loads."""
 
 from __future__ import annotations
 
@@ -37,16 +36,10 @@ STARTED_RUNS_STATE = "started_evaluation_runs"
 
 @dataclass
 class EvaluationFetchResult:
-    app: str
     path: str = ""
     runs: int = 0
     results: int = 0
     records: int = 0
-
-
-def fetch_stamp(now: datetime | None = None) -> str:
-    """A sortable, path-safe UTC instant naming one fetch, e.g. 20261129T201500123456Z."""
-    return (now or datetime.now(UTC)).astimezone(UTC).strftime("%Y%m%dT%H%M%S%fZ")
 
 
 def runs_started_here(lake: Lake, app: str) -> list[str]:
@@ -68,9 +61,8 @@ def fetch_evaluation_runs(
     page_size: int = 100,
     workers: int = 4,
 ) -> EvaluationFetchResult:
-    """Fetch the app's evaluation runs (listed when `discover`, plus `names` and the runs started
-    here) in full, and their results, `workers` runs at a time, into a new observation file."""
-    result = EvaluationFetchResult(app)
+    """Fetch runs (listed if `discover`, `names`, started here), results, `workers` at a time, to a file."""
+    result = EvaluationFetchResult()
     prefix = f"{app}/evaluationRuns/"
 
     def records() -> Iterator[dict[str, Any]]:
@@ -117,7 +109,8 @@ def fetch_evaluation_runs(
                     result.results = len(listed)
                     yield page.to_dict()
 
-    written = lake.write_observation(EVALUATION_RUNS_DATASET, app, fetch_stamp(), records())
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")  # sortable and path-safe, names the fetch
+    written = lake.write_observation(EVALUATION_RUNS_DATASET, app, stamp, records())
     result.path, result.records = written.path, written.rows
     return result
 
@@ -184,8 +177,7 @@ def load_observation_file(lake: Lake, warehouse: Warehouse, app: str, path: str)
 
 
 def replay_observations(lake: Lake, warehouse: Warehouse, app: str) -> tuple[int, dict[str, int]]:
-    """Replay every observation file of `app`, oldest first, into the warehouse: files, and rows
-    per table. Loading is idempotent, so the replay yields what the original loads did."""
+    """Load `app`'s observation files, oldest first (idempotent: as the loads did); files, rows per table."""
     files, totals = 0, Counter[str]()
     for owner, path in lake.observations(EVALUATION_RUNS_DATASET):
         if owner == app:

@@ -1,5 +1,4 @@
-"""Fetch step: the CES API → the raw records of one (app, day) partition in the lake, streamed
-into a file that replaces the old one only once the whole partition was fetched."""
+"""Fetch step: CES → a partition's raw records, streamed to a file that replaces the old once complete."""
 
 from __future__ import annotations
 
@@ -20,8 +19,6 @@ from pipelines.lake.store import Lake
 
 @dataclass
 class FetchResult:
-    app: str
-    day: date
     pages: int = 0
     listed: int = 0
     outside: int = 0
@@ -31,7 +28,6 @@ class FetchResult:
     hydrated: int = 0
     records: int = 0
     raw_bytes: int = 0
-    path: str = ""
 
 
 def fetch_conversation_partition(
@@ -42,7 +38,7 @@ def fetch_conversation_partition(
     listing: Listing = DEFAULT_LISTING,
 ) -> FetchResult:
     """Page through the app's conversations that started on `day` (UTC) into the raw lake."""
-    result = FetchResult(app, day)
+    result = FetchResult()
 
     def count_page(counts: PageCounts) -> None:
         result.pages += 1
@@ -53,5 +49,5 @@ def fetch_conversation_partition(
 
     records = iter_conversation_records(client, app, TimeWindow.for_day(day), listing, on_page=count_page)
     written = lake.write_raw(CONVERSATIONS_DATASET, app, day, (record.to_dict() for record in records))
-    result.records, result.raw_bytes, result.path = written.rows, written.bytes, lake.url(written.path)
+    result.records, result.raw_bytes = written.rows, written.bytes
     return result

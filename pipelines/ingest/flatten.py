@@ -1,5 +1,4 @@
-"""Flatten step: one (app, day) partition's raw records → a Parquet file per table, in batches
-streamed to the writers (flat memory), each conversation decoded once from its own JSON text."""
+"""Flatten step: a partition's raw records → Parquet per table in streamed batches, JSON decoded once."""
 
 from __future__ import annotations
 
@@ -29,10 +28,7 @@ BATCH_SIZE = 200
 
 @dataclass
 class FlattenResult:
-    app: str
-    day: date
     rows: dict[str, int] = field(default_factory=dict)
-    files: dict[str, str] = field(default_factory=dict)
     rejects: int = 0
 
 
@@ -49,7 +45,7 @@ def flatten_conversation_partition(lake: Lake, app: str, day: date) -> FlattenRe
         name = obj.get("name") if isinstance(obj, dict) else None
         rejects.append(Reject(REJECT_SOURCE, name if isinstance(name, str) else None, reason, obj))
 
-    result = FlattenResult(app, day)
+    result = FlattenResult()
     with ExitStack() as stack:
         writers = {
             spec.name: stack.enter_context(lake.table_writer(spec, app, day)) for spec in CONVERSATION_TABLES
@@ -71,10 +67,8 @@ def flatten_conversation_partition(lake: Lake, app: str, day: date) -> FlattenRe
         flush()
         with lake.table_writer(REJECTS, app, day) as rejects_writer:
             rejects_writer.write(rejects_batch(rejects, app, day))
-            result.files[REJECTS.name] = lake.url(rejects_writer.path)
         for name, writer in writers.items():
             result.rows[name] = writer.rows
-            result.files[name] = lake.url(writer.path)
     result.rejects = len(rejects)
     return result
 
@@ -100,8 +94,7 @@ _PAGE = msgspec.json.Decoder(_Page)
 
 
 def lake_conversation_records(lines: Iterable[bytes]) -> Iterator[Any]:
-    """Raw-lake lines as records whose conversations are `LakeConversation`s; any other line is
-    parsed as it stands, for `resolve_conversations` to read or refuse."""
+    """Raw lines as records of `LakeConversation`s; other lines parsed as they are, for the resolver."""
     for line in lines:
         try:
             record = _RECORD.decode(line)

@@ -13,8 +13,7 @@ from pipelines.warehouse.duck import PartitionFiles, Warehouse
 def load_conversation_partitions(
     lake: Lake, warehouse: Warehouse, partitions: Sequence[tuple[str, date]]
 ) -> dict[str, int]:
-    """Replace these (app, day) partitions in every conversation table, in one transaction;
-    rows inserted per table, summed over the partitions."""
+    """Replace these partitions in every conversation table in one transaction; rows inserted per table."""
     files = [partition_files(lake, app, day) for app, day in partitions]
     with warehouse.conversation_load(filesystem=None if lake.is_local else lake.fs) as load:
         return load.replace(files)

@@ -1,5 +1,4 @@
-"""Starting an evaluation run: `run_evaluation` (sent exactly once), then `get_operation` until
-done; an error names the operation when known, so a person follows up rather than a retry."""
+"""Start an evaluation run (sent once), poll its operation; errors name it, for a person to follow."""
 
 from __future__ import annotations
 

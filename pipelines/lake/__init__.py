@@ -1,2 +1,1 @@
-"""The lake: raw API records (gzip JSON Lines) and flattened tables (zstd Parquet), by app and
-UTC date, written atomically."""
+"""The lake: raw records (gzip JSON Lines), tables (zstd Parquet), by app and UTC date, written atomically."""

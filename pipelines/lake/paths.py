@@ -1,5 +1,4 @@
-"""Partition paths in the lake: an app resource name becomes one percent-encoded path segment, so
-`..`, `/` or an absolute path inside a name can never climb out of the lake root."""
+"""Lake paths: an app name is one percent-encoded segment, so no `..` or `/` climbs out of the root."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The raw lake's record: one tool call as stored, one JSON line per call (an offline rebuild
-replays them, so a record holds nothing the server did not say)."""
+"""The raw lake's record: one tool call per JSON line, only what the server said (rebuilds replay it)."""
 
 from __future__ import annotations
 

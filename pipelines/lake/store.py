@@ -100,8 +100,7 @@ class Lake:
         return self._lines(self.raw_path(dataset, app, day))
 
     def raw_partitions(self, dataset: str) -> list[tuple[str, date]]:
-        """Every (app, day) with raw records, sorted, from one listing of the dataset (on an
-        object store, one request rather than one per partition)."""
+        """Every (app, day) with raw records, sorted, from one listing (one request on an object store)."""
         found = set()
         for path in self.fs.glob(f"{self.root}/raw/{dataset}/app=*/date=*/{RAW_FILE}"):
             match = _PARTITION.search(path.rsplit("/", 1)[0])
@@ -183,8 +182,7 @@ class Lake:
 
     @contextmanager
     def _atomic(self, path: str) -> Iterator[IO[bytes]]:
-        """Write to a hidden temporary sibling (readers skip dot files), then rename over `path`;
-        on a local disk flushed before and after, so even a power cut leaves no truncated file."""
+        """A hidden temp sibling (readers skip it), renamed over `path`; fsynced locally: no cut-off file."""
         directory, name = path.rsplit("/", 1)
         self.fs.makedirs(directory, exist_ok=True)
         temp = f"{directory}/.{name}.{uuid.uuid4().hex}.tmp"

@@ -1,5 +1,4 @@
-"""Conversation assets (raw API records → lake Parquet → DuckDB), thin loops over `pipelines.ingest`:
-a step covers a partition or a backfill's range, with one client, one transaction, one check set."""
+"""Conversation assets (raw → Parquet → DuckDB): a step a partition or range, one client, one transaction."""
 
 import warnings
 from collections.abc import Iterator, Sequence
@@ -52,8 +51,7 @@ _FETCH_METADATA = {
 def conversation_assets(
     partitions_def: dg.MultiPartitionsDefinition, *, days_per_run: int, freshness_hours: float
 ) -> list[dg.AssetsDefinition]:
-    """The three conversation assets over `partitions_def`, a run covering at most
-    `days_per_run` partitions (Dagster backfills one app's days together)."""
+    """The conversation assets, a run covering up to `days_per_run` days (a backfill groups an app's)."""
     with warnings.catch_warnings():  # backfill policies are marked beta: that is known here
         warnings.simplefilter("ignore", dg.BetaWarning)
         policy = dg.BackfillPolicy.multi_run(max_partitions_per_run=days_per_run)

@@ -1,5 +1,4 @@
-"""Evaluation run assets: fetch every run of each app (raw observation), then load it; a sensor
-re-fetches unfinished runs until they finish, and a job starts new runs."""
+"""Evaluation run assets: fetch, load each app's runs; a sensor follows unfinished ones, a job starts one."""
 
 import time
 from collections.abc import Iterator
@@ -71,8 +70,7 @@ def evaluation_run_observations(
 
 
 class EvaluationLoadConfig(dg.Config):
-    """`replay`: load every fetch of the app kept in the raw lake, oldest first (a rebuild),
-    instead of the latest."""
+    """`replay`: load every fetch of the app in the raw lake, oldest first (a rebuild), not the latest."""
 
     replay: bool = False
 
@@ -97,10 +95,8 @@ def warehouse_evaluation_tables(
     if config.replay:
         files, rows = replay_observations(lake.lake(), warehouse.warehouse(), app)
     else:
-        files, rows = (
-            1,
-            load_observation_file(lake.lake(), warehouse.warehouse(), app, _latest_fetch(context)),
-        )
+        files = 1
+        rows = load_observation_file(lake.lake(), warehouse.warehouse(), app, _latest_fetch(context))
     context.log.info(f"{app}: loaded {files} evaluation run fetches: {rows}")
     metadata = {**rows_metadata(rows, EVALUATION_RUNS.name), "fetches_loaded": files}
     yield dg.MaterializeResult(metadata=metadata)

@@ -1,5 +1,4 @@
-"""The CLI's loads as Dagster runs recorded in the instance, planned as backfills plan them and run
-one after another in this process (logging is set per run: runs in threads of one process deadlock)."""
+"""The CLI's loads: recorded Dagster runs, planned as backfills, run in turn here (threaded runs deadlock)."""
 
 from __future__ import annotations
 
@@ -23,7 +22,6 @@ INTERRUPTED = "DagsterExecutionInterruptedError"
 @dataclass
 class RunOutcome:
     label: str
-    run_id: str
     success: bool
     partitions: int
     error: str | None = None
@@ -72,8 +70,7 @@ def execute_runs(
     run_config: Mapping[str, Any] | None = None,
     on_outcome: Callable[[RunOutcome], None] | None = None,
 ) -> list[RunOutcome]:
-    """Execute `job_name` once per planned run, in order; a failed run never stops the others,
-    an interrupted one (Ctrl-C, SIGTERM) stops them all with KeyboardInterrupt."""
+    """Run `job_name` per planned run, in order; a failure stops none, an interruption (Ctrl-C) all."""
     job = definitions.resolve_job_def(job_name)
     config = {**QUIET_LOGS, **(run_config or {})}
     outcomes = []
@@ -104,7 +101,6 @@ def _outcome(run: PlannedRun, result: dg.ExecuteInProcessResult, instance: dg.Da
     error = _first_error(result)
     return RunOutcome(
         run.label,
-        result.run_id,
         result.success,
         run.partitions,
         error,

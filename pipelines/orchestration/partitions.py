@@ -1,5 +1,4 @@
-"""Conversation partitions: one per (app, UTC day), today included; apps are dynamic (registered
-from `CES_APPS`), so a new app needs no code change and one app's failure never blocks another's."""
+"""Partitions (app, UTC day), today included; apps are dynamic (`CES_APPS`): no code, no shared failure."""
 
 from __future__ import annotations
 
@@ -66,8 +65,7 @@ class RunRange:
 
 
 def plan_runs(partitions: Iterable[tuple[str, date]], days_per_run: int) -> list[RunRange]:
-    """The runs that cover these partitions: per app, runs of consecutive days, at most
-    `days_per_run` each, the way a Dagster backfill with that policy groups them."""
+    """The runs of these partitions: per app, consecutive days, `days_per_run` at most, as backfills."""
     by_app: dict[str, list[date]] = {}
     for app, day in partitions:
         by_app.setdefault(app, []).append(day)
@@ -82,9 +80,8 @@ def plan_runs(partitions: Iterable[tuple[str, date]], days_per_run: int) -> list
     return sorted(runs, key=lambda run: (run.first, run.app))
 
 
-def register_apps(instance: dg.DagsterInstance, apps: Sequence[str]) -> list[str]:
+def register_apps(instance: dg.DagsterInstance, apps: Sequence[str]) -> None:
     known = set(instance.get_dynamic_partitions(APP_PARTITIONS.name))
     new = [app for app in dict.fromkeys(apps) if app not in known]
     if new:
         instance.add_dynamic_partitions(APP_PARTITIONS.name, new)
-    return new

@@ -1,5 +1,4 @@
-"""`report/dashboard`, regenerated once no warehouse load is in progress (a backfill gives one
-report, at its end), by the `report_after_loads` sensor while the daemon runs."""
+"""`report/dashboard`, rebuilt by the `report_after_loads` sensor once no load runs (one per backfill)."""
 
 import dagster as dg
 

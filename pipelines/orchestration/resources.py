@@ -32,8 +32,7 @@ class CesResource(
 
     @classmethod
     def from_settings(cls, settings: CesSettings) -> CesResource:
-        """The resource for these settings. A token is referenced as `EnvVar("CES_ACCESS_TOKEN")`,
-        read when a run starts, so that its value never reaches run config or event storage."""
+        """The token is `EnvVar("CES_ACCESS_TOKEN")`, read at run start: never in run config or events."""
         values = {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)}
         values = {name: list(v) if isinstance(v, tuple) else v for name, v in values.items()}
         values["access_token"] = dg.EnvVar("CES_ACCESS_TOKEN") if settings.access_token else None
@@ -69,12 +68,7 @@ class WarehouseResource(dg.ConfigurableResource):
 
     @classmethod
     def from_settings(cls, storage: StorageSettings) -> WarehouseResource:
-        return cls(
-            path=storage.warehouse,
-            lock_timeout_seconds=storage.lock_timeout_seconds,
-            write_memory_limit=storage.write_memory_limit,
-            report_path=storage.report_path,
-        )
+        return cls(**dataclasses.asdict(Warehouse.from_settings(storage)), report_path=storage.report_path)
 
     def warehouse(self) -> Warehouse:
         return Warehouse(self.path, self.lock_timeout_seconds, self.write_memory_limit)

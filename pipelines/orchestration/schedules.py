@@ -1,5 +1,4 @@
-"""Schedules and the app sensor: conversations hourly (today plus `CES_LOOKBACK_DAYS`, as
-conversations arrive late and open ones still change), evaluation runs daily, apps registered."""
+"""Schedules: conversations hourly (today and `CES_LOOKBACK_DAYS`: late data), evaluations daily; apps."""
 
 from datetime import UTC, date, datetime, timedelta
 from typing import Any

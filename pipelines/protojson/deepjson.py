@@ -1,5 +1,4 @@
-"""JSON in and out at any depth, as orjson would: orjson refuses 1,024 levels (254 to serialise)
-and `json` recurses, but a deep CES span tree must not fail its page, so iteration takes over."""
+"""JSON at any depth: orjson refuses 1,024 levels (254 to write), `json` recurses; deep spans must pass."""
 
 from __future__ import annotations
 

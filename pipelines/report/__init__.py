@@ -10,17 +10,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
 from pipelines.report.charts import build_charts
 from pipelines.report.data import ReportData, read_report_data
-from pipelines.report.figures import Chart
 from pipelines.report.page import render_page
 from pipelines.warehouse.duck import Warehouse
 from pipelines.warehouse.lock import WarehouseBusyError
 from pipelines.warehouse.queries import NamedQueryError
 
-__all__ = ["ReportError", "ReportFile", "build_report", "default_report_path", "write_report"]
+__all__ = ["ReportError", "ReportFile", "write_report"]
 
 TITLE = "CES conversations and evaluations"
 
@@ -51,21 +48,6 @@ def _subtitle(warehouse_path: str, data: ReportData, params: Mapping[str, Any]) 
     return "<br>".join(parts)
 
 
-def build_report(
-    conn: duckdb.DuckDBPyConnection, params: Mapping[str, Any] | None = None, *, source: str = ""
-) -> tuple[str, list[Chart]]:
-    params = dict(params or {})
-    try:
-        data = read_report_data(conn, params)
-    except NamedQueryError as exc:
-        raise ReportError(str(exc)) from exc
-    charts = build_charts(data)
-    page = render_page(
-        charts, data.evaluation_regressions, title=TITLE, subtitle=_subtitle(source, data, params)
-    )
-    return page, charts
-
-
 def write_report(warehouse_path: str, out_path: str, params: Mapping[str, Any] | None = None) -> ReportFile:
     """Read the warehouse read-only and write the dashboard to `out_path` atomically."""
     if Path(out_path).is_dir():
@@ -74,11 +56,15 @@ def write_report(warehouse_path: str, out_path: str, params: Mapping[str, Any] |
         )
     if not Path(warehouse_path).exists():
         raise ReportError(f"no warehouse at {warehouse_path}: run `ces-pipeline ingest` first")
+    params = dict(params or {})
     try:
         with Warehouse(warehouse_path).connect(read_only=True) as conn:
-            page, charts = build_report(conn, params, source=warehouse_path)
-    except WarehouseBusyError as exc:
+            data = read_report_data(conn, params)
+    except (WarehouseBusyError, NamedQueryError) as exc:
         raise ReportError(str(exc)) from exc
+    charts = build_charts(data)
+    subtitle = _subtitle(warehouse_path, data, params)
+    page = render_page(charts, data.evaluation_regressions, title=TITLE, subtitle=subtitle)
     target = Path(out_path)
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f".{target.name}.{os.getpid()}.partial")

@@ -1,5 +1,4 @@
-"""The dashboard's conversation charts (volume, latency, tools, LLM usage, agents), built from
-the named queries' rows: plain data in, figures out."""
+"""The dashboard's conversation charts (volume, latency, tools, LLM usage, agents): rows in, figures out."""
 
 from __future__ import annotations
 
@@ -87,7 +86,7 @@ def tool_error_chart(rows: Rows) -> Chart:
         heading,
         x=days,
         y=sorted({tool for tool, _ in cells}, key=str.lower),
-        cells={(tool, day): row for (tool, day), row in cells.items()},
+        cells=cells,
         value="error_rate",
         text=lambda row: f"{row['error_rate']:.0%}",
         hover=lambda row: f"{row['error_rate']:.1%}: {row['errors']} of {row['responses']} responses",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +19,8 @@ Rows = list[dict[str, Any]]
 
 @dataclass
 class ReportData:
+    """The rows of each named query the dashboard reads, by the query's name."""
+
     volume: dict[str, Rows] = field(default_factory=dict)
     conversation_length: Rows = field(default_factory=list)
     component_latency: Rows = field(default_factory=list)
@@ -45,16 +48,7 @@ def read_report_data(conn: duckdb.DuckDBPyConnection, params: Mapping[str, Any] 
     for split in VOLUME_SPLITS:
         data.volume[split] = _rows(conn, "conversation_volume", {**params, "by": split})
     data.apps = sorted({str(row["value"]) for row in data.volume["app"]})
-    for name in (
-        "conversation_length",
-        "component_latency",
-        "turn_latency",
-        "tool_error_trend",
-        "token_usage",
-        "agent_transfer_flows",
-        "evaluation_pass_rates",
-        "evaluation_latency",
-        "evaluation_regressions",
-    ):
-        setattr(data, name, _rows(conn, name, params))
+    for query in dataclasses.fields(data):
+        if query.name not in ("volume", "apps"):
+            setattr(data, query.name, _rows(conn, query.name, params))
     return data

@@ -1,5 +1,4 @@
-"""The dashboard's chart shapes: bars per day, percentile lines and labelled heatmaps in Plotly
-(a chart without data still appears, saying so, so the page keeps its shape)."""
+"""The dashboard's Plotly chart shapes; one without data still shows, saying so: the page keeps its shape."""
 
 from __future__ import annotations
 
@@ -93,8 +92,7 @@ def empty_chart(heading: Heading, message: str) -> Chart:
 def subplot_grid(
     titles: list[str], cols: int, *, vertical: float, horizontal: float
 ) -> tuple[go.Figure, int]:
-    """A figure of one subplot per title, `cols` to a row (subplot i at row i // cols + 1, column
-    i % cols + 1), and its number of rows; `vertical` spacing is shared among the rows."""
+    """A subplot per title, `cols` a row (i at row i // cols + 1), and the rows; `vertical` is shared."""
     rows = (len(titles) + cols - 1) // cols
     figure = make_subplots(
         rows=rows,

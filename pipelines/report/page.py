@@ -1,5 +1,4 @@
-"""The dashboard page: one HTML file with plotly.js, the figures and the regression table
-inlined, so nothing is fetched when it opens."""
+"""The dashboard page: one HTML file, plotly.js, figures and regressions inlined: it fetches nothing."""
 
 from __future__ import annotations
 

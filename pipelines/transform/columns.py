@@ -43,8 +43,7 @@ DURATION_COLUMNS = {"turns": ("duration_seconds",), "spans": ("duration_seconds"
 
 @dataclass(frozen=True)
 class Positions:
-    """A child table's position columns: its rows come in runs, one per owner row, `count`
-    long; each repeats the owner's `inherited` columns and is numbered from 0 (`position`)."""
+    """A child table's position columns: `count` rows per owner, repeating its `inherited` columns, from 0."""
 
     owner: str
     count: str
@@ -156,13 +155,12 @@ def _bad_json(values: list[Raw], kinds: list[str | None] | None) -> tuple[dict[i
     return bad, column
 
 
-def timestamps(values: list[str | None], *, nanos: bool = False) -> pa.Array:
-    """Nanoseconds (or microseconds) since the epoch, int64, for checked timestamp strings."""
-    column = timestamp_column(pa.array(values, type=pa.string()), nanos=nanos)
+def timestamp_nanos(values: list[str | None]) -> pa.Array:
+    """Nanoseconds since the epoch, int64, for checked timestamp strings: every digit sent."""
+    column = timestamp_column(pa.array(values, type=pa.string()), nanos=True)
     if column is not None:
         return column
-    scale = 1 if nanos else 1_000
-    return pa.array([None if s is None else parse_timestamp_nanos(s) // scale for s in values], pa.int64())
+    return pa.array([None if s is None else parse_timestamp_nanos(s) for s in values], pa.int64())
 
 
 def _json_texts(values: list[Raw], type_: pa.DataType) -> tuple[pa.Array, np.ndarray, np.ndarray]:

@@ -59,8 +59,7 @@ class AgentTransfer(Struct, rename="camel", gc=False):
 
 
 class Chunk(Struct, rename="camel", gc=False):
-    """The `data` oneof: UNSET (or ABSENT) marks a member that was not sent. A chunk with none
-    of these members may hold one added to the API later: the flattener looks it up."""
+    """The `data` oneof: UNSET (or ABSENT) marks a member not sent; a chunk with none may hold a newer one."""
 
     text: str | UnsetType | None = UNSET
     transcript: str | UnsetType | None = UNSET

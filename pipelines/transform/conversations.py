@@ -22,7 +22,7 @@ from pipelines.transform.columns import (
     TableColumns,
     check_column,
     positioned,
-    timestamps,
+    timestamp_nanos,
 )
 from pipelines.transform.conversation_json import (
     ABSENT,
@@ -77,8 +77,7 @@ class _Invalid(ValueError):
 
 
 class ConversationFlattener:
-    """Accumulates conversations, one record batch per table at each `take_batches()` (which keeps
-    nothing after); `take_rejects()` lists every reject, the take's column checks' too, in order."""
+    """A batch per table each `take_batches()` (keeping nothing); `take_rejects()`: every reject, in order."""
 
     def __init__(self) -> None:
         self._tables = {spec.name: TableColumns(spec) for spec in CONVERSATION_TABLES}
@@ -155,8 +154,7 @@ class ConversationFlattener:
     # -- checking and converting a batch -------------------------------------------------------
 
     def _check(self) -> tuple[dict[int, str], dict[tuple[str, str], pa.Array]]:
-        """The first failing column value's reason per conversation (by batch index), and the
-        checked columns converted."""
+        """Each conversation's first failing value's reason (by batch index), and the checked columns."""
         failures: dict[int, str] = {}
         checked: dict[tuple[str, str], pa.Array] = {}
         for spec in CONVERSATION_TABLES:
@@ -228,8 +226,8 @@ class ConversationFlattener:
                     arrays[field.name] = pa.array(table.lists[field.name], type=field.type)
             if spec is CONVERSATIONS:
                 # endTime - startTime from every digit sent, not the microsecond-truncated columns
-                start = timestamps(table.lists["start_time"], nanos=True)
-                end = timestamps(table.lists["end_time"], nanos=True)
+                start = timestamp_nanos(table.lists["start_time"])
+                end = timestamp_nanos(table.lists["end_time"])
                 arrays["duration_seconds"] = pc.divide(
                     pc.cast(pc.subtract(end, start), pa.float64(), safe=False), 1e9
                 )
@@ -241,8 +239,7 @@ class ConversationFlattener:
     # -- the walk -------------------------------------------------------------------------------
 
     def _unknown_chunk(self, turn_index: int | None, message_index: int, chunk_index: int) -> tuple[Any, Any]:
-        """A chunk of none of the known kinds: its first member not null (a kind added to the
-        API later) as kind and JSON text, or (None, absent)."""
+        """An unknown chunk kind (a later API's): its first non-null member, as JSON, or (None, absent)."""
         assert self._current is not None
         value = self._current.value()
         holder = value if turn_index is None else value["turns"][turn_index]

@@ -1,5 +1,4 @@
-"""Flatten CES `EvaluationRun` and `EvaluationResult` JSON into the evaluation tables (and
-the runs' snapshot rows, of which the loader keeps the new ones)."""
+"""Flatten CES `EvaluationRun` and `EvaluationResult` JSON into the evaluation tables and run snapshots."""
 
 from __future__ import annotations
 
@@ -61,6 +60,16 @@ def progress_counts(run: dict[str, Any]) -> tuple[int, ...]:
     return tuple(v.int32(progress.get(field), f"progress.{field}") for field in PROGRESS_FIELDS)
 
 
+def _error(obj: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], str | None, str | None]:
+    """A run's or result's `errorInfo`, `error` (a Status), error type, and message: errorInfo's if any."""
+    info = v.message(obj.get("errorInfo"), "errorInfo")
+    status = v.message(obj.get("error"), "error")
+    error_type = enum_name(info.get("errorType"), "EvaluationErrorInfo.ErrorType", "errorInfo.errorType")
+    if info:
+        return info, status, error_type, v.text(info.get("errorMessage"), "errorInfo.errorMessage")
+    return info, status, error_type, v.text(status.get("message"), "error.message")
+
+
 class EvaluationRunFlattener(TableBuffers):
     def __init__(self) -> None:
         super().__init__(EVALUATION_RUN_TABLES, RUN_REJECT_SOURCE)
@@ -76,13 +85,9 @@ class EvaluationRunFlattener(TableBuffers):
         run = v.message(run, "evaluationRun")
         name, app, run_id = run_name(run)
         config = v.message(run.get("config"), "config")
-        error_info = v.message(run.get("errorInfo"), "errorInfo")
-        status = v.message(run.get("error"), "error")
+        error_info, status, error_type, error_message = _error(run)
         report = v.message(run.get("latencyReport"), "latencyReport")
         optimization = v.message(run.get("optimizationConfig"), "optimizationConfig")
-        error_message = v.text(error_info.get("errorMessage"), "errorInfo.errorMessage")
-        if not error_info:
-            error_message = v.text(status.get("message"), "error.message")
         self.rows(EVALUATION_RUNS).append(
             (
                 name,
@@ -109,9 +114,7 @@ class EvaluationRunFlattener(TableBuffers):
                 enum_name(
                     config.get("toolCallBehaviour"), "EvaluationToolCallBehaviour", "config.toolCallBehaviour"
                 ),
-                enum_name(
-                    error_info.get("errorType"), "EvaluationErrorInfo.ErrorType", "errorInfo.errorType"
-                ),
+                error_type,
                 error_message,
                 v.int32(report.get("sessionCount"), "latencyReport.sessionCount"),
                 v.text(run.get("scheduledEvaluationRun"), "scheduledEvaluationRun"),
@@ -132,9 +135,7 @@ class EvaluationRunFlattener(TableBuffers):
             self.rows(EVALUATION_RUN_ERRORS).append(
                 (
                     name,
-                    enum_name(
-                        error_info.get("errorType"), "EvaluationErrorInfo.ErrorType", "errorInfo.errorType"
-                    ),
+                    error_type,
                     v.text(error_info.get("errorMessage"), "errorInfo.errorMessage"),
                     v.text(error_info.get("sessionId"), "errorInfo.sessionId"),
                     v.text(error_info.get("userFacingErrorMessage"), "errorInfo.userFacingErrorMessage"),
@@ -207,8 +208,7 @@ class EvaluationRunFlattener(TableBuffers):
 
 
 def _tool_subject(entry: dict[str, Any], label: str) -> str | None:
-    """The tool's resource name, or `{toolset}/{toolId}` for a toolset tool (the toolset alone
-    without a toolId): the naming of `tool_label` in the warehouse's views."""
+    """The tool's name, or `{toolset}/{toolId}` (or the toolset alone), as `tool_label` in the views."""
     tool = v.text(entry.get("tool"), f"{label}.tool")
     if tool:
         return tool
@@ -249,8 +249,7 @@ class EvaluationResultFlattener(TableBuffers):
         match = RESULT_NAME.fullmatch(name or "")
         if match is None:
             raise v.SchemaViolation(f"name: not an evaluation result resource name: {str(name)[:120]!r}")
-        error_info = v.message(result.get("errorInfo"), "errorInfo")
-        status = v.message(result.get("error"), "error")
+        _, _, error_type, error_message = _error(result)
         persona = v.message(result.get("persona"), "persona")
         if "goldenResult" in result:
             result_type = "golden"
@@ -271,11 +270,7 @@ class EvaluationResultFlattener(TableBuffers):
                 v.text(persona.get("name"), "persona.name"),
                 v.text(result.get("appVersion"), "appVersion"),
                 v.text(result.get("initiatedBy"), "initiatedBy"),
-                enum_name(
-                    error_info.get("errorType"), "EvaluationErrorInfo.ErrorType", "errorInfo.errorType"
-                ),
-                v.text(error_info.get("errorMessage"), "errorInfo.errorMessage")
-                if error_info
-                else v.text(status.get("message"), "error.message"),
+                error_type,
+                error_message,
             )
         )

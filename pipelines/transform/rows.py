@@ -1,5 +1,4 @@
-"""Row buffers of the flatteners: tuples per table, transposed to Arrow on demand, each source
-object's rows rolled back from every table when it is rejected."""
+"""The flatteners' row buffers: tuples per table, Arrow on demand, an object's rows undone when rejected."""
 
 from __future__ import annotations
 
@@ -38,8 +37,7 @@ class RowBuffer:
 
 
 class TableBuffers:
-    """One `RowBuffer` per table, filled one object at a time by `flatten(obj, fill)`: when `fill`
-    raises a `SchemaViolation` (or recurses too deep) its rows go and the object is a `Reject`."""
+    """A `RowBuffer` per table; when `flatten(obj, fill)` fails (schema, depth) obj's rows go: a `Reject`."""
 
     def __init__(self, specs: Iterable[TableSpec], reject_source: str):
         self.tables = {spec.name: RowBuffer(spec) for spec in specs}

@@ -1,5 +1,4 @@
-"""One Arrow schema per warehouse table, read from its DDL in `sql/tables/`: the one definition the
-flattener builds, the Parquet writer writes and the warehouse check compares a file against."""
+"""One Arrow schema per warehouse table, from its DDL in `sql/tables/`: flattener, lake and check share it."""
 
 from __future__ import annotations
 

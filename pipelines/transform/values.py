@@ -1,5 +1,4 @@
-"""Checked readers for proto3 JSON values, exactly as loose as proto3 JSON: the right type, or a
-`SchemaViolation` naming the field (a malformed object is a reject, not garbage)."""
+"""Checked proto3 JSON readers, as loose as proto3 JSON: the right type, or a `SchemaViolation` naming it."""
 
 from __future__ import annotations
 
@@ -93,8 +92,7 @@ def json_text(value: Any, field: str) -> str:
 
 
 def base64_size(value: Any, field: str) -> int:
-    """Decoded size of a proto3 JSON bytes field: standard or URL-safe base64, padding optional,
-    line breaks and spaces ignored (MIME-style base64), as protobuf JSON parsers read it."""
+    """Decoded size of a bytes field: base64 or URL-safe, padding optional, spaces ignored, as protobuf."""
     if value is None:
         return 0
     if type(value) is not str:

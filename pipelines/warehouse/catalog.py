@@ -1,5 +1,4 @@
-"""The views (`sql/views/`, created in dependency order) and descriptions (`sql/comments/`, shown
-by BI tools, run only where they differ, so each load pays one catalog query) of the warehouse."""
+"""The warehouse's views (`sql/views/`, in dependency order), descriptions (`sql/comments/`, if changed)."""
 
 from __future__ import annotations
 
@@ -51,14 +50,8 @@ def view_names() -> list[str]:
     return [path.stem for path in view_files()]
 
 
-def create_views(conn: duckdb.DuckDBPyConnection) -> None:
-    for path in view_files():
-        conn.execute(path.read_text())
-
-
 @dataclass(frozen=True)
 class Description:
-    kind: str  # TABLE, VIEW or COLUMN
     relation: str
     column: str | None
     text: str
@@ -73,7 +66,6 @@ def descriptions() -> tuple[Description, ...]:
             relation, _, column = match["target"].partition(".")
             found.append(
                 Description(
-                    kind=match["kind"].upper(),
                     relation=relation,
                     column=column or None,
                     text=match["text"].replace("''", "'"),
@@ -86,7 +78,8 @@ def descriptions() -> tuple[Description, ...]:
 def install(conn: duckdb.DuckDBPyConnection) -> None:
     """(Re)create the views and their descriptions in one transaction (call it outside one)."""
     with transaction(conn):
-        create_views(conn)
+        for path in view_files():
+            conn.execute(path.read_text())
         apply_comments(conn)
 
 

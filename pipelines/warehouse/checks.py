@@ -1,5 +1,4 @@
-"""Data checks over `sql/checks/*.sql`: of conversations only in the partitions a run loaded (cost
-follows the run, not the warehouse), of evaluations in one app's runs."""
+"""Checks (`sql/checks/`): conversations in a run's partitions (cost follows the run), evaluations per app."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The DuckDB warehouse file: schema set-up, partition replacement (one transaction, so readers
-see it before or after a load, never in between) and row counts."""
+"""The DuckDB warehouse file: schema set-up, partition replacement in one transaction, and row counts."""
 
 from __future__ import annotations
 
@@ -66,8 +65,7 @@ class Warehouse:
     def connect(
         self, *, read_only: bool = False, lock_timeout_seconds: float | None = None
     ) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A connection holding the warehouse lock (exclusive to write, shared to read), waiting
-        up to `lock_timeout_seconds` for another ingest before WarehouseBusyError."""
+        """A connection under the warehouse lock (exclusive to write, shared to read), up to a timeout."""
         if not read_only:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         timeout = self.lock_timeout_seconds if lock_timeout_seconds is None else lock_timeout_seconds
@@ -95,8 +93,7 @@ class Warehouse:
                 conn.close()
 
     def ensure_schema(self, conn: duckdb.DuckDBPyConnection) -> None:
-        """Create missing tables, (re)create the views, describe both, fail clearly on a drifted
-        table; once per file and schema version in a process (a backfill loads many partitions)."""
+        """Create tables and views, describe them, refuse drift; once a process per file and version."""
         key = _schema_key(self.path, conn)
         if key in _SCHEMA_ENSURED:
             return
@@ -131,8 +128,7 @@ class Warehouse:
         result_batches: Mapping[str, pa.RecordBatch],
         rejects: pa.RecordBatch,
     ) -> dict[str, int]:
-        """Replace the given runs in every run table, upsert results, append changed snapshots:
-        one transaction, so a run never shows its new summaries beside its old latencies."""
+        """Replace runs in each run table, upsert results, add snapshots: one transaction, no half run."""
         written: dict[str, int] = {}
         with self.connect() as conn:
             self.ensure_schema(conn)
@@ -176,8 +172,7 @@ class Warehouse:
         return written
 
     def unfinished_evaluation_runs(self, *, lock_timeout_seconds: float = 5.0) -> list[tuple[str, str]]:
-        """(app, run name) of every run not yet COMPLETED, ERROR or CANCELLED (a sensor tick
-        waits only briefly for a load in progress)."""
+        """(app, run name) of each run not COMPLETED, ERROR or CANCELLED; a sensor waits briefly on a load."""
         if not Path(self.path).exists():
             return []
         with self.connect(read_only=True, lock_timeout_seconds=lock_timeout_seconds) as conn:

@@ -1,5 +1,4 @@
-"""One writer at a time on the warehouse file, machine-wide: DuckDB fails when another process holds
-it, so connections first lock `<warehouse>.lock` (exclusive to write, shared to read) and queue."""
+"""One writer at a time: DuckDB fails while another process holds the file, so `<file>.lock` queues."""
 
 from __future__ import annotations
 

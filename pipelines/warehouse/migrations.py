@@ -51,7 +51,7 @@ def current_version(conn: duckdb.DuckDBPyConnection, existing_tables: set[str]) 
     return BASELINE_VERSION if existing_tables - {"schema_version"} else None
 
 
-def migrate(conn: duckdb.DuckDBPyConnection, existing_tables: set[str]) -> list[Migration]:
+def migrate(conn: duckdb.DuckDBPyConnection, existing_tables: set[str]) -> None:
     latest = latest_version()
     version = current_version(conn, existing_tables)
     if version is not None and version > latest:
@@ -63,7 +63,6 @@ def migrate(conn: duckdb.DuckDBPyConnection, existing_tables: set[str]) -> list[
     # a migration finds every table there (so it must leave a current table as it is).
     for path in sql_files("tables"):
         conn.execute(path.read_text())
-    applied = []
     if version is not None:
         for migration in migrations():
             if migration.version <= version:
@@ -74,7 +73,5 @@ def migrate(conn: duckdb.DuckDBPyConnection, existing_tables: set[str]) -> list[
                     sql_text("warehouse/record_schema_version.sql"),
                     {"version": migration.version, "name": migration.name},
                 )
-            applied.append(migration)
     if version is None:
         conn.execute(sql_text("warehouse/record_schema_version.sql"), {"version": latest, "name": "created"})
-    return applied

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from functools import cache
@@ -25,9 +25,10 @@ _DECLARATION = re.compile(
     r"--\s*param\s+(?P<name>[a-z_][a-z0-9_]*)\s+(?P<type>[A-Z]+(?:\([^)]*\))?)"
     r"(?:\s*=\s*(?P<default>.*?))?\s*:\s+(?P<description>.+)"
 )
-_SCALAR_TYPES = ("VARCHAR", "DATE", "TIMESTAMP", "INTEGER", "DOUBLE", "BOOLEAN")
-_TRUE = {"true", "t", "yes", "y", "1", "on"}
-_FALSE = {"false", "f", "no", "n", "0", "off"}
+_BOOLEANS = {
+    **dict.fromkeys(("true", "t", "yes", "y", "1", "on"), True),
+    **dict.fromkeys(("false", "f", "no", "n", "0", "off"), False),
+}
 
 
 class NamedQueryError(ValueError):
@@ -54,37 +55,13 @@ class QueryParameter:
         """The typed value of `value` (text from the command line, or already typed)."""
         if value is None:
             return None
-        if not isinstance(value, str):
+        if not isinstance(value, str) or self.type == "VARCHAR":
             return self._check_choice(value)
-        text = value.strip()
+        read, expected = _TYPES[self.type]
         try:
-            if self.type == "VARCHAR":
-                return self._check_choice(value)
-            if self.type == "DATE":
-                return date.fromisoformat(text)
-            if self.type == "TIMESTAMP":
-                stamp = datetime.fromisoformat(text.replace("Z", "+00:00"))
-                return stamp.replace(tzinfo=UTC) if stamp.tzinfo is None else stamp.astimezone(UTC)
-            if self.type == "INTEGER":
-                return int(text)
-            if self.type == "DOUBLE":
-                number = float(text)
-                if not math.isfinite(number):
-                    raise ValueError(text)
-                return number
-            if self.type == "BOOLEAN":
-                if text.lower() in _TRUE:
-                    return True
-                if text.lower() in _FALSE:
-                    return False
-                raise ValueError(text)
-        except NamedQueryError:
-            raise
-        except ValueError:
-            raise NamedQueryError(
-                f"parameter {self.name} expects {_EXPECTED[self.type]}, got {value!r}"
-            ) from None
-        raise NamedQueryError(f"parameter {self.name} has an unknown type {self.type}")
+            return read(value.strip())
+        except (ValueError, KeyError):
+            raise NamedQueryError(f"parameter {self.name} expects {expected}, got {value!r}") from None
 
     def _check_choice(self, value: Any) -> Any:
         if self.choices and value not in self.choices:
@@ -94,14 +71,27 @@ class QueryParameter:
         return value
 
 
-_EXPECTED = {
-    "VARCHAR": "text",
-    "DATE": "a date (YYYY-MM-DD)",
-    "TIMESTAMP": "a timestamp (YYYY-MM-DDTHH:MM:SS[Z|±HH:MM], UTC when no offset)",
-    "INTEGER": "an integer",
-    "DOUBLE": "a number",
-    "BOOLEAN": "true or false",
+def _timestamp(text: str) -> datetime:
+    stamp = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return stamp.replace(tzinfo=UTC) if stamp.tzinfo is None else stamp.astimezone(UTC)
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(text)
+    return number
+
+
+_TYPES: dict[str, tuple[Callable[[str], Any], str]] = {
+    "VARCHAR": (str, "text"),
+    "DATE": (date.fromisoformat, "a date (YYYY-MM-DD)"),
+    "TIMESTAMP": (_timestamp, "a timestamp (YYYY-MM-DDTHH:MM:SS[Z|±HH:MM], UTC when no offset)"),
+    "INTEGER": (int, "an integer"),
+    "DOUBLE": (_finite, "a number"),
+    "BOOLEAN": (lambda text: _BOOLEANS[text.lower()], "true or false"),
 }
+"""How a parameter's text is read, by its type, and what the error says it expects."""
 
 
 def _show(value: Any) -> str:
@@ -186,7 +176,7 @@ def _parse_declaration(query: str, line: str) -> QueryParameter:
     choice = re.fullmatch(r"CHOICE\((.+)\)", kind)
     if choice:
         kind, choices = "VARCHAR", tuple(part.strip() for part in choice.group(1).split("|"))
-    if kind not in _SCALAR_TYPES:
+    if kind not in _TYPES:
         raise NamedQueryError(f"query {query}: parameter {match['name']} has an unknown type {kind}")
     partial = QueryParameter(match["name"], kind, None, match["description"].strip(), True, choices)
     if match["default"] is None:
