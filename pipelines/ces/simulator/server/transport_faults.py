@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import socket
 import struct
+from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
@@ -125,10 +126,24 @@ def _text(text: str) -> dict[str, str]:
     return {"type": "text", "text": text}
 
 
+async def _body(send: Send, body: bytes, *, more: bool = False) -> None:
+    await send({"type": "http.response.body", "body": body, "more_body": more})
+
+
 async def _disconnected(receive: Receive) -> None:
     """Returns when the client has gone away (for answers that take long to send)."""
     while (await receive())["type"] != "http.disconnect":
         pass
+
+
+@contextlib.asynccontextmanager
+async def _watching(receive: Receive) -> AsyncIterator[asyncio.Task[None]]:
+    """A task that ends when the client goes away, for as long as an answer is being sent."""
+    gone = asyncio.create_task(_disconnected(receive))
+    try:
+        yield gone
+    finally:
+        gone.cancel()
 
 
 class _Recorded:
@@ -241,19 +256,14 @@ class FaultMiddleware:
         body = b"".join(recorded.body)
         rate = self.faults.spec.drip_bps
         step = max(1, int(rate / 10))
-        gone = asyncio.create_task(_disconnected(receive))
-        try:
+        async with _watching(receive) as gone:
             await send(recorded.start)
             for offset in range(0, len(body), step):
-                await send(
-                    {"type": "http.response.body", "body": body[offset : offset + step], "more_body": True}
-                )
+                await _body(send, body[offset : offset + step], more=True)
                 await asyncio.wait({gone}, timeout=step / rate)
                 if gone.done():
                     return
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-        finally:
-            gone.cancel()
+            await _body(send, b"")
 
     async def _huge(self, kind: str, key: bytes, scope: Scope, receive: Receive, send: Send) -> None:
         """A JSON answer led by `huge-mb` MB of whitespace (legal JSON), streamed without a length."""
@@ -261,18 +271,15 @@ class FaultMiddleware:
         if recorded is None:
             return
         headers = [(k, v) for k, v in recorded.start["headers"] if k.lower() != b"content-length"]
-        gone = asyncio.create_task(_disconnected(receive))
-        try:
+        async with _watching(receive) as gone:
             await send({**recorded.start, "headers": headers})
             remaining = int(self.faults.spec.huge_mb * len(_PAD_CHUNK))
             while remaining > 0 and not gone.done():
                 chunk = _PAD_CHUNK[:remaining]
                 remaining -= len(chunk)
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                await _body(send, chunk, more=True)
                 await asyncio.sleep(0)
-            await send({"type": "http.response.body", "body": b"".join(recorded.body), "more_body": False})
-        finally:
-            gone.cancel()
+            await _body(send, b"".join(recorded.body))
 
     async def _primed(self, kind: str, key: bytes, scope: Scope, receive: Receive, send: Send) -> None:
         """An SSE answer led by a priming event: an event id and no data, for resumption."""
@@ -280,8 +287,8 @@ class FaultMiddleware:
         if recorded is None:
             return
         await send(recorded.start)
-        await send({"type": "http.response.body", "body": _PRIMING_EVENT, "more_body": True})
-        await send({"type": "http.response.body", "body": b"".join(recorded.body), "more_body": False})
+        await _body(send, _PRIMING_EVENT, more=True)
+        await _body(send, b"".join(recorded.body))
 
     async def _answer(
         self, kind: str, key: bytes, media_type: str, scope: Scope, receive: Receive, send: Send
@@ -295,7 +302,7 @@ class FaultMiddleware:
             return recorded
         self.faults.undo(kind, key)
         await send(recorded.start)
-        await send({"type": "http.response.body", "body": b"".join(recorded.body), "more_body": False})
+        await _body(send, b"".join(recorded.body))
         return None
 
     def _status(self, status: int) -> Response:
@@ -329,11 +336,11 @@ class FaultMiddleware:
             headers = [(k, v) for k, v in recorded.start["headers"] if k.lower() != b"content-length"]
             headers.append((b"content-length", str(len(half)).encode()))
             await send({**recorded.start, "headers": headers})
-            await send({"type": "http.response.body", "body": half, "more_body": False})
+            await _body(send, half)
             return
         await send(recorded.start)
-        await send({"type": "http.response.body", "body": half, "more_body": True})
+        await _body(send, half, more=True)
         # Half the cuts drop the connection mid-body; the others end the stream cleanly, early.
         if self.faults.draw("cut-style", key.hex()) < 0.5 and await _drop_connection(send, reset=False):
             return
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        await _body(send, b"")
