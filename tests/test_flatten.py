@@ -243,6 +243,9 @@ def test_take_batches_empties_the_flattener() -> None:
         ("2026-11-01T10:00:00.123456789Z", "2026-11-01T10:00:01.000000001Z", 0.876543212),
         ("2026-11-01T10:00:00.000000999Z", "2026-11-01T10:00:00.000001Z", 1e-9),
         ("2026-11-01T11:00:00.5+01:00", "2026-11-01T10:00:02.25Z", 1.75),
+        # Beyond int64 nanoseconds (1677 to 2262), which protobuf's 0001 to 9999 allows.
+        ("2263-01-01T00:00:00.000000001Z", "2263-01-01T00:00:02Z", 1.999999999),
+        ("0001-01-01T00:00:00Z", "0001-01-01T00:01:00.5Z", 60.5),
     ],
 )
 def test_conversation_duration_is_exact_to_the_nanosecond(start, end, seconds) -> None:
@@ -250,6 +253,7 @@ def test_conversation_duration_is_exact_to_the_nanosecond(start, end, seconds) -
     assert item.add({"name": conversation_name("ns"), "startTime": start, "endTime": end})
     (row,) = item.take_batches()["conversations"].to_pylist()
     assert row["duration_seconds"] == seconds
+    assert row["start_time"].year == int(start[:4])
 
 
 def test_a_chunk_member_sent_as_null_is_absent() -> None:

@@ -155,12 +155,15 @@ def _bad_json(values: list[Raw], kinds: list[str | None] | None) -> tuple[dict[i
     return bad, column
 
 
-def timestamp_nanos(values: list[str | None]) -> pa.Array:
-    """Nanoseconds since the epoch, int64, for checked timestamp strings: every digit sent."""
-    column = timestamp_column(pa.array(values, type=pa.string()), nanos=True)
-    if column is not None:
-        return column
-    return pa.array([None if s is None else parse_timestamp_nanos(s) for s in values], pa.int64())
+def seconds_between(starts: list[str | None], ends: list[str | None]) -> pa.Array:
+    """`end - start` in seconds from every digit sent (null where either is absent), in Python
+    ints: protobuf allows instants int64 nanoseconds cannot hold (before 1677, after 2262)."""
+    nanos = parse_timestamp_nanos
+    gaps = [
+        None if s is None or e is None else (nanos(e) - nanos(s)) / 1e9
+        for s, e in zip(starts, ends, strict=True)
+    ]
+    return pa.array(gaps, pa.float64())
 
 
 def _json_texts(values: list[Raw], type_: pa.DataType) -> tuple[pa.Array, np.ndarray, np.ndarray]:

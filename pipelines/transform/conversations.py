@@ -10,7 +10,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from msgspec import Raw
 
 from pipelines.protojson.enums import enum_name
@@ -22,7 +21,7 @@ from pipelines.transform.columns import (
     TableColumns,
     check_column,
     positioned,
-    timestamp_nanos,
+    seconds_between,
 )
 from pipelines.transform.conversation_json import (
     ABSENT,
@@ -225,12 +224,8 @@ class ConversationFlattener:
                 elif field.name in table.lists:
                     arrays[field.name] = pa.array(table.lists[field.name], type=field.type)
             if spec is CONVERSATIONS:
-                # endTime - startTime from every digit sent, not the microsecond-truncated columns
-                start = timestamp_nanos(table.lists["start_time"])
-                end = timestamp_nanos(table.lists["end_time"])
-                arrays["duration_seconds"] = pc.divide(
-                    pc.cast(pc.subtract(end, start), pa.float64(), safe=False), 1e9
-                )
+                lists = table.lists
+                arrays["duration_seconds"] = seconds_between(lists["start_time"], lists["end_time"])
             batches[spec.name] = pa.RecordBatch.from_arrays(
                 [arrays[field.name] for field in spec.schema], schema=spec.schema
             )
