@@ -199,16 +199,6 @@ def test_google_error_shapes_are_read_wherever_they_come(failure: Any) -> None:
     assert len(server.calls) == 3 and len(sleeps) == 2
 
 
-def test_a_retry_info_in_the_body_is_honoured_without_a_retry_after_header() -> None:
-    sleeps: list[float] = []
-    with (
-        mcp_server(failing(2, google_error(503, "UNAVAILABLE", RETRY_INFO))) as (_, url),
-        client_for(url, sleeps=sleeps) as client,
-    ):
-        client.call_tool("list_conversations", {})
-    assert sleeps == [3.5, 3.5]
-
-
 def test_a_spent_quota_is_waited_out_for_more_than_a_minute_whatever_the_attempts() -> None:
     sleeps: list[float] = []
     with (
@@ -300,14 +290,19 @@ def test_backoff_is_exponential_with_full_jitter() -> None:
     assert ceilings[3] <= 30.0  # capped
 
 
-def test_retry_after_is_honoured() -> None:
+@pytest.mark.parametrize(
+    ("failure", "delay"),
+    [
+        (status(429, **{"Retry-After": "7"}), 7.0),
+        # A RetryInfo in the body counts without a Retry-After header.
+        (google_error(503, "UNAVAILABLE", RETRY_INFO), 3.5),
+    ],
+)
+def test_the_delay_the_server_asks_for_is_honoured(failure: Any, delay: float) -> None:
     sleeps: list[float] = []
-    with (
-        mcp_server(failing(2, status(429, **{"Retry-After": "7"}))) as (_, url),
-        client_for(url, sleeps=sleeps) as client,
-    ):
+    with mcp_server(failing(2, failure)) as (_, url), client_for(url, sleeps=sleeps) as client:
         client.call_tool("list_conversations", {})
-    assert sleeps == [7.0, 7.0]
+    assert sleeps == [delay, delay]
 
 
 def test_a_retry_after_beyond_the_time_budget_ends_retrying_at_once() -> None:
