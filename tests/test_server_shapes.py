@@ -184,36 +184,34 @@ def test_a_server_that_ignores_the_filter_costs_requests_not_rows(plain: Ingest,
     assert sum(fetch.pages for fetch in careless.fetches) > sum(fetch.pages for fetch in plain.fetches)
 
 
-def failure(spec: str, tmp_path: Path, **overrides: Any) -> tuple[SimulatedFaults, str, Ingest | None]:
+def failure(spec: str, tmp_path: Path, **overrides: Any) -> tuple[SimulatedFaults, str]:
     faults, server = simulator(spec)
     with server as sim, pytest.raises(CesError) as raised:
         Ingest(sim.url, tmp_path, **overrides)
-    return faults, str(raised.value), None
+    return faults, str(raised.value)
 
 
 def test_endless_empty_pages_stop_at_the_bound(tmp_path: Path) -> None:
-    faults, message, _ = failure("empty-forever:1", tmp_path, max_empty_pages=5)
+    faults, message = failure("empty-forever:1", tmp_path, max_empty_pages=5)
     assert "CES_MAX_EMPTY_PAGES" in message and "5" in message
     assert faults.injected["empty-forever"] == 5  # five empty pages, then no more requests
     assert not Path(Lake(str(tmp_path / "lake")).raw_path(CONVERSATIONS_DATASET, APP, DAYS[0])).exists()
 
 
 def test_a_dripping_server_meets_the_request_deadline(tmp_path: Path) -> None:
-    faults, message, _ = failure(
-        "drip:1,drip-bps=200", tmp_path, request_deadline_seconds=0.5, max_attempts=1
-    )
+    faults, message = failure("drip:1,drip-bps=200", tmp_path, request_deadline_seconds=0.5, max_attempts=1)
     assert "CES_REQUEST_DEADLINE_SECONDS" in message
     assert faults.injected["drip"] == 1
 
 
 def test_a_huge_body_is_refused_at_the_size_limit(tmp_path: Path) -> None:
-    faults, message, _ = failure("huge:1,huge-mb=40", tmp_path, max_response_mb=8, max_attempts=1)
+    faults, message = failure("huge:1,huge-mb=40", tmp_path, max_response_mb=8, max_attempts=1)
     assert "CES_MAX_RESPONSE_MB" in message
     assert faults.injected["huge"] == 1
 
 
 def test_a_disabled_api_fails_at_once_with_the_servers_reason(tmp_path: Path) -> None:
-    faults, message, _ = failure("403-disabled:1", tmp_path)
+    faults, message = failure("403-disabled:1", tmp_path)
     assert "has not been used in this project" in message
     assert faults.injected["403-disabled"] == 1  # a permanent error: never retried
 

@@ -10,7 +10,6 @@ what the object means, except `new-enums`, whose values are new by design.
 from __future__ import annotations
 
 import base64
-import copy
 import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -71,7 +70,7 @@ class Shaper:
         name = str(item.get("name"))
         shaped = item
         if self.faults.chosen("new-enums", name):
-            shaped = copy.deepcopy(shaped)
+            shaped = {**shaped}
             shaped["inputTypes"] = [*shaped.get("inputTypes", ()), NEW_INPUT_TYPE]
             if "channelType" in shaped:
                 shaped["channelType"] = NEW_CHANNEL_TYPE
@@ -189,21 +188,15 @@ def _other_base64(value: str) -> str:
 
 def _with_nulls(item: dict[str, Any], optional: tuple[str, ...]) -> dict[str, Any]:
     """`null` for the absent optional fields and, in each chunk, for `text` beside another member."""
-    out = _walk_chunks(item)
+    out = _walk_dicts(item, _null_text)
     for field in optional:
         out.setdefault(field, None)
     return out
 
 
-def _walk_chunks(value: Any) -> Any:
-    if isinstance(value, list):
-        return [_walk_chunks(item) for item in value]
-    if not isinstance(value, dict):
-        return value
-    out = {key: _walk_chunks(item) for key, item in value.items()}
-    if isinstance(out.get("chunks"), list):
-        out["chunks"] = [
-            {"text": None, **chunk} if isinstance(chunk, dict) and "text" not in chunk else chunk
-            for chunk in out["chunks"]
-        ]
-    return out
+def _null_text(item: dict[str, Any]) -> dict[str, Any]:
+    chunks = item.get("chunks")
+    if not isinstance(chunks, list):
+        return item
+    nulled = [{"text": None, **c} if isinstance(c, dict) and "text" not in c else c for c in chunks]
+    return {**item, "chunks": nulled}
