@@ -14,7 +14,7 @@ from dagster_runs import run_partitions
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
 from pipelines.ces.simulator.corpus import ConversationKey, conversation, conversation_header
-from pipelines.ces.simulator.corpus.conversations import visible
+from pipelines.ces.simulator.corpus.headers import visible
 from pipelines.transform.schemas import CONVERSATION_TABLES
 from pipelines.warehouse.duck import Warehouse
 

@@ -23,12 +23,8 @@ from simulator_fixtures import (
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
 from pipelines.ces.simulator.corpus.catalog import app_catalog
-from pipelines.ces.simulator.corpus.evaluations import (
-    RUN_STEPS,
-    evaluation_results_json,
-    evaluation_run_json,
-    seeded_runs,
-)
+from pipelines.ces.simulator.corpus.evaluation_json import evaluation_results_json, evaluation_run_json
+from pipelines.ces.simulator.corpus.evaluations import RUN_STEPS, seeded_runs
 from pipelines.protojson.enums import ENUMS
 from pipelines.protojson.timeparse import parse_duration_seconds, parse_timestamp_micros
 

@@ -1,9 +1,9 @@
 """Deterministic synthetic CES data: pure functions of a `SimulatorScale`, no I/O."""
 
-from pipelines.ces.simulator.corpus.conversations import (
+from pipelines.ces.simulator.corpus.conversations import conversation
+from pipelines.ces.simulator.corpus.headers import (
     ConversationHeader,
     ConversationKey,
-    conversation,
     conversation_header,
     resolve_conversation_name,
 )

@@ -7,10 +7,13 @@ evaluation runs report latencies for.
 
 from __future__ import annotations
 
+import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from pipelines.ces.simulator.corpus.protojson import between
 from pipelines.ces.simulator.corpus.scale import SimulatorScale
 
 
@@ -31,7 +34,7 @@ class Tool:
     toolset: str | None
     tool_id: str | None
     args: tuple[tuple[str, str], ...]
-    """(argument name, value kind) pairs; kinds are understood by `conversations.value_of`."""
+    """(argument name, value kind) pairs; kinds are keys of `VALUES`."""
     output: tuple[tuple[str, str], ...]
     sub_agent: Agent | None = None
     """For an agent tool: the agent that runs on behalf of the call and issues its own calls."""
@@ -102,6 +105,32 @@ class AppCatalog:
 
     def tool(self, display_name: str) -> Tool:
         return next(tool for tool in self.tools if tool.display_name == display_name)
+
+
+VALUES: dict[str, Callable[[random.Random, AppCatalog], Any]] = {
+    "order_id": lambda rng, _: f"A-{between(rng, 10000, 99999)}",
+    "tracking": lambda rng, _: f"1Z{rng.getrandbits(40):010X}",
+    "customer_id": lambda rng, _: f"C-{between(rng, 100000, 999999)}",
+    "subject": lambda rng, _: rng.choice(("Damaged item", "Late delivery", "Wrong size", "Billing question")),
+    "priority": lambda rng, _: rng.choice(("low", "normal", "high", "urgent")),
+    "amount": lambda rng, _: round(rng.uniform(5, 480), 2),
+    "order_status": lambda rng, _: rng.choice(("PROCESSING", "SHIPPED", "DELIVERED", "DELAYED")),
+    "date": lambda rng, _: f"2026-11-{between(rng, 2, 28):02d}",
+    "small_int": lambda rng, _: between(rng, 0, 12),
+    "carrier": lambda rng, _: rng.choice(("UPS", "DHL", "FedEx", "La Poste")),
+    "city": lambda rng, _: rng.choice(("Frankfurt", "Lyon", "Osaka", "Denver", "Leeds")),
+    "bool": lambda rng, _: rng.random() < 0.5,
+    "tier": lambda rng, _: rng.choice(("bronze", "silver", "gold", "platinum")),
+    "ticket_id": lambda rng, _: f"T-{rng.getrandbits(32):08x}",
+    "refund_state": lambda rng, _: rng.choice(("PENDING", "APPROVED")),
+    "request": lambda rng, catalog: rng.choice(catalog.user_texts),
+    "summary": lambda rng, catalog: rng.choice(catalog.agent_texts),
+    "query": lambda rng, _: rng.choice(("x200 laptop", "usb-c dock", "noise cancelling headset")),
+    "sku": lambda rng, _: f"SKU-{between(rng, 1000, 9999)}",
+    "region": lambda rng, _: rng.choice(("eu-central", "us-east", "ap-northeast")),
+    "timezone": lambda rng, _: rng.choice(("Europe/Berlin", "America/New_York", "Asia/Tokyo")),
+}
+"""How each value kind of a tool's `args` and `output` is drawn."""
 
 
 # (agent_id, display name): the first is the root agent.

@@ -1,9 +1,7 @@
 """Synthetic CES conversations, each rebuilt on demand from (seed, app, day, index).
 
-A conversation's cheap facts (name, start time, source, timestamp precision) come from one
-hash of its coordinates (`conversation_header`), so a list page can filter and order thousands
-of candidates without building them; the full object (`conversation`) comes from a random stream
-seeded by the same coordinates. Nothing is stored, so memory stays flat at any scale.
+The full object (`conversation`) comes from a random stream seeded by the coordinates that
+also give its header (headers.py). Nothing is stored, so memory stays flat at any scale.
 
 The output is proto3 JSON of google.cloud.ces.v1.Conversation as the service emits it, plus the
 fields the reference documents ahead of the published protos (ToolCall/ToolResponse
@@ -15,28 +13,21 @@ from __future__ import annotations
 import base64
 import random
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import date, timedelta
 from typing import Any
 
-from pipelines.ces.simulator.corpus.catalog import Agent, AppCatalog, Callback, Guardrail, Tool, app_catalog
+from pipelines.ces.simulator.corpus.catalog import VALUES, Agent, Callback, Guardrail, Tool, app_catalog
+from pipelines.ces.simulator.corpus.headers import ConversationHeader, ConversationKey, conversation_header
 from pipelines.ces.simulator.corpus.protojson import (
-    NANOS_PER_DAY,
-    NANOS_PER_MICRO,
     NANOS_PER_MILLI,
     NANOS_PER_SECOND,
     between,
     epoch_nanos,
     seeded_random,
-    stable_digest,
     timestamp,
 )
 from pipelines.ces.simulator.corpus.scale import SimulatorScale
 from pipelines.ces.simulator.corpus.traces import ROOT_SPAN_NAME, Clock, Span, clamp_depth
 
-SOURCES = ("LIVE", "SIMULATOR", "EVAL", "AGENT_TOOL")
-_SOURCE_CUTS = (178, 208, 238)  # of 256: ~70% LIVE, ~12% SIMULATOR, ~12% EVAL, ~6% AGENT_TOOL
 INPUT_TYPES = (
     "INPUT_TYPE_TEXT",
     "INPUT_TYPE_EVENT",
@@ -46,7 +37,6 @@ INPUT_TYPES = (
     "INPUT_TYPE_TOOL_RESPONSE",
     "INPUT_TYPE_VARIABLES",
 )
-_QUANTA = (NANOS_PER_MILLI, NANOS_PER_MICRO, 1)
 _LANGUAGES = (
     ("en-US", 55),
     ("en-GB", 10),
@@ -64,86 +54,6 @@ _GREETINGS = {
     "pt-BR": "Olá, preciso de ajuda.",
 }
 _IN_PROGRESS_HOURS = 6
-_ID_PATTERN = re.compile(r"(\d{4})(\d{2})(\d{2})-(\d{6})-([0-9a-f]{8})")
-
-
-@dataclass(frozen=True)
-class ConversationKey:
-    """Coordinates of one conversation: app index, day index within the window, index within the day."""
-
-    app: int
-    day: int
-    index: int
-
-
-@dataclass(frozen=True)
-class ConversationHeader:
-    """What listing needs to know about a conversation without building it."""
-
-    key: ConversationKey
-    name: str
-    start: int
-    """startTime in nanoseconds since the epoch; always inside the conversation's UTC day."""
-    source: str
-    quantum: int
-    """Timestamp precision of this conversation in nanoseconds (1e6, 1e3 or 1)."""
-
-
-def conversation_header(scale: SimulatorScale, key: ConversationKey) -> ConversationHeader:
-    """Name, start time, source and precision of the conversation at `key`, from one hash.
-
-    The id reads `YYYYMMDD-NNNNNN-xxxxxxxx` (day, index, 8 hex digits of the hash): opaque-looking,
-    yet `resolve_conversation_name` can map it back, and a tampered id does not resolve.
-    """
-    app = scale.app_names[key.app]
-    day = scale.start_date + timedelta(days=key.day)
-    digest = stable_digest(scale.seed, "conversation", app, key.day, key.index)
-    slot = NANOS_PER_DAY // max(scale.conversations_per_day, 1)
-    offset = int.from_bytes(digest[0:4], "big") * slot // 2**32
-    start = epoch_nanos(day) + key.index * slot + offset
-    quantum = _QUANTA[digest[5] % len(_QUANTA)]
-    start -= start % (NANOS_PER_SECOND if digest[6] < 64 else quantum)
-    source = SOURCES[sum(digest[4] >= cut for cut in _SOURCE_CUTS)]
-    conversation_id = f"{day:%Y%m%d}-{key.index:06d}-{digest[8:12].hex()}"
-    return ConversationHeader(key, f"{app}/conversations/{conversation_id}", start, source, quantum)
-
-
-def resolve_conversation_name(scale: SimulatorScale, name: str) -> ConversationKey | None:
-    """The key of a conversation this scale serves under `name`, or None (the caller answers NOT_FOUND)."""
-    app_name, sep, conversation_id = name.rpartition("/conversations/")
-    app = scale.app_index(app_name) if sep else None
-    match = _ID_PATTERN.fullmatch(conversation_id)
-    if app is None or match is None:
-        return None
-    year, month, day_of_month, index, _ = match.groups()
-    try:
-        day = (date(int(year), int(month), int(day_of_month)) - scale.start_date).days
-    except ValueError:
-        return None
-    if not (0 <= day < scale.days and int(index) < scale.conversations_per_day):
-        return None
-    key = ConversationKey(app, day, int(index))
-    return key if conversation_header(scale, key).name == name else None
-
-
-def arrival(scale: SimulatorScale, header: ConversationHeader) -> int:
-    """When the conversation first shows up in listings (ns): most as soon as they start (and
-    are listed while still going), some hours or up to a day and a half late, as logs that reach
-    the API late do."""
-    draw = stable_digest(scale.seed, "arrival", header.name)
-    roll, spread = draw[0] / 256, int.from_bytes(draw[1:5], "big") / 2**32
-    if roll < 0.85:
-        delay_seconds = 0.0
-    elif roll < 0.95:
-        delay_seconds = 3600 + spread * 5 * 3600
-    else:
-        delay_seconds = 12 * 3600 + spread * 24 * 3600
-    return header.start + int(delay_seconds * NANOS_PER_SECOND)
-
-
-def visible(scale: SimulatorScale, header: ConversationHeader, as_of: int | None) -> bool:
-    """Whether a server whose clock reads `as_of` (ns; None: the end of time) serves it yet."""
-    return as_of is None or arrival(scale, header) <= as_of
 
 
 def conversation(scale: SimulatorScale, key: ConversationKey, as_of: int | None = None) -> dict[str, Any]:
@@ -160,29 +70,6 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-_VALUES: dict[str, Callable[[random.Random, AppCatalog], Any]] = {
-    "order_id": lambda rng, _: f"A-{between(rng, 10000, 99999)}",
-    "tracking": lambda rng, _: f"1Z{rng.getrandbits(40):010X}",
-    "customer_id": lambda rng, _: f"C-{between(rng, 100000, 999999)}",
-    "subject": lambda rng, _: rng.choice(("Damaged item", "Late delivery", "Wrong size", "Billing question")),
-    "priority": lambda rng, _: rng.choice(("low", "normal", "high", "urgent")),
-    "amount": lambda rng, _: round(rng.uniform(5, 480), 2),
-    "order_status": lambda rng, _: rng.choice(("PROCESSING", "SHIPPED", "DELIVERED", "DELAYED")),
-    "date": lambda rng, _: f"2026-11-{between(rng, 2, 28):02d}",
-    "small_int": lambda rng, _: between(rng, 0, 12),
-    "carrier": lambda rng, _: rng.choice(("UPS", "DHL", "FedEx", "La Poste")),
-    "city": lambda rng, _: rng.choice(("Frankfurt", "Lyon", "Osaka", "Denver", "Leeds")),
-    "bool": lambda rng, _: rng.random() < 0.5,
-    "tier": lambda rng, _: rng.choice(("bronze", "silver", "gold", "platinum")),
-    "ticket_id": lambda rng, _: f"T-{rng.getrandbits(32):08x}",
-    "refund_state": lambda rng, _: rng.choice(("PENDING", "APPROVED")),
-    "request": lambda rng, catalog: rng.choice(catalog.user_texts),
-    "summary": lambda rng, catalog: rng.choice(catalog.agent_texts),
-    "query": lambda rng, _: rng.choice(("x200 laptop", "usb-c dock", "noise cancelling headset")),
-    "sku": lambda rng, _: f"SKU-{between(rng, 1000, 9999)}",
-    "region": lambda rng, _: rng.choice(("eu-central", "us-east", "ap-northeast")),
-    "timezone": lambda rng, _: rng.choice(("Europe/Berlin", "America/New_York", "Asia/Tokyo")),
-}
 _TOOL_ERRORS = (
     ("UNAVAILABLE", "upstream service unavailable"),
     ("DEADLINE_EXCEEDED", "tool call timed out after 10s"),
@@ -419,7 +306,7 @@ class _ConversationBuilder:
             chunks.append(
                 {
                     "updatedVariables": {
-                        "customer_id": _VALUES["customer_id"](rng, catalog),
+                        "customer_id": VALUES["customer_id"](rng, catalog),
                         "channel": "app" if rng.random() < 0.5 else "web",
                     }
                 }
@@ -496,7 +383,7 @@ class _ConversationBuilder:
         return f"call_{self.rng.getrandbits(64):016x}"
 
     def _values(self, spec: tuple[tuple[str, str], ...]) -> dict[str, Any]:
-        return {name: _VALUES[kind](self.rng, self.catalog) for name, kind in spec}
+        return {name: VALUES[kind](self.rng, self.catalog) for name, kind in spec}
 
     def _attribution(self, tool: Tool, agent: Agent, parent_id: str | None) -> dict[str, Any]:
         """The output-only fields shared by a call and its response."""

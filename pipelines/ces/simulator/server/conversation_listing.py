@@ -16,10 +16,10 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from pipelines.ces.simulator.corpus.conversations import (
+from pipelines.ces.simulator.corpus.conversations import conversation
+from pipelines.ces.simulator.corpus.headers import (
     ConversationHeader,
     ConversationKey,
-    conversation,
     conversation_header,
     visible,
 )

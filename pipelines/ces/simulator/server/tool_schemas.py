@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipelines.ces.simulator.corpus.conversations import SOURCES
 from pipelines.ces.simulator.corpus.evaluations import RUN_STATES, RUN_TYPES
+from pipelines.ces.simulator.corpus.headers import SOURCES
 
 _SOURCE_ENUM = ["SOURCE_UNSPECIFIED", *SOURCES]
 _READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}

@@ -12,19 +12,18 @@ from collections.abc import Callable
 from typing import Any
 
 from pipelines.ces.simulator.corpus.catalog import app_catalog
-from pipelines.ces.simulator.corpus.conversations import (
-    SOURCES,
-    conversation,
-    conversation_header,
-    resolve_conversation_name,
-    visible,
-)
-from pipelines.ces.simulator.corpus.evaluations import (
-    RunRequest,
+from pipelines.ces.simulator.corpus.conversations import conversation
+from pipelines.ces.simulator.corpus.evaluation_json import (
     evaluation_results_json,
     evaluation_run_json,
     operation_json,
-    requested_run,
+)
+from pipelines.ces.simulator.corpus.evaluations import RunRequest, requested_run
+from pipelines.ces.simulator.corpus.headers import (
+    SOURCES,
+    conversation_header,
+    resolve_conversation_name,
+    visible,
 )
 from pipelines.ces.simulator.corpus.protojson import NANOS_PER_MICRO, timestamp
 from pipelines.ces.simulator.server.config import SimulatorConfig
