@@ -114,16 +114,25 @@ def _command(
     lake_root: str,
     *,
     profile: str | None = None,
+    extra: tuple[str, ...] = (),
     **env: str,
 ) -> dict[str, float]:
-    """`ces-pipeline NAME --since … --until …` over the partitions' days and apps, in this process
+    """`ces-pipeline NAME --since … --until … EXTRA…` over the partitions' days and apps, in this process
     (its Dagster runs in an instance of its own under `work`): its wall time and CPU time, under
     the phase sampler into `profile` when given (`bench.profiling`)."""
     from pipelines.cli import main as cli_main
 
     days = sorted({date.fromisoformat(day) for _, day in partitions})
     os.environ.update(_instance_env(work, lake_root, partitions, **env))
-    args = [name, "--since", str(days[0]), "--until", str(days[-1] + timedelta(days=1)), "--skip-evaluations"]
+    args = [
+        name,
+        "--since",
+        str(days[0]),
+        "--until",
+        str(days[-1] + timedelta(days=1)),
+        "--skip-evaluations",
+        *extra,
+    ]
     cpu, started = _cpu_seconds(), time.perf_counter()
     with sampled(profile) if profile else contextlib.nullcontext():
         code = cli_main(args)

@@ -29,7 +29,7 @@ DEFAULT_WRITE_MEMORY_LIMIT = "64MB"
 up to its limit (80% of RAM by default), so a load's memory would grow with the warehouse.
 Read-only connections keep the default: at this limit large latency quantiles fail."""
 
-SIZE_PATTERN = re.compile(r"\d+(?:\.\d+)?\s*(?:[KMGT]i?B|B|%)", re.IGNORECASE)
+SIZE_PATTERN = re.compile(r"\d+(?:\.\d+)?\s*(?:[KMGT]i?B|B)", re.IGNORECASE)
 """What DuckDB takes as a memory limit: a size, or a share of the machine's RAM."""
 
 DEFAULT_START_DATE = date(2024, 1, 1)
@@ -141,14 +141,14 @@ class StorageSettings:
     lock_timeout_seconds: float = _setting("CES_WAREHOUSE_LOCK_TIMEOUT", 900.0, "not_negative")
     """How long a load waits for another to release the warehouse."""
     write_memory_limit: str = _setting("CES_WAREHOUSE_MEMORY_LIMIT", DEFAULT_WRITE_MEMORY_LIMIT)
-    """DuckDB's buffer pool for the connections that load (a size, or a share of RAM)."""
+    """DuckDB's buffer pool for the connections that load (a size)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "write_memory_limit", self.write_memory_limit.strip())
         if not SIZE_PATTERN.fullmatch(self.write_memory_limit):
             raise ConfigError(
-                "CES_WAREHOUSE_MEMORY_LIMIT must be a size such as 128MB or 1GB, or a share of RAM "
-                f"such as 10%, got {self.write_memory_limit!r}"
+                "CES_WAREHOUSE_MEMORY_LIMIT must be a size such as 128MB or 1GB, "
+                f"got {self.write_memory_limit!r}"
             )
         _check_bounds(self)
 

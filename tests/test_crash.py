@@ -225,9 +225,11 @@ def test_killed_in_the_middle_of_the_warehouse_load(simulator, tmp_path: Path) -
     before = warehouse_rows(tmp_path)
     versions.version = 2
     with killed_at(url, tmp_path, "warehouse"):
-        assert warehouse_rows(tmp_path) == before  # the open transaction is gone with its process
-        with Warehouse(str(tmp_path / "warehouse.duckdb")).connect(lock_timeout_seconds=1) as conn:
+        assert warehouse_rows(tmp_path) == before  # the load wrote a working copy only
+        assert (tmp_path / "warehouse.duckdb.loading").exists()
+        with Warehouse(str(tmp_path / "warehouse.duckdb"), lock_timeout_seconds=1).connect() as conn:
             assert conn.execute("SELECT count(*) FROM spans").fetchone()[0] == len(before["spans"])
+    assert not (tmp_path / "warehouse.duckdb.loading").exists()  # replaced by the next load's, published
     ingest(url, tmp_path)
     after = warehouse_rows(tmp_path)
     assert after == expected_after(url, versions, tmp_path / "clean") != before
@@ -284,11 +286,11 @@ def test_the_lock_is_freed_by_a_killed_writer(tmp_path: Path) -> None:
     )
     child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     assert child.stdout is not None and child.stdout.readline().strip() == "holding"
-    with pytest.raises(WarehouseBusyError), Warehouse(str(path)).connect(lock_timeout_seconds=0.2):
+    with pytest.raises(WarehouseBusyError), Warehouse(str(path), lock_timeout_seconds=0.2).connect():
         pass
     child.send_signal(signal.SIGKILL)
     child.wait(timeout=30)
-    with Warehouse(str(path)).connect(lock_timeout_seconds=2) as conn:
+    with Warehouse(str(path), lock_timeout_seconds=2).connect() as conn:
         assert conn.execute("SELECT count(*) FROM duckdb_tables()").fetchone() is not None
 
 

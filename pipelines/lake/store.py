@@ -194,7 +194,7 @@ class Lake:
                     os.fsync(handle.fileno())
             self.fs.mv(temp, path)
             if self.is_local:
-                _fsync_directory(directory)
+                fsync_directory(directory)
                 _remove_stale_temps(directory, name)
         except BaseException:
             if self.fs.exists(temp):
@@ -214,7 +214,7 @@ def _remove_stale_temps(directory: str, name: str) -> None:
                 stale.unlink()
 
 
-def _fsync_directory(directory: str) -> None:
+def fsync_directory(directory: str) -> None:
     """Make a rename in `directory` durable (best effort: not every filesystem allows it)."""
     with contextlib.suppress(OSError):
         fd = os.open(directory, os.O_RDONLY)

@@ -29,6 +29,7 @@ from pipelines.transform.schemas import (
 from pipelines.warehouse.catalog import install as install_views_and_descriptions
 from pipelines.warehouse.lock import WarehouseBusyError, warehouse_lock
 from pipelines.warehouse.migrations import migrate
+from pipelines.warehouse.publish import working_copy
 from pipelines.warehouse.transaction import transaction
 from pipelines.warehouse.types import schema_mismatches
 
@@ -62,40 +63,27 @@ class Warehouse:
         return cls(storage.warehouse, storage.lock_timeout_seconds, storage.write_memory_limit)
 
     @contextmanager
-    def connect(
-        self, *, read_only: bool = False, lock_timeout_seconds: float | None = None
-    ) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A connection under the warehouse lock (exclusive to write, shared to read), up to a timeout."""
-        if not read_only:
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        timeout = self.lock_timeout_seconds if lock_timeout_seconds is None else lock_timeout_seconds
-        with warehouse_lock(self.path, exclusive=not read_only, timeout_seconds=timeout):
-            try:
-                config = {} if read_only else {"memory_limit": self.write_memory_limit}
-                conn = duckdb.connect(self.path, read_only=read_only, config=config)
-            except duckdb.IOException as exc:
-                raise WarehouseBusyError(
-                    f"cannot open {self.path}: {exc}. Is it open in another program (a BI tool)? "
-                    "Close it, or point that program at a copy."
-                ) from exc
-            try:
-                conn.execute("SET TimeZone = 'UTC'")
+    def connect(self, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        """Read: the published file as it is, at once. Write: a working copy under the write lock
+        (one load at a time), published whole when the block succeeds (`publish`)."""
+        if read_only:
+            with _open(self.path, read_only=True) as conn:
                 yield conn
-            except duckdb.OutOfMemoryException as exc:
-                if read_only:
-                    raise
-                raise WarehouseMemoryError(
-                    f"a load of {self.path} needs more memory than CES_WAREHOUSE_MEMORY_LIMIT "
-                    f"({self.write_memory_limit}) gives it: raise it (e.g. 1GB), or ask for smaller pages "
-                    f"(CES_PAGE_SIZE). DuckDB said: {str(exc).splitlines()[0][:300]}"
-                ) from exc
-            finally:
-                conn.close()
+            return
+        Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        with (
+            warehouse_lock(self.path, timeout_seconds=self.lock_timeout_seconds),
+            working_copy(self.path) as working,
+            _open(working, read_only=False, memory_limit=self.write_memory_limit) as conn,
+        ):
+            yield conn
+            conn.execute("CHECKPOINT")  # the file alone holds the load: no log to publish beside it
 
     def ensure_schema(self, conn: duckdb.DuckDBPyConnection) -> None:
-        """Create tables and views, describe them, refuse drift; once a process per file and version."""
-        key = _schema_key(self.path, conn)
-        if key in _SCHEMA_ENSURED:
+        """Create tables and views, describe them, refuse drift; once a process per published file
+        and version (the working copy being written is the next published file)."""
+        version = _schema_version(conn)
+        if _file_key(self.path, version) in _SCHEMA_ENSURED:
             return
         migrate(conn, _tables(conn))
         problems = [problem for spec in ALL_TABLES for problem in schema_mismatches(conn, spec)]
@@ -104,7 +92,8 @@ class Warehouse:
                 f"warehouse {self.path} does not match this version: " + "; ".join(problems)
             )
         install_views_and_descriptions(conn)
-        _SCHEMA_ENSURED.add(_schema_key(self.path, conn))
+        ((written,),) = conn.execute(sql_text("warehouse/database_file.sql")).fetchall()
+        _SCHEMA_ENSURED.add(_file_key(written, _schema_version(conn)))
 
     @contextmanager
     def conversation_load(
@@ -171,11 +160,11 @@ class Warehouse:
                 conn.execute("DROP TABLE accepted_evaluation_runs")
         return written
 
-    def unfinished_evaluation_runs(self, *, lock_timeout_seconds: float = 5.0) -> list[tuple[str, str]]:
-        """(app, run name) of each run not COMPLETED, ERROR or CANCELLED; a sensor waits briefly on a load."""
+    def unfinished_evaluation_runs(self) -> list[tuple[str, str]]:
+        """(app, run name) of each run not COMPLETED, ERROR or CANCELLED."""
         if not Path(self.path).exists():
             return []
-        with self.connect(read_only=True, lock_timeout_seconds=lock_timeout_seconds) as conn:
+        with self.connect(read_only=True) as conn:
             if EVALUATION_RUNS.name not in _tables(conn):
                 return []
             rows = conn.execute(sql_text("warehouse/unfinished_evaluation_runs.sql")).fetchall()
@@ -242,16 +231,57 @@ class ConversationLoad:
         return inserted
 
 
-_SCHEMA_ENSURED: set[tuple[str, int, int, int | None]] = set()
-"""Warehouse files (path, device, inode, schema version) this process has checked and set up."""
+_SCHEMA_ENSURED: set[tuple[int, int, int | None]] = set()
+"""Warehouse files (device, inode, schema version) this process has checked and set up."""
 
 
-def _schema_key(path: str, conn: duckdb.DuckDBPyConnection) -> tuple[str, int, int, int | None]:
-    stat = os.stat(path)
-    version = None
-    if "schema_version" in _tables(conn):
-        ((version,),) = conn.execute(sql_text("warehouse/current_schema_version.sql")).fetchall()
-    return (os.path.realpath(path), stat.st_dev, stat.st_ino, version)
+def _file_key(path: str, version: int | None) -> tuple[int, int, int | None] | None:
+    try:
+        stat = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (stat.st_dev, stat.st_ino, version)
+
+
+def _schema_version(conn: duckdb.DuckDBPyConnection) -> int | None:
+    if "schema_version" not in _tables(conn):
+        return None
+    ((version,),) = conn.execute(sql_text("warehouse/current_schema_version.sql")).fetchall()
+    return version
+
+
+@contextmanager
+def _open(
+    path: str, *, read_only: bool, memory_limit: str | None = None
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A DuckDB connection in UTC; the buffer pool bounded for a load; DuckDB's errors made plain."""
+    try:
+        conn = duckdb.connect(
+            path, read_only=read_only, config={"memory_limit": memory_limit} if memory_limit else {}
+        )
+    except duckdb.IOException as exc:
+        if "version number" in str(exc):
+            raise WarehouseSchemaError(
+                f"cannot open {path}: it was written by another DuckDB version than this one "
+                f"({duckdb.__version__}). Move it aside and rebuild it from the lake: `ces-pipeline rebuild`."
+            ) from exc
+        raise WarehouseBusyError(
+            f"cannot open {path}: {exc}. Is it open for writing in another program? BI tools open it "
+            'read-only (see the README\'s "Connect a BI tool").'
+        ) from exc
+    try:
+        conn.execute("SET TimeZone = 'UTC'")
+        yield conn
+    except duckdb.OutOfMemoryException as exc:
+        if read_only:
+            raise
+        raise WarehouseMemoryError(
+            f"a load of {path} needs more memory than CES_WAREHOUSE_MEMORY_LIMIT "
+            f"({memory_limit}) gives it: raise it (e.g. 1GB), or ask for smaller pages "
+            f"(CES_PAGE_SIZE). DuckDB said: {str(exc).splitlines()[0][:300]}"
+        ) from exc
+    finally:
+        conn.close()
 
 
 def _tables(conn: duckdb.DuckDBPyConnection) -> set[str]:

@@ -1,4 +1,5 @@
-"""One writer at a time: DuckDB fails while another process holds the file, so `<file>.lock` queues."""
+"""One load at a time: each publishes a copy of the file it read, so `<file>.lock` queues writers
+(readers never take it: they open the published file, which no load writes in place)."""
 
 from __future__ import annotations
 
@@ -14,22 +15,20 @@ class WarehouseBusyError(RuntimeError):
 
 
 @contextmanager
-def warehouse_lock(database_path: str, *, exclusive: bool, timeout_seconds: float) -> Iterator[None]:
+def warehouse_lock(database_path: str, *, timeout_seconds: float) -> Iterator[None]:
     lock_path = f"{database_path}.lock"
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
         deadline = time.monotonic() + timeout_seconds
         delay = 0.01
         while True:
             try:
-                fcntl.flock(fd, mode | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    action = "write to" if exclusive else "read"
                     raise WarehouseBusyError(
-                        f"could not {action} {database_path}: another ingest held it for more than "
+                        f"could not write to {database_path}: another ingest held it for more than "
                         f"{timeout_seconds:g} s (lock file {lock_path})"
                     ) from None
                 time.sleep(delay)

@@ -1,0 +1,192 @@
+"""Who may open the warehouse file when: loads queue for each other; readers (BI tools, the
+DuckDB CLI, the project's own queries) open it at any time, never wait, never block a load and
+never see part of one; DuckDB 1.x clients can read it."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import struct
+import subprocess
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+import pytest
+from test_cli import base_env, cli, workdir  # noqa: F401 (the fixture)
+
+from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
+from pipelines.warehouse.duck import Warehouse
+from pipelines.warehouse.lock import WarehouseBusyError, warehouse_lock
+from pipelines.warehouse.publish import WORKING_SUFFIX
+
+
+def _hold_write_lock(path: str, seconds: float, ready) -> None:
+    with warehouse_lock(path, timeout_seconds=5):
+        ready.set()
+        time.sleep(seconds)
+
+
+def _append_next(path: str) -> None:
+    """Read-modify-write: without mutual exclusion two writers would insert the same number."""
+    with Warehouse(path).connect() as conn:
+        conn.execute("CREATE TABLE IF NOT EXISTS t (v INTEGER)")
+        current = conn.execute("SELECT count(*) FROM t").fetchone()[0]
+        time.sleep(0.05)  # widen the window a racing writer would need
+        conn.execute("INSERT INTO t VALUES (?)", [current])
+
+
+def test_a_held_write_lock_times_out_with_a_clear_error_and_readers_do_not_wait(tmp_path: Path) -> None:
+    path = str(tmp_path / "w.duckdb")
+    with Warehouse(path).connect() as conn:
+        conn.execute("CREATE TABLE t AS SELECT 7 AS v")
+    context = multiprocessing.get_context("spawn")
+    ready = context.Event()
+    holder = context.Process(target=_hold_write_lock, args=(path, 2.0, ready))
+    holder.start()
+    try:
+        assert ready.wait(10)
+        started = time.monotonic()
+        with (
+            pytest.raises(WarehouseBusyError, match="another ingest held it"),
+            Warehouse(path, lock_timeout_seconds=0.3).connect(),
+        ):
+            pass
+        assert 0.25 < time.monotonic() - started < 1.5
+        started = time.monotonic()
+        with Warehouse(path).connect(read_only=True) as conn:
+            assert conn.execute("SELECT v FROM t").fetchall() == [(7,)]
+        assert time.monotonic() - started < 0.5
+    finally:
+        holder.join()
+
+
+def test_concurrent_writers_wait_for_each_other(tmp_path: Path) -> None:
+    path = str(tmp_path / "w.duckdb")
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_append_next, args=(path,)) for _ in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(30)
+    assert [worker.exitcode for worker in workers] == [0, 0, 0, 0]
+    with Warehouse(path).connect(read_only=True) as conn:
+        assert sorted(v for (v,) in conn.execute("SELECT v FROM t").fetchall()) == [0, 1, 2, 3]
+
+
+def test_a_failed_load_publishes_nothing_and_leaves_no_working_copy(tmp_path: Path) -> None:
+    path = tmp_path / "w.duckdb"
+    with Warehouse(str(path)).connect() as conn:
+        conn.execute("CREATE TABLE t AS SELECT 1 AS v")
+    published = path.read_bytes()
+    with pytest.raises(ZeroDivisionError), Warehouse(str(path)).connect() as conn:
+        conn.execute("INSERT INTO t VALUES (2)")
+        raise ZeroDivisionError
+    assert path.read_bytes() == published
+    assert not Path(f"{path}{WORKING_SUFFIX}").exists()
+    assert not Path(f"{path}.wal").exists()
+
+
+def test_the_file_is_in_the_storage_format_every_duckdb_1x_reads(tmp_path: Path) -> None:
+    """DuckDB 1.0 reads storage version 64, and a newer client refuses nothing older; the number
+    sits after the 8-byte checksum and the magic bytes of the file's main header."""
+    warehouse = Warehouse(str(tmp_path / "w.duckdb"))
+    with warehouse.connect() as conn:
+        warehouse.ensure_schema(conn)
+    header = Path(warehouse.path).read_bytes()[:20]
+    assert header[8:12] == b"DUCK"
+    assert struct.unpack("<Q", header[12:20]) == (64,)
+
+
+HOLDER = """
+import json, os, sys, time
+import duckdb
+path, stop = sys.argv[1], sys.argv[2]
+held = duckdb.connect(path, read_only=True)  # a pooled BI connection, open for the whole load
+before = held.execute("SELECT count(*) FROM conversations").fetchone()[0]
+print("holding", flush=True)
+while not os.path.exists(stop):
+    time.sleep(0.02)
+print(json.dumps([before, held.execute("SELECT count(*) FROM conversations").fetchone()[0]]), flush=True)
+"""
+
+OPENER = """
+import json, os, sys, time
+import duckdb
+path, stop = sys.argv[1], sys.argv[2]
+seen, refused = [], []
+print("opening", flush=True)
+while not os.path.exists(stop):
+    try:
+        with duckdb.connect(path, read_only=True) as conn:
+            seen.append(conn.execute(
+                "SELECT c.day, c.n, coalesce(s.n, 0) FROM "
+                "(SELECT partition_date::VARCHAR AS day, count(*) AS n FROM conversations GROUP BY 1) AS c "
+                "LEFT JOIN (SELECT partition_date::VARCHAR AS day, count(*) AS n FROM spans GROUP BY 1) AS s "
+                "USING (day) ORDER BY 1"
+            ).fetchall())
+    except duckdb.Error as exc:
+        refused.append(str(exc))
+    time.sleep(0.02)
+print(json.dumps({"seen": seen, "refused": refused}), flush=True)
+"""
+
+
+def test_bi_readers_never_block_a_load_and_see_whole_loads_only(workdir: Path) -> None:  # noqa: F811
+    """What a dashboard does during a scheduled load: one pooled connection held open, new ones
+    opened every 20 ms. The ingest of 4 runs neither fails nor waits; every open succeeds and
+    sees the partitions of whole runs, each with all its rows."""
+    scale = SimulatorScale(
+        seed=5, apps=1, start_date=date(2026, 10, 25), days=9, conversations_per_day=5, max_turns=2
+    )
+    with running_simulator(SimulatorConfig(scale=scale)) as sim:
+        env = base_env(workdir) | {"CES_MCP_URL": sim.url, "CES_APPS": sim.apps[0], "CES_DAYS_PER_RUN": "2"}
+        first = cli(
+            "ingest",
+            "--since",
+            "2026-10-25",
+            "--until",
+            "2026-10-26",
+            "--skip-evaluations",
+            env=env,
+            cwd=workdir,
+        )
+        assert first.returncode == 0, first.stderr
+        warehouse = workdir / "warehouse.duckdb"
+        stop = workdir / "stop"
+        readers = [
+            subprocess.Popen(
+                [sys.executable, "-c", script, str(warehouse), str(stop)], stdout=subprocess.PIPE, text=True
+            )
+            for script in (HOLDER, OPENER)
+        ]
+        try:
+            for reader in readers:
+                assert reader.stdout is not None and reader.stdout.readline().strip() in {
+                    "holding",
+                    "opening",
+                }
+            window = ["--since", "2026-10-26", "--until", "2026-11-03", "--skip-evaluations"]
+            loaded = cli("ingest", *window, env=env, cwd=workdir)
+        finally:
+            stop.touch()
+            held, report = (json.loads(r.communicate(timeout=60)[0].splitlines()[-1]) for r in readers)
+        assert loaded.returncode == 0, loaded.stderr
+        assert "ingested 8 partitions in 4 runs" in loaded.stderr
+        assert "WarehouseBusyError" not in loaded.stderr and "Conflicting lock" not in loaded.stderr
+    assert report["refused"] == []
+    assert held == [5, 5]  # a connection keeps the state its database was opened with
+    final = Warehouse(str(warehouse))
+    with final.connect(read_only=True) as conn:
+        whole = dict(
+            conn.execute("SELECT partition_date::VARCHAR, count(*) FROM spans GROUP BY 1").fetchall()
+        )
+    days = sorted(whole)
+    assert len(days) == 9 and len(report["seen"]) > 10
+    # Each state a reader saw is the first load plus the first k runs of two days, each day whole.
+    states = [tuple(days[: 1 + 2 * runs]) for runs in range(5)]
+    for snapshot in report["seen"]:
+        assert tuple(day for day, _, _ in snapshot) in states, snapshot
+        assert all(conversations == 5 and spans == whole[day] for day, conversations, spans in snapshot)
+    assert {tuple(day for day, _, _ in snapshot) for snapshot in report["seen"]} >= {states[0], states[-1]}
