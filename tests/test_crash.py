@@ -105,12 +105,13 @@ def _install_crash_point(point: str, marker: str) -> None:
 def child_main() -> None:
     job = json.loads(os.environ["CRASH_TEST_JOB"])
     _install_crash_point(job["point"], job["marker"])
-    ingest(job["url"], Path(job["root"]), job["day"])
+    ingest(job["url"], Path(job["root"]), job["day"], job["lake"])
 
 
-def ingest(url: str, root: Path, day_index: int = 0) -> None:
+def ingest(url: str, root: Path, day_index: int = 0, lake_root: str | None = None) -> None:
+    """Fetch, flatten and load one day into `root` (its lake: `root/lake` unless given)."""
     day = SCALE.start_date.fromordinal(SCALE.start_date.toordinal() + day_index)
-    lake = Lake(str(root / "lake"))
+    lake = Lake(lake_root or str(root / "lake"))
     settings = CesSettings(mcp_url=url, retry_backoff_seconds=0.01)
     with CesMcpClient(settings, rate_limiter=RateLimiter(1_000_000)) as client:
         fetch_conversation_partition(client, lake, APP, day)
@@ -138,11 +139,13 @@ def simulator() -> Iterator[tuple[str, Versions]]:
         yield sim.url, versions
 
 
-def start_child(url: str, root: Path, point: str, marker: Path, day: int = 0, **env: str) -> subprocess.Popen:
-    job = {"url": url, "root": str(root), "point": point, "marker": str(marker), "day": day}
+def start_child(
+    url: str, root: Path, point: str, marker: Path, day: int = 0, lake: str | None = None
+) -> subprocess.Popen:
+    job = {"url": url, "root": str(root), "point": point, "marker": str(marker), "day": day, "lake": lake}
     return subprocess.Popen(
         [sys.executable, __file__],
-        env={**os.environ, **env, "CRASH_TEST_JOB": json.dumps(job)},
+        env={**os.environ, "CRASH_TEST_JOB": json.dumps(job)},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -150,10 +153,10 @@ def start_child(url: str, root: Path, point: str, marker: Path, day: int = 0, **
 
 
 @contextmanager
-def killed_at(url: str, root: Path, point: str) -> Iterator[None]:
+def killed_at(url: str, root: Path, point: str, lake: str | None = None) -> Iterator[None]:
     """Run an ingest in a child until it reaches `point`, then SIGKILL it."""
     marker = root / f"at-{point}"
-    child = start_child(url, root, point, marker)
+    child = start_child(url, root, point, marker, lake=lake)
     deadline = time.monotonic() + 60
     while not marker.exists():
         assert child.poll() is None, child.communicate()[1]

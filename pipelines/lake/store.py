@@ -6,6 +6,7 @@ import contextlib
 import glob
 import os
 import re
+import tempfile
 import time
 import uuid
 from collections.abc import Iterable, Iterator
@@ -182,20 +183,27 @@ class Lake:
 
     @contextmanager
     def _atomic(self, path: str) -> Iterator[IO[bytes]]:
-        """A hidden temp sibling (readers skip it), renamed over `path`; fsynced locally: no cut-off file."""
+        """Readers never see a cut-off file. Locally: a hidden temporary sibling (readers skip it),
+        fsynced and renamed over `path`. On an object store: a local temporary file uploaded whole
+        once complete (an object appears only when its upload completes, and a rename there is a
+        copy), so a writer killed mid-file leaves the old object and nothing else."""
         directory, name = path.rsplit("/", 1)
+        if not self.is_local:
+            with tempfile.NamedTemporaryFile(prefix=f".{name}.", suffix=".tmp") as handle:
+                yield handle
+                handle.flush()
+                self.fs.put_file(handle.name, path)
+            return
         self.fs.makedirs(directory, exist_ok=True)
         temp = f"{directory}/.{name}.{uuid.uuid4().hex}.tmp"
         try:
             with self.fs.open(temp, "wb") as handle:
                 yield handle
-                if self.is_local:
-                    handle.flush()
-                    os.fsync(handle.fileno())
+                handle.flush()
+                os.fsync(handle.fileno())
             self.fs.mv(temp, path)
-            if self.is_local:
-                fsync_directory(directory)
-                _remove_stale_temps(directory, name)
+            fsync_directory(directory)
+            _remove_stale_temps(directory, name)
         except BaseException:
             if self.fs.exists(temp):
                 self.fs.rm(temp)

@@ -1,0 +1,106 @@
+"""The lake on object storage, really run: `CES_LAKE=s3://…` against moto's S3 server and
+`CES_LAKE=gs://…` against fake-gcs-server, reached through the storage's standard variables.
+The default commands give the rows a local lake gives, nothing of the lake lands on local disk,
+and an ingest killed mid-write leaves every visible object as it was."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from object_stores import KINDS, ObjectStore, object_store
+from test_cli import ROOT, base_env, cli, table_contents
+from test_crash import Versions, expected_after, ingest, killed_at, languages, warehouse_rows
+
+from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
+from pipelines.ces.simulator.server.faults import SimulatedFaults
+from pipelines.transform.schemas import CONVERSATION_TABLES
+
+SCALE = SimulatorScale(
+    seed=17, apps=1, days=2, conversations_per_day=6, max_turns=3, evaluation_runs_per_app=2
+)
+WINDOW = ("--since", "2026-11-01", "--until", "2026-11-03")
+
+
+@pytest.fixture(params=KINDS)
+def store(request: pytest.FixtureRequest) -> Iterator[ObjectStore]:
+    with object_store(request.param) as running:
+        yield running
+
+
+def visible(objects: dict[str, bytes]) -> dict[str, bytes]:
+    """What readers of the lake see: names starting with '.' (temporary files) are skipped by all."""
+    return {
+        path: data for path, data in objects.items() if not any(p.startswith(".") for p in path.split("/"))
+    }
+
+
+def instance_folder(path: Path) -> Path:
+    (path / "dagster_home").mkdir(parents=True)
+    shutil.copy(ROOT / "dagster_home" / "dagster.yaml", path / "dagster_home")
+    return path
+
+
+def test_ingest_and_rebuild_with_the_lake_on_an_object_store(store: ObjectStore, tmp_path: Path) -> None:
+    remote, local = instance_folder(tmp_path / "remote"), instance_folder(tmp_path / "local")
+    with running_simulator(SimulatorConfig(scale=SCALE)) as sim:
+        served = {"CES_MCP_URL": sim.url, "CES_APPS": sim.apps[0]}
+        env = base_env(remote) | store.env | served | {"CES_LAKE": store.lake()}
+        ingested = cli("ingest", *WINDOW, env=env, cwd=remote)
+        assert ingested.returncode == 0, ingested.stderr
+        assert "ingested 2 partitions in 1 run: 12 conversations loaded" in ingested.stderr
+        on_disk = cli("ingest", *WINDOW, env=base_env(local) | served, cwd=local)
+        assert on_disk.returncode == 0, on_disk.stderr
+    objects = store.objects(store.lake())
+    assert objects == visible(objects), "a temporary object was left behind"
+    raw = [path for path in objects if path.endswith("/records.jsonl.gz")]
+    assert len(raw) == 2 and all(objects[path][:2] == b"\x1f\x8b" for path in raw)  # gzip
+    parquet = [path for path in objects if path.endswith(".parquet")]
+    assert len(parquet) == 2 * (len(CONVERSATION_TABLES) + 1)  # the tables and the rejects, per day
+    assert any("/raw/evaluation_runs/" in path for path in objects)
+    assert not (remote / "lake").exists(), "nothing of the lake may land on local disk"
+    conversation_tables = [spec.name for spec in CONVERSATION_TABLES]
+    from_store = table_contents(remote / "warehouse.duckdb")
+    from_disk = table_contents(local / "warehouse.duckdb")
+    assert {t: from_store[t] for t in conversation_tables} == {t: from_disk[t] for t in conversation_tables}
+    assert len(from_store["conversations"]) == 12 and len(from_store["evaluation_runs"]) == 2
+
+    rebuilt_env = env | {"CES_WAREHOUSE": str(remote / "rebuilt.duckdb")}
+    rebuilt = cli("rebuild", *WINDOW, env=rebuilt_env, cwd=remote)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    again = table_contents(remote / "rebuilt.duckdb")
+    assert {t: again[t] for t in conversation_tables} == {t: from_store[t] for t in conversation_tables}
+    assert len(again["evaluation_runs"]) == 2  # replayed from the fetches kept in the store
+
+
+def test_killed_while_writing_parquet_to_an_object_store(store: ObjectStore, tmp_path: Path) -> None:
+    versions = Versions()
+    config = SimulatorConfig(
+        scale=SimulatorScale(seed=13, apps=1, days=2, conversations_per_day=20, max_turns=2)
+    )
+    lake = store.lake()
+    with running_simulator(
+        SimulatorConfig(scale=config.scale, faults=SimulatedFaults(corrupt=versions))
+    ) as sim:
+        ingest(sim.url, tmp_path, lake_root=lake)
+        before_lake, before = visible(store.objects(lake)), warehouse_rows(tmp_path)
+        assert languages(before) == {"v1"}
+        versions.version = 2
+        with killed_at(sim.url, tmp_path, "parquet", lake=lake):
+            seen = visible(store.objects(lake))
+            assert seen.keys() == before_lake.keys()
+            fs = store.filesystem()
+            for path, data in seen.items():
+                if path.endswith(".parquet"):
+                    pq.read_table(path, filesystem=fs)  # every visible Parquet file is whole
+                    assert data == before_lake[path]  # and is the one from before
+                else:  # the raw file the child fetched before it was killed: whole
+                    assert gzip.decompress(data).endswith(b"\n")
+            assert warehouse_rows(tmp_path) == before
+        ingest(sim.url, tmp_path, lake_root=lake)  # the re-run
+        assert warehouse_rows(tmp_path) == expected_after(sim.url, versions, tmp_path / "clean")
+    assert languages(warehouse_rows(tmp_path)) == {"v2"}
