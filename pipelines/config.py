@@ -136,8 +136,11 @@ class StorageSettings:
 
     lake: str = _setting("CES_LAKE", "data/lake")
     warehouse: str = _setting("CES_WAREHOUSE", "data/warehouse.duckdb")
+    warehouse_data_path: str | None = _setting("CES_WAREHOUSE_DATA_PATH", None)
+    """Where a DuckLake warehouse keeps its data files; None: `warehouse/` under the lake."""
     report: str | None = _setting("CES_REPORT", None)
-    """Where the dashboard is written; None: `report.html` beside the warehouse."""
+    """Where the dashboard is written; None: `report.html` beside the warehouse file (a DuckLake:
+    beside the lake, when the lake is local)."""
     lock_timeout_seconds: float = _setting("CES_WAREHOUSE_LOCK_TIMEOUT", 900.0, "not_negative")
     """How long a load waits for another to release the warehouse."""
     write_memory_limit: str = _setting("CES_WAREHOUSE_MEMORY_LIMIT", DEFAULT_WRITE_MEMORY_LIMIT)
@@ -153,8 +156,16 @@ class StorageSettings:
         _check_bounds(self)
 
     @property
+    def warehouse_data_root(self) -> str:
+        return self.warehouse_data_path or f"{self.lake.rstrip('/')}/warehouse/"
+
+    @property
     def report_path(self) -> str:
-        return self.report or str(Path(self.warehouse).parent / "report.html")
+        if self.report:
+            return self.report
+        if not self.warehouse.startswith("ducklake:"):
+            return str(Path(self.warehouse).parent / "report.html")
+        return str(Path(self.lake).parent / "report.html") if "://" not in self.lake else "report.html"
 
 
 @dataclass(frozen=True)

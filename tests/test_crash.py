@@ -105,18 +105,24 @@ def _install_crash_point(point: str, marker: str) -> None:
 def child_main() -> None:
     job = json.loads(os.environ["CRASH_TEST_JOB"])
     _install_crash_point(job["point"], job["marker"])
-    ingest(job["url"], Path(job["root"]), job["day"], job["lake"])
+    ingest(job["url"], Path(job["root"]), job["day"], job["lake"], job["warehouse"])
 
 
-def ingest(url: str, root: Path, day_index: int = 0, lake_root: str | None = None) -> None:
-    """Fetch, flatten and load one day into `root` (its lake: `root/lake` unless given)."""
+def ingest(
+    url: str, root: Path, day_index: int = 0, lake_root: str | None = None, warehouse: str | None = None
+) -> None:
+    """Fetch, flatten and load one day into `root` (its lake `root/lake` and warehouse
+    `root/warehouse.duckdb` unless given)."""
     day = SCALE.start_date.fromordinal(SCALE.start_date.toordinal() + day_index)
     lake = Lake(lake_root or str(root / "lake"))
     settings = CesSettings(mcp_url=url, retry_backoff_seconds=0.01)
     with CesMcpClient(settings, rate_limiter=RateLimiter(1_000_000)) as client:
         fetch_conversation_partition(client, lake, APP, day)
     flatten_conversation_partition(lake, APP, day)
-    load_conversation_partitions(lake, Warehouse(str(root / "warehouse.duckdb")), [(APP, day)])
+    target = Warehouse(
+        warehouse or str(root / "warehouse.duckdb"), data_path=str(root / "lake" / "warehouse")
+    )
+    load_conversation_partitions(lake, target, [(APP, day)])
 
 
 # -- the parent --------------------------------------------------------------------------------
@@ -140,9 +146,16 @@ def simulator() -> Iterator[tuple[str, Versions]]:
 
 
 def start_child(
-    url: str, root: Path, point: str, marker: Path, day: int = 0, lake: str | None = None
+    url: str,
+    root: Path,
+    point: str,
+    marker: Path,
+    day: int = 0,
+    lake: str | None = None,
+    warehouse: str | None = None,
 ) -> subprocess.Popen:
-    job = {"url": url, "root": str(root), "point": point, "marker": str(marker), "day": day, "lake": lake}
+    job = {"url": url, "root": str(root), "point": point, "marker": str(marker), "day": day}
+    job |= {"lake": lake, "warehouse": warehouse}
     return subprocess.Popen(
         [sys.executable, __file__],
         env={**os.environ, "CRASH_TEST_JOB": json.dumps(job)},

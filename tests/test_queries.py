@@ -23,7 +23,7 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
 
 
 def query(warehouse: Warehouse, name: str, **params) -> list[dict]:
-    columns, rows = run_query(warehouse.path, name, params)
+    columns, rows = run_query(warehouse, name, params)
     return [dict(zip(columns, row, strict=True)) for row in rows]
 
 

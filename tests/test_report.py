@@ -29,7 +29,7 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
 
 @pytest.fixture(scope="module")
 def report(warehouse: Warehouse, tmp_path_factory: pytest.TempPathFactory):
-    return write_report(warehouse.path, str(tmp_path_factory.mktemp("page") / "report.html"))
+    return write_report(warehouse, str(tmp_path_factory.mktemp("page") / "report.html"))
 
 
 def test_the_page_is_one_file_that_needs_nothing_from_the_network(report) -> None:
@@ -92,7 +92,7 @@ def test_an_empty_warehouse_still_gives_every_section(tmp_path: Path) -> None:
     warehouse = Warehouse(str(tmp_path / "empty.duckdb"))
     with warehouse.connect() as conn:
         warehouse.ensure_schema(conn)
-    report = write_report(warehouse.path, str(tmp_path / "out" / "report.html"))
+    report = write_report(warehouse, str(tmp_path / "out" / "report.html"))
     assert report.charts_with_data == 0 and report.charts > 10
     page = Path(report.path).read_text()
     assert "No app has two completed evaluation runs yet" in page
@@ -101,15 +101,13 @@ def test_an_empty_warehouse_still_gives_every_section(tmp_path: Path) -> None:
 
 def test_report_errors_are_clear(tmp_path: Path, warehouse: Warehouse) -> None:
     with pytest.raises(ReportError, match="no warehouse at"):
-        write_report(str(tmp_path / "missing.duckdb"), str(tmp_path / "r.html"))
+        write_report(Warehouse(str(tmp_path / "missing.duckdb")), str(tmp_path / "r.html"))
     with pytest.raises(ReportError, match="expects a date"):
-        write_report(warehouse.path, str(tmp_path / "r.html"), {"since": "yesterday"})
+        write_report(warehouse, str(tmp_path / "r.html"), {"since": "yesterday"})
 
 
 def test_filters_narrow_the_report(warehouse: Warehouse, tmp_path: Path) -> None:
-    report = write_report(
-        warehouse.path, str(tmp_path / "r.html"), {"app": "sales", "since": date(2026, 11, 2)}
-    )
+    report = write_report(warehouse, str(tmp_path / "r.html"), {"app": "sales", "since": date(2026, 11, 2)})
     assert "volume-app" not in report.chart_ids  # one app: no split by app
     assert "evaluation-pass-rate-support" not in report.chart_ids
 
@@ -161,4 +159,4 @@ def test_a_warehouse_load_asks_for_a_new_report_once() -> None:
 
 def test_a_directory_as_the_report_path_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ReportError, match="is a directory: give the report's file name"):
-        write_report(str(tmp_path / "w.duckdb"), str(tmp_path))
+        write_report(Warehouse(str(tmp_path / "w.duckdb")), str(tmp_path))

@@ -324,12 +324,13 @@ def evaluation_runs() -> dict[str, list[dict[str, Any]]]:
 # -- building the warehouse through the real load path ------------------------------------------
 
 
-def build_warehouse(root: Path) -> tuple[Lake, Warehouse]:
-    """Flatten → Parquet → `load_conversation_partitions`, and `load_evaluation_observation`."""
+def build_warehouse(root: Path, warehouse: Warehouse | None = None) -> tuple[Lake, Warehouse]:
+    """Flatten → Parquet → `load_conversation_partitions`, and `load_evaluation_observation`
+    (into `root/warehouse.duckdb` unless another warehouse is given)."""
     from test_warehouse import write_partition
 
     lake = Lake(str(root / "lake"))
-    warehouse = Warehouse(str(root / "warehouse.duckdb"))
+    warehouse = warehouse or Warehouse(str(root / "warehouse.duckdb"))
     for (app, day), items in conversations().items():
         write_partition(lake, app, day, items)
         load_conversation_partitions(lake, warehouse, [(app, day)])

@@ -86,6 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; a user error is one line on stderr and a non-zero exit, never a traceback."""
     from pipelines.ces.errors import CesError
     from pipelines.warehouse.duck import WarehouseMemoryError, WarehouseSchemaError
+    from pipelines.warehouse.ducklake import DuckLakeSetupError
     from pipelines.warehouse.lock import WarehouseBusyError
     from pipelines.warehouse.queries import NamedQueryError
 
@@ -102,7 +103,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UserError, NamedQueryError) as exc:
         console.print(f"[red]error: {escape(str(exc))}", soft_wrap=True)
         return 2
-    except (CesError, WarehouseBusyError, WarehouseSchemaError, WarehouseMemoryError) as exc:
+    except (
+        CesError,
+        WarehouseBusyError,
+        WarehouseSchemaError,
+        WarehouseMemoryError,
+        DuckLakeSetupError,
+    ) as exc:
         console.print(f"[red]error: {escape(str(exc))}", soft_wrap=True)
         return 1
     except KeyboardInterrupt:

@@ -76,9 +76,9 @@ def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
 
     with running_simulator(_simulator_config(args)) as sim:
         settings, code = demo_load(args, sim.url, sim.apps)
-    warehouse = settings.storage.warehouse
-    counts = Warehouse.from_settings(settings.storage).row_counts()
-    table = Table("table", "rows", title=f"Warehouse {warehouse}")
+    warehouse = Warehouse.from_settings(settings.storage)
+    counts = warehouse.row_counts()
+    table = Table("table", "rows", title=f"Warehouse {warehouse.path}")
     for name, count in counts.items():
         table.add_row(name, str(count))
     out.print(table)

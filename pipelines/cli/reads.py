@@ -11,6 +11,7 @@ from pipelines.config import Settings
 
 
 def cmd_query(args: argparse.Namespace, settings: Settings) -> int:
+    from pipelines.warehouse.duck import Warehouse
     from pipelines.warehouse.queries import named_queries, parse_param_options, run_query
 
     if args.list or not args.name:
@@ -20,15 +21,16 @@ def cmd_query(args: argparse.Namespace, settings: Settings) -> int:
                 out.print(f"    --param {parameter.signature()}  {parameter.description}", markup=False)
         return 0
     params = parse_param_options(args.param)
-    columns, rows = run_query(settings.storage.warehouse, args.name, params)
+    columns, rows = run_query(Warehouse.from_settings(settings.storage), args.name, params)
     print_rows(columns, rows, args.format)
     return 0
 
 
 def cmd_report(args: argparse.Namespace, settings: Settings) -> int:
     from pipelines.report import ReportError, write_report
+    from pipelines.warehouse.duck import Warehouse
 
-    warehouse = settings.storage.warehouse
+    warehouse = Warehouse.from_settings(settings.storage)
     target = args.out or settings.storage.report_path
     params = {
         key: value

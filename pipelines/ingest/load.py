@@ -15,8 +15,12 @@ def load_conversation_partitions(
 ) -> dict[str, int]:
     """Replace these partitions in every conversation table in one transaction; rows inserted per table."""
     files = [partition_files(lake, app, day) for app, day in partitions]
-    with warehouse.conversation_load(filesystem=None if lake.is_local else lake.fs) as load:
-        return load.replace(files)
+
+    def load() -> dict[str, int]:
+        with warehouse.conversation_load(filesystem=None if lake.is_local else lake.fs) as replacing:
+            return replacing.replace(files)
+
+    return warehouse.retrying_conflicts(load)
 
 
 def partition_files(lake: Lake, app: str, day: date) -> PartitionFiles:

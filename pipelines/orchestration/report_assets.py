@@ -29,7 +29,7 @@ AFTER_WAREHOUSE_LOADS = (
 )
 def dashboard(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     try:
-        report = write_report(warehouse.path, warehouse.report_path)
+        report = write_report(warehouse.warehouse(), warehouse.report_path)
     except ReportError as exc:
         raise dg.Failure(str(exc)) from exc
     context.log.info(f"wrote {report.path}: {report.charts} charts, {report.size_bytes} bytes")

@@ -13,6 +13,7 @@ import pydantic
 from pipelines.ces.client import CesMcpClient
 from pipelines.config import CesSettings, Settings, StorageSettings
 from pipelines.lake.store import Lake
+from pipelines.warehouse import ducklake
 from pipelines.warehouse.duck import Warehouse
 
 
@@ -59,19 +60,25 @@ class LakeResource(dg.ConfigurableResource):
 
 
 class WarehouseResource(dg.ConfigurableResource):
-    """The DuckDB warehouse file (`CES_WAREHOUSE`), how loads use it, and the dashboard's path."""
+    """The warehouse (`CES_WAREHOUSE`: a DuckDB file or a DuckLake), how loads use it, and the
+    dashboard's path."""
 
     path: str
     lock_timeout_seconds: float
     write_memory_limit: str
+    data_path: str
     report_path: str
 
     @classmethod
     def from_settings(cls, storage: StorageSettings) -> WarehouseResource:
-        return cls(**dataclasses.asdict(Warehouse.from_settings(storage)), report_path=storage.report_path)
+        """A DuckLake target with a password is `EnvVar("CES_WAREHOUSE")`: never in config or the UI."""
+        values: dict[str, Any] = dataclasses.asdict(Warehouse.from_settings(storage))
+        if ducklake.shown(storage.warehouse) != storage.warehouse:
+            values["path"] = dg.EnvVar("CES_WAREHOUSE")
+        return cls(**values, report_path=storage.report_path)
 
     def warehouse(self) -> Warehouse:
-        return Warehouse(self.path, self.lock_timeout_seconds, self.write_memory_limit)
+        return Warehouse(self.path, self.lock_timeout_seconds, self.write_memory_limit, self.data_path)
 
 
 def resources_from_settings(settings: Settings) -> dict[str, dg.ConfigurableResource]:

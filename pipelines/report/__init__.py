@@ -48,22 +48,22 @@ def _subtitle(warehouse_path: str, data: ReportData, params: Mapping[str, Any]) 
     return "<br>".join(parts)
 
 
-def write_report(warehouse_path: str, out_path: str, params: Mapping[str, Any] | None = None) -> ReportFile:
+def write_report(warehouse: Warehouse, out_path: str, params: Mapping[str, Any] | None = None) -> ReportFile:
     """Read the warehouse read-only and write the dashboard to `out_path` atomically."""
     if Path(out_path).is_dir():
         raise ReportError(
             f"{out_path} is a directory: give the report's file name, e.g. {Path(out_path) / 'report.html'}"
         )
-    if not Path(warehouse_path).exists():
-        raise ReportError(f"no warehouse at {warehouse_path}: run `ces-pipeline ingest` first")
+    if not warehouse.exists():
+        raise ReportError(f"no warehouse at {warehouse.path}: run `ces-pipeline ingest` first")
     params = dict(params or {})
     try:
-        with Warehouse(warehouse_path).connect(read_only=True) as conn:
+        with warehouse.connect(read_only=True) as conn:
             data = read_report_data(conn, params)
     except (WarehouseBusyError, NamedQueryError) as exc:
         raise ReportError(str(exc)) from exc
     charts = build_charts(data)
-    subtitle = _subtitle(warehouse_path, data, params)
+    subtitle = _subtitle(warehouse.path, data, params)
     page = render_page(charts, data.evaluation_regressions, title=TITLE, subtitle=subtitle)
     target = Path(out_path)
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -75,20 +75,24 @@ def descriptions() -> tuple[Description, ...]:
     return tuple(found)
 
 
-def install(conn: duckdb.DuckDBPyConnection) -> None:
-    """(Re)create the views and their descriptions in one transaction (call it outside one)."""
+def install(conn: duckdb.DuckDBPyConnection, *, view_columns: bool = True) -> None:
+    """(Re)create the views and their descriptions in one transaction (call it outside one);
+    `view_columns=False` where views' columns take no comment (DuckLake: views and tables do)."""
     with transaction(conn):
         for path in view_files():
             conn.execute(path.read_text())
-        apply_comments(conn)
+        apply_comments(conn, view_columns=view_columns)
 
 
-def apply_comments(conn: duckdb.DuckDBPyConnection) -> int:
+def apply_comments(conn: duckdb.DuckDBPyConnection, *, view_columns: bool = True) -> int:
     current: dict[tuple[str, str | None], str | None] = {}
     for relation, column, comment in conn.execute(sql_text("warehouse/current_comments.sql")).fetchall():
         current[(relation, column)] = comment
+    views = set(view_names())
     applied = 0
     for description in descriptions():
+        if not view_columns and description.column and description.relation in views:
+            continue
         key = (description.relation, description.column)
         if key in current and current[key] != description.text:
             conn.execute(description.statement)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+import random
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
+from typing import TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -26,12 +29,15 @@ from pipelines.transform.schemas import (
     EVALUATION_RUNS,
     REJECTS,
 )
+from pipelines.warehouse import ducklake
 from pipelines.warehouse.catalog import install as install_views_and_descriptions
 from pipelines.warehouse.lock import WarehouseBusyError, warehouse_lock
 from pipelines.warehouse.migrations import migrate
 from pipelines.warehouse.publish import working_copy
 from pipelines.warehouse.transaction import transaction
 from pipelines.warehouse.types import schema_mismatches
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -55,17 +61,42 @@ class WarehouseMemoryError(RuntimeError):
 @dataclass(frozen=True)
 class Warehouse:
     path: str
+    """A DuckDB file, or `ducklake:<catalog>` (`pipelines.warehouse.ducklake`)."""
     lock_timeout_seconds: float = 900.0
     write_memory_limit: str = DEFAULT_WRITE_MEMORY_LIMIT
+    data_path: str = ""
+    """Where a DuckLake warehouse keeps its data files."""
 
     @classmethod
     def from_settings(cls, storage: StorageSettings) -> Warehouse:
-        return cls(storage.warehouse, storage.lock_timeout_seconds, storage.write_memory_limit)
+        return cls(
+            storage.warehouse,
+            storage.lock_timeout_seconds,
+            storage.write_memory_limit,
+            storage.warehouse_data_root,
+        )
+
+    @property
+    def is_ducklake(self) -> bool:
+        return ducklake.is_ducklake(self.path)
+
+    def exists(self) -> bool:
+        """Whether there is a warehouse to read (a PostgreSQL catalog is taken to exist)."""
+        file = ducklake.catalog_file(self.path) if self.is_ducklake else self.path
+        return file is None or Path(file).exists()
 
     @contextmanager
     def connect(self, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
-        """Read: the published file as it is, at once. Write: a working copy under the write lock
-        (one load at a time), published whole when the block succeeds (`publish`)."""
+        """A DuckLake: its current snapshot, to read or to commit a new one. A DuckDB file, to read:
+        the published file as it is, at once; to write: a working copy under the write lock (one
+        load at a time), published whole when the block succeeds (`publish`)."""
+        if self.is_ducklake:
+            memory_limit = None if read_only else self.write_memory_limit
+            with ducklake.attach(
+                self.path, self.data_path, read_only=read_only, memory_limit=memory_limit
+            ) as conn:
+                yield conn
+            return
         if read_only:
             with _open(self.path, read_only=True) as conn:
                 yield conn
@@ -79,11 +110,23 @@ class Warehouse:
             yield conn
             conn.execute("CHECKPOINT")  # the file alone holds the load: no log to publish beside it
 
+    def retrying_conflicts(self, load: Callable[[], T]) -> T:
+        """`load()` again when a DuckLake commit met a concurrent one that changed the same data
+        (a DuckDB file's loads never meet: they queue on its lock)."""
+        for attempt in range(1, ducklake.CONFLICT_ATTEMPTS + 1):
+            try:
+                return load()
+            except duckdb.TransactionException as exc:
+                if not ducklake.is_conflict(exc) or attempt == ducklake.CONFLICT_ATTEMPTS:
+                    raise
+                time.sleep(random.uniform(0.05, 0.2) * attempt)
+        raise AssertionError("unreachable")
+
     def ensure_schema(self, conn: duckdb.DuckDBPyConnection) -> None:
         """Create tables and views, describe them, refuse drift; once a process per published file
         and version (the working copy being written is the next published file)."""
         version = _schema_version(conn)
-        if _file_key(self.path, version) in _SCHEMA_ENSURED:
+        if self._schema_key(self.path, version) in _SCHEMA_ENSURED:
             return
         migrate(conn, _tables(conn))
         problems = [problem for spec in ALL_TABLES for problem in schema_mismatches(conn, spec)]
@@ -91,9 +134,13 @@ class Warehouse:
             raise WarehouseSchemaError(
                 f"warehouse {self.path} does not match this version: " + "; ".join(problems)
             )
-        install_views_and_descriptions(conn)
+        install_views_and_descriptions(conn, view_columns=not self.is_ducklake)
         ((written,),) = conn.execute(sql_text("warehouse/database_file.sql")).fetchall()
-        _SCHEMA_ENSURED.add(_file_key(written, _schema_version(conn)))
+        _SCHEMA_ENSURED.add(self._schema_key(written, _schema_version(conn)))
+
+    def _schema_key(self, file: str, version: int | None) -> tuple[str | int, ...] | None:
+        """A DuckLake: its catalog. A DuckDB file: the file (device, inode) written or read."""
+        return (self.path, version) if self.is_ducklake else _file_key(file, version)
 
     @contextmanager
     def conversation_load(
@@ -118,6 +165,19 @@ class Warehouse:
         rejects: pa.RecordBatch,
     ) -> dict[str, int]:
         """Replace runs in each run table, upsert results, add snapshots: one transaction, no half run."""
+        return self.retrying_conflicts(
+            lambda: self._upsert_evaluations(app, day, run_batches, snapshots, result_batches, rejects)
+        )
+
+    def _upsert_evaluations(
+        self,
+        app: str,
+        day: date,
+        run_batches: Mapping[str, pa.RecordBatch],
+        snapshots: pa.RecordBatch,
+        result_batches: Mapping[str, pa.RecordBatch],
+        rejects: pa.RecordBatch,
+    ) -> dict[str, int]:
         written: dict[str, int] = {}
         with self.connect() as conn:
             self.ensure_schema(conn)
@@ -162,7 +222,7 @@ class Warehouse:
 
     def unfinished_evaluation_runs(self) -> list[tuple[str, str]]:
         """(app, run name) of each run not COMPLETED, ERROR or CANCELLED."""
-        if not Path(self.path).exists():
+        if not self.exists():
             return []
         with self.connect(read_only=True) as conn:
             if EVALUATION_RUNS.name not in _tables(conn):
@@ -172,7 +232,7 @@ class Warehouse:
 
     def row_counts(self) -> dict[str, int]:
         """Rows per contract table (0 for a table not created yet)."""
-        if not Path(self.path).exists():
+        if not self.exists():
             return {spec.name: 0 for spec in ALL_TABLES}
         with self.connect(read_only=True) as conn:
             existing = _tables(conn)
@@ -231,8 +291,9 @@ class ConversationLoad:
         return inserted
 
 
-_SCHEMA_ENSURED: set[tuple[int, int, int | None]] = set()
-"""Warehouse files (device, inode, schema version) this process has checked and set up."""
+_SCHEMA_ENSURED: set[tuple[str | int | None, ...] | None] = set()
+"""Warehouses (a file's device and inode, or a DuckLake catalog; the schema version) this process
+has checked and set up."""
 
 
 def _file_key(path: str, version: int | None) -> tuple[int, int, int | None] | None:

@@ -208,14 +208,14 @@ def named_queries() -> list[NamedQuery]:
 
 
 def run_query(
-    warehouse_path: str, name: str, params: Mapping[str, Any] | None = None
+    warehouse: Warehouse, name: str, params: Mapping[str, Any] | None = None
 ) -> tuple[list[str], list[tuple]]:
     """Columns and rows of a named query, on a read-only connection to the warehouse."""
     query = named_query(name)
     query.bind(params or {})  # a bad parameter is reported before the warehouse is opened
-    if not Path(warehouse_path).exists():
-        raise NamedQueryError(f"no warehouse at {warehouse_path}: run `ces-pipeline ingest` first")
-    with Warehouse(warehouse_path).connect(read_only=True) as conn:
+    if not warehouse.exists():
+        raise NamedQueryError(f"no warehouse at {warehouse.path}: run `ces-pipeline ingest` first")
+    with warehouse.connect(read_only=True) as conn:
         return query.execute(conn, params)
 
 

@@ -1,0 +1,115 @@
+"""A DuckLake warehouse, `CES_WAREHOUSE=ducklake:<catalog>`: many writers and readers at once.
+
+The catalog is a database (PostgreSQL, SQLite or a DuckDB file) that records every table's
+Parquet data files and every committed snapshot; the data files lie under a data path. Each
+connection is an in-memory DuckDB with the lake attached as `warehouse` and made the default, so
+every statement of `sql/` runs unchanged against its schema `main`. A transaction reads one
+snapshot and commits a new one: a reader sees whole loads only, and two loads of different
+partitions commit side by side. Two transactions that change the same data conflict at commit;
+`CONFLICT_ATTEMPTS` retries of the whole load settle it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib import resources
+
+import duckdb
+
+from pipelines.sqlfiles import sql_text
+
+PREFIX = "ducklake:"
+CATALOG_EXTENSIONS = {"postgres:": "postgres_scanner", "sqlite:": "sqlite_scanner"}
+"""The DuckDB extension each kind of catalog needs besides `ducklake` (a DuckDB file: none)."""
+CONFLICT_ATTEMPTS = 5
+_PASSWORD = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)")
+INITIALIZE_ATTEMPTS = 3
+
+
+class DuckLakeSetupError(RuntimeError):
+    """The DuckLake extensions are missing, or the catalog cannot be attached."""
+
+
+def is_ducklake(target: str) -> bool:
+    return target.startswith(PREFIX)
+
+
+def catalog_file(target: str) -> str | None:
+    """The local file of a SQLite or DuckDB-file catalog (None for PostgreSQL)."""
+    catalog = target.removeprefix(PREFIX)
+    if catalog.startswith("postgres:"):
+        return None
+    return catalog.removeprefix("sqlite:")
+
+
+def is_conflict(error: BaseException) -> bool:
+    """A commit refused because another transaction changed the same data first."""
+    return isinstance(error, duckdb.TransactionException) and "conflict" in str(error).lower()
+
+
+@contextmanager
+def attach(
+    target: str, data_path: str, *, read_only: bool, memory_limit: str | None = None
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """An in-memory DuckDB connection with the lake at `target` attached as the default database."""
+    conn = duckdb.connect(config={"memory_limit": memory_limit} if memory_limit else {})
+    try:
+        _load_extension(conn, "ducklake")
+        catalog = target.removeprefix(PREFIX)
+        for prefix, extension in CATALOG_EXTENSIONS.items():
+            if catalog.startswith(prefix):
+                _load_extension(conn, extension)
+        if not read_only and (file := catalog_file(target)):
+            os.makedirs(os.path.dirname(os.path.abspath(file)), exist_ok=True)
+        attach_sql = sql_text("warehouse/attach_ducklake.sql").format(
+            target=quoted(target), data_path=quoted(data_path), read_only=quoted(str(read_only).lower())
+        )
+        for attempt in range(1, INITIALIZE_ATTEMPTS + 1):
+            try:
+                conn.execute(attach_sql)
+                break
+            except duckdb.Error as exc:
+                # Two processes that find a new catalog both create its tables; one of them fails
+                # and then finds the catalog made.
+                if "initialize DuckLake" in str(exc) and attempt < INITIALIZE_ATTEMPTS:
+                    time.sleep(0.2 * attempt)
+                    continue
+                raise DuckLakeSetupError(  # DuckDB's own message names the password: hidden, unchained
+                    f"cannot attach the DuckLake warehouse {shown(target)}: {shown(str(exc))}"
+                ) from None
+        conn.execute("USE warehouse")
+        conn.execute("SET TimeZone = 'UTC'")
+        yield conn
+    finally:
+        conn.close()
+
+
+def _load_extension(conn: duckdb.DuckDBPyConnection, name: str) -> None:
+    """From the `duckdb-extension-NAME` package when installed (no download), else DuckDB's own."""
+    try:
+        folder = resources.files(f"duckdb_extension_{name}") / "extensions" / f"v{duckdb.__version__}"
+    except ModuleNotFoundError:
+        folder = None
+    try:
+        if folder is not None and folder.is_dir():
+            conn.load_extension(str(folder / f"{name}.duckdb_extension"))
+        else:
+            conn.load_extension(name)
+    except duckdb.Error as exc:
+        raise DuckLakeSetupError(
+            f"the DuckDB extension {name} is not installed: pip install -e '.[scale]' ({exc})"
+        ) from exc
+
+
+def quoted(text: str) -> str:
+    """`text` as an SQL string literal, for the statements whose values DuckDB cannot bind."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def shown(text: str) -> str:
+    """`text` with any libpq password hidden: a secret is never shown, logged or stored."""
+    return _PASSWORD.sub(r"\1***", text)

@@ -1,0 +1,176 @@
+"""The warehouse as a DuckLake (`CES_WAREHOUSE=ducklake:<catalog>`): the same schema, tables,
+columns, views, descriptions and named queries as the DuckDB file, on a DuckDB-file, SQLite or
+PostgreSQL catalog; loads of different partitions commit side by side; a reader sees committed
+snapshots only."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import trend_samples as samples
+from postgres_server import create_database, postgres_server
+from test_cli import base_env, cli, workdir  # noqa: F401 (the fixture)
+from test_crash import SCALE as CRASH_SCALE
+from test_crash import Versions, intervals, start_child
+
+from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
+from pipelines.ces.simulator.server.faults import SimulatedFaults
+from pipelines.config import StorageSettings
+from pipelines.orchestration.resources import WarehouseResource
+from pipelines.sqlfiles import sql_text
+from pipelines.transform.schemas import ALL_TABLES
+from pipelines.warehouse import ducklake
+from pipelines.warehouse.catalog import descriptions, view_names
+from pipelines.warehouse.duck import Warehouse
+from pipelines.warehouse.ducklake import DuckLakeSetupError
+from pipelines.warehouse.queries import named_queries, run_query
+
+
+@pytest.fixture(scope="module")
+def postgres() -> Iterator[str]:
+    with postgres_server() as conninfo:
+        yield conninfo
+
+
+def catalog_target(kind: str, folder: Path, postgres: str) -> str:
+    if kind == "postgres":  # a database of its own: a catalog's tables are one warehouse's
+        name = f"lake_{folder.name.lower().replace('-', '_')[-40:]}"
+        return f"ducklake:postgres:{create_database(postgres, name)}"
+    return {
+        "duckdb": f"ducklake:{folder}/catalog.ducklake",
+        "sqlite": f"ducklake:sqlite:{folder}/catalog.sqlite",
+    }[kind]
+
+
+def contents(warehouse: Warehouse) -> dict[str, list[tuple]]:
+    with warehouse.connect(read_only=True) as conn:
+        return {
+            spec.name: sorted(conn.execute(f"SELECT * FROM {spec.name}").fetchall(), key=repr)
+            for spec in ALL_TABLES
+        }
+
+
+def catalog(warehouse: Warehouse) -> dict[str, object]:
+    """Tables with their columns and types, views, and every description, as SQL clients see them."""
+    with warehouse.connect(read_only=True) as conn:
+        columns = conn.execute(
+            "SELECT table_name, column_name, data_type FROM information_schema.columns "
+            "WHERE table_catalog = current_database() AND table_schema = 'main' "
+            "ORDER BY table_name, ordinal_position"
+        ).fetchall()
+        kinds = conn.execute(
+            "SELECT table_name, table_type FROM information_schema.tables "
+            "WHERE table_catalog = current_database() AND table_schema = 'main' ORDER BY 1"
+        ).fetchall()
+        comments = conn.execute(sql_text("warehouse/current_comments.sql")).fetchall()
+    return {"columns": columns, "kinds": kinds, "comments": sorted(comments, key=repr)}
+
+
+@pytest.fixture(scope="module")
+def file_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
+    return samples.build_warehouse(tmp_path_factory.mktemp("file"))[1]
+
+
+@pytest.mark.parametrize("kind", ["duckdb", "sqlite", "postgres"])
+def test_every_catalog_gets_the_files_tables_views_and_descriptions(
+    kind: str, tmp_path: Path, postgres: str, file_warehouse: Warehouse
+) -> None:
+    lake = Warehouse(catalog_target(kind, tmp_path, postgres), data_path=str(tmp_path / "data"))
+    with lake.connect() as conn:
+        lake.ensure_schema(conn)
+    expected, got = catalog(file_warehouse), catalog(lake)
+    assert got["columns"] == expected["columns"] and got["kinds"] == expected["kinds"]
+    views = set(view_names())
+    # DuckLake describes tables, their columns and views; a view's columns take no comment there.
+    described = [c for c in got["comments"] if not (c[0] in views and c[1])]
+    assert described == [c for c in expected["comments"] if not (c[0] in views and c[1])]
+    wanted = {
+        (d.relation, d.column, d.text) for d in descriptions() if not (d.relation in views and d.column)
+    }
+    assert wanted <= set(described)
+
+
+def test_a_ducklake_holds_the_files_rows_and_answers_its_queries(
+    tmp_path: Path, postgres: str, file_warehouse: Warehouse
+) -> None:
+    lake = Warehouse(catalog_target("postgres", tmp_path, postgres), data_path=str(tmp_path / "data"))
+    samples.build_warehouse(tmp_path / "lake", lake)
+    assert contents(lake) == contents(file_warehouse)
+    assert sum(len(rows) for rows in contents(lake).values()) > 500
+    for query in named_queries():  # the same rows (ties of an ORDER BY in any order)
+        (columns, rows), (file_columns, file_rows) = (
+            run_query(lake, query.name),
+            run_query(file_warehouse, query.name),
+        )
+        assert columns == file_columns and sorted(rows, key=repr) == sorted(file_rows, key=repr), query.name
+
+
+def test_the_cli_ingests_into_a_ducklake_on_postgres(workdir: Path, postgres: str) -> None:  # noqa: F811
+    scale = SimulatorScale(
+        seed=3, apps=1, days=2, conversations_per_day=6, max_turns=3, evaluation_runs_per_app=2
+    )
+    target = catalog_target("postgres", workdir, postgres)
+    with running_simulator(SimulatorConfig(scale=scale)) as sim:
+        env = base_env(workdir) | {"CES_MCP_URL": sim.url, "CES_APPS": sim.apps[0], "CES_WAREHOUSE": target}
+        ingested = cli("ingest", "--since", "2026-11-01", "--until", "2026-11-03", env=env, cwd=workdir)
+        assert ingested.returncode == 0, ingested.stderr
+        assert "ingested 2 partitions in 1 run: 12 conversations loaded" in ingested.stderr
+        assert "password" not in ingested.stderr
+        queried = cli("query", "daily_volume", "--format", "json", env=env, cwd=workdir)
+        assert queried.returncode == 0, queried.stderr
+    rows = json.loads(queried.stdout)
+    assert [row["conversations"] for row in rows] == [6, 6]
+    lake = Warehouse(target, data_path=str(workdir / "lake" / "warehouse"))
+    assert lake.row_counts()["conversations"] == 12 and lake.row_counts()["evaluation_runs"] == 2
+    # The data files lie under the default data path, `warehouse/` under the lake.
+    assert list((workdir / "lake" / "warehouse").rglob("*.parquet"))
+
+
+def test_loads_of_different_partitions_commit_side_by_side_and_readers_see_snapshots(
+    tmp_path: Path, postgres: str
+) -> None:
+    target = catalog_target("postgres", tmp_path, postgres)
+    versions = Versions()
+    config = SimulatorConfig(scale=CRASH_SCALE, faults=SimulatedFaults(corrupt=versions))
+    lake = Warehouse(target, data_path=str(tmp_path / "lake" / "warehouse"))
+    with running_simulator(config) as sim:
+        logs = [tmp_path / "log-0", tmp_path / "log-1"]
+        children = [
+            start_child(sim.url, tmp_path, "hold:2.0", logs[day], day=day, warehouse=target) for day in (0, 1)
+        ]
+        while not all(log.exists() for log in logs):  # both transactions are open
+            assert all(child.poll() is None for child in children), children[0].communicate()[1]
+            time.sleep(0.02)
+        with lake.connect(read_only=True) as reader:
+            during = reader.execute("SELECT count(*) FROM conversations").fetchone()[0]
+        for child in children:
+            _, stderr = child.communicate(timeout=120)
+            assert child.returncode == 0, stderr
+    (_, first_out), (second_in, _) = sorted(intervals(logs[0]) + intervals(logs[1]))
+    assert second_in < first_out, "the two loads did not overlap: one waited for the other"
+    assert during == 0  # neither load had committed: nothing of either is seen
+    per_day = CRASH_SCALE.conversations_per_day
+    with lake.connect(read_only=True) as conn:
+        assert (
+            conn.execute("SELECT count(DISTINCT conversation_name) FROM conversations").fetchone()[0]
+            == 2 * per_day
+        )
+        assert conn.execute("SELECT count(DISTINCT partition_date) FROM spans").fetchone()[0] == 2
+
+
+def test_a_catalog_that_cannot_be_reached_is_one_clear_error_without_its_password(tmp_path: Path) -> None:
+    target = "ducklake:postgres:dbname=ces host=127.0.0.1 port=9 user=ces password=s3cret-value"
+    warehouse = Warehouse(target, data_path=str(tmp_path / "data"))
+    with pytest.raises(DuckLakeSetupError, match="cannot attach the DuckLake warehouse") as caught:
+        warehouse.row_counts()
+    assert "s3cret-value" not in str(caught.value) and "password=***" in str(caught.value)
+    assert ducklake.quoted("it's") == "'it''s'"
+    # In Dagster the target is read from the environment at run time: not in config or the UI.
+    resource = WarehouseResource.from_settings(StorageSettings(warehouse=target, lake=str(tmp_path)))
+    assert "s3cret-value" not in repr(resource.model_dump()) and "CES_WAREHOUSE" in repr(
+        resource.model_dump()
+    )
