@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import trend_samples as samples
+from object_stores import object_store
 from postgres_server import create_database, postgres_server
 from test_cli import base_env, cli, workdir  # noqa: F401 (the fixture)
 from test_crash import SCALE as CRASH_SCALE
@@ -174,3 +175,16 @@ def test_a_catalog_that_cannot_be_reached_is_one_clear_error_without_its_passwor
     assert "s3cret-value" not in repr(resource.model_dump()) and "CES_WAREHOUSE" in repr(
         resource.model_dump()
     )
+
+
+def test_a_ducklakes_data_files_on_s3(tmp_path: Path, postgres: str, file_warehouse: Warehouse) -> None:
+    """Data files on an S3-compatible store (moto), reached through the standard AWS variables."""
+    with object_store("s3") as store:
+        data_path = f"s3://{store.bucket}/ces/warehouse/"
+        lake = Warehouse(catalog_target("postgres", tmp_path, postgres), data_path=data_path)
+        samples.build_warehouse(tmp_path / "lake", lake)
+        assert contents(lake) == contents(file_warehouse)
+        files = [path for path in store.objects(data_path) if path.endswith(".parquet")]
+    assert files and all(path.startswith(f"{store.bucket}/ces/warehouse/main/") for path in files)
+    with pytest.raises(DuckLakeSetupError, match="local path or s3://, not gs://"):
+        Warehouse(lake.path, data_path="gs://bucket/warehouse/").row_counts()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import time
+import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import resources
@@ -63,6 +64,18 @@ def attach(
         for prefix, extension in CATALOG_EXTENSIONS.items():
             if catalog.startswith(prefix):
                 _load_extension(conn, extension)
+        if data_path.startswith("s3://"):
+            _load_extension(conn, "httpfs")
+            _create_s3_secret(conn)
+            # A file being uploaded holds one part in the buffer pool: parts of 5 MB (S3's least;
+            # files up to 50 GB) instead of 80 MB keep a load within CES_WAREHOUSE_MEMORY_LIMIT.
+            conn.execute("SET s3_uploader_max_filesize = '50GB'")
+        elif "://" in data_path:
+            scheme = data_path.split("://")[0]
+            raise DuckLakeSetupError(
+                f"a DuckLake keeps its data files on a local path or s3://, not {scheme}://: "
+                "set CES_WAREHOUSE_DATA_PATH"
+            )
         if not read_only and (file := catalog_file(target)):
             os.makedirs(os.path.dirname(os.path.abspath(file)), exist_ok=True)
         attach_sql = sql_text("warehouse/attach_ducklake.sql").format(
@@ -103,6 +116,28 @@ def _load_extension(conn: duckdb.DuckDBPyConnection, name: str) -> None:
         raise DuckLakeSetupError(
             f"the DuckDB extension {name} is not installed: pip install -e '.[scale]' ({exc})"
         ) from exc
+
+
+def _create_s3_secret(conn: duckdb.DuckDBPyConnection) -> None:
+    """httpfs's S3 secret from the variables boto3 and s3fs read: a custom `AWS_ENDPOINT_URL`
+    (an S3-compatible server) is reached with path-style URLs."""
+    env = os.environ.get
+    endpoint = urllib.parse.urlsplit(env("AWS_ENDPOINT_URL") or "https://s3.amazonaws.com")
+    statement = sql_text("warehouse/create_s3_secret.sql").format(
+        key_id=quoted(env("AWS_ACCESS_KEY_ID", "")),
+        secret=quoted(env("AWS_SECRET_ACCESS_KEY", "")),
+        session_token=quoted(env("AWS_SESSION_TOKEN", "")),
+        region=quoted(env("AWS_REGION") or env("AWS_DEFAULT_REGION") or "us-east-1"),
+        endpoint=quoted(endpoint.netloc),
+        url_style=quoted("path" if env("AWS_ENDPOINT_URL") else "vhost"),
+        use_ssl=quoted(str(endpoint.scheme == "https").lower()),
+    )
+    try:
+        conn.execute(statement)
+    except duckdb.Error as exc:  # the statement holds the secret key: never in a message
+        raise DuckLakeSetupError(
+            f"cannot set up S3 access for the DuckLake's data files: {type(exc).__name__}"
+        ) from None
 
 
 def quoted(text: str) -> str:
