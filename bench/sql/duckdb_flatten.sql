@@ -265,10 +265,10 @@ SELECT
     s.partition_date
 FROM bench_spans AS s
 LEFT JOIN bench_spans AS p
-    ON len(s.path) > 0
-    AND p.conversation_name = s.conversation_name
+    ON p.conversation_name = s.conversation_name
     AND p.turn_index = s.turn_index
-    AND p.path = s.path[1:len(s.path) - 1];
+    -- equalities only, so that the join is a hash join (a root has no parent path: NULL)
+    AND p.path = CASE WHEN len(s.path) > 0 THEN s.path[1:len(s.path) - 1] END;
 
 INSERT INTO turns BY NAME
 SELECT
