@@ -142,16 +142,8 @@ def test_bi_readers_never_block_a_load_and_see_whole_loads_only(workdir: Path) -
     )
     with running_simulator(SimulatorConfig(scale=scale)) as sim:
         env = base_env(workdir) | {"CES_MCP_URL": sim.url, "CES_APPS": sim.apps[0], "CES_DAYS_PER_RUN": "2"}
-        first = cli(
-            "ingest",
-            "--since",
-            "2026-10-25",
-            "--until",
-            "2026-10-26",
-            "--skip-evaluations",
-            env=env,
-            cwd=workdir,
-        )
+        first_day = ["--since", "2026-10-25", "--until", "2026-10-26", "--skip-evaluations"]
+        first = cli("ingest", *first_day, env=env, cwd=workdir)
         assert first.returncode == 0, first.stderr
         warehouse = workdir / "warehouse.duckdb"
         stop = workdir / "stop"

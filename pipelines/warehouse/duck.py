@@ -165,60 +165,53 @@ class Warehouse:
         rejects: pa.RecordBatch,
     ) -> dict[str, int]:
         """Replace runs in each run table, upsert results, add snapshots: one transaction, no half run."""
-        return self.retrying_conflicts(
-            lambda: self._upsert_evaluations(app, day, run_batches, snapshots, result_batches, rejects)
-        )
 
-    def _upsert_evaluations(
-        self,
-        app: str,
-        day: date,
-        run_batches: Mapping[str, pa.RecordBatch],
-        snapshots: pa.RecordBatch,
-        result_batches: Mapping[str, pa.RecordBatch],
-        rejects: pa.RecordBatch,
-    ) -> dict[str, int]:
-        written: dict[str, int] = {}
-        with self.connect() as conn:
-            self.ensure_schema(conn)
-            relations = {
-                "incoming_evaluation_runs": run_batches[EVALUATION_RUNS.name],
-                "incoming_snapshots": snapshots,
-                "incoming_evaluation_results": result_batches[EVALUATION_RESULTS.name],
-                "incoming_rejects": rejects,
-            }
-            for name, batch in relations.items():
-                conn.register(name, pa.Table.from_batches([batch]))
-            with transaction(conn):
-                conn.execute(sql_text("warehouse/stage_evaluation_runs.sql"))
-                for spec in EVALUATION_RUN_TABLES:
-                    relation = f"incoming_{spec.name}"
-                    if relation not in relations:
-                        conn.register(relation, pa.Table.from_batches([run_batches[spec.name]]))
-                    conn.execute(sql_text("warehouse/delete_evaluation_run_rows.sql").format(table=spec.name))
-                    written[spec.name] = _insert(
-                        conn, "insert_evaluation_run_rows", table=spec.name, relation=relation
+        def upsert() -> dict[str, int]:
+            written: dict[str, int] = {}
+            with self.connect() as conn:
+                self.ensure_schema(conn)
+                relations = {
+                    "incoming_evaluation_runs": run_batches[EVALUATION_RUNS.name],
+                    "incoming_snapshots": snapshots,
+                    "incoming_evaluation_results": result_batches[EVALUATION_RESULTS.name],
+                    "incoming_rejects": rejects,
+                }
+                for name, batch in relations.items():
+                    conn.register(name, pa.Table.from_batches([batch]))
+                with transaction(conn):
+                    conn.execute(sql_text("warehouse/stage_evaluation_runs.sql"))
+                    for spec in EVALUATION_RUN_TABLES:
+                        relation = f"incoming_{spec.name}"
+                        if relation not in relations:
+                            conn.register(relation, pa.Table.from_batches([run_batches[spec.name]]))
+                        conn.execute(
+                            sql_text("warehouse/delete_evaluation_run_rows.sql").format(table=spec.name)
+                        )
+                        written[spec.name] = _insert(
+                            conn, "insert_evaluation_run_rows", table=spec.name, relation=relation
+                        )
+                    written[EVALUATION_RUN_SNAPSHOTS.name] = _insert(
+                        conn, "insert_new_snapshots", table=EVALUATION_RUN_SNAPSHOTS.name
                     )
-                written[EVALUATION_RUN_SNAPSHOTS.name] = _insert(
-                    conn, "insert_new_snapshots", table=EVALUATION_RUN_SNAPSHOTS.name
-                )
-                conn.execute(sql_text("warehouse/delete_evaluation_results.sql"))
-                written[EVALUATION_RESULTS.name] = _insert(
-                    conn,
-                    "insert_evaluation_run_rows",
-                    table=EVALUATION_RESULTS.name,
-                    relation="incoming_evaluation_results",
-                )
-                for source in (RUN_REJECT_SOURCE, RESULT_REJECT_SOURCE):
-                    conn.execute(
-                        sql_text("warehouse/delete_partition_rejects.sql"),
-                        {"app": app, "day": day, "source": source},
+                    conn.execute(sql_text("warehouse/delete_evaluation_results.sql"))
+                    written[EVALUATION_RESULTS.name] = _insert(
+                        conn,
+                        "insert_evaluation_run_rows",
+                        table=EVALUATION_RESULTS.name,
+                        relation="incoming_evaluation_results",
                     )
-                written[REJECTS.name] = _insert(
-                    conn, "insert_relation", table=REJECTS.name, relation="incoming_rejects"
-                )
-                conn.execute("DROP TABLE accepted_evaluation_runs")
-        return written
+                    for source in (RUN_REJECT_SOURCE, RESULT_REJECT_SOURCE):
+                        conn.execute(
+                            sql_text("warehouse/delete_partition_rejects.sql"),
+                            {"app": app, "day": day, "source": source},
+                        )
+                    written[REJECTS.name] = _insert(
+                        conn, "insert_relation", table=REJECTS.name, relation="incoming_rejects"
+                    )
+                    conn.execute("DROP TABLE accepted_evaluation_runs")
+            return written
+
+        return self.retrying_conflicts(upsert)
 
     def unfinished_evaluation_runs(self) -> list[tuple[str, str]]:
         """(app, run name) of each run not COMPLETED, ERROR or CANCELLED."""
