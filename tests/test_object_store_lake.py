@@ -7,14 +7,13 @@ was."""
 from __future__ import annotations
 
 import gzip
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 from object_stores import KINDS, ObjectStore, object_store
-from test_cli import ROOT, base_env, cli, table_contents
+from test_cli import base_env, cli, table_contents, workdir  # noqa: F401 (the fixture)
 from test_crash import Versions, expected_after, ingest, killed_at, languages, warehouse_rows
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
@@ -40,14 +39,10 @@ def visible(objects: dict[str, bytes]) -> dict[str, bytes]:
     }
 
 
-def instance_folder(path: Path) -> Path:
-    (path / "dagster_home").mkdir(parents=True)
-    shutil.copy(ROOT / "dagster_home" / "dagster.yaml", path / "dagster_home")
-    return path
-
-
-def test_ingest_and_rebuild_with_the_lake_on_an_object_store(store: ObjectStore, tmp_path: Path) -> None:
-    workdir = instance_folder(tmp_path)
+def test_ingest_and_rebuild_with_the_lake_on_an_object_store(
+    store: ObjectStore,
+    workdir: Path,  # noqa: F811 (the fixture)
+) -> None:
     with running_simulator(SimulatorConfig(scale=SCALE)) as sim:
         served = {"CES_MCP_URL": sim.url, "CES_APPS": sim.apps[0]}
         env = base_env(workdir) | store.env | served | {"CES_LAKE": store.lake()}

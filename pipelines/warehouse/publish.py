@@ -27,7 +27,7 @@ class WarehouseFileError(RuntimeError):
     """The warehouse file cannot be published: a write-ahead log a newer load would orphan."""
 
 
-def wal_path(path: str) -> str:
+def _wal_path(path: str) -> str:
     return f"{path}.wal"
 
 
@@ -42,7 +42,7 @@ def working_copy(path: str) -> Iterator[str]:
         shutil.copyfile(path, working)
     try:
         yield working
-        if os.path.exists(wal_path(working)):
+        if os.path.exists(_wal_path(working)):
             raise WarehouseFileError(f"{working} kept a write-ahead log after its last checkpoint")
         with open(working, "rb+") as handle:
             os.fsync(handle.fileno())
@@ -57,18 +57,18 @@ def _checkpoint_in_place(path: str) -> None:
     """A file left with a write-ahead log (a load killed by an older version) gets it folded in
     first: a copy without its log would lose committed rows, and the log beside a new file would
     be replayed onto the wrong data."""
-    if not os.path.exists(wal_path(path)):
+    if not os.path.exists(_wal_path(path)):
         return
     try:
         duckdb.connect(path).close()  # opening replays the log; closing checkpoints it
     except duckdb.IOException as exc:
         raise WarehouseFileError(
-            f"{path} has an unapplied write-ahead log ({wal_path(path)}) and is open in another program: "
+            f"{path} has an unapplied write-ahead log ({_wal_path(path)}) and is open in another program: "
             f"close it once so that the next load can apply the log. DuckDB said: {exc}"
         ) from exc
 
 
 def _remove(working: str) -> None:
-    for leftover in (working, wal_path(working)):
+    for leftover in (working, _wal_path(working)):
         with contextlib.suppress(FileNotFoundError):
             os.remove(leftover)
