@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo dev test lint bench clean
+.PHONY: demo dev scale-demo test lint bench clean
 
 # The packages are byte-compiled on every core (pip does it on one: ~17 s of a ~40 s install).
 # Where PYTHONDONTWRITEBYTECODE is set, imports never write .pyc themselves, so this must run;
@@ -22,6 +22,11 @@ demo: $(STAMP)
 # dev: the simulator and the Dagster UI (http://127.0.0.1:3000) together, on the demo's data.
 dev: $(STAMP)
 	DAGSTER_HOME=$(CURDIR)/dagster_home $(BIN)/ces-pipeline dev
+
+# scale-demo: PostgreSQL, an S3-compatible server, the simulator and a Dagster daemon, all local;
+# queued runs side by side into the object-store lake and a DuckLake warehouse, then stopped.
+scale-demo: $(STAMP)
+	$(BIN)/python -m scale.demo
 
 test: $(STAMP)
 	$(BIN)/ruff check .

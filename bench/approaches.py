@@ -326,7 +326,7 @@ def backfill(args: argparse.Namespace) -> dict[str, Any]:
 
     settings = Settings.from_env()
     definitions = build_definitions(settings)
-    instance = dagster_instance(settings.orchestration.api_concurrency)
+    instance = dagster_instance(settings)
     register_apps(instance, [app for app, _ in partitions])
     log = (work / "daemon.log").open("wb")
     daemon = subprocess.Popen(

@@ -89,6 +89,8 @@ class CesSettings:
     """Evaluation runs always fetched, besides those `list_evaluation_runs` finds."""
     rate_limit_file: str | None = _setting("CES_RATE_LIMIT_FILE", None)
     """Where processes share the request rate; unset, a file in `DAGSTER_HOME` if set, else none."""
+    rate_limit_postgres: str | None = _setting("CES_RATE_LIMIT_POSTGRES", None, repr=False)
+    """A PostgreSQL connection string through which processes on every host share the request rate."""
     max_attempts: int = _setting("CES_MAX_ATTEMPTS", 5, "at_least_1")
     """Attempts per request, the first included, for calls that may be sent again (1: no retry)."""
     retry_max_seconds: float = _setting("CES_RETRY_MAX_SECONDS", 120.0, "not_negative")

@@ -7,13 +7,10 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import trend_samples as samples
-from object_stores import object_store
-from postgres_server import create_database, postgres_server
 from test_cli import base_env, cli, workdir  # noqa: F401 (the fixture)
 from test_crash import SCALE as CRASH_SCALE
 from test_crash import Versions, intervals, start_child
@@ -29,12 +26,7 @@ from pipelines.warehouse.catalog import descriptions, view_names
 from pipelines.warehouse.duck import Warehouse
 from pipelines.warehouse.ducklake import DuckLakeSetupError
 from pipelines.warehouse.queries import named_queries, run_query
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[str]:
-    with postgres_server() as conninfo:
-        yield conninfo
+from scale.servers import create_database, object_store
 
 
 def catalog_target(kind: str, folder: Path, postgres: str) -> str:

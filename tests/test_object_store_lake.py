@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from object_stores import KINDS, ObjectStore, object_store
 from test_cli import base_env, cli, table_contents, workdir  # noqa: F401 (the fixture)
 from test_crash import Versions, expected_after, ingest, killed_at, languages, warehouse_rows
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
 from pipelines.ces.simulator.server.faults import SimulatedFaults
 from pipelines.transform.schemas import CONVERSATION_TABLES
+from scale.servers import KINDS, ObjectStore, object_store
 
 SCALE = SimulatorScale(
     seed=17, apps=1, days=2, conversations_per_day=6, max_turns=3, evaluation_runs_per_app=2

@@ -40,7 +40,7 @@ from pipelines.ces.errors import (
     CesToolError,
     CesTransportError,
 )
-from pipelines.ces.ratelimit import FileRateLimiter, RateLimiter, rate_limiter_for
+from pipelines.ces.ratelimit import RateLimiter, rate_limiter_for
 from pipelines.ces.retry import RetryPolicy, is_transient
 from pipelines.config import CesSettings
 
@@ -95,7 +95,7 @@ class CesMcpClient:
         settings: CesSettings,
         *,
         transport: httpx.BaseTransport | None = None,
-        rate_limiter: RateLimiter | FileRateLimiter | None = None,
+        rate_limiter: RateLimiter | None = None,
         token_provider: TokenProvider | None = None,
         retry_policy: RetryPolicy | None = None,
     ):
@@ -109,7 +109,10 @@ class CesMcpClient:
             follow_redirects=False,
             headers={"user-agent": f"{protocol.CLIENT_NAME}/{protocol.CLIENT_INFO['version']}"},
         )
-        self._limiter = rate_limiter or rate_limiter_for(settings.max_rps, settings.rate_limit_file)
+        self._owns_limiter = rate_limiter is None
+        self._limiter = rate_limiter or rate_limiter_for(
+            settings.max_rps, settings.rate_limit_file, settings.rate_limit_postgres
+        )
         self._tokens = token_provider or token_provider_from_settings(settings)
         self._retry_policy = retry_policy or RetryPolicy(
             max_attempts=settings.max_attempts,
@@ -141,6 +144,8 @@ class CesMcpClient:
         if session is not None and session.session_id and not self._http.is_closed:
             self._terminate(session)
         self._http.close()
+        if self._owns_limiter:
+            self._limiter.close()
 
     def __repr__(self) -> str:
         mode = "stateless" if self._session is None else f"session protocol {self._session.protocol_version}"

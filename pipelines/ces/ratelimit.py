@@ -10,6 +10,9 @@ import struct
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
+
+from pipelines.sqlfiles import sql_text
 
 
 class RateLimiter:
@@ -46,6 +49,9 @@ class RateLimiter:
         self._theoretical_arrival = arrival + self._interval
         return arrival
 
+    def close(self) -> None:
+        """Release what the limiter holds (a database connection); it may be used again after."""
+
     def __repr__(self) -> str:
         return f"RateLimiter(max_rps={self.max_rps})"
 
@@ -77,6 +83,68 @@ class FileRateLimiter(RateLimiter):
         return f"FileRateLimiter(path={self.path!r}, max_rps={self.max_rps})"
 
 
+class PostgresRateLimiter(RateLimiter):
+    """The same GCRA, its arrival time a row in PostgreSQL kept on the server's clock: every
+    process on every host using the database shares one rate (`CES_RATE_LIMIT_POSTGRES`)."""
+
+    BUDGET = "ces"
+
+    def __init__(self, conninfo: str, max_rps: float):
+        super().__init__(max_rps, clock=time.time)
+        self._conninfo = conninfo
+        self._connection: Any = None
+
+    def _reserve(self, now: float) -> float:
+        try:
+            wait = self._wait_for_permit()
+        except Exception:
+            if self._connection is None:  # it could not connect: nothing to retry
+                raise
+            self.close()  # a dropped connection: one new one, then the error is the caller's
+            wait = self._wait_for_permit()
+        return now + max(wait, 0.0)
+
+    def _wait_for_permit(self) -> float:
+        if self._connection is None:
+            self._connection = _connect_postgres(self._conninfo)
+        with self._connection.cursor() as cursor:
+            cursor.execute(
+                sql_text("ratelimit/reserve_permit.sql"), {"name": self.BUDGET, "interval": self._interval}
+            )
+            return float(cursor.fetchone()[0])
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+    def __repr__(self) -> str:  # the connection string may hold a password: never shown
+        return f"PostgresRateLimiter(max_rps={self.max_rps})"
+
+
+def _connect_postgres(conninfo: str) -> Any:
+    """An autocommit connection with the budget table in place."""
+    try:
+        import psycopg2
+    except ImportError as exc:
+        raise RuntimeError("CES_RATE_LIMIT_POSTGRES needs psycopg2: pip install -e '.[scale]'") from exc
+    try:
+        connection = psycopg2.connect(conninfo, connect_timeout=10, application_name="ces-pipeline")
+    except psycopg2.OperationalError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise RuntimeError(f"CES_RATE_LIMIT_POSTGRES: cannot connect: {first}") from None
+    connection.autocommit = True
+    for attempt in range(3):  # two processes creating the table at once: one loses, then finds it
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(sql_text("ratelimit/create_budget.sql"))
+            break
+        except psycopg2.IntegrityError:
+            if attempt == 2:
+                raise
+    return connection
+
+
 _shared: dict[tuple[int, float], RateLimiter] = {}
 _shared_lock = threading.Lock()
 
@@ -91,8 +159,11 @@ def shared_rate_limiter(max_rps: float) -> RateLimiter:
         return limiter
 
 
-def rate_limiter_for(max_rps: float, state_file: str | None) -> RateLimiter | FileRateLimiter:
-    """Shared by every process through `state_file` when one is configured, else by this process."""
+def rate_limiter_for(max_rps: float, state_file: str | None, postgres: str | None = None) -> RateLimiter:
+    """Shared by every host through `postgres`, by this host's processes through `state_file`,
+    whichever is configured first, else by this process."""
+    if postgres:
+        return PostgresRateLimiter(postgres, max_rps)
     if state_file:
         return FileRateLimiter(state_file, max_rps)
     return shared_rate_limiter(max_rps)

@@ -112,8 +112,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ) as exc:
         console.print(f"[red]error: {escape(str(exc))}", soft_wrap=True)
         return 1
-    except KeyboardInterrupt:
-        console.print(
-            "[yellow]interrupted: the run in progress is recorded as failed; no other run was started"
+    except KeyboardInterrupt as exc:  # a message says what goes on (queued runs), else nothing does
+        message = (
+            str(exc) or "interrupted: the run in progress is recorded as failed; no other run was started"
         )
+        console.print(f"[yellow]{escape(message)}", soft_wrap=True)
         return 130

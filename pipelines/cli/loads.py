@@ -41,7 +41,7 @@ def load_conversations(settings: Settings, command: str, partitions: list[tuple[
 
     job_name, verb = _JOBS[command]
     orchestration = settings.orchestration
-    instance = dagster_instance(orchestration.api_concurrency)
+    instance = dagster_instance(settings)
     register_apps(instance, [app for app, _ in partitions])
     ranges = plan_runs(partitions, orchestration.days_per_run)
     totals = {"conversations": 0, "pages": 0, "requests": 0, "rejects": 0}
@@ -113,7 +113,7 @@ def load_evaluations(
     from pipelines.orchestration.launch import PlannedRun, dagster_instance, execute_runs
     from pipelines.orchestration.partitions import register_apps
 
-    instance = dagster_instance(settings.orchestration.api_concurrency)
+    instance = dagster_instance(settings)
     register_apps(instance, apps)
     with console.status("replaying evaluation run fetches" if replay else "fetching evaluation runs"):
         outcomes = execute_runs(

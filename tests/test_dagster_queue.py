@@ -1,0 +1,112 @@
+"""Dagster beyond one machine, really run: an instance on PostgreSQL (`scale/dagster.yaml`), the
+QueuedRunCoordinator and a `dagster-daemon`. With the daemon serving the instance, `ces-pipeline
+ingest` queues its runs, the daemon launches them side by side, and the CLI follows them to the
+end with its usual summary and exit code; the request budget is shared through PostgreSQL."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import uuid
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+import dagster as dg
+import pytest
+from test_cli import ROOT, base_env, cli
+
+from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
+from pipelines.warehouse.duck import Warehouse
+from scale.servers import create_database, dagster_daemon, dagster_instance_at, libpq_url
+
+SCALE = SimulatorScale(
+    seed=23, apps=2, days=2, conversations_per_day=20, max_turns=3, evaluation_runs_per_app=1
+)
+WINDOW = ("--since", "2026-11-01", "--until", "2026-11-03")
+MAX_RPS = 8.0
+
+
+@pytest.fixture
+def queued_home(tmp_path: Path, postgres: str) -> Iterator[tuple[Path, dict[str, str]]]:
+    """A work folder whose instance is on PostgreSQL with a live daemon; the environment for it."""
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    for name in ("dagster.yaml", "workspace.yaml"):
+        shutil.copy(ROOT / "scale" / name, home / name)
+    suffix = uuid.uuid4().hex[:8]
+    env = base_env(tmp_path) | {
+        "DAGSTER_POSTGRES_URL": libpq_url(
+            create_database(postgres, f"dagster_{suffix}"), "postgresql+psycopg2"
+        ),
+        "CES_RATE_LIMIT_POSTGRES": create_database(postgres, f"budget_{suffix}"),
+        "CES_MAX_RPS": f"{MAX_RPS:g}",
+        "CES_PAGE_SIZE": "5",
+    }
+    with running_simulator(SimulatorConfig(scale=SCALE)) as sim:
+        env |= {"CES_MCP_URL": sim.url, "CES_APPS": ",".join(sim.apps)}
+        with dagster_daemon(env, tmp_path / "daemon.log"):
+            yield tmp_path, env
+
+
+def fetch_times(lake: Path) -> list[float]:
+    """When every raw conversation response of the lake was received (UNIX seconds), in order."""
+    times = []
+    for path in lake.glob("raw/conversations/**/*.jsonl.gz"):
+        with gzip.open(path, "rt") as lines:
+            times += [datetime.fromisoformat(json.loads(line)["fetched_at"]).timestamp() for line in lines]
+    return sorted(times)
+
+
+def test_ingest_queues_its_runs_for_the_daemon_and_follows_them(
+    queued_home: tuple[Path, dict[str, str]],
+) -> None:
+    work, env = queued_home
+    done = cli("ingest", *WINDOW, "--skip-evaluations", env=env, cwd=work)
+    assert done.returncode == 0, done.stderr
+    assert "ingested 4 partitions in 2 runs: 80 conversations loaded" in done.stderr
+    assert Warehouse(env["CES_WAREHOUSE"]).row_counts()["conversations"] == 80
+
+    with dagster_instance_at(env) as instance:
+        records = instance.get_run_records(dg.RunsFilter(job_name="ingest_conversations"))
+        assert len(records) == 2 and {r.dagster_run.status for r in records} == {dg.DagsterRunStatus.SUCCESS}
+        for record in records:  # each went through the queue and was launched by the daemon
+            kinds = [
+                entry.dagster_event.event_type
+                for entry in instance.all_logs(record.dagster_run.run_id)
+                if entry.dagster_event is not None
+            ]
+            assert kinds.index(dg.DagsterEventType.RUN_ENQUEUED) < kinds.index(
+                dg.DagsterEventType.RUN_STARTING
+            )
+        first, second = sorted(records, key=lambda r: r.start_time or 0)
+        assert second.start_time is not None and first.end_time is not None
+        assert second.start_time < first.end_time, "the two runs did not overlap"
+        loaded = instance.get_materialized_partitions(dg.AssetKey(["warehouse", "conversation_tables"]))
+        assert len(loaded) == 4
+
+    # Two runs side by side, in two processes, held to one budget through PostgreSQL.
+    times = fetch_times(work / "lake")
+    assert len(times) >= 20
+    window = 10  # any 10 consecutive responses span at least 9 intervals, less network jitter
+    spans = [times[i + window - 1] - times[i] for i in range(len(times) - window + 1)]
+    assert min(spans) >= (window - 1) / MAX_RPS * 0.9, min(spans)
+
+
+def test_a_failed_queued_run_fails_the_command_with_its_error(
+    queued_home: tuple[Path, dict[str, str]],
+) -> None:
+    work, env = queued_home
+    missing = "projects/simulated/locations/us/apps/missing-app"
+    done = cli("ingest", *WINDOW, "--skip-evaluations", "--app", missing, env=env, cwd=work)
+    assert done.returncode == 1, done.stderr
+    said = " ".join(done.stderr.split())  # as one line, however the console wrapped it
+    assert (
+        f"✗ {missing} 2026-11-01…2026-11-02: raw__conversation_pages: list_conversations failed: "
+        f"NOT_FOUND: app {missing} not found"
+    ) in said
+    assert "1 of 1 runs failed" in said
+    with dagster_instance_at(env) as instance:
+        (record,) = instance.get_run_records(dg.RunsFilter(job_name="ingest_conversations"))
+        assert record.dagster_run.status == dg.DagsterRunStatus.FAILURE
