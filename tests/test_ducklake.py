@@ -24,7 +24,7 @@ from pipelines.transform.schemas import ALL_TABLES
 from pipelines.warehouse import ducklake
 from pipelines.warehouse.catalog import descriptions, view_names
 from pipelines.warehouse.duck import Warehouse
-from pipelines.warehouse.ducklake import DuckLakeSetupError
+from pipelines.warehouse.ducklake import DuckLakeMissingError, DuckLakeSetupError
 from pipelines.warehouse.queries import named_queries, run_query
 from scale.servers import create_database, object_store
 
@@ -167,6 +167,14 @@ def test_a_catalog_that_cannot_be_reached_is_one_clear_error_without_its_passwor
     assert "s3cret-value" not in repr(resource.model_dump()) and "CES_WAREHOUSE" in repr(
         resource.model_dump()
     )
+
+
+def test_reading_a_catalog_no_load_has_made_yet_says_so(tmp_path: Path, postgres: str) -> None:
+    warehouse = Warehouse(catalog_target("postgres", tmp_path, postgres), data_path=str(tmp_path / "data"))
+    said = r"no DuckLake warehouse at ducklake:postgres:dbname=\w+ .* yet: the first load creates it"
+    with pytest.raises(DuckLakeMissingError, match=said), warehouse.connect(read_only=True):
+        pass
+    assert set(warehouse.row_counts().values()) == {0}
 
 
 def test_a_ducklakes_data_files_on_s3(tmp_path: Path, postgres: str, file_warehouse: Warehouse) -> None:

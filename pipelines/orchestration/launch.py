@@ -59,7 +59,6 @@ class RunOutcome:
     warnings: list[str] = field(default_factory=list)
     """What the run's steps logged as warnings (the CLI shows them; the run's logs keep them)."""
     interrupted: bool = False
-    run_id: str = ""
 
     def value(self, asset: str, key: str, default: Any = 0) -> Any:
         return self.metadata.get(asset, {}).get(key, default)
@@ -212,7 +211,6 @@ def run_outcome(run: PlannedRun, run_id: str, instance: dg.DagsterInstance) -> R
         failed,
         warnings,
         interrupted=error is not None and INTERRUPTED in error,
-        run_id=run_id,
     )
 
 

@@ -225,17 +225,19 @@ class Warehouse:
 
     def row_counts(self) -> dict[str, int]:
         """Rows per contract table (0 for a table not created yet)."""
+        none = {spec.name: 0 for spec in ALL_TABLES}
         if not self.exists():
-            return {spec.name: 0 for spec in ALL_TABLES}
-        with self.connect(read_only=True) as conn:
-            existing = _tables(conn)
-            count_sql = sql_text("warehouse/count_rows.sql")
-            return {
-                spec.name: conn.execute(count_sql.format(table=spec.name)).fetchone()[0]
-                if spec.name in existing
-                else 0
-                for spec in ALL_TABLES
-            }
+            return none
+        try:
+            with self.connect(read_only=True) as conn:
+                existing = _tables(conn)
+                count_sql = sql_text("warehouse/count_rows.sql")
+                return {
+                    name: conn.execute(count_sql.format(table=name)).fetchone()[0] if name in existing else 0
+                    for name in none
+                }
+        except ducklake.DuckLakeMissingError:
+            return none
 
 
 class ConversationLoad:

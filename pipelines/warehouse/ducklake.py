@@ -35,6 +35,10 @@ class DuckLakeSetupError(RuntimeError):
     """The DuckLake extensions are missing, or the catalog cannot be attached."""
 
 
+class DuckLakeMissingError(DuckLakeSetupError):
+    """A reader found no DuckLake at the catalog: no load has created it yet."""
+
+
 def is_ducklake(target: str) -> bool:
     return target.startswith(PREFIX)
 
@@ -91,6 +95,10 @@ def attach(
                 if "initialize DuckLake" in str(exc) and attempt < INITIALIZE_ATTEMPTS:
                     time.sleep(0.2 * attempt)
                     continue
+                if read_only and "creating a new DuckLake is explicitly disabled" in str(exc):
+                    raise DuckLakeMissingError(
+                        f"there is no DuckLake warehouse at {shown(target)} yet: the first load creates it"
+                    ) from None
                 raise DuckLakeSetupError(  # DuckDB's own message names the password: hidden, unchained
                     f"cannot attach the DuckLake warehouse {shown(target)}: {shown(str(exc))}"
                 ) from None
