@@ -18,6 +18,7 @@ import pytest
 from test_cli import ROOT, base_env, cli
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
+from pipelines.orchestration.partitions import RANGE_START_TAG
 from pipelines.warehouse.duck import Warehouse
 from scale.servers import create_database, dagster_daemon, dagster_instance_at, libpq_url
 
@@ -26,6 +27,7 @@ SCALE = SimulatorScale(
 )
 WINDOW = ("--since", "2026-11-01", "--until", "2026-11-03")
 MAX_RPS = 8.0
+MISSING = "projects/simulated/locations/us/apps/missing-app"
 
 
 @pytest.fixture
@@ -62,15 +64,25 @@ def fetch_times(lake: Path) -> list[float]:
 def test_ingest_queues_its_runs_for_the_daemon_and_follows_them(
     queued_home: tuple[Path, dict[str, str]],
 ) -> None:
+    """Two apps that load and one the server does not know: three runs, queued at once."""
     work, env = queued_home
-    done = cli("ingest", *WINDOW, "--skip-evaluations", env=env, cwd=work)
-    assert done.returncode == 0, done.stderr
-    assert "ingested 4 partitions in 2 runs: 80 conversations loaded" in done.stderr
+    apps = [*env["CES_APPS"].split(","), MISSING]
+    done = cli("ingest", *WINDOW, "--skip-evaluations", *(f"--app={app}" for app in apps), env=env, cwd=work)
+    said = " ".join(done.stderr.split())  # as one line, however the console wrapped it
+    assert done.returncode == 1, done.stderr
+    assert (
+        f"✗ {MISSING} 2026-11-01…2026-11-02: raw__conversation_pages: list_conversations failed: "
+        f"NOT_FOUND: app {MISSING} not found"
+    ) in said
+    assert "1 of 3 runs failed" in said and "Traceback" not in said
     assert Warehouse(env["CES_WAREHOUSE"]).row_counts()["conversations"] == 80
 
     with dagster_instance_at(env) as instance:
         records = instance.get_run_records(dg.RunsFilter(job_name="ingest_conversations"))
-        assert len(records) == 2 and {r.dagster_run.status for r in records} == {dg.DagsterRunStatus.SUCCESS}
+        failed = [r for r in records if MISSING in r.dagster_run.tags[RANGE_START_TAG]]
+        loaded = [r for r in records if r not in failed]
+        assert len(failed) == 1 and failed[0].dagster_run.status == dg.DagsterRunStatus.FAILURE
+        assert len(loaded) == 2 and {r.dagster_run.status for r in loaded} == {dg.DagsterRunStatus.SUCCESS}
         for record in records:  # each went through the queue and was launched by the daemon
             kinds = [
                 entry.dagster_event.event_type
@@ -80,11 +92,11 @@ def test_ingest_queues_its_runs_for_the_daemon_and_follows_them(
             assert kinds.index(dg.DagsterEventType.RUN_ENQUEUED) < kinds.index(
                 dg.DagsterEventType.RUN_STARTING
             )
-        first, second = sorted(records, key=lambda r: r.start_time or 0)
+        first, second = sorted(loaded, key=lambda r: r.start_time or 0)
         assert second.start_time is not None and first.end_time is not None
         assert second.start_time < first.end_time, "the two runs did not overlap"
-        loaded = instance.get_materialized_partitions(dg.AssetKey(["warehouse", "conversation_tables"]))
-        assert len(loaded) == 4
+        materialized = instance.get_materialized_partitions(dg.AssetKey(["warehouse", "conversation_tables"]))
+        assert len(materialized) == 4
 
     # Two runs side by side, in two processes, held to one budget through PostgreSQL.
     times = fetch_times(work / "lake")
@@ -92,21 +104,3 @@ def test_ingest_queues_its_runs_for_the_daemon_and_follows_them(
     window = 10  # any 10 consecutive responses span at least 9 intervals, less network jitter
     spans = [times[i + window - 1] - times[i] for i in range(len(times) - window + 1)]
     assert min(spans) >= (window - 1) / MAX_RPS * 0.9, min(spans)
-
-
-def test_a_failed_queued_run_fails_the_command_with_its_error(
-    queued_home: tuple[Path, dict[str, str]],
-) -> None:
-    work, env = queued_home
-    missing = "projects/simulated/locations/us/apps/missing-app"
-    done = cli("ingest", *WINDOW, "--skip-evaluations", "--app", missing, env=env, cwd=work)
-    assert done.returncode == 1, done.stderr
-    said = " ".join(done.stderr.split())  # as one line, however the console wrapped it
-    assert (
-        f"✗ {missing} 2026-11-01…2026-11-02: raw__conversation_pages: list_conversations failed: "
-        f"NOT_FOUND: app {missing} not found"
-    ) in said
-    assert "1 of 1 runs failed" in said
-    with dagster_instance_at(env) as instance:
-        (record,) = instance.get_run_records(dg.RunsFilter(job_name="ingest_conversations"))
-        assert record.dagster_run.status == dg.DagsterRunStatus.FAILURE
