@@ -7,6 +7,7 @@ reaches the real services: a libpq connection string, and the storage's standard
 from __future__ import annotations
 
 import glob
+import logging
 import os
 import platform
 import shutil
@@ -76,6 +77,7 @@ def _server(kind: str) -> Iterator[dict[str, str]]:
     if kind == "s3":
         from moto.server import ThreadedMotoServer
 
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)  # not a line per request
         server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         server.start()
         host, port = server.get_host_and_port()
