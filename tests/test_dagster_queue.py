@@ -23,10 +23,11 @@ from pipelines.warehouse.duck import Warehouse
 from scale.servers import create_database, dagster_daemon, dagster_instance_at, libpq_url
 
 SCALE = SimulatorScale(
-    seed=23, apps=2, days=2, conversations_per_day=20, max_turns=3, evaluation_runs_per_app=1
+    seed=23, apps=2, days=2, conversations_per_day=30, max_turns=3, evaluation_runs_per_app=1
 )
 WINDOW = ("--since", "2026-11-01", "--until", "2026-11-03")
-MAX_RPS = 8.0
+MAX_RPS = 3.0
+"""Low enough that each run's ~22 requests outlast the few seconds between two runs' launches."""
 MISSING = "projects/simulated/locations/us/apps/missing-app"
 
 
@@ -75,7 +76,7 @@ def test_ingest_queues_its_runs_for_the_daemon_and_follows_them(
         f"NOT_FOUND: app {MISSING} not found"
     ) in said
     assert "1 of 3 runs failed" in said and "Traceback" not in said
-    assert Warehouse(env["CES_WAREHOUSE"]).row_counts()["conversations"] == 80
+    assert Warehouse(env["CES_WAREHOUSE"]).row_counts()["conversations"] == 120
 
     with dagster_instance_at(env) as instance:
         records = instance.get_run_records(dg.RunsFilter(job_name="ingest_conversations"))

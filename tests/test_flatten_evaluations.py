@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 from conversation_samples import APP
 
+from pipelines.transform.evaluation_results import EvaluationResultFlattener
 from pipelines.transform.evaluations import (
-    EvaluationResultFlattener,
     EvaluationRunFlattener,
     snapshot_row,
     snapshots_batch,
@@ -252,3 +252,192 @@ def test_every_latency_entry_is_a_row_even_when_entries_share_a_subject() -> Non
         ("callback", 0, "beforeModel"),
         ("callback", 1, "beforeModel"),
     ]
+
+
+RESULT = f"{APP}/evaluations/e1/results/r1"
+EVAL_CONVERSATION = f"{APP}/conversations/eval-1"
+
+
+def result_details(result: dict) -> dict[str, list[dict]]:
+    """Each detail table's rows of one result, without the key columns every row repeats."""
+    flattener = EvaluationResultFlattener()
+    assert flattener.add(result), flattener.take_rejects()
+    tables = {name: batch.to_pylist() for name, batch in flattener.take_batches().items()}
+    for name, rows in tables.items():
+        for row in rows if name != "evaluation_results" else []:
+            assert (row.pop("evaluation_result_name"), row.pop("evaluation_run_name")) == (RESULT, RUN)
+    return tables
+
+
+def picked(rows: list[dict], *columns: str) -> list[tuple]:
+    return [tuple(row[column] for column in columns) for row in rows]
+
+
+def test_a_golden_result_keeps_every_turn_score_expectation_and_latency() -> None:
+    call = {"tool": f"{APP}/tools/lookup", "id": "c1", "displayName": "lookup", "args": {"order": "A-1"}}
+    result = {
+        "name": RESULT,
+        "evaluationRun": RUN,
+        "evaluationStatus": "FAIL",
+        "appVersionDisplayName": "v7",
+        "changelog": "stricter greeting",
+        "goldenRunMethod": 1,  # a number: stored by name
+        "evaluationMetricsThresholds": {"hallucinationMetricBehavior": "ENABLED"},
+        "goldenResult": {
+            "turnReplayResults": [
+                {
+                    "conversation": EVAL_CONVERSATION,
+                    "expectationOutcome": [
+                        {
+                            "expectation": {"toolCall": call},
+                            "observedToolCall": {**call, "args": {"order": "A-2"}},
+                            "outcome": "FAIL",
+                            "toolInvocationResult": {
+                                "parameterCorrectnessScore": 0.5,
+                                "outcome": "FAIL",
+                                "explanation": "order differs",
+                            },
+                        },
+                        {
+                            "expectation": {"agentResponse": {"role": "agent", "chunks": [{"text": "hi"}]}},
+                            "observedAgentResponse": {"role": "agent", "chunks": [{"text": "hello"}]},
+                            "outcome": "PASS",
+                            "semanticSimilarityResult": {"score": 4, "outcome": "PASS"},
+                        },
+                    ],
+                    "hallucinationResult": {"score": 1, "label": "Hallucination", "explanation": "made up"},
+                    "toolInvocationScore": "0.25",  # proto3 JSON may quote a float
+                    "toolOrderedInvocationScore": "NaN",
+                    "turnLatency": "1.500s",
+                    "toolCallLatencies": [
+                        {
+                            "tool": f"{APP}/tools/lookup",
+                            "displayName": "lookup",
+                            "startTime": "2026-11-02T03:00:01Z",
+                            "endTime": "2026-11-02T03:00:01.250Z",
+                            "executionLatency": "0.250s",
+                        }
+                    ],
+                    "semanticSimilarityResult": {"score": 2, "label": "Different", "outcome": "FAIL"},
+                    "overallToolInvocationResult": {"toolInvocationScore": 0.5, "outcome": "FAIL"},
+                    "errorInfo": {"errorType": "METRIC_CALCULATION_FAILURE", "errorMessage": "no order"},
+                    "spanLatencies": [
+                        {"model": "gemini-2.5-flash", "type": 4, "executionLatency": "0.8s"},
+                        {"toolset": {"toolset": f"{APP}/toolsets/crm", "toolId": "find"}, "type": "TOOL"},
+                    ],
+                }
+            ],
+            "evaluationExpectationResults": [
+                {
+                    "evaluationExpectation": f"{APP}/evaluationExpectations/x1",
+                    "prompt": "confirms the order",
+                    "outcome": "FAIL",
+                    "explanation": "never confirmed",
+                }
+            ],
+        },
+    }
+    tables = result_details(result)
+    (row,) = tables["evaluation_results"]
+    assert picked([row], "app_version_display_name", "changelog", "golden_run_method") == [
+        ("v7", "stricter greeting", "STABLE")
+    ]
+    assert json.loads(row["evaluation_metrics_thresholds"]) == {"hallucinationMetricBehavior": "ENABLED"}
+    columns = ("turn_index", "conversation_name", "turn_latency_seconds", "error_type", "error_message")
+    assert picked(tables["evaluation_turn_replays"], *columns) == [
+        (0, EVAL_CONVERSATION, 1.5, "METRIC_CALCULATION_FAILURE", "no order")
+    ]
+    scores = tables["evaluation_scores"]
+    assert picked(scores, "score_index", "metric", "turn_index", "label", "outcome", "explanation") == [
+        (0, "semantic_similarity", 0, "Different", "FAIL", None),
+        (1, "hallucination", 0, "Hallucination", None, "made up"),
+        (2, "tool_invocation", 0, None, None, None),
+        (3, "tool_ordered_invocation", 0, None, None, None),
+        (4, "overall_tool_invocation", 0, None, "FAIL", None),
+    ]
+    values = [row["score"] for row in scores]
+    assert values[:3] == [2.0, 1.0, 0.25] and values[3] != values[3] and values[4] == 0.5  # NaN kept
+    outcomes = tables["evaluation_expectation_outcomes"]
+    columns = ("outcome_index", "turn_index", "expectation_kind", "expected_tool", "outcome", "observed_kind")
+    assert picked(outcomes, *columns) == [
+        (0, 0, "tool_call", f"{APP}/tools/lookup", "FAIL", "tool_call"),
+        (1, 0, "agent_response", None, "PASS", "agent_response"),
+    ]
+    columns = (
+        "semantic_similarity_score",
+        "semantic_similarity_outcome",
+        "parameter_correctness_score",
+        "tool_invocation_outcome",
+        "tool_invocation_explanation",
+    )
+    assert picked(outcomes, *columns) == [
+        (None, None, 0.5, "FAIL", "order differs"),
+        (4.0, "PASS", None, None, None),
+    ]
+    assert json.loads(outcomes[0]["observed"])["args"] == {"order": "A-2"}
+    assert json.loads(outcomes[0]["expectation"]) == {"toolCall": call}
+    assert picked(tables["evaluation_expectation_results"], "expectation_index", "prompt", "outcome") == [
+        (0, "confirms the order", "FAIL")
+    ]
+    columns = ("latency_index", "turn_index", "kind", "span_type", "subject", "latency_seconds")
+    assert picked(tables["evaluation_result_latencies"], *columns) == [
+        (0, 0, "tool_call", None, f"{APP}/tools/lookup", 0.25),
+        (1, 0, "span", "LLM", "gemini-2.5-flash", 0.8),
+        (2, 0, "span", "TOOL", f"{APP}/toolsets/crm/find", None),
+    ]
+    assert tables["evaluation_result_latencies"][0]["end_time"] == datetime(
+        2026, 11, 2, 3, 0, 1, 250_000, UTC
+    )
+    assert tables["evaluation_scenario_results"] == []
+
+
+def test_a_scenario_result_keeps_its_verdicts_rubrics_and_expectations() -> None:
+    call = {"tool": f"{APP}/tools/refund", "displayName": "refund", "args": {"amount": 5}}
+    result = {
+        "name": RESULT,
+        "evaluationRun": RUN,
+        "scenarioResult": {
+            "conversation": EVAL_CONVERSATION,
+            "task": "get a refund",
+            "userFacts": [{"name": "order_id", "value": "A-1"}],
+            "expectationOutcomes": [
+                {"expectation": {"toolExpectation": {"expectedToolCall": call}}, "outcome": "FAIL"}
+            ],
+            "rubricOutcomes": [{"rubric": "Politeness", "score": 0.75, "scoreExplanation": "mostly"}],
+            "hallucinationResult": [{"label": "none"}],
+            "taskCompletionResult": {"score": 1, "label": "completed"},
+            "userGoalSatisfactionResult": {"explanation": "left unhappy"},
+            "allExpectationsSatisfied": False,
+            "taskCompleted": True,
+            "toolCallLatencies": [{"tool": f"{APP}/tools/refund", "executionLatency": "2s"}],
+        },
+    }
+    tables = result_details(result)
+    columns = ("conversation_name", "task", "user_facts", "all_expectations_satisfied", "task_completed")
+    assert picked(tables["evaluation_scenario_results"], *columns) == [
+        (EVAL_CONVERSATION, "get a refund", '[{"name":"order_id","value":"A-1"}]', False, True)
+    ]
+    columns = ("score_index", "metric", "turn_index", "rubric", "score", "label", "explanation")
+    assert picked(tables["evaluation_scores"], *columns) == [
+        (0, "task_completion", None, None, 1.0, "completed", None),
+        (1, "user_goal_satisfaction", None, None, 0.0, None, "left unhappy"),  # proto3 omits a zero
+        (2, "hallucination", None, None, 0.0, "none", None),
+        (3, "rubric", None, "Politeness", 0.75, None, "mostly"),
+    ]
+    columns = ("outcome_index", "turn_index", "expectation_kind", "expected_tool", "outcome", "observed")
+    assert picked(tables["evaluation_expectation_outcomes"], *columns) == [
+        (0, None, "tool_call", f"{APP}/tools/refund", "FAIL", None)
+    ]
+    columns = ("latency_index", "turn_index", "kind", "subject", "latency_seconds")
+    assert picked(tables["evaluation_result_latencies"], *columns) == [
+        (0, None, "tool_call", f"{APP}/tools/refund", 2.0)
+    ]
+    assert tables["evaluation_turn_replays"] == []
+
+
+def test_a_bad_score_rejects_its_result_with_the_field_named() -> None:
+    result = {"name": RESULT, "goldenResult": {"turnReplayResults": [{"toolInvocationScore": "high"}]}}
+    flattener = EvaluationResultFlattener()
+    assert not flattener.add(result)
+    (reject,) = flattener.take_rejects()
+    assert "turnReplayResults[0].toolInvocationScore: expected a number, got 'high'" in reject.reason

@@ -150,3 +150,56 @@ def test_evaluation_runs_are_loaded_with_consistent_counts(pipeline_env) -> None
         assert inconsistent == []
         snapshots = conn.execute("SELECT count(*) FROM evaluation_run_snapshots").fetchone()[0]
         assert snapshots == SCALE.apps * SCALE.evaluation_runs_per_app
+
+        # Why each completed result passed or failed: a golden one's turns, a scenario's verdicts.
+        def one(sql: str) -> object:
+            return conn.execute(sql).fetchone()[0]
+
+        missing_details = one(
+            """
+            SELECT count(*) FROM evaluation_results AS r
+            WHERE r.execution_state = 'COMPLETED' AND NOT EXISTS (
+                SELECT 1 FROM evaluation_turn_replays t
+                WHERE t.evaluation_result_name = r.evaluation_result_name
+                UNION ALL
+                SELECT 1 FROM evaluation_scenario_results s
+                WHERE s.evaluation_result_name = r.evaluation_result_name
+            )
+            """
+        )
+        assert missing_details == 0 and one("SELECT count(*) FROM evaluation_turn_replays") > 0
+        assert one("SELECT count(*) FROM evaluation_scenario_results") > 0
+        unexplained_failures = one(
+            """
+            SELECT count(*) FROM evaluation_results AS r
+            WHERE r.evaluation_status = 'FAIL' AND NOT EXISTS (
+                SELECT 1 FROM evaluation_expectation_outcomes o
+                WHERE o.evaluation_result_name = r.evaluation_result_name AND o.outcome = 'FAIL'
+            )
+            """
+        )
+        assert unexplained_failures == 0
+        assert set(one("SELECT list(DISTINCT outcome) FROM evaluation_expectation_outcomes")) == {
+            "PASS",
+            "FAIL",
+            "SKIPPED",
+        }
+        assert set(one("SELECT list(DISTINCT span_type) FROM evaluation_result_latencies")) == {
+            None,
+            "TOOL",
+            "USER_CALLBACK",
+            "GUARDRAIL",
+            "LLM",
+        }
+        metrics = set(one("SELECT list(DISTINCT metric) FROM evaluation_scores"))
+        assert metrics == {
+            "semantic_similarity",
+            "hallucination",
+            "tool_invocation",
+            "tool_ordered_invocation",
+            "overall_tool_invocation",
+            "task_completion",
+            "user_goal_satisfaction",
+            "rubric",
+        }
+    assert all(outcome.failed_checks == [] for outcome in outcomes), [o.failed_checks for o in outcomes]

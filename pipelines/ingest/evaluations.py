@@ -22,8 +22,8 @@ from pipelines.ingest.rejects import rejects_batch
 from pipelines.lake.records import ApiRecord, as_record
 from pipelines.lake.store import Lake
 from pipelines.protojson.timeparse import parse_timestamp_micros
+from pipelines.transform.evaluation_results import EvaluationResultFlattener
 from pipelines.transform.evaluations import (
-    EvaluationResultFlattener,
     EvaluationRunFlattener,
     snapshot_row,
     snapshots_batch,

@@ -58,6 +58,7 @@ ENUMS: dict[str, tuple[str, ...]] = {
         "CANCELLED",
         "QUEUED",
     ),
+    "EvaluationResult.SpanLatency.Type": ("TYPE_UNSPECIFIED", "TOOL", "USER_CALLBACK", "GUARDRAIL", "LLM"),
 }
 """Each enum's value names, the value's number being its position."""
 

@@ -12,7 +12,6 @@ from pipelines.protojson.enums import enum_name
 from pipelines.transform import values as v
 from pipelines.transform.rows import RowBuffer, TableBuffers
 from pipelines.transform.schemas import (
-    EVALUATION_RESULTS,
     EVALUATION_RUN_ERRORS,
     EVALUATION_RUN_EVALUATIONS,
     EVALUATION_RUN_LATENCIES,
@@ -25,9 +24,7 @@ from pipelines.transform.schemas import (
 )
 
 RUN_NAME = re.compile(r"(projects/[^/]+/locations/[^/]+/apps/[^/]+)/evaluationRuns/([^/]+)")
-RESULT_NAME = re.compile(r"(projects/[^/]+/locations/[^/]+/apps/[^/]+/evaluations/[^/]+)/results/[^/]+")
 RUN_REJECT_SOURCE = "evaluation_run"
-RESULT_REJECT_SOURCE = "evaluation_result"
 PROGRESS_FIELDS = (
     "totalCount",
     "passedCount",
@@ -60,7 +57,7 @@ def progress_counts(run: dict[str, Any]) -> tuple[int, ...]:
     return tuple(v.int32(progress.get(field), f"progress.{field}") for field in PROGRESS_FIELDS)
 
 
-def _error(obj: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], str | None, str | None]:
+def error_fields(obj: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], str | None, str | None]:
     """A run's or result's `errorInfo`, `error` (a Status), error type, and message: errorInfo's if any."""
     info = v.message(obj.get("errorInfo"), "errorInfo")
     status = v.message(obj.get("error"), "error")
@@ -85,7 +82,7 @@ class EvaluationRunFlattener(TableBuffers):
         run = v.message(run, "evaluationRun")
         name, app, run_id = run_name(run)
         config = v.message(run.get("config"), "config")
-        error_info, status, error_type, error_message = _error(run)
+        error_info, status, error_type, error_message = error_fields(run)
         report = v.message(run.get("latencyReport"), "latencyReport")
         optimization = v.message(run.get("optimizationConfig"), "optimizationConfig")
         self.rows(EVALUATION_RUNS).append(
@@ -168,7 +165,7 @@ class EvaluationRunFlattener(TableBuffers):
                 entry = v.message(entry, label)
                 metrics = v.message(entry.get("latencyMetrics"), f"{label}.latencyMetrics")
                 if subject_field is None:
-                    subject = _tool_subject(entry, label)
+                    subject = tool_subject(entry, label)
                 else:
                     subject = v.text(entry.get(subject_field), f"{label}.{subject_field}")
                 rows.append(
@@ -207,7 +204,7 @@ class EvaluationRunFlattener(TableBuffers):
             results.append((name, index, v.text(result, "evaluationResults[]")))
 
 
-def _tool_subject(entry: dict[str, Any], label: str) -> str | None:
+def tool_subject(entry: dict[str, Any], label: str) -> str | None:
     """The tool's name, or `{toolset}/{toolId}` (or the toolset alone), as `tool_label` in the views."""
     tool = v.text(entry.get("tool"), f"{label}.tool")
     if tool:
@@ -234,43 +231,3 @@ def snapshots_batch(rows: Iterable[tuple[Any, ...]]) -> pa.RecordBatch:
     buffer = RowBuffer(EVALUATION_RUN_SNAPSHOTS)
     buffer.rows.extend(rows)
     return buffer.to_batch()
-
-
-class EvaluationResultFlattener(TableBuffers):
-    def __init__(self) -> None:
-        super().__init__((EVALUATION_RESULTS,), RESULT_REJECT_SOURCE)
-
-    def add(self, result: Any) -> bool:
-        return self.flatten(result, self._add)
-
-    def _add(self, result: Any) -> None:
-        result = v.message(result, "evaluationResult")
-        name = v.text(result.get("name"), "name")
-        match = RESULT_NAME.fullmatch(name or "")
-        if match is None:
-            raise v.SchemaViolation(f"name: not an evaluation result resource name: {str(name)[:120]!r}")
-        _, _, error_type, error_message = _error(result)
-        persona = v.message(result.get("persona"), "persona")
-        if "goldenResult" in result:
-            result_type = "golden"
-        elif "scenarioResult" in result:
-            result_type = "scenario"
-        else:
-            result_type = None
-        self.rows(EVALUATION_RESULTS).append(
-            (
-                name,
-                v.text(result.get("evaluationRun"), "evaluationRun"),
-                match.group(1),
-                v.text(result.get("displayName"), "displayName"),
-                v.timestamp(result.get("createTime"), "createTime"),
-                enum_name(result.get("evaluationStatus"), "EvaluationResult.Outcome", "evaluationStatus"),
-                enum_name(result.get("executionState"), "EvaluationResult.ExecutionState", "executionState"),
-                result_type,
-                v.text(persona.get("name"), "persona.name"),
-                v.text(result.get("appVersion"), "appVersion"),
-                v.text(result.get("initiatedBy"), "initiatedBy"),
-                error_type,
-                error_message,
-            )
-        )

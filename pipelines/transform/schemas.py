@@ -98,6 +98,26 @@ EVALUATION_RUN_RESULTS = _table("evaluation_run_results", "evaluation_run_name",
 EVALUATION_RUN_ERRORS = _table("evaluation_run_errors", "evaluation_run_name")
 EVALUATION_RUN_SNAPSHOTS = _table("evaluation_run_snapshots", "evaluation_run_name", "observed_at")
 EVALUATION_RESULTS = _table("evaluation_results", "evaluation_result_name")
+EVALUATION_TURN_REPLAYS = _table("evaluation_turn_replays", "evaluation_result_name", "turn_index")
+EVALUATION_SCENARIO_RESULTS = _table("evaluation_scenario_results", "evaluation_result_name")
+EVALUATION_SCORES = _table("evaluation_scores", "evaluation_result_name", "score_index")
+EVALUATION_EXPECTATION_OUTCOMES = _table(
+    "evaluation_expectation_outcomes", "evaluation_result_name", "outcome_index"
+)
+EVALUATION_EXPECTATION_RESULTS = _table(
+    "evaluation_expectation_results", "evaluation_result_name", "expectation_index"
+)
+EVALUATION_RESULT_LATENCIES = _table("evaluation_result_latencies", "evaluation_result_name", "latency_index")
+EVALUATION_RESULT_TABLES: tuple[TableSpec, ...] = (
+    EVALUATION_RESULTS,
+    EVALUATION_TURN_REPLAYS,
+    EVALUATION_SCENARIO_RESULTS,
+    EVALUATION_SCORES,
+    EVALUATION_EXPECTATION_OUTCOMES,
+    EVALUATION_EXPECTATION_RESULTS,
+    EVALUATION_RESULT_LATENCIES,
+)
+"""A result and its details: replaced together, per evaluation run, whenever the run is fetched."""
 
 EVALUATION_RUN_TABLES: tuple[TableSpec, ...] = (
     EVALUATION_RUNS,
@@ -115,5 +135,5 @@ ALL_TABLES: tuple[TableSpec, ...] = (
     REJECTS,
     *EVALUATION_RUN_TABLES,
     EVALUATION_RUN_SNAPSHOTS,
-    EVALUATION_RESULTS,
+    *EVALUATION_RESULT_TABLES,
 )

@@ -49,6 +49,33 @@ def int32(value: Any, field: str) -> int:
     return number
 
 
+_NON_FINITE = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
+
+
+def double(value: Any, field: str) -> float:
+    """A float or double field: a JSON number, a numeric string, or NaN/Infinity as proto3 JSON
+    spells them; absent means 0.0 (proto3 omits zero)."""
+    if value is None:
+        return 0.0
+    if type(value) in (int, float):
+        return float(value)
+    if type(value) is str:
+        if value in _NON_FINITE:
+            return _NON_FINITE[value]
+        try:
+            return float(value)
+        except ValueError:
+            raise SchemaViolation(f"{field}: expected a number, got {value[:40]!r}") from None
+    raise SchemaViolation(f"{field}: expected a number, got {type(value).__name__}")
+
+
+def boolean(value: Any, field: str) -> bool:
+    """A bool field; absent means false."""
+    if value is None or type(value) is bool:
+        return bool(value)
+    raise SchemaViolation(f"{field}: expected true or false, got {type(value).__name__}")
+
+
 def _parsed(parse: Callable[[str], Any], value: Any, field: str) -> Any:
     if value is None:
         return None

@@ -18,12 +18,13 @@ from fsspec import AbstractFileSystem
 
 from pipelines.config import DEFAULT_WRITE_MEMORY_LIMIT, StorageSettings
 from pipelines.sqlfiles import sql_text
-from pipelines.transform.evaluations import RESULT_REJECT_SOURCE, RUN_REJECT_SOURCE
+from pipelines.transform.evaluation_results import RESULT_REJECT_SOURCE
+from pipelines.transform.evaluations import RUN_REJECT_SOURCE
 from pipelines.transform.schemas import (
     ALL_TABLES,
     CONVERSATION_TABLES,
     CONVERSATIONS,
-    EVALUATION_RESULTS,
+    EVALUATION_RESULT_TABLES,
     EVALUATION_RUN_SNAPSHOTS,
     EVALUATION_RUN_TABLES,
     EVALUATION_RUNS,
@@ -171,34 +172,29 @@ class Warehouse:
             with self.connect() as conn:
                 self.ensure_schema(conn)
                 relations = {
-                    "incoming_evaluation_runs": run_batches[EVALUATION_RUNS.name],
                     "incoming_snapshots": snapshots,
-                    "incoming_evaluation_results": result_batches[EVALUATION_RESULTS.name],
                     "incoming_rejects": rejects,
+                    **{
+                        f"incoming_{name}": batch for name, batch in {**run_batches, **result_batches}.items()
+                    },
                 }
                 for name, batch in relations.items():
                     conn.register(name, pa.Table.from_batches([batch]))
                 with transaction(conn):
                     conn.execute(sql_text("warehouse/stage_evaluation_runs.sql"))
-                    for spec in EVALUATION_RUN_TABLES:
-                        relation = f"incoming_{spec.name}"
-                        if relation not in relations:
-                            conn.register(relation, pa.Table.from_batches([run_batches[spec.name]]))
+                    # every row of a run, its results and their details: replaced together
+                    for spec in (*EVALUATION_RUN_TABLES, *EVALUATION_RESULT_TABLES):
                         conn.execute(
                             sql_text("warehouse/delete_evaluation_run_rows.sql").format(table=spec.name)
                         )
                         written[spec.name] = _insert(
-                            conn, "insert_evaluation_run_rows", table=spec.name, relation=relation
+                            conn,
+                            "insert_evaluation_run_rows",
+                            table=spec.name,
+                            relation=f"incoming_{spec.name}",
                         )
                     written[EVALUATION_RUN_SNAPSHOTS.name] = _insert(
                         conn, "insert_new_snapshots", table=EVALUATION_RUN_SNAPSHOTS.name
-                    )
-                    conn.execute(sql_text("warehouse/delete_evaluation_results.sql"))
-                    written[EVALUATION_RESULTS.name] = _insert(
-                        conn,
-                        "insert_evaluation_run_rows",
-                        table=EVALUATION_RESULTS.name,
-                        relation="incoming_evaluation_results",
                     )
                     for source in (RUN_REJECT_SOURCE, RESULT_REJECT_SOURCE):
                         conn.execute(

@@ -13,3 +13,7 @@ COMMENT ON COLUMN evaluation_results.app_version IS 'Resource name of the app ve
 COMMENT ON COLUMN evaluation_results.initiated_by IS 'Who started the evaluation.';
 COMMENT ON COLUMN evaluation_results.error_type IS 'errorInfo.errorType of an errored result.';
 COMMENT ON COLUMN evaluation_results.error_message IS 'errorInfo.errorMessage (or the deprecated error Status message).';
+COMMENT ON COLUMN evaluation_results.app_version_display_name IS 'Display name of the app version evaluated.';
+COMMENT ON COLUMN evaluation_results.changelog IS 'Changelog of the app version evaluated.';
+COMMENT ON COLUMN evaluation_results.golden_run_method IS 'How a golden result was replayed: STABLE or NAIVE (the API enum string); NULL for scenario results.';
+COMMENT ON COLUMN evaluation_results.evaluation_metrics_thresholds IS 'The metric thresholds the result was judged by (EvaluationMetricsThresholds as JSON).';

@@ -12,5 +12,9 @@ CREATE TABLE IF NOT EXISTS evaluation_results (
     app_version VARCHAR,
     initiated_by VARCHAR,
     error_type VARCHAR,
-    error_message VARCHAR
+    error_message VARCHAR,
+    app_version_display_name VARCHAR,
+    changelog VARCHAR,
+    golden_run_method VARCHAR,
+    evaluation_metrics_thresholds JSON
 );

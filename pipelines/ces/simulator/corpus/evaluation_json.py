@@ -7,6 +7,7 @@ import random
 from typing import Any
 
 from pipelines.ces.simulator.corpus.catalog import AppCatalog
+from pipelines.ces.simulator.corpus.evaluation_outcomes import outcome_detail
 from pipelines.ces.simulator.corpus.evaluations import RUN_STEPS, ResultPlan, RunPlan
 from pipelines.ces.simulator.corpus.protojson import (
     NANOS_PER_MILLI,
@@ -183,37 +184,25 @@ def evaluation_run_json(plan: RunPlan, step: int, catalog: AppCatalog) -> dict[s
     return out
 
 
-def _outcome_detail(result: ResultPlan, rng: random.Random, catalog: AppCatalog) -> dict[str, Any]:
-    passed = result.outcome == "PASS"
-    if result.evaluation.kind == "GOLDEN":
-        return {
-            "goldenResult": {
-                "turnReplayResults": [
-                    {
-                        "turnLatency": duration(between(rng, 600, 4_000) * NANOS_PER_MILLI),
-                        "semanticSimilarityResult": {
-                            "score": between(rng, 3, 4) if passed else between(rng, 0, 2),
-                            "outcome": "PASS" if passed else "FAIL",
-                        },
-                        "toolInvocationScore": round(
-                            rng.uniform(0.8, 1.0) if passed else rng.uniform(0.0, 0.7), 3
-                        ),
-                    }
-                    for _ in range(between(rng, 1, 4))
-                ]
-            }
-        }
-    return {
-        "scenarioResult": {
-            "task": rng.choice(catalog.user_texts),
-            "taskCompletionResult": {
-                "score": 1 if passed else 0,
-                "label": "completed" if passed else "not completed",
+def _thresholds(plan: RunPlan) -> dict[str, Any]:
+    """The metric thresholds a run's results were judged by (every enum value across runs)."""
+    rng = seeded_random(plan.name, "thresholds")
+    behaviours = ("ENABLED", "DISABLED", None)  # None: left out, HALLUCINATION_METRIC_BEHAVIOR_UNSPECIFIED
+    out: dict[str, Any] = {
+        "goldenEvaluationMetricsThresholds": {
+            "turnLevelMetricsThresholds": {
+                "semanticSimilaritySuccessThreshold": rng.choice((2, 3)),
+                "overallToolInvocationCorrectnessThreshold": rng.choice((0.8, 1.0)),
+                "semanticSimilarityChannel": "AUDIO" if plan.channel == "AUDIO" else "TEXT",
             },
-            "allExpectationsSatisfied": passed,
-            "taskCompleted": passed,
-        }
+            "expectationLevelMetricsThresholds": {"toolInvocationParameterCorrectnessThreshold": 1.0},
+            "toolMatchingSettings": {"extraToolCallBehavior": rng.choice(("FAIL", "ALLOW"))},
+        },
     }
+    for field in ("hallucination", "goldenHallucination", "scenarioHallucination"):
+        if behaviour := rng.choice(behaviours):
+            out[f"{field}MetricBehavior"] = behaviour
+    return out
 
 
 def _optimization(plan: RunPlan, catalog: AppCatalog, failed: int) -> dict[str, Any]:
@@ -284,7 +273,8 @@ def evaluation_results_json(plan: RunPlan, step: int, catalog: AppCatalog) -> li
         if plan.golden_run_method and result.evaluation.kind == "GOLDEN":
             item["goldenRunMethod"] = plan.golden_run_method
         if state == "COMPLETED":
-            item.update(_outcome_detail(result, rng, catalog))
+            item["evaluationMetricsThresholds"] = _thresholds(plan)
+            item.update(outcome_detail(result, rng, catalog, plan.create_time + result.finish_offset // 4))
         out.append(item)
     return out
 
