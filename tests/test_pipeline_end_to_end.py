@@ -20,6 +20,7 @@ from pipelines.definitions import build_definitions
 from pipelines.orchestration.partitions import partition_key, register_apps
 from pipelines.transform.schemas import ALL_TABLES
 from pipelines.warehouse.duck import Warehouse
+from pipelines.warehouse.queries import run_query
 
 SCALE = SimulatorScale(
     seed=5, apps=2, days=2, conversations_per_day=10, max_turns=3, evaluation_runs_per_app=4
@@ -203,3 +204,45 @@ def test_evaluation_runs_are_loaded_with_consistent_counts(pipeline_env) -> None
             "rubric",
         }
     assert all(outcome.failed_checks == [] for outcome in outcomes), [o.failed_checks for o in outcomes]
+
+
+def test_each_evaluation_failure_drills_down_to_the_turn_it_replayed(pipeline_env) -> None:
+    """With the EVAL conversations ingested beside the evaluation runs, every failure of the
+    newest run names a loaded conversation, and a golden failure's slowest span is that turn's."""
+    sim, warehouse = pipeline_env
+    instance = dg.DagsterInstance.ephemeral()
+    partitions = [(app, day) for app in sim.apps for day in DAYS]
+    assert all(o.success for o in run_partitions("ingest_conversations", partitions, instance=instance))
+    assert all(o.success for o in run_app_job("ingest_evaluation_runs", sim.apps, instance=instance))
+    with warehouse.connect(read_only=True) as conn:
+        cursor = conn.execute("SELECT * FROM evaluation_failures")
+        columns = [column for column, *_ in cursor.description]
+        failures = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+        loaded = {name for (name,) in conn.execute("SELECT conversation_name FROM conversations").fetchall()}
+        assert {f["failure_kind"] for f in failures} == {"expectation", "score", "expectation_result"}
+        for failure in failures:
+            assert failure["conversation_name"] in loaded, failure
+            assert failure["conversation_loaded"], failure
+            if failure["turn_index"] is None:
+                continue
+            slowest = conn.execute(
+                "SELECT max(duration_seconds) FROM spans WHERE conversation_name = ? AND turn_index = ?",
+                [failure["conversation_name"], failure["turn_index"]],
+            ).fetchone()[0]
+            assert failure["slowest_span_seconds"] == slowest
+        newest = dict(
+            conn.execute(
+                "SELECT app, max_by(evaluation_run_name, create_time) FROM evaluation_runs "
+                "WHERE state = 'COMPLETED' GROUP BY app"
+            ).fetchall()
+        )
+    golden = [f for f in failures if f["turn_index"] is not None]
+    assert golden and all(f["turn_latency_seconds"] > 0 for f in golden)
+    # The named query: one run (by its id), else each app's newest completed run.
+    run = failures[0]["evaluation_run_name"]
+    named, rows = run_query(warehouse, "evaluation_failures", {"run": run.split("/")[-1]})
+    assert len(rows) == sum(f["evaluation_run_name"] == run for f in failures)
+    assert {row[named.index("evaluation_run_name")] for row in rows} == {run}
+    named, rows = run_query(warehouse, "evaluation_failures", {})
+    assert {row[named.index("evaluation_run_name")] for row in rows} <= set(newest.values())
+    assert len(rows) == sum(f["evaluation_run_name"] in newest.values() for f in failures)

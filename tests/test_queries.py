@@ -318,3 +318,39 @@ def test_the_cli_lists_parameters_binds_them_and_refuses_bad_ones(
         assert message in capsys.readouterr().err
     assert main(["query", "daily_volume", "--param", "app='; DROP TABLE conversations; --"]) == 0
     assert Warehouse(warehouse.path).row_counts()["conversations"] == len(samples.all_conversations())
+
+
+def test_evaluation_failures_tie_each_failure_to_its_replayed_turn(warehouse: Warehouse) -> None:
+    """The sample's failing result: a wrong tool and a hallucination on its first turn, which
+    replayed support's second conversation of the first day."""
+    conversation = f"{samples.SUPPORT}/conversations/{NOV_1:%Y%m%d}-1"
+    (item,) = [item for app, item in samples.all_conversations() if item["name"] == conversation]
+    turn = item["turns"][0]
+    stack, durations = [turn["rootSpan"]], []
+    while stack:
+        span = stack.pop()
+        durations.append((samples.seconds(span["duration"]), span["name"]))
+        stack += span.get("childSpans", [])
+    slowest_seconds, slowest_name = max(durations)
+    errors = [
+        chunk["toolResponse"]
+        for message in turn["messages"]
+        for chunk in message.get("chunks", [])
+        if "error" in chunk.get("toolResponse", {}).get("response", {})
+    ]
+    rows = query(warehouse, "evaluation_failures", run="run-3")
+    assert [(r["failure_kind"], r["failure"], r["subject"], r["score"]) for r in rows] == [
+        ("expectation", "tool_call", f"{samples.SUPPORT}/tools/refund", None),
+        ("score", "hallucination", None, 1.0),
+    ]
+    for row in rows:
+        assert (row["conversation_name"], row["turn_index"], row["turn_latency_seconds"]) == (
+            conversation,
+            0,
+            2.5,
+        )
+        assert (row["slowest_span"], row["slowest_span_seconds"]) == (slowest_name, approx(slowest_seconds))
+        assert row["erroring_tool"] == (errors[0].get("tool") if errors else None)
+    # By default each app's newest completed run: support's run 3 is its newest.
+    assert query(warehouse, "evaluation_failures", app="support") == rows
+    assert query(warehouse, "evaluation_failures", run="run-2") == []

@@ -305,6 +305,37 @@ def _values(objects: list[dict[str, Any]], path: str) -> set[Any]:
     return found
 
 
+def test_evaluation_results_name_eval_conversations_the_server_serves_with_traces(
+    served: tuple[McpHttp, tuple[str, ...]],
+) -> None:
+    """The drill-down's premise: each completed result's conversation is an EVAL conversation
+    that `list_conversations` (source EVAL) lists and `get_conversation` serves, traces included."""
+    caller, apps = served
+    for app in apps:
+        results = caller.all_items(
+            "list_evaluation_results", "evaluationResults", parent=f"{app}/evaluations/-"
+        )
+        named = {
+            conversation
+            for result in results
+            for conversation in [result.get("scenarioResult", {}).get("conversation")]
+            + [t["conversation"] for t in result.get("goldenResult", {}).get("turnReplayResults", [])]
+            if conversation
+        }
+        assert named, f"no result of {app} names a conversation"
+        listed = {
+            c["name"]
+            for c in caller.all_items(
+                "list_conversations", "conversations", parent=app, source="EVAL", pageSize=50
+            )
+        }
+        assert named <= listed
+        for name in sorted(named)[:3]:
+            conversation = caller.call("get_conversation", name=name)
+            assert conversation["source"] == "EVAL"
+            assert any("rootSpan" in turn for turn in conversation["turns"])
+
+
 def test_corpus_uses_every_documented_enum_value(conversations: list[dict[str, Any]]) -> None:
     """Every value of the enums the warehouse keeps, `*_UNSPECIFIED` as proto3 JSON writes it
     (left out), and roles beyond user and agent: the conversations served, and many evaluation
@@ -334,3 +365,25 @@ def test_corpus_uses_every_documented_enum_value(conversations: list[dict[str, A
     assert _values(optimizations, "status") == named["OptimizationConfig.OptimizationStatus"] | {None}
     assert _values(runs, "config.outputAudioConfig.audioEncoding") >= {"MULAW", "ALAW"}
     assert _values(results, "evaluationStatus") == named["EvaluationResult.Outcome"] | {None}
+    outcomes = named["EvaluationResult.Outcome"]
+    turns = [t for r in results for t in r.get("goldenResult", {}).get("turnReplayResults", [])]
+    scenarios = [r["scenarioResult"] for r in results if "scenarioResult" in r]
+    assert _values(turns, "expectationOutcome.outcome") == outcomes
+    assert _values(turns, "semanticSimilarityResult.outcome") == {"PASS", "FAIL"}
+    assert _values(turns, "overallToolInvocationResult.outcome") == {"PASS", "FAIL"}
+    assert _values(scenarios, "expectationOutcomes.outcome") == {"PASS", "FAIL"}
+    details = [
+        r.get("goldenResult") or r["scenarioResult"] for r in results if r["executionState"] == "COMPLETED"
+    ]
+    assert _values(details, "evaluationExpectationResults.outcome") == {"PASS", "FAIL"}
+    span_types = _values(turns, "spanLatencies.type") | _values(scenarios, "spanLatencies.type")
+    assert span_types == named["EvaluationResult.SpanLatency.Type"] | {None}
+    assert {"errorType": "METRIC_CALCULATION_FAILURE"}.items() <= next(
+        t["errorInfo"] for t in turns if "errorInfo" in t
+    ).items()
+    thresholds = [r["evaluationMetricsThresholds"] for r in results if "evaluationMetricsThresholds" in r]
+    behaviours = {"ENABLED", "DISABLED", None}  # HALLUCINATION_METRIC_BEHAVIOR_UNSPECIFIED left out
+    for field in ("hallucination", "goldenHallucination", "scenarioHallucination"):
+        assert _values(thresholds, f"{field}MetricBehavior") == behaviours
+    golden_thresholds = "goldenEvaluationMetricsThresholds.toolMatchingSettings.extraToolCallBehavior"
+    assert _values(thresholds, golden_thresholds) == {"FAIL", "ALLOW"}

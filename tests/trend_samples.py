@@ -321,6 +321,35 @@ def evaluation_runs() -> dict[str, list[dict[str, Any]]]:
     return {SUPPORT: support, SALES: sales}
 
 
+def evaluation_results() -> dict[str, list[dict[str, Any]]]:
+    """One failing golden result of support's run 3: its first turn replayed the second
+    conversation of the first day and called the wrong tool."""
+    conversation = f"{SUPPORT}/conversations/{DAYS[0]:%Y%m%d}-1"
+    result = {
+        "name": f"{SUPPORT}/evaluations/refund/results/r1",
+        "evaluationRun": f"{SUPPORT}/evaluationRuns/run-3",
+        "evaluationStatus": "FAIL",
+        "executionState": "COMPLETED",
+        "goldenResult": {
+            "turnReplayResults": [
+                {
+                    "conversation": conversation,
+                    "turnLatency": "2.5s",
+                    "expectationOutcome": [
+                        {
+                            "expectation": {"toolCall": {"tool": f"{SUPPORT}/tools/refund", "args": {}}},
+                            "observedToolCall": {"tool": f"{SUPPORT}/tools/lookup_order", "args": {}},
+                            "outcome": "FAIL",
+                        }
+                    ],
+                    "hallucinationResult": {"score": 1, "label": "Hallucination"},
+                }
+            ]
+        },
+    }
+    return {SUPPORT: [result]}
+
+
 # -- building the warehouse through the real load path ------------------------------------------
 
 
@@ -336,7 +365,8 @@ def build_warehouse(root: Path, warehouse: Warehouse | None = None) -> tuple[Lak
         load_conversation_partitions(lake, warehouse, [(app, day)])
     observed = parse_timestamp_micros("2026-11-03T00:00:00Z")
     for app, runs in evaluation_runs().items():
-        observation = EvaluationObservation(runs=[(run, observed) for run in runs])
+        results = evaluation_results().get(app, [])
+        observation = EvaluationObservation(runs=[(run, observed) for run in runs], results=results)
         load_evaluation_observation(warehouse, app, observation, date(2026, 11, 3))
     return lake, warehouse
 

@@ -4,6 +4,7 @@ EvaluationRun, its EvaluationResults, and the Operation that started it."""
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Any
 
 from pipelines.ces.simulator.corpus.catalog import AppCatalog
@@ -224,7 +225,9 @@ def _optimization(plan: RunPlan, catalog: AppCatalog, failed: int) -> dict[str, 
     return out
 
 
-def evaluation_results_json(plan: RunPlan, step: int, catalog: AppCatalog) -> list[dict[str, Any]]:
+def evaluation_results_json(
+    plan: RunPlan, step: int, catalog: AppCatalog, conversations: Sequence[str] = ()
+) -> list[dict[str, Any]]:
     """Proto3 JSON of the google.cloud.ces.v1beta.EvaluationResult of a run at `step`.
 
     Nothing is listed while the run is queued; finished results carry their outcome; of the
@@ -274,7 +277,8 @@ def evaluation_results_json(plan: RunPlan, step: int, catalog: AppCatalog) -> li
             item["goldenRunMethod"] = plan.golden_run_method
         if state == "COMPLETED":
             item["evaluationMetricsThresholds"] = _thresholds(plan)
-            item.update(outcome_detail(result, rng, catalog, plan.create_time + result.finish_offset // 4))
+            start = plan.create_time + result.finish_offset // 4
+            item.update(outcome_detail(result, rng, catalog, start, conversations))
         out.append(item)
     return out
 

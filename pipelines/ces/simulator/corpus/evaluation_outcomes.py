@@ -6,6 +6,7 @@ the evaluation expectations' verdicts, every enum value of the proto among them.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Any
 
 from pipelines.ces.simulator.corpus.catalog import VALUES, AppCatalog, Tool
@@ -28,19 +29,27 @@ _EXPECTATION_PROMPTS = (
 _RUBRICS = ("Politeness", "Accuracy of order details", "Resolution in few turns")
 
 
-def eval_conversation(catalog: AppCatalog, result: ResultPlan) -> str:
-    """The EVAL conversation a result replayed (or simulated), named by the result."""
-    return f"{catalog.app_name}/conversations/eval-{stable_hex(result.name, 'conversation', length=16)}"
+def eval_conversation(catalog: AppCatalog, result: ResultPlan, conversations: Sequence[str]) -> str:
+    """The EVAL conversation a result replayed (or simulated): one of the app's, picked by the
+    result's name; a name no conversation has when the app has none (a result naming a missing
+    conversation, as the real service may)."""
+    pick = stable_hex(result.name, "conversation", length=16)
+    if conversations:
+        return conversations[int(pick, 16) % len(conversations)]
+    return f"{catalog.app_name}/conversations/eval-{pick}"
 
 
-def outcome_detail(result: ResultPlan, rng: random.Random, catalog: AppCatalog, start: int) -> dict[str, Any]:
+def outcome_detail(
+    result: ResultPlan, rng: random.Random, catalog: AppCatalog, start: int, conversations: Sequence[str]
+) -> dict[str, Any]:
     """`goldenResult` or `scenarioResult` of a completed result whose conversation began at
-    `start` (epoch nanoseconds)."""
+    `start` (epoch nanoseconds), in one of `conversations` (the app's EVAL ones)."""
     passed = result.outcome == "PASS"
+    conversation = eval_conversation(catalog, result, conversations)
     if result.evaluation.kind == "GOLDEN":
         turns, clock = [], start
         for turn in range(between(rng, 1, 4)):
-            replay, clock = _turn_replay(rng, catalog, result, clock, passed, failing_turn=turn == 0)
+            replay, clock = _turn_replay(rng, catalog, conversation, clock, passed, failing_turn=turn == 0)
             turns.append(replay)
         return {
             "goldenResult": {
@@ -53,7 +62,7 @@ def outcome_detail(result: ResultPlan, rng: random.Random, catalog: AppCatalog, 
     spans, _ = _span_latencies(rng, catalog, start)
     return {
         "scenarioResult": {
-            "conversation": eval_conversation(catalog, result),
+            "conversation": conversation,
             "task": rng.choice(catalog.user_texts),
             "userFacts": [
                 {"name": "order_id", "value": str(VALUES["order_id"](rng, catalog))},
@@ -84,7 +93,7 @@ def outcome_detail(result: ResultPlan, rng: random.Random, catalog: AppCatalog, 
 
 
 def _turn_replay(
-    rng: random.Random, catalog: AppCatalog, result: ResultPlan, clock: int, passed: bool, failing_turn: bool
+    rng: random.Random, catalog: AppCatalog, conversation: str, clock: int, passed: bool, failing_turn: bool
 ) -> tuple[dict[str, Any], int]:
     """One replayed turn of a golden result, and the clock after it; a failed result fails its first turn."""
     good = passed or not failing_turn
@@ -94,7 +103,7 @@ def _turn_replay(
     similarity = between(rng, 3, 4) if good else between(rng, 0, 2)
     tool_score = round(rng.uniform(0.8, 1.0) if good else rng.uniform(0.0, 0.7), 3)
     replay: dict[str, Any] = {
-        "conversation": eval_conversation(catalog, result),
+        "conversation": conversation,
         "expectationOutcome": [
             _golden_tool_expectation(rng, catalog, tool, good),
             _golden_response_expectation(rng, catalog, good, similarity),
@@ -128,7 +137,7 @@ def _turn_replay(
         replay["errorInfo"] = {
             "errorType": "METRIC_CALCULATION_FAILURE",
             "errorMessage": "tool order could not be compared",
-            "sessionId": f"session-{stable_hex(result.name, 'turn', length=12)}",
+            "sessionId": f"session-{stable_hex(conversation, clock, length=12)}",
         }
     return replay, max(after_tools, after_spans) + between(rng, 200, 900) * NANOS_PER_MILLI
 

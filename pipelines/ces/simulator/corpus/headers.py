@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date, timedelta
+from functools import lru_cache
 
 from pipelines.ces.simulator.corpus.protojson import (
     NANOS_PER_DAY,
@@ -65,6 +66,17 @@ def conversation_header(scale: SimulatorScale, key: ConversationKey) -> Conversa
     source = SOURCES[sum(digest[4] >= cut for cut in _SOURCE_CUTS)]
     conversation_id = f"{day:%Y%m%d}-{key.index:06d}-{digest[8:12].hex()}"
     return ConversationHeader(key, f"{app}/conversations/{conversation_id}", start, source, quantum)
+
+
+@lru_cache(maxsize=64)
+def eval_conversation_names(scale: SimulatorScale, app: int) -> tuple[str, ...]:
+    """Names of the app's EVAL conversations, in key order: what its evaluation results replayed."""
+    keys = (
+        ConversationKey(app, day, index)
+        for day in range(scale.days)
+        for index in range(scale.conversations_per_day)
+    )
+    return tuple(header.name for key in keys if (header := conversation_header(scale, key)).source == "EVAL")
 
 
 def resolve_conversation_name(scale: SimulatorScale, name: str) -> ConversationKey | None:

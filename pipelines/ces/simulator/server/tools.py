@@ -22,6 +22,7 @@ from pipelines.ces.simulator.corpus.evaluations import RunRequest, requested_run
 from pipelines.ces.simulator.corpus.headers import (
     SOURCES,
     conversation_header,
+    eval_conversation_names,
     resolve_conversation_name,
     visible,
 )
@@ -322,7 +323,9 @@ class ToolBox:
             shape(result)
             for plan in sorted(self.registry.runs(app), key=lambda p: (p.create_time, p.name))
             if run_name in (None, plan.name)
-            for result in evaluation_results_json(plan, self.registry.current_step(plan), catalog)
+            for result in evaluation_results_json(
+                plan, self.registry.current_step(plan), catalog, eval_conversation_names(self.scale, app)
+            )
             if evaluation_id == "-" or result["name"].startswith(parent + "/results/")
         ]
         request_fingerprint = fingerprint("list_evaluation_results", parent, filter_text.strip())

@@ -1,0 +1,21 @@
+-- Descriptions of the view evaluation_failures and its columns, shown by BI tools.
+COMMENT ON VIEW evaluation_failures IS 'Every reason an evaluation result failed (a failed expectation, a failed or low score, a failed evaluation expectation) next to the conversation it replayed: that turn''s latency, slowest span and erroring tool call. One row per failing expectation outcome, score or evaluation expectation.';
+COMMENT ON COLUMN evaluation_failures.app IS 'Full resource name of the app (projects/{p}/locations/{l}/apps/{a}).';
+COMMENT ON COLUMN evaluation_failures.evaluation_run_name IS 'The evaluation run that produced the result.';
+COMMENT ON COLUMN evaluation_failures.app_version_label IS 'Display name of the app version evaluated, else the last segment of its resource name.';
+COMMENT ON COLUMN evaluation_failures.evaluation_name IS 'The evaluation the result belongs to.';
+COMMENT ON COLUMN evaluation_failures.evaluation_result_name IS 'The failing result.';
+COMMENT ON COLUMN evaluation_failures.result_type IS 'golden or scenario.';
+COMMENT ON COLUMN evaluation_failures.failure_kind IS 'expectation (evaluation_expectation_outcomes), score (evaluation_scores) or expectation_result (evaluation_expectation_results).';
+COMMENT ON COLUMN evaluation_failures.failure IS 'What failed: the expectation kind (tool_call, agent_response, ...), the score''s metric, or evaluation_expectation.';
+COMMENT ON COLUMN evaluation_failures.subject IS 'The expected tool, the rubric, or the evaluation expectation''s prompt.';
+COMMENT ON COLUMN evaluation_failures.score IS 'The score that failed (parameter correctness or semantic similarity of an expectation), if any.';
+COMMENT ON COLUMN evaluation_failures.explanation IS 'Why it failed, as the judge put it.';
+COMMENT ON COLUMN evaluation_failures.conversation_name IS 'The EVAL conversation the result replayed or simulated.';
+COMMENT ON COLUMN evaluation_failures.turn_index IS 'The golden turn that failed (0-based); NULL for a scenario''s or a whole result''s failures.';
+COMMENT ON COLUMN evaluation_failures.turn_latency_seconds IS 'How long the agent took to answer that golden turn, in seconds.';
+COMMENT ON COLUMN evaluation_failures.conversation_loaded IS 'Whether the conversation is in the warehouse (ingest it with source EVAL to drill down).';
+COMMENT ON COLUMN evaluation_failures.slowest_span IS 'Name of the slowest span of that turn (of the whole conversation for a scenario).';
+COMMENT ON COLUMN evaluation_failures.slowest_span_seconds IS 'Duration of that slowest span, in seconds.';
+COMMENT ON COLUMN evaluation_failures.erroring_tool IS 'The first tool whose response was an error in that turn (in the whole conversation for a scenario).';
+COMMENT ON COLUMN evaluation_failures.erroring_response IS 'That erroring tool response (JSON).';
