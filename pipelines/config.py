@@ -181,9 +181,21 @@ class OrchestrationSettings:
     conversations_cron: str = _setting("CES_CONVERSATIONS_CRON", "5 * * * *")
     evaluations_cron: str = _setting("CES_EVALUATIONS_CRON", "30 4 * * *")
     freshness_hours: float = _setting("CES_FRESHNESS_HOURS", 48.0, "positive")
+    regression_pass_rate_points: float = _setting("CES_REGRESSION_PASS_RATE_POINTS", 5.0, "not_negative")
+    """The evaluation regression gate fails when an evaluation's pass rate drops by more points."""
+    regression_score_pct: float = _setting("CES_REGRESSION_SCORE_PCT", 10.0, "not_negative")
+    """... or a score metric's mean worsens by more than this percentage ..."""
+    regression_latency_pct: float = _setting("CES_REGRESSION_LATENCY_PCT", 20.0, "not_negative")
+    """... or the golden turns' p90 latency rises by more than this percentage."""
+    regression_severity: str = _setting("CES_REGRESSION_SEVERITY", "warn")
+    """`warn` or `error`: the severity of a failed regression gate."""
 
     def __post_init__(self) -> None:
         _check_bounds(self)
+        if self.regression_severity not in ("warn", "error"):
+            raise ConfigError(
+                f"CES_REGRESSION_SEVERITY must be warn or error, got {self.regression_severity!r}"
+            )
         for name, cron in (
             ("CES_CONVERSATIONS_CRON", self.conversations_cron),
             ("CES_EVALUATIONS_CRON", self.evaluations_cron),

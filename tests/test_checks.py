@@ -5,15 +5,20 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from pathlib import Path
 
+import dagster as dg
 import pytest
+import trend_samples as samples
 from conversation_samples import APP, full_conversation
 from test_flatten_evaluations import completed_run
 from test_warehouse import DAY, write_partition
 
+from pipelines.config import OrchestrationSettings
 from pipelines.ingest.evaluations import EvaluationObservation, load_evaluation_observation
 from pipelines.ingest.load import load_conversation_partitions
 from pipelines.lake.checks import rows_outside_partition
 from pipelines.lake.store import Lake
+from pipelines.orchestration.checks import regression_gate_result
+from pipelines.orchestration.resources import RegressionGateResource
 from pipelines.transform.schemas import (
     CONVERSATION_TABLES,
     CONVERSATIONS,
@@ -129,3 +134,25 @@ def test_rows_outside_their_partition_are_found(tmp_path: Path) -> None:
     assert rows_outside_partition(lake, "conversations", "start_time", APP, DAY) == 0
     write_partition(lake, APP, date(2026, 11, 3), [])
     assert rows_outside_partition(lake, "conversations", "start_time", APP, date(2026, 11, 3)) == 0
+
+
+def test_the_regression_gate_fails_with_what_regressed_and_respects_its_thresholds(tmp_path: Path) -> None:
+    """The trend sample's support app: run 3 against run 2 lost refund's pass rate (0.8 → 0.4),
+    hallucinated (mean 0 → 1) and answered its golden turn slower (1 s → 2.5 s)."""
+    _, warehouse = samples.build_warehouse(tmp_path)
+    gate = RegressionGateResource.from_settings(OrchestrationSettings(regression_severity="error"))
+    with warehouse.connect(read_only=True) as conn:
+        result = regression_gate_result(conn, gate.query_params(samples.SUPPORT), gate.severity)
+        assert not result.passed and result.severity == dg.AssetCheckSeverity.ERROR
+        assert result.metadata["regressed"].value == [
+            "refund pass_rate: 0.8 → 0.4",
+            "hallucination mean_score: 0 → 1",
+            "golden turn latency p90_seconds: 1 → 2.5",
+        ]
+        assert result.metadata["latest_run"].value == f"{samples.SUPPORT}/evaluationRuns/run-3"
+        lenient = RegressionGateResource(pass_rate_points=50, score_pct=10, latency_pct=200, severity="warn")
+        result = regression_gate_result(conn, lenient.query_params(samples.SUPPORT), lenient.severity)
+        assert result.metadata["regressed"].value == ["hallucination mean_score: 0 → 1"]
+        assert result.severity == dg.AssetCheckSeverity.WARN
+        # sales has one completed run: nothing to compare, nothing regressed
+        assert regression_gate_result(conn, gate.query_params(samples.SALES), gate.severity).passed

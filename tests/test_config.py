@@ -64,3 +64,14 @@ def test_the_command_says_it_in_one_line_and_exits_2() -> None:
     )
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.strip() == "configuration error: CES_MAX_RPS must be a finite number, got 'nan'"
+
+
+def test_the_regression_gate_reads_its_thresholds_and_refuses_an_unknown_severity() -> None:
+    env = {"CES_REGRESSION_PASS_RATE_POINTS": "2.5", "CES_REGRESSION_SEVERITY": "error"}
+    orchestration = Settings.from_env(env).orchestration
+    assert (orchestration.regression_pass_rate_points, orchestration.regression_severity) == (2.5, "error")
+    assert (orchestration.regression_score_pct, orchestration.regression_latency_pct) == (10.0, 20.0)
+    with pytest.raises(ConfigError, match="CES_REGRESSION_SEVERITY must be warn or error, got 'fatal'"):
+        Settings.from_env({"CES_REGRESSION_SEVERITY": "fatal"})
+    with pytest.raises(ConfigError, match="CES_REGRESSION_LATENCY_PCT"):
+        Settings.from_env({"CES_REGRESSION_LATENCY_PCT": "-1"})

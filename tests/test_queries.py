@@ -266,6 +266,11 @@ def test_evaluation_regressions_compare_the_two_latest_completed_runs(warehouse:
     assert status[("tool", "Cancel", "p50_seconds")] == "gone"
     assert status[("llm_call", "gemini-2.5-flash", "p90_seconds")] == "improved"
     assert status[("guardrail", "pii", "p90_seconds")] == "unchanged"  # +4 %
+    # scores and golden turns: hallucination 0 → 1, turn latency p90 1 s → 2.5 s
+    assert status[("score", "hallucination", "mean_score")] == "regressed"
+    assert status[("turn", "golden turn latency", "p90_seconds")] == "regressed"
+    turn = next(r for r in found if r["kind"] == "turn")
+    assert (turn["previous_value"], turn["latest_value"]) == (approx(1.0), approx(2.5))
     refund = next(r for r in found if r["label"] == "refund")
     assert (refund["previous_value"], refund["latest_value"]) == (approx(0.8), approx(0.4))
     assert refund["change"] == approx(-0.4)

@@ -1,6 +1,6 @@
 """Asset checks, evaluated in the step of the warehouse load they check, on what it loaded."""
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import date
 from typing import Any
 
@@ -16,6 +16,7 @@ from pipelines.transform.schemas import (
     TableSpec,
 )
 from pipelines.warehouse import checks
+from pipelines.warehouse.queries import named_query
 
 WARNING_CHECKS = frozenset({"turn_counts_agree", "conversations_are_fresh"})
 """Checks that report without blocking: a mismatch there is information, not corruption."""
@@ -97,6 +98,11 @@ def conversation_check_results(
 
 EVALUATION_CHECKED_TABLES = (*EVALUATION_RUN_TABLES, EVALUATION_RUN_SNAPSHOTS, *EVALUATION_RESULT_TABLES)
 
+REGRESSION_GATE = "no_evaluation_regressions"
+GATED_KINDS = ("evaluation", "score", "turn")
+"""What the regression gate judges: pass rates, mean scores and the golden turns' p90 latency
+(the latency report's per-tool and per-model percentiles inform, they do not gate)."""
+
 EVALUATION_CHECK_SPECS = [
     *(_unique_spec(WAREHOUSE_EVALUATIONS, spec) for spec in EVALUATION_CHECKED_TABLES),
     _spec(
@@ -104,10 +110,53 @@ EVALUATION_CHECK_SPECS = [
         "no_negative_latencies",
         "No latency percentile of a run's latency report is negative.",
     ),
+    dg.AssetCheckSpec(
+        REGRESSION_GATE,
+        asset=WAREHOUSE_EVALUATIONS,
+        blocking=False,
+        description="The app's newest completed evaluation run is no worse than the previous completed "
+        "run of the same evaluations: no pass rate dropped by more than CES_REGRESSION_PASS_RATE_POINTS, "
+        "no mean score worsened by more than CES_REGRESSION_SCORE_PCT, the golden turns' p90 latency "
+        "rose by no more than CES_REGRESSION_LATENCY_PCT (severity: CES_REGRESSION_SEVERITY).",
+    ),
 ]
 
 
-def evaluation_check_results(conn: duckdb.DuckDBPyConnection, app: str) -> Iterator[dg.AssetCheckResult]:
+def evaluation_regressions(
+    conn: duckdb.DuckDBPyConnection, params: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """The regressed rows of `evaluation_regressions` (the gate's `params`) that the gate judges by."""
+    columns, rows = named_query("evaluation_regressions").execute(conn, params)
+    found = [dict(zip(columns, row, strict=True)) for row in rows]
+    return [row for row in found if row["kind"] in GATED_KINDS and row["status"] == "regressed"]
+
+
+def regression_gate_result(
+    conn: duckdb.DuckDBPyConnection, params: Mapping[str, Any], severity: str
+) -> dg.AssetCheckResult:
+    regressed = evaluation_regressions(conn, params)
+    changes = [
+        f"{row['label']} {row['metric']}: {row['previous_value']:.4g} → {row['latest_value']:.4g}"
+        for row in regressed
+    ]
+    runs = (
+        {"latest_run": regressed[0]["latest_run"], "previous_run": regressed[0]["previous_run"]}
+        if regressed
+        else {}
+    )
+    return dg.AssetCheckResult(
+        asset_key=WAREHOUSE_EVALUATIONS,
+        check_name=REGRESSION_GATE,
+        passed=not regressed,
+        severity=dg.AssetCheckSeverity.ERROR if severity == "error" else dg.AssetCheckSeverity.WARN,
+        metadata={"regressions": len(regressed), "regressed": dg.MetadataValue.json(changes), **runs},
+    )
+
+
+def evaluation_check_results(
+    conn: duckdb.DuckDBPyConnection, app: str, gate_params: Mapping[str, Any], gate_severity: str
+) -> Iterator[dg.AssetCheckResult]:
     for spec in EVALUATION_CHECKED_TABLES:
         yield _check(WAREHOUSE_EVALUATIONS, unique_keys(spec), conn, "duplicate_run_keys", {"app": app}, spec)
     yield _check(WAREHOUSE_EVALUATIONS, "no_negative_latencies", conn, "negative_latencies", {"app": app})
+    yield regression_gate_result(conn, gate_params, gate_severity)

@@ -16,7 +16,12 @@ from pipelines.orchestration.keys import (
     stats_metadata,
 )
 from pipelines.orchestration.partitions import APP_PARTITIONS, CES_API_POOL
-from pipelines.orchestration.resources import CesResource, LakeResource, WarehouseResource
+from pipelines.orchestration.resources import (
+    CesResource,
+    LakeResource,
+    RegressionGateResource,
+    WarehouseResource,
+)
 from pipelines.transform.schemas import EVALUATION_RUNS, REJECTS
 from pipelines.warehouse.lock import WarehouseBusyError
 
@@ -90,6 +95,7 @@ def warehouse_evaluation_tables(
     config: EvaluationLoadConfig,
     lake: LakeResource,
     warehouse: WarehouseResource,
+    regression_gate: RegressionGateResource,
 ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
     app = context.partition_key
     if config.replay:
@@ -103,7 +109,9 @@ def warehouse_evaluation_tables(
     if rows[REJECTS.name]:
         context.log.warning(f"{rows[REJECTS.name]} evaluation objects rejected: see the rejects table")
     with warehouse.warehouse().connect(read_only=True) as conn:
-        yield from evaluation_check_results(conn, app)
+        yield from evaluation_check_results(
+            conn, app, regression_gate.query_params(app), regression_gate.severity
+        )
 
 
 def _latest_fetch(context: dg.AssetExecutionContext) -> str:

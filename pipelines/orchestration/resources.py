@@ -11,7 +11,7 @@ import dagster as dg
 import pydantic
 
 from pipelines.ces.client import CesMcpClient
-from pipelines.config import CesSettings, Settings, StorageSettings
+from pipelines.config import CesSettings, OrchestrationSettings, Settings, StorageSettings
 from pipelines.lake.store import Lake
 from pipelines.warehouse import ducklake
 from pipelines.warehouse.duck import Warehouse
@@ -81,9 +81,39 @@ class WarehouseResource(dg.ConfigurableResource):
         return Warehouse(self.path, self.lock_timeout_seconds, self.write_memory_limit, self.data_path)
 
 
+class RegressionGateResource(dg.ConfigurableResource):
+    """How much worse an app's newest completed evaluation run may be than the previous one of
+    the same evaluations (`CES_REGRESSION_*`), and how a failed gate is reported."""
+
+    pass_rate_points: float
+    score_pct: float
+    latency_pct: float
+    severity: str
+
+    @classmethod
+    def from_settings(cls, settings: OrchestrationSettings) -> RegressionGateResource:
+        return cls(
+            pass_rate_points=settings.regression_pass_rate_points,
+            score_pct=settings.regression_score_pct,
+            latency_pct=settings.regression_latency_pct,
+            severity=settings.regression_severity,
+        )
+
+    def query_params(self, app: str) -> dict[str, Any]:
+        """The parameters of the named query `evaluation_regressions` that this gate judges by."""
+        return {
+            "app": app,
+            "max_pass_rate_drop": self.pass_rate_points / 100,
+            "max_score_drop": self.score_pct / 100,
+            "max_latency_rise": self.latency_pct / 100,
+            "status": "regressed",
+        }
+
+
 def resources_from_settings(settings: Settings) -> dict[str, dg.ConfigurableResource]:
     return {
         "ces": CesResource.from_settings(settings.ces),
         "lake": LakeResource(root=settings.storage.lake),
         "warehouse": WarehouseResource.from_settings(settings.storage),
+        "regression_gate": RegressionGateResource.from_settings(settings.orchestration),
     }
