@@ -234,3 +234,39 @@ def test_evaluate_starts_a_run_and_loads_it(workdir: Path) -> None:
         assert "NOT_FOUND" in refused.stderr
         conflicting = cli("evaluate", "--app", app, env=env, cwd=workdir)
         assert conflicting.returncode == 2 and "exactly one of" in conflicting.stderr
+
+
+def test_evaluate_gate_waits_for_the_run_and_exits_3_on_a_regression(workdir: Path) -> None:
+    """Three runs of the same evaluations: the first has nothing to compare with; the second,
+    judged with zero tolerance, regressed against the first (exit 3, what regressed listed); the
+    third, judged leniently, passes against the second."""
+    strict = {f"CES_REGRESSION_{name}": "0" for name in ("PASS_RATE_POINTS", "SCORE_PCT", "LATENCY_PCT")}
+    lenient = {f"CES_REGRESSION_{name}": "1000" for name in ("PASS_RATE_POINTS", "SCORE_PCT", "LATENCY_PCT")}
+    with running_simulator(SimulatorConfig(scale=SCALE)) as sim:
+        env = base_env(workdir) | {"CES_MCP_URL": sim.url, "CES_APPS": ",".join(sim.apps)}
+        args = ["evaluate", "--app", sim.apps[0], "--evaluations", "refund-happy-path,angry-customer"]
+        args += ["--poll-seconds", "0.05", "--gate"]
+        runs, said = [], []
+        for extra in ({}, strict, lenient):
+            result = cli(*args, env=env | extra, cwd=workdir)
+            runs.append(
+                next(
+                    line.split()[-1]
+                    for line in result.stdout.splitlines()
+                    if line.startswith("evaluation run ")
+                )
+            )
+            said.append((result.returncode, " ".join(result.stderr.split())))
+    assert (
+        said[0][0] == 0
+        and f"gate passed: no earlier completed run of the same evaluations as {runs[0]}" in said[0][1]
+    )
+    assert said[1][0] == 3 and f"regression gate failed: {runs[1]} against {runs[0]}:" in said[1][1]
+    assert "golden turn latency p90_seconds:" in said[1][1] and "Traceback" not in said[1][1]
+    assert said[2][0] == 0 and f"regression gate passed: {runs[2]} is no worse than {runs[1]}" in said[2][1]
+    with Warehouse(str(workdir / "warehouse.duckdb")).connect(read_only=True) as conn:
+        states = conn.execute(
+            "SELECT list(state ORDER BY create_time) FROM evaluation_runs WHERE evaluation_run_name IN ?",
+            [runs],
+        ).fetchone()[0]
+    assert states == ["COMPLETED"] * 3  # each was followed to its end before it was loaded

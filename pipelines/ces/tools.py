@@ -281,3 +281,7 @@ def run_evaluation(
 
 def get_operation(client: ToolClient, name: str) -> dict[str, Any]:
     return client.call_tool(GET_OPERATION, {"name": name})
+
+
+def get_evaluation_run(client: ToolClient, name: str) -> dict[str, Any]:
+    return client.call_tool(GET_EVALUATION_RUN, {"name": name})

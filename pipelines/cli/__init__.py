@@ -41,6 +41,12 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--app-version")
     evaluate.add_argument("--display-name")
     evaluate.add_argument("--poll-seconds", type=float, default=2.0)
+    evaluate.add_argument(
+        "--gate",
+        action="store_true",
+        help="wait for the run to finish, load it, and exit 3 if it regressed against the previous "
+        "completed run of the same evaluations (CES_REGRESSION_* thresholds)",
+    )
     evaluate.set_defaults(func=cmd_evaluate)
 
     rebuild = commands.add_parser(

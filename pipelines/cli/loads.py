@@ -159,7 +159,7 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
     from pipelines.ces.client import CesMcpClient
-    from pipelines.ingest.trigger import EvaluationTriggerError, start_evaluation
+    from pipelines.ingest.trigger import EvaluationTriggerError, start_evaluation, wait_for_evaluation_run
     from pipelines.lake.store import Lake
 
     evaluations = [e.strip() for e in (args.evaluations or "").split(",") if e.strip()]
@@ -182,6 +182,14 @@ def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
                 poll_seconds=args.poll_seconds,
                 on_operation=lambda name: status.update(f"operation {name}: waiting until done"),
             )
+            state = None
+            if args.gate:
+                state = wait_for_evaluation_run(
+                    client,
+                    started.evaluation_run,
+                    poll_seconds=args.poll_seconds,
+                    on_run=lambda run: status.update(f"evaluation run: {_progress(run)}"),
+                )
     except EvaluationTriggerError as exc:
         console.print(f"[red]error: {escape(str(exc))}")
         if exc.operation:
@@ -192,7 +200,50 @@ def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
     config = {
         "ops": {"raw__evaluation_runs": {"config": {"names": [started.evaluation_run], "discover": False}}}
     }
-    return load_evaluations(settings, [args.app], config)
+    code = load_evaluations(settings, [args.app], config)
+    if not args.gate:
+        return code
+    if state != "COMPLETED":
+        console.print(f"[red]evaluation run ended {state}: no completed run to gate")
+        return max(code, 1)
+    return max(code, regression_gate(settings, args.app, started.evaluation_run))
+
+
+def _progress(run: dict) -> str:
+    progress = run.get("progress") or {}
+    done, total = progress.get("completedCount", 0), progress.get("totalCount", 0)
+    return f"{run.get('state', '?')}, {done} of {total} results"
+
+
+GATE_FAILED = 3
+"""`evaluate --gate`'s exit code when the run regressed (1: a load failed; 2: a usage error)."""
+
+
+def regression_gate(settings: Settings, app: str, run: str) -> int:
+    """The regression gate on the warehouse, as the asset check judges it: 0 passed, 3 regressed."""
+    from pipelines.orchestration.checks import describe_change, gated_rows
+    from pipelines.orchestration.resources import RegressionGateResource
+    from pipelines.warehouse.duck import Warehouse
+
+    params = RegressionGateResource.from_settings(settings.orchestration).query_params(app)
+    with Warehouse.from_settings(settings.storage).connect(read_only=True) as conn:
+        rows = gated_rows(conn, {**params, "status": None})
+    compared = [row for row in rows if row["latest_run"] == run]
+    if not compared:
+        console.print(
+            f"[green]regression gate passed: no earlier completed run of the same evaluations as {run}",
+            soft_wrap=True,
+        )
+        return 0
+    previous = compared[0]["previous_run"]
+    regressed = [row for row in compared if row["status"] == "regressed"]
+    if not regressed:
+        console.print(f"[green]regression gate passed: {run} is no worse than {previous}", soft_wrap=True)
+        return 0
+    console.print(f"[red]regression gate failed: {run} against {previous}:", soft_wrap=True)
+    for row in regressed:
+        console.print(f"  {escape(describe_change(row))}", soft_wrap=True)
+    return GATE_FAILED
 
 
 def cmd_rebuild(args: argparse.Namespace, settings: Settings) -> int:

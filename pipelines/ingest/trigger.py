@@ -1,4 +1,5 @@
-"""Start an evaluation run (sent once), poll its operation; errors name it, for a person to follow."""
+"""Start an evaluation run (sent once), poll its operation, and follow the run to its end; errors
+name the operation, for a person to follow."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from typing import Any
 
 from pipelines.ces.client import CesMcpClient
 from pipelines.ces.errors import CesError, CesRpcError, CesToolError
-from pipelines.ces.tools import get_operation, run_evaluation
+from pipelines.ces.tools import get_evaluation_run, get_operation, run_evaluation
 from pipelines.ingest.evaluations import STARTED_RUNS_STATE
 from pipelines.lake.store import Lake
+from pipelines.protojson.enums import enum_name
 
 
 class EvaluationTriggerError(RuntimeError):
@@ -98,6 +100,35 @@ def start_evaluation(
         raise EvaluationTriggerError("the finished operation names no evaluation run", name)
     lake.write_state(STARTED_RUNS_STATE, name, _started(app, name, run))
     return StartedEvaluation(app, name, run, polls)
+
+
+FINISHED_STATES = frozenset({"COMPLETED", "ERROR", "CANCELLED"})
+
+
+def wait_for_evaluation_run(
+    client: CesMcpClient,
+    name: str,
+    *,
+    poll_seconds: float = 2.0,
+    timeout_seconds: float = 6 * 3600.0,
+    on_run: Callable[[dict[str, Any]], None] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> str:
+    """Poll `get_evaluation_run` until the run is COMPLETED, ERROR or CANCELLED; that state."""
+    deadline = time.monotonic() + timeout_seconds
+    while True:
+        try:
+            run = get_evaluation_run(client, name)
+        except CesError as exc:
+            raise EvaluationTriggerError(f"get_evaluation_run failed: {exc}") from exc
+        if on_run:
+            on_run(run)
+        state = enum_name(run.get("state"), "EvaluationRun.EvaluationRunState", "state")
+        if state in FINISHED_STATES:
+            return state
+        if time.monotonic() > deadline:
+            raise EvaluationTriggerError(f"evaluation run {name} not finished after {timeout_seconds:.0f} s")
+        sleep(poll_seconds)
 
 
 def _started(app: str, operation: str, run: str | None) -> dict[str, Any]:

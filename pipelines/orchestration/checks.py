@@ -122,34 +122,32 @@ EVALUATION_CHECK_SPECS = [
 ]
 
 
-def evaluation_regressions(
-    conn: duckdb.DuckDBPyConnection, params: Mapping[str, Any]
-) -> list[dict[str, Any]]:
-    """The regressed rows of `evaluation_regressions` (the gate's `params`) that the gate judges by."""
+def gated_rows(conn: duckdb.DuckDBPyConnection, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The rows of `evaluation_regressions` (with the gate's `params`) that the gate judges by."""
     columns, rows = named_query("evaluation_regressions").execute(conn, params)
     found = [dict(zip(columns, row, strict=True)) for row in rows]
-    return [row for row in found if row["kind"] in GATED_KINDS and row["status"] == "regressed"]
+    return [row for row in found if row["kind"] in GATED_KINDS]
+
+
+def describe_change(row: Mapping[str, Any]) -> str:
+    return f"{row['label']} {row['metric']}: {row['previous_value']:.4g} → {row['latest_value']:.4g}"
 
 
 def regression_gate_result(
     conn: duckdb.DuckDBPyConnection, params: Mapping[str, Any], severity: str
 ) -> dg.AssetCheckResult:
-    regressed = evaluation_regressions(conn, params)
-    changes = [
-        f"{row['label']} {row['metric']}: {row['previous_value']:.4g} → {row['latest_value']:.4g}"
-        for row in regressed
-    ]
-    runs = (
-        {"latest_run": regressed[0]["latest_run"], "previous_run": regressed[0]["previous_run"]}
-        if regressed
-        else {}
-    )
+    regressed = gated_rows(conn, {**params, "status": "regressed"})
+    runs = {key: regressed[0][key] for key in ("latest_run", "previous_run")} if regressed else {}
     return dg.AssetCheckResult(
         asset_key=WAREHOUSE_EVALUATIONS,
         check_name=REGRESSION_GATE,
         passed=not regressed,
         severity=dg.AssetCheckSeverity.ERROR if severity == "error" else dg.AssetCheckSeverity.WARN,
-        metadata={"regressions": len(regressed), "regressed": dg.MetadataValue.json(changes), **runs},
+        metadata={
+            "regressions": len(regressed),
+            "regressed": dg.MetadataValue.json([describe_change(row) for row in regressed]),
+            **runs,
+        },
     )
 
 

@@ -106,7 +106,6 @@ class RegressionGateResource(dg.ConfigurableResource):
             "max_pass_rate_drop": self.pass_rate_points / 100,
             "max_score_drop": self.score_pct / 100,
             "max_latency_rise": self.latency_pct / 100,
-            "status": "regressed",
         }
 
 
