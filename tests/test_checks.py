@@ -124,6 +124,39 @@ def test_evaluation_checks(tmp_path: Path) -> None:
         assert outcome.failures == 1 and outcome.sample[0]["kind"] == "llm_call"
 
 
+def test_implausible_evaluation_results_load_and_are_counted(loaded: Warehouse) -> None:
+    """A score out of range, an outcome this version does not know, a replayed conversation the
+    warehouse lacks: the result loads with what it has, and the check counts each."""
+    run = completed_run()
+    loaded_conversation = f"{APP}/conversations/a"
+    result = {
+        "name": f"{APP}/evaluations/e1/results/r1",
+        "evaluationRun": run["name"],
+        "goldenResult": {
+            "turnReplayResults": [
+                {
+                    "conversation": loaded_conversation,
+                    "semanticSimilarityResult": {"score": 4},
+                    "toolInvocationScore": 1.5,
+                    "expectationOutcome": [{"outcome": "PARTIAL"}, {"outcome": "PASS"}],
+                },
+                {"conversation": f"{APP}/conversations/gone", "toolInvocationScore": 0.5},
+            ]
+        },
+    }
+    observation = EvaluationObservation(runs=[(run, 1)], results=[result])
+    rows = load_evaluation_observation(loaded, APP, observation, DAY)
+    assert rows["evaluation_results"] == 1 and rows["rejects"] == 0
+    with loaded.connect(read_only=True) as conn:
+        outcome = checks.run_check(conn, "evaluation_result_anomalies", {"app": APP})
+    assert outcome.failures == 3
+    assert sorted((item["anomaly"], item["detail"]) for item in outcome.sample) == [
+        ("conversation not loaded", f"{APP}/conversations/gone"),
+        ("score out of range", "tool_invocation = 1.5"),
+        ("unknown outcome", "PARTIAL"),
+    ]
+
+
 def test_rows_outside_their_partition_are_found(tmp_path: Path) -> None:
     lake = Lake(str(tmp_path / "lake"))
     write_partition(

@@ -103,33 +103,36 @@ def test_a_forked_process_gets_its_own_limiter() -> None:
     assert os.read(read, 1) == b"1"
 
 
-def _grant_times(path: str, rps: float, count: int, queue) -> None:
-    limiter = FileRateLimiter(path, rps)
-    queue.put([limiter.acquire() for _ in range(count)])
-
-
-def _return_times(conninfo: str, rps: float, count: int, queue) -> None:
-    limiter = PostgresRateLimiter(conninfo, rps)
+def _grant_times(kind: str, target: str, rps: float, count: int, queue) -> None:
+    """In a process of its own: (when each permit was granted, when the caller got through)."""
+    limiter = FileRateLimiter(target, rps) if kind == "file" else PostgresRateLimiter(target, rps)
     times = []
     for _ in range(count):
-        limiter.acquire()
-        times.append(time.time())
+        times.append((limiter.acquire(), time.time()))
     limiter.close()
     queue.put(times)
+
+
+def times_from_processes(kind: str, target: str, rps: float, processes: int = 3, each: int = 10) -> list:
+    """Sorted (granted, got through) times of `processes` spawned processes sharing one limiter."""
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    workers = [
+        context.Process(target=_grant_times, args=(kind, target, rps, each, queue)) for _ in range(processes)
+    ]
+    for worker in workers:
+        worker.start()
+    times = sorted(t for _ in workers for t in queue.get(timeout=60))
+    for worker in workers:
+        worker.join(10)
+    assert len(times) == processes * each
+    return times
 
 
 def test_processes_sharing_a_postgres_budget_share_one_rate(postgres: str) -> None:
     """The budget of processes on any host: one row in PostgreSQL, on the server's clock."""
     conninfo = create_database(postgres, "budget_processes")
-    context = multiprocessing.get_context("spawn")
-    queue = context.Queue()
-    workers = [context.Process(target=_return_times, args=(conninfo, 40.0, 10, queue)) for _ in range(3)]
-    for worker in workers:
-        worker.start()
-    through = sorted(t for _ in workers for t in queue.get(timeout=60))
-    for worker in workers:
-        worker.join(10)
-    assert len(through) == 30
+    through = sorted(got_through for _, got_through in times_from_processes("postgres", conninfo, 40.0))
     # A caller gets through a round trip after its permit was reserved, so single gaps jitter
     # by a few ms; any 10 permits in a row span 9 intervals.
     spans = [through[i + 9] - through[i] for i in range(len(through) - 9)]
@@ -145,16 +148,7 @@ def test_a_postgres_budget_that_cannot_be_reached_is_one_clear_error_without_its
 
 
 def test_processes_sharing_a_state_file_share_one_rate(tmp_path) -> None:
-    path = str(tmp_path / "rate.state")
-    context = multiprocessing.get_context("spawn")
-    queue = context.Queue()
-    workers = [context.Process(target=_grant_times, args=(path, 40.0, 10, queue)) for _ in range(3)]
-    for worker in workers:
-        worker.start()
-    grants = sorted(t for _ in workers for t in queue.get(timeout=30))
-    for worker in workers:
-        worker.join(10)
-    assert len(grants) == 30
+    grants = [granted for granted, _ in times_from_processes("file", str(tmp_path / "rate.state"), 40.0)]
     gaps = [b - a for a, b in itertools.pairwise(grants)]
     assert min(gaps) >= 1 / 40 - 1e-6, "two permits were granted closer than the rate allows"
     assert grants[-1] - grants[0] >= 29 / 40 - 1e-6

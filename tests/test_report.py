@@ -58,6 +58,8 @@ def test_the_page_is_one_file_that_needs_nothing_from_the_network(report) -> Non
         "agent-transfers",
         "evaluation-pass-rate-support",
         "evaluation-latency-support",
+        "evaluation-scores-support",
+        "evaluation-failures-support",
         "evaluation-pass-rate-sales",
         "evaluation-latency-sales",
     }

@@ -18,7 +18,7 @@ from pipelines.transform.schemas import (
 from pipelines.warehouse import checks
 from pipelines.warehouse.queries import named_query
 
-WARNING_CHECKS = frozenset({"turn_counts_agree", "conversations_are_fresh"})
+WARNING_CHECKS = frozenset({"turn_counts_agree", "conversations_are_fresh", "evaluation_results_plausible"})
 """Checks that report without blocking: a mismatch there is information, not corruption."""
 
 
@@ -110,6 +110,12 @@ EVALUATION_CHECK_SPECS = [
         "no_negative_latencies",
         "No latency percentile of a run's latency report is negative.",
     ),
+    _spec(
+        WAREHOUSE_EVALUATIONS,
+        "evaluation_results_plausible",
+        "No score outside its metric's range, no unknown outcome, every replayed EVAL conversation in "
+        "the warehouse (warns: such results load with what they have; this counts them).",
+    ),
     dg.AssetCheckSpec(
         REGRESSION_GATE,
         asset=WAREHOUSE_EVALUATIONS,
@@ -157,4 +163,11 @@ def evaluation_check_results(
     for spec in EVALUATION_CHECKED_TABLES:
         yield _check(WAREHOUSE_EVALUATIONS, unique_keys(spec), conn, "duplicate_run_keys", {"app": app}, spec)
     yield _check(WAREHOUSE_EVALUATIONS, "no_negative_latencies", conn, "negative_latencies", {"app": app})
+    yield _check(
+        WAREHOUSE_EVALUATIONS,
+        "evaluation_results_plausible",
+        conn,
+        "evaluation_result_anomalies",
+        {"app": app},
+    )
     yield regression_gate_result(conn, gate_params, gate_severity)

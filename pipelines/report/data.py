@@ -31,6 +31,8 @@ class ReportData:
     evaluation_pass_rates: Rows = field(default_factory=list)
     evaluation_latency: Rows = field(default_factory=list)
     evaluation_regressions: Rows = field(default_factory=list)
+    evaluation_score_distribution: Rows = field(default_factory=list)
+    evaluation_failures: Rows = field(default_factory=list)
     apps: list[str] = field(default_factory=list)
 
 

@@ -1,4 +1,5 @@
-"""The dashboard's evaluation charts: per app, pass rate and latency across completed runs."""
+"""The dashboard's evaluation charts: per app, pass rate and latency across completed runs, score
+distributions per metric and app version, and the newest run's failures with their turns' latency."""
 
 from __future__ import annotations
 
@@ -116,6 +117,82 @@ def evaluation_latency_chart(app: str, rows: Rows) -> Chart:
     return chart
 
 
+def score_distribution_chart(app: str, rows: Rows) -> Chart:
+    heading = Heading(
+        f"evaluation-scores-{short_name(app)}",
+        "Evaluations",
+        f"{short_name(app)}: score distributions per metric and app version",
+        "every score of completed runs' results; higher is better, but hallucination (1: hallucinated)",
+        wide=True,
+    )
+    figure = go.Figure()
+    versions = list(dict.fromkeys(str(row["app_version_label"]) for row in rows))  # oldest first
+    for version in versions:
+        points = [row for row in rows if str(row["app_version_label"]) == version]
+        figure.add_trace(
+            go.Box(
+                name=version,
+                x=[row["metric"] for row in points],
+                y=[row["score"] for row in points],
+                boxpoints="outliers",
+                hovertemplate="%{x}: %{y:.3g}<extra>" + version + "</extra>",
+            )
+        )
+    chart = finish(figure, heading, "score", x_title="metric", hovermode="closest", boxmode="group")
+    figure.update_layout(legend={"title": {"text": "app version"}})
+    return chart
+
+
+def failure_latency_chart(app: str, rows: Rows) -> Chart:
+    heading = Heading(
+        f"evaluation-failures-{short_name(app)}",
+        "Evaluations",
+        f"{short_name(app)}: failures of the newest completed run and their turns' latency",
+        "per failing expectation or score of a golden turn: its slowest span and the rest of the turn "
+        "(hover: why it failed, the erroring tool)",
+        wide=True,
+    )
+    timed = [row for row in rows if row["turn_latency_seconds"] is not None]
+    if not timed:
+        return empty_chart(heading, "No failing golden turn in the newest completed run")
+    labels = [
+        f"{short_name(row['evaluation_name'])} · {row['failure']} · turn {row['turn_index']}"
+        f" · {short_name(row['evaluation_result_name'])}"
+        for row in timed
+    ]
+    slowest = [min(row["slowest_span_seconds"] or 0.0, row["turn_latency_seconds"]) for row in timed]
+    hover = [
+        f"{row['explanation'] or row['failure']}<br>slowest span: {row['slowest_span'] or '?'}"
+        f"<br>erroring tool: {short_name(row['erroring_tool']) if row['erroring_tool'] else 'none'}"
+        for row in timed
+    ]
+    figure = go.Figure(
+        [
+            go.Bar(name="slowest span", y=labels, x=slowest, orientation="h", customdata=hover),
+            go.Bar(
+                name="rest of the turn",
+                y=labels,
+                x=[row["turn_latency_seconds"] - span for row, span in zip(timed, slowest, strict=True)],
+                orientation="h",
+                customdata=hover,
+            ),
+        ]
+    )
+    figure.update_traces(hovertemplate="%{x:.2f} s<br>%{customdata}<extra>%{fullData.name}</extra>")
+    chart = finish(
+        figure,
+        heading,
+        "",
+        x_title="seconds",
+        hovermode="closest",
+        barmode="stack",
+        height=max(340, 120 + 28 * len(timed)),
+        margin={"l": 320, "r": 20, "t": 86, "b": 60},
+    )
+    figure.update_yaxes(autorange="reversed", rangemode="normal")
+    return chart
+
+
 def evaluation_charts(data: ReportData) -> list[Chart]:
     """A pass-rate chart and a latency chart per app with completed runs."""
     apps = sorted(
@@ -138,4 +215,10 @@ def evaluation_charts(data: ReportData) -> list[Chart]:
             charts.append(pass_rate_chart(app, pass_rates))
         if latencies:
             charts.append(evaluation_latency_chart(app, latencies))
+        scores = [row for row in data.evaluation_score_distribution if row["app"] == app]
+        if scores:
+            charts.append(score_distribution_chart(app, scores))
+        failures = [row for row in data.evaluation_failures if row["app"] == app]
+        if scores or failures:
+            charts.append(failure_latency_chart(app, failures))
     return charts

@@ -1,0 +1,33 @@
+-- What one app's evaluation results say that no valid result would: a score outside its
+-- metric's range (semantic similarity 0-4, the others but rubrics 0-1), an outcome that is not
+-- PASS, FAIL or SKIPPED (a value this version does not know), a replayed conversation that is
+-- not in the warehouse. Such results are loaded with what they have; this counts them.
+-- Returns one row: how many, and up to 10 of them.
+WITH app_runs AS (
+    SELECT evaluation_run_name FROM evaluation_runs WHERE app = $app
+),
+anomalies AS (
+    SELECT evaluation_result_name, 'score out of range' AS anomaly, metric || ' = ' || score AS detail
+    FROM evaluation_scores
+    WHERE evaluation_run_name IN (SELECT evaluation_run_name FROM app_runs)
+        AND isfinite(score)
+        AND metric <> 'rubric'  -- a rubric's scale is the rubric's own
+        AND NOT score BETWEEN 0 AND CASE WHEN metric = 'semantic_similarity' THEN 4 ELSE 1 END
+    UNION ALL
+    SELECT evaluation_result_name, 'unknown outcome', outcome
+    FROM evaluation_expectation_outcomes
+    WHERE evaluation_run_name IN (SELECT evaluation_run_name FROM app_runs)
+        AND outcome NOT IN ('PASS', 'FAIL', 'SKIPPED')
+    UNION ALL
+    SELECT evaluation_result_name, 'conversation not loaded', conversation_name
+    FROM (
+        SELECT evaluation_result_name, evaluation_run_name, conversation_name FROM evaluation_turn_replays
+        UNION
+        SELECT evaluation_result_name, evaluation_run_name, conversation_name FROM evaluation_scenario_results
+    ) AS replayed
+    WHERE evaluation_run_name IN (SELECT evaluation_run_name FROM app_runs)
+        AND conversation_name IS NOT NULL
+        AND conversation_name NOT IN (SELECT conversation_name FROM conversations)
+)
+SELECT count(*) AS failures, list(struct_pack(evaluation_result_name, anomaly, detail))[1:10] AS sample
+FROM anomalies;
