@@ -27,7 +27,7 @@ RESULT_NAME = re.compile(r"(projects/[^/]+/locations/[^/]+/apps/[^/]+/evaluation
 RESULT_REJECT_SOURCE = "evaluation_result"
 OUTCOME = "EvaluationResult.Outcome"
 
-_GOLDEN_EXPECTATIONS = (
+_EXPECTATION_KINDS = (
     ("toolCall", "tool_call"),
     ("toolResponse", "tool_response"),
     ("agentResponse", "agent_response"),
@@ -35,7 +35,8 @@ _GOLDEN_EXPECTATIONS = (
     ("updatedVariables", "updated_variables"),
     ("mockToolResponse", "mock_tool_response"),
 )
-"""A golden expectation's kind: the first of these fields it sets (`noToolCalls` otherwise)."""
+"""An expectation's kind: the first of these fields it sets (a golden one's `noToolCalls`
+otherwise; a scenario's `toolExpectation` is a tool call)."""
 _OBSERVED = (
     ("observedToolCall", "tool_call"),
     ("observedToolResponse", "tool_response"),
@@ -152,10 +153,9 @@ class _ResultDetails:
                     ),
                     None,
                 )
-            for index, outcome in enumerate(
-                v.array(replay.get("expectationOutcome"), f"{label}.expectationOutcome")
-            ):
-                self._golden_outcome(v.message(outcome, f"{label}.expectationOutcome[{index}]"), turn)
+            where = f"{label}.expectationOutcome"
+            for index, outcome in enumerate(v.array(replay.get("expectationOutcome"), where)):
+                self._expectation_outcome(v.message(outcome, f"{where}[{index}]"), turn, f"{where}[{index}]")
             self._latencies(replay, turn, label)
         self._expectation_results(golden)
 
@@ -196,40 +196,9 @@ class _ResultDetails:
                 None,
                 v.text(rubric.get("scoreExplanation"), f"{where}.scoreExplanation"),
             )
-        for index, outcome in enumerate(
-            v.array(scenario.get("expectationOutcomes"), f"{label}.expectationOutcomes")
-        ):
-            where = f"{label}.expectationOutcomes[{index}]"
-            outcome = v.message(outcome, where)
-            expectation = v.message(outcome.get("expectation"), f"{where}.expectation")
-            tool = v.message(expectation.get("toolExpectation"), f"{where}.expectation.toolExpectation")
-            expected_call = v.message(tool.get("expectedToolCall"), f"{where}.expectedToolCall")
-            observed = v.message(outcome.get("observedToolCall"), f"{where}.observedToolCall")
-            observed_response = v.message(
-                outcome.get("observedAgentResponse"), f"{where}.observedAgentResponse"
-            )
-            observed_kind, observed_value = (
-                ("tool_call", observed)
-                if observed
-                else ("agent_response", observed_response)
-                if observed_response
-                else (None, None)
-            )
-            self._append(
-                EVALUATION_EXPECTATION_OUTCOMES,
-                None,
-                "tool_call" if tool else "agent_response" if "agentResponse" in expectation else None,
-                tool_subject(expected_call, f"{where}.expectedToolCall") if expected_call else None,
-                v.json_text(expectation, f"{where}.expectation") if expectation else None,
-                enum_name(outcome.get("outcome"), OUTCOME, f"{where}.outcome"),
-                observed_kind,
-                v.json_text(observed_value, f"{where}.observed") if observed_value else None,
-                None,
-                None,
-                None,
-                None,
-                None,
-            )
+        where = f"{label}.expectationOutcomes"
+        for index, outcome in enumerate(v.array(scenario.get("expectationOutcomes"), where)):
+            self._expectation_outcome(v.message(outcome, f"{where}[{index}]"), None, f"{where}[{index}]")
         self._latencies(scenario, None, label)
         self._expectation_results(scenario)
 
@@ -250,13 +219,20 @@ class _ResultDetails:
             v.text(judgement.get("explanation"), f"{where}.explanation"),
         )
 
-    def _golden_outcome(self, outcome: dict[str, Any], turn: int) -> None:
-        where = f"expectationOutcome of turn {turn}"
+    def _expectation_outcome(self, outcome: dict[str, Any], turn: int | None, where: str) -> None:
+        """A golden turn's or a scenario's expectation outcome: their fields share names, but a
+        scenario's expected tool call sits in `toolExpectation` and it has no similarity or
+        tool invocation result."""
         expectation = v.message(outcome.get("expectation"), f"{where}.expectation")
-        kind = next((kind for field, kind in _GOLDEN_EXPECTATIONS if field in expectation), None)
-        if kind is None and expectation.get("noToolCalls"):
-            kind = "no_tool_calls"
-        call = v.message(expectation.get("toolCall"), f"{where}.expectation.toolCall")
+        scenario_tool = v.message(expectation.get("toolExpectation"), f"{where}.expectation.toolExpectation")
+        if scenario_tool:
+            kind, call_field, parent = "tool_call", "expectedToolCall", scenario_tool
+        else:
+            kind = next((kind for field, kind in _EXPECTATION_KINDS if field in expectation), None)
+            if kind is None and expectation.get("noToolCalls"):
+                kind = "no_tool_calls"
+            call_field, parent = "toolCall", expectation
+        call = v.message(parent.get(call_field), f"{where}.expectation.{call_field}")
         observed_field, observed_kind = next(((f, k) for f, k in _OBSERVED if f in outcome), (None, None))
         observed = outcome.get(observed_field) if observed_field else None
         similarity = v.message(outcome.get("semanticSimilarityResult"), f"{where}.semanticSimilarityResult")
@@ -265,7 +241,7 @@ class _ResultDetails:
             EVALUATION_EXPECTATION_OUTCOMES,
             turn,
             kind,
-            tool_subject(call, f"{where}.expectation.toolCall") if call else None,
+            tool_subject(call, f"{where}.expectation.{call_field}") if call else None,
             v.json_text(expectation, f"{where}.expectation") if expectation else None,
             enum_name(outcome.get("outcome"), OUTCOME, f"{where}.outcome"),
             observed_kind,

@@ -146,11 +146,17 @@ def _values(rng: random.Random, catalog: AppCatalog, spec: tuple[tuple[str, str]
     return {name: VALUES[kind](rng, catalog) for name, kind in spec}
 
 
+def _call(rng: random.Random, catalog: AppCatalog, tool: Tool) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A ToolCall of `tool` without its args, and args for it."""
+    args = _values(rng, catalog, tool.args)
+    call = {**tool.identifier(), "id": f"call_{rng.getrandbits(64):016x}", "displayName": tool.display_name}
+    return call, args
+
+
 def _golden_tool_expectation(
     rng: random.Random, catalog: AppCatalog, tool: Tool, good: bool
 ) -> dict[str, Any]:
-    args = _values(rng, catalog, tool.args)
-    call = {**tool.identifier(), "id": f"call_{rng.getrandbits(64):016x}", "displayName": tool.display_name}
+    call, args = _call(rng, catalog, tool)
     observed = dict(args) if good else {**args, **{name: "?" for name in list(args)[:1]}}
     return {
         "expectation": {"toolCall": {**call, "args": args}},
@@ -179,8 +185,7 @@ def _golden_response_expectation(
 
 
 def _scenario_expectation(rng: random.Random, catalog: AppCatalog, tool: Tool, good: bool) -> dict[str, Any]:
-    args = _values(rng, catalog, tool.args)
-    call = {**tool.identifier(), "id": f"call_{rng.getrandbits(64):016x}", "displayName": tool.display_name}
+    call, args = _call(rng, catalog, tool)
     out: dict[str, Any] = {"expectation": {"toolExpectation": {"expectedToolCall": {**call, "args": args}}}}
     if good:
         response = {"output": _values(rng, catalog, tool.output)}
