@@ -118,7 +118,9 @@ def test_the_cli_ingests_into_a_ducklake_on_postgres(workdir: Path, postgres: st
     rows = json.loads(queried.stdout)
     assert [row["conversations"] for row in rows] == [6, 6]
     lake = Warehouse(target, data_path=str(workdir / "lake" / "warehouse"))
-    assert lake.row_counts()["conversations"] == 12 and lake.row_counts()["evaluation_runs"] == 2
+    counts = lake.row_counts()
+    assert counts["conversations"] == 12
+    assert counts["evaluation_runs"] == counts["evaluation_run_operations"] == 2
     # The data files lie under the default data path, `warehouse/` under the lake.
     assert list((workdir / "lake" / "warehouse").rglob("*.parquet"))
 

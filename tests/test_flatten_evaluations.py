@@ -9,6 +9,7 @@ from conversation_samples import APP
 
 from pipelines.transform.evaluation_results import EvaluationResultFlattener
 from pipelines.transform.evaluations import (
+    EvaluationOperationFlattener,
     EvaluationRunFlattener,
     snapshot_row,
     snapshots_batch,
@@ -198,6 +199,79 @@ def test_snapshots() -> None:
     assert batch.schema == EVALUATION_RUN_SNAPSHOTS.schema
     assert batch.to_pylist()[0]["state"] == "COMPLETED" and batch.to_pylist()[0]["passed_count"] == 6
     assert snapshots_batch([]).num_rows == 0
+
+
+OPERATION = "projects/p/locations/us/operations/op-1"
+
+
+def run_operation(**changes: object) -> dict:
+    """google.longrunning.Operation of run_evaluation, done, as get_operation returns it."""
+    operation = {
+        "name": OPERATION,
+        "metadata": {
+            "@type": "type.googleapis.com/google.cloud.ces.v1beta.RunEvaluationOperationMetadata",
+            "evaluations": [f"{APP}/evaluations/e1"],
+            "evaluationRun": RUN,
+            "createTime": "2026-11-02T03:00:00.5Z",
+            "endTime": "2026-11-02T03:42:10.25Z",
+            "verb": "create",
+        },
+        "done": True,
+        "response": {"@type": "type.googleapis.com/google.cloud.ces.v1beta.RunEvaluationResponse"},
+    }
+    operation.update(changes)
+    return operation
+
+
+def test_operations_keep_their_times_and_error_and_bad_ones_are_rejected() -> None:
+    flattener = EvaluationOperationFlattener()
+    cancelled = run_operation(error={"code": 1, "message": "cancelled by ops"})
+    cancelled["metadata"] = dict(cancelled["metadata"], cancelRequested=True)
+    del cancelled["response"]
+    running = run_operation(done=None, response=None)
+    del running["metadata"]["endTime"]
+    unnamed = run_operation(name="projects/p/locations/us/operations/op-2", metadata={}, response={})
+    late = run_operation(name="projects/p/locations/us/operations/op-3")
+    late["metadata"] = dict(late["metadata"], endTime=12)
+    for operation in (run_operation(), cancelled, running, unnamed, late):
+        flattener.add(operation, 1_700_000_000_000_000)
+    rows = flattener.take_batches()["evaluation_run_operations"].to_pylist()
+    assert [
+        (
+            r["done"],
+            r["create_time"],
+            r["end_time"],
+            r["cancel_requested"],
+            r["error_code"],
+            r["error_message"],
+        )
+        for r in rows
+    ] == [
+        (
+            True,
+            datetime(2026, 11, 2, 3, 0, 0, 500000, UTC),
+            datetime(2026, 11, 2, 3, 42, 10, 250000, UTC),
+            False,
+            None,
+            None,
+        ),
+        (
+            True,
+            datetime(2026, 11, 2, 3, 0, 0, 500000, UTC),
+            datetime(2026, 11, 2, 3, 42, 10, 250000, UTC),
+            True,
+            1,
+            "cancelled by ops",
+        ),
+        (False, datetime(2026, 11, 2, 3, 0, 0, 500000, UTC), None, False, None, None),
+    ]
+    assert {(r["evaluation_run_name"], r["app"], r["operation_name"], r["verb"]) for r in rows} == {
+        (RUN, APP, OPERATION, "create")
+    }
+    assert [(r.resource_name, r.source, r.reason.split(":")[0]) for r in flattener.take_rejects()] == [
+        ("projects/p/locations/us/operations/op-2", "evaluation_operation", "metadata.evaluationRun"),
+        ("projects/p/locations/us/operations/op-3", "evaluation_operation", "metadata.endTime"),
+    ]
 
 
 def test_results() -> None:

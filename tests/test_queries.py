@@ -248,6 +248,23 @@ def test_evaluation_pass_rates_and_latency(warehouse: Warehouse) -> None:
     assert every_kind == {"tool", "llm_call", "guardrail", "callback"}
 
 
+def test_evaluation_run_durations_come_from_each_final_runs_operation(warehouse: Warehouse) -> None:
+    final = [
+        run
+        for app_runs in samples.evaluation_runs().values()
+        for run in app_runs
+        if run["state"] in ("COMPLETED", "ERROR", "CANCELLED")
+    ]
+    found = query(warehouse, "evaluation_run_durations")
+    assert [(r["evaluation_run_name"], r["state"], r["run_seconds"]) for r in found] == [
+        (run["name"], run["state"], samples.run_seconds(run))
+        for run in sorted(final, key=lambda r: r["createTime"])
+    ]
+    assert all(r["seconds_per_result"] == round(r["run_seconds"] / 10, 3) for r in found)
+    support = query(warehouse, "evaluation_run_durations", app="support")
+    assert {r["app"] for r in support} == {samples.SUPPORT} and len(support) == len(found) - 1
+
+
 def test_evaluation_regressions_compare_the_two_latest_completed_runs(warehouse: Warehouse) -> None:
     found = query(warehouse, "evaluation_regressions")
     assert {r["app"] for r in found} == {samples.SUPPORT}  # sales has one completed run only

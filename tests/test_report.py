@@ -58,10 +58,12 @@ def test_the_page_is_one_file_that_needs_nothing_from_the_network(report) -> Non
         "agent-transfers",
         "evaluation-pass-rate-support",
         "evaluation-latency-support",
+        "evaluation-run-duration-support",
         "evaluation-scores-support",
         "evaluation-failures-support",
         "evaluation-pass-rate-sales",
         "evaluation-latency-sales",
+        "evaluation-run-duration-sales",
     }
     assert set(report.chart_ids) == expected
     # the latest regression, as a table: support's run-3 against run-2

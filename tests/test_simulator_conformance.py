@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from google.cloud.ces_v1beta import RunEvaluationOperationMetadata
 from simulator_fixtures import (
     McpHttp,
     parse_conversation,
@@ -279,10 +280,19 @@ def test_operations_of_runs_parse_as_long_running_operations(
     served: tuple[McpHttp, tuple[str, ...]], evaluation_runs: list[dict[str, Any]]
 ) -> None:
     caller, _ = served
+    finals = {"COMPLETED": 0, "ERROR": 13, "CANCELLED": 1}  # the error Status code, 0: a response
     for run in evaluation_runs:
         operation = parse_operation(caller.call("get_operation", name=run["operation"]))
-        assert operation.done and operation.response.type_url.endswith("RunEvaluationResponse")
         assert operation.metadata.type_url.endswith("RunEvaluationOperationMetadata")
+        metadata = RunEvaluationOperationMetadata.deserialize(operation.metadata.value)
+        assert metadata.evaluation_run == run["name"]
+        assert operation.done == (run["state"] in finals) == bool(metadata.end_time)
+        if operation.done:
+            assert operation.error.code == finals[run["state"]]
+            completed = run["state"] == "COMPLETED"
+            assert operation.response.type_url.endswith("RunEvaluationResponse") == completed
+            assert metadata.end_time > metadata.create_time
+            assert metadata.cancel_requested == (run["state"] == "CANCELLED")
 
 
 def _values(objects: list[dict[str, Any]], path: str) -> set[Any]:

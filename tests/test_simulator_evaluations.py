@@ -80,18 +80,24 @@ def test_run_evaluation_starts_a_new_run_each_time(served: tuple[McpHttp, str]) 
     run_name = operation["metadata"]["evaluationRun"]
     assert run_name not in before
 
-    polled = [caller.call("get_operation", name=operation["name"]) for _ in range(2)]
-    assert "done" not in polled[0] and polled[1]["done"] is True
-    assert polled[1]["response"] == {
-        "@type": "type.googleapis.com/google.cloud.ces.v1beta.RunEvaluationResponse",
-        "evaluationRun": run_name,
-    }
-    parse_operation(polled[1])
-
+    # the operation follows its run: not done (and never moving it) until the run is final
+    assert caller.call("get_operation", name=operation["name"]) == operation
     run = caller.call("get_evaluation_run", name=run_name)
     assert (
         run["state"] == "QUEUED" and run["displayName"] == "smoke" and run["operation"] == operation["name"]
     )
+    while run["state"] not in ("COMPLETED", "ERROR", "CANCELLED"):
+        assert "done" not in caller.call("get_operation", name=operation["name"])
+        run = caller.call("get_evaluation_run", name=run_name)
+    done = caller.call("get_operation", name=operation["name"])
+    assert done["done"] is True and run["state"] == "COMPLETED"
+    assert done["response"] == {
+        "@type": "type.googleapis.com/google.cloud.ces.v1beta.RunEvaluationResponse",
+        "evaluationRun": run_name,
+    }
+    assert done["metadata"]["createTime"] == run["createTime"]
+    assert done["metadata"]["endTime"] > run["createTime"]
+    parse_operation(done)
     assert run["evaluations"] == [f"{app}/evaluations/order-status", f"{app}/evaluations/refund-happy-path"]
     after = {r["name"] for r in caller.all_items("list_evaluation_runs", "evaluationRuns", parent=app)}
     assert after == before | {run_name}

@@ -361,6 +361,33 @@ def evaluation_results() -> dict[str, list[dict[str, Any]]]:
     return {SUPPORT: [passed, result]}
 
 
+def run_seconds(run: dict[str, Any]) -> float:
+    """How long a sample run took: its number times 10 minutes, plus a quarter second."""
+    return int(run["name"].rsplit("-", 1)[1]) * 600 + 0.25
+
+
+def evaluation_operations() -> dict[str, list[dict[str, Any]]]:
+    """The operation of each final sample run, as get_operation returns it once the run ended."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for app, runs in evaluation_runs().items():
+        for run in runs:
+            if run["state"] not in ("COMPLETED", "ERROR", "CANCELLED"):
+                continue
+            created = datetime.fromisoformat(run["createTime"])
+            metadata = {
+                "@type": "type.googleapis.com/google.cloud.ces.v1beta.RunEvaluationOperationMetadata",
+                "evaluationRun": run["name"],
+                "createTime": run["createTime"],
+                "endTime": _stamp(created + timedelta(seconds=run_seconds(run))),
+                "verb": "create",
+            }
+            operation = {"name": f"{run['name']}-operation", "metadata": metadata, "done": True}
+            if run["state"] == "ERROR":
+                operation["error"] = {"code": 13, "message": "evaluation failed"}
+            out.setdefault(app, []).append(operation)
+    return out
+
+
 # -- building the warehouse through the real load path ------------------------------------------
 
 
@@ -377,7 +404,10 @@ def build_warehouse(root: Path, warehouse: Warehouse | None = None) -> tuple[Lak
     observed = parse_timestamp_micros("2026-11-03T00:00:00Z")
     for app, runs in evaluation_runs().items():
         results = evaluation_results().get(app, [])
-        observation = EvaluationObservation(runs=[(run, observed) for run in runs], results=results)
+        operations = [(operation, observed) for operation in evaluation_operations().get(app, [])]
+        observation = EvaluationObservation(
+            runs=[(run, observed) for run in runs], results=results, operations=operations
+        )
         load_evaluation_observation(warehouse, app, observation, date(2026, 11, 3))
     return lake, warehouse
 

@@ -180,7 +180,7 @@ def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
                 display_name=args.display_name,
                 app_version=args.app_version,
                 poll_seconds=args.poll_seconds,
-                on_operation=lambda name: status.update(f"operation {name}: waiting until done"),
+                on_operation=lambda name: status.update(f"operation {name}: waiting for it to name the run"),
             )
             state = None
             if args.gate:

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
 from pipelines.ces.client import CesMcpClient
 from pipelines.ces.concurrent import ordered_map
+from pipelines.ces.errors import CesToolError
 from pipelines.ces.paging import fetch_record, page_items
 from pipelines.ces.tools import (
     GET_EVALUATION_RUN,
+    GET_OPERATION,
     LIST_EVALUATION_RESULTS,
     LIST_EVALUATION_RUNS,
     iter_evaluation_result_records,
@@ -21,17 +23,22 @@ from pipelines.ces.tools import (
 from pipelines.ingest.rejects import rejects_batch
 from pipelines.lake.records import ApiRecord, as_record
 from pipelines.lake.store import Lake
+from pipelines.protojson.enums import enum_name
 from pipelines.protojson.timeparse import parse_timestamp_micros
 from pipelines.transform.evaluation_results import EvaluationResultFlattener
 from pipelines.transform.evaluations import (
+    EvaluationOperationFlattener,
     EvaluationRunFlattener,
     snapshot_row,
     snapshots_batch,
 )
+from pipelines.transform.schemas import EVALUATION_RUN_OPERATIONS
+from pipelines.transform.values import SchemaViolation
 from pipelines.warehouse.duck import Warehouse
 
 EVALUATION_RUNS_DATASET = "evaluation_runs"
 STARTED_RUNS_STATE = "started_evaluation_runs"
+FINAL_RUN_STATES = frozenset({"COMPLETED", "ERROR", "CANCELLED"})
 
 
 @dataclass
@@ -39,6 +46,9 @@ class EvaluationFetchResult:
     path: str = ""
     runs: int = 0
     results: int = 0
+    operations: int = 0
+    operations_unavailable: list[str] = field(default_factory=list)
+    """Operations get_operation refused (e.g. expired): their runs' durations stay unknown."""
     records: int = 0
 
 
@@ -58,10 +68,14 @@ def fetch_evaluation_runs(
     *,
     names: Sequence[str] = (),
     discover: bool = True,
+    finished_operations: Collection[str] = (),
     page_size: int = 100,
     workers: int = 4,
 ) -> EvaluationFetchResult:
-    """Fetch runs (listed if `discover`, `names`, started here), results, `workers` at a time, to a file."""
+    """Fetch runs (listed if `discover`, `names`, started here), results, `workers` at a time, to a file.
+
+    The operation of each final run is fetched once, for its create and end times: operations in
+    `finished_operations` (already stored as done) cost no call."""
     result = EvaluationFetchResult()
     prefix = f"{app}/evaluationRuns/"
 
@@ -86,9 +100,24 @@ def fetch_evaluation_runs(
             workers=workers,
             thread_name_prefix="ces-eval",
         )
+        operations: list[str] = []
         for record in runs:
             result.runs += 1
+            operation = record.result.get("operation")
+            if run_state(record.result) in FINAL_RUN_STATES and isinstance(operation, str) and operation:
+                operations.append(operation)
             yield record.to_dict()
+        if client.has_tool(GET_OPERATION):
+            wanted_operations = [name for name in operations if name not in finished_operations]
+            fetches = ordered_map(
+                _fetch_operation(client), wanted_operations, workers=workers, thread_name_prefix="ces-eval-op"
+            )
+            for fetched in fetches:
+                if isinstance(fetched, str):
+                    result.operations_unavailable.append(fetched)
+                else:
+                    result.operations += 1
+                    yield fetched.to_dict()
         if client.has_tool(LIST_EVALUATION_RESULTS):
             listed: set[str] = set()  # a listing restarted after a refused page token repeats some
             listings = ordered_map(
@@ -115,18 +144,41 @@ def fetch_evaluation_runs(
     return result
 
 
+def run_state(run: Mapping[str, Any]) -> str | None:
+    """An EvaluationRun's state by name (sent as a name or a number); None when absent or malformed."""
+    try:
+        return enum_name(run.get("state"), "EvaluationRun.EvaluationRunState", "state")
+    except SchemaViolation:
+        return None
+
+
+def _fetch_operation(client: CesMcpClient) -> Callable[[str], ApiRecord | str]:
+    """get_operation of one name: its record, or the refusal's message when the server has no such
+    operation (they expire): a run's missing duration never costs the rest of the fetch."""
+
+    def fetch(name: str) -> ApiRecord | str:
+        try:
+            return fetch_record(client, GET_OPERATION, {"name": name})
+        except CesToolError as exc:
+            return f"{name}: {exc}"
+
+    return fetch
+
+
 @dataclass
 class EvaluationObservation:
-    """What one fetch saw: each run once (full when fetched) with when, and the results."""
+    """What one fetch saw: each run once (full when fetched) with when, the results, and operations."""
 
     runs: list[tuple[dict[str, Any], int]] = field(default_factory=list)
     results: list[dict[str, Any]] = field(default_factory=list)
+    operations: list[tuple[dict[str, Any], int]] = field(default_factory=list)
 
 
 def replay_evaluation_records(records: Iterable[ApiRecord | Mapping[str, Any]]) -> EvaluationObservation:
     """Pure: the runs and results of one observation file, a full get beating a listing."""
     runs: dict[str, tuple[Any, int]] = {}
     results: dict[str, Any] = {}
+    operations: list[tuple[Any, int]] = []
     unnamed: list[tuple[Any, int]] = []
     for raw in records:
         record = as_record(raw)
@@ -144,7 +196,9 @@ def replay_evaluation_records(records: Iterable[ApiRecord | Mapping[str, Any]]) 
             for item in page_items(record.result, "evaluationResults", LIST_EVALUATION_RESULTS):
                 key = item.get("name") if isinstance(item, dict) else None
                 results[key if isinstance(key, str) else f"#{len(results)}"] = item
-    return EvaluationObservation([*runs.values(), *unnamed], list(results.values()))
+        elif record.tool == GET_OPERATION:
+            operations.append((record.result, observed))
+    return EvaluationObservation([*runs.values(), *unnamed], list(results.values()), operations)
 
 
 def load_evaluation_observation(
@@ -158,13 +212,17 @@ def load_evaluation_observation(
     results = EvaluationResultFlattener()
     for item in observation.results:
         results.add(item)
-    rejects = runs.take_rejects() + results.take_rejects()
+    operations = EvaluationOperationFlattener()
+    for operation, observed in observation.operations:
+        operations.add(operation, observed)
+    rejects = runs.take_rejects() + results.take_rejects() + operations.take_rejects()
     return warehouse.upsert_evaluations(
         app,
         day,
         runs.take_batches(),
         snapshots_batch(snapshots),
         results.take_batches(),
+        operations.take_batches()[EVALUATION_RUN_OPERATIONS.name],
         rejects_batch(rejects, app, day),
     )
 

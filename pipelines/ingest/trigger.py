@@ -1,5 +1,9 @@
-"""Start an evaluation run (sent once), poll its operation, and follow the run to its end; errors
-name the operation, for a person to follow."""
+"""Start an evaluation run (sent once), poll its operation until it names the run, and follow the
+run to its end; errors name the operation, for a person to follow.
+
+The operation of `run_evaluation` may last as long as the run itself, so starting waits only until
+the run is named (its metadata usually names it at once), never for the operation to end: a start
+holds no API slot for the hours a large evaluation takes."""
 
 from __future__ import annotations
 
@@ -12,9 +16,8 @@ from typing import Any
 from pipelines.ces.client import CesMcpClient
 from pipelines.ces.errors import CesError, CesRpcError, CesToolError
 from pipelines.ces.tools import get_evaluation_run, get_operation, run_evaluation
-from pipelines.ingest.evaluations import STARTED_RUNS_STATE
+from pipelines.ingest.evaluations import FINAL_RUN_STATES, STARTED_RUNS_STATE, run_state
 from pipelines.lake.store import Lake
-from pipelines.protojson.enums import enum_name
 
 
 class EvaluationTriggerError(RuntimeError):
@@ -56,7 +59,7 @@ def start_evaluation(
     on_operation: Callable[[str], None] | None = None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> StartedEvaluation:
-    """Start a run, wait for its operation, and record the run as started by this pipeline."""
+    """Start a run, poll its operation until it names the run, and record the run as started here."""
     if bool(evaluations) == bool(evaluation_dataset):
         raise ValueError("give either evaluations or an evaluation dataset, not both and not neither")
     try:
@@ -83,26 +86,23 @@ def start_evaluation(
     lake.write_state(STARTED_RUNS_STATE, name, _started(app, name, evaluation_run_of(operation)))
     deadline = time.monotonic() + timeout_seconds
     polls = 0
-    while not operation.get("done"):
+    while evaluation_run_of(operation) is None and not operation.get("done"):
         if time.monotonic() > deadline:
-            raise EvaluationTriggerError(f"operation not done after {timeout_seconds:.0f} s", name)
+            raise EvaluationTriggerError(f"operation named no run after {timeout_seconds:.0f} s", name)
         sleep(poll_seconds)
         try:
             operation = get_operation(client, name)
         except CesError as exc:
             raise EvaluationTriggerError(f"get_operation failed: {exc}", name) from exc
         polls += 1
-    error = operation.get("error")
-    if isinstance(error, dict):
-        raise EvaluationTriggerError(f"evaluation failed: {error.get('message') or error}", name)
     run = evaluation_run_of(operation)
+    error = operation.get("error")
+    if run is None and isinstance(error, dict):
+        raise EvaluationTriggerError(f"evaluation failed: {error.get('message') or error}", name)
     if run is None:
         raise EvaluationTriggerError("the finished operation names no evaluation run", name)
     lake.write_state(STARTED_RUNS_STATE, name, _started(app, name, run))
     return StartedEvaluation(app, name, run, polls)
-
-
-FINISHED_STATES = frozenset({"COMPLETED", "ERROR", "CANCELLED"})
 
 
 def wait_for_evaluation_run(
@@ -123,8 +123,8 @@ def wait_for_evaluation_run(
             raise EvaluationTriggerError(f"get_evaluation_run failed: {exc}") from exc
         if on_run:
             on_run(run)
-        state = enum_name(run.get("state"), "EvaluationRun.EvaluationRunState", "state")
-        if state in FINISHED_STATES:
+        state = run_state(run)
+        if state in FINAL_RUN_STATES:
             return state
         if time.monotonic() > deadline:
             raise EvaluationTriggerError(f"evaluation run {name} not finished after {timeout_seconds:.0f} s")

@@ -44,7 +44,11 @@ class EvaluationRunsConfig(dg.Config):
     description="Each fetch of an app's evaluation runs and results, as received (a file per fetch).",
 )
 def evaluation_run_observations(
-    context: dg.AssetExecutionContext, config: EvaluationRunsConfig, ces: CesResource, lake: LakeResource
+    context: dg.AssetExecutionContext,
+    config: EvaluationRunsConfig,
+    ces: CesResource,
+    lake: LakeResource,
+    warehouse: WarehouseResource,
 ) -> dg.MaterializeResult:
     app = context.partition_key
     settings = ces.settings()
@@ -56,22 +60,41 @@ def evaluation_run_observations(
     started = time.monotonic()
     with ces.client() as client:
         result = fetch_evaluation_runs(
-            client, lake.lake(), app, names=names, discover=config.discover, page_size=settings.page_size
+            client,
+            lake.lake(),
+            app,
+            names=names,
+            discover=config.discover,
+            finished_operations=_stored_operations(warehouse, app),
+            page_size=settings.page_size,
         )
         stats = client.stats
     context.log.info(
-        f"{app}: {result.runs} evaluation runs, {result.results} results, {stats.requests} requests"
+        f"{app}: {result.runs} evaluation runs, {result.results} results, {result.operations} "
+        f"operations, {stats.requests} requests"
     )
+    for refused in result.operations_unavailable:
+        context.log.warning(f"get_operation refused, the run's duration stays unknown: {refused}")
     return dg.MaterializeResult(
         metadata={
             "dagster/row_count": result.records,
             "evaluation_runs": result.runs,
             "evaluation_results": result.results,
+            "operations": result.operations,
+            "operations_unavailable": len(result.operations_unavailable),
             "observation_file": result.path,
             **stats_metadata(stats),
             "elapsed_seconds": round(time.monotonic() - started, 3),
         }
     )
+
+
+def _stored_operations(warehouse: WarehouseResource, app: str) -> set[str]:
+    """Operations already stored as done (not fetched again); none when the warehouse is busy."""
+    try:
+        return warehouse.warehouse().finished_operations(app)
+    except WarehouseBusyError:
+        return set()
 
 
 class EvaluationLoadConfig(dg.Config):
@@ -214,7 +237,7 @@ class StartEvaluationConfig(dg.Config):
 def start_evaluation_op(
     context: dg.OpExecutionContext, config: StartEvaluationConfig, ces: CesResource, lake: LakeResource
 ) -> str:
-    """Start one evaluation run and wait for its operation; returns the run's name."""
+    """Start one evaluation run (its operation polled until it names the run); returns the run's name."""
     with ces.client() as client:
         started = start_evaluation(
             client,
@@ -226,7 +249,7 @@ def start_evaluation_op(
             app_version=config.app_version,
             on_operation=lambda name: context.log.info(f"run_evaluation started operation {name}"),
         )
-    context.log.info(f"evaluation run {started.evaluation_run} created after {started.polls} polls")
+    context.log.info(f"evaluation run {started.evaluation_run} named after {started.polls} operation polls")
     return started.evaluation_run
 
 

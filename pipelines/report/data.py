@@ -30,6 +30,7 @@ class ReportData:
     agent_transfer_flows: Rows = field(default_factory=list)
     evaluation_pass_rates: Rows = field(default_factory=list)
     evaluation_latency: Rows = field(default_factory=list)
+    evaluation_run_durations: Rows = field(default_factory=list)
     evaluation_regressions: Rows = field(default_factory=list)
     evaluation_score_distribution: Rows = field(default_factory=list)
     evaluation_failures: Rows = field(default_factory=list)

@@ -1,5 +1,6 @@
-"""The dashboard's evaluation charts: per app, pass rate and latency across completed runs, score
-distributions per metric and app version, and the newest run's failures with their turns' latency."""
+"""The dashboard's evaluation charts: per app, pass rate and latency across completed runs, how long
+runs took, score distributions per metric and app version, and the newest run's failures with their
+turns' latency."""
 
 from __future__ import annotations
 
@@ -193,10 +194,51 @@ def failure_latency_chart(app: str, rows: Rows) -> Chart:
     return chart
 
 
+RUN_STATE_COLORS = {"COMPLETED": "#2ca02c", "ERROR": "#d62728", "CANCELLED": "#7f7f7f"}
+
+
+def run_duration_chart(app: str, rows: Rows) -> Chart:
+    """Minutes from each final run's creation to its end, by when it was created, per final state."""
+    heading = Heading(
+        f"evaluation-run-duration-{short_name(app)}",
+        "Evaluations",
+        f"{short_name(app)}: evaluation run duration",
+        "minutes from a final run's creation to its end (its operation's create and end times)",
+        wide=True,
+    )
+    figure = go.Figure()
+    for state in sorted({str(row["state"]) for row in rows}):
+        points = sorted((row for row in rows if row["state"] == state), key=lambda r: r["create_time"])
+        figure.add_trace(
+            go.Scatter(
+                name=state,
+                x=[row["create_time"] for row in points],
+                y=[row["run_seconds"] / 60 for row in points],
+                mode="lines+markers",
+                marker={"color": RUN_STATE_COLORS.get(state)},
+                line={"color": RUN_STATE_COLORS.get(state)},
+                customdata=[
+                    [
+                        row["run_display_name"] or short_name(row["evaluation_run_name"]),
+                        row["app_version_label"] or "?",
+                        row["results"],
+                    ]
+                    for row in points
+                ],
+                hovertemplate="%{y:.1f} min · %{customdata[0]} (%{customdata[1]}, %{customdata[2]} results)"
+                "<extra>%{fullData.name}</extra>",
+            )
+        )
+    figure.update_xaxes(type="date", hoverformat="%Y-%m-%d %H:%M (UTC)")
+    return finish(figure, heading, "minutes", x_title="run created (UTC)", hovermode="closest")
+
+
 def evaluation_charts(data: ReportData) -> list[Chart]:
-    """A pass-rate chart and a latency chart per app with completed runs."""
+    """Per app with evaluation runs: pass rate, latency, run duration, scores and failures."""
     apps = sorted(
-        {row["app"] for row in data.evaluation_pass_rates} | {row["app"] for row in data.evaluation_latency}
+        {row["app"] for row in data.evaluation_pass_rates}
+        | {row["app"] for row in data.evaluation_latency}
+        | {row["app"] for row in data.evaluation_run_durations}
     )
     if not apps:
         heading = Heading(
@@ -215,6 +257,9 @@ def evaluation_charts(data: ReportData) -> list[Chart]:
             charts.append(pass_rate_chart(app, pass_rates))
         if latencies:
             charts.append(evaluation_latency_chart(app, latencies))
+        durations = [row for row in data.evaluation_run_durations if row["app"] == app]
+        if durations:
+            charts.append(run_duration_chart(app, durations))
         scores = [row for row in data.evaluation_score_distribution if row["app"] == app]
         if scores:
             charts.append(score_distribution_chart(app, scores))

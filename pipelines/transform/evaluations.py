@@ -1,4 +1,4 @@
-"""Flatten CES `EvaluationRun` and `EvaluationResult` JSON into the evaluation tables and run snapshots."""
+"""Flatten CES `EvaluationRun` JSON (and the operations that started runs) into the evaluation run tables."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from pipelines.transform.schemas import (
     EVALUATION_RUN_ERRORS,
     EVALUATION_RUN_EVALUATIONS,
     EVALUATION_RUN_LATENCIES,
+    EVALUATION_RUN_OPERATIONS,
     EVALUATION_RUN_PERSONAS,
     EVALUATION_RUN_RESULTS,
     EVALUATION_RUN_SNAPSHOTS,
@@ -25,6 +26,7 @@ from pipelines.transform.schemas import (
 
 RUN_NAME = re.compile(r"(projects/[^/]+/locations/[^/]+/apps/[^/]+)/evaluationRuns/([^/]+)")
 RUN_REJECT_SOURCE = "evaluation_run"
+OPERATION_REJECT_SOURCE = "evaluation_operation"
 PROGRESS_FIELDS = (
     "totalCount",
     "passedCount",
@@ -231,3 +233,41 @@ def snapshots_batch(rows: Iterable[tuple[Any, ...]]) -> pa.RecordBatch:
     buffer = RowBuffer(EVALUATION_RUN_SNAPSHOTS)
     buffer.rows.extend(rows)
     return buffer.to_batch()
+
+
+class EvaluationOperationFlattener(TableBuffers):
+    """Operations of `run_evaluation` (google.longrunning.Operation with RunEvaluationOperationMetadata)."""
+
+    def __init__(self) -> None:
+        super().__init__((EVALUATION_RUN_OPERATIONS,), OPERATION_REJECT_SOURCE)
+
+    def add(self, operation: Any, observed_at: int) -> bool:
+        """Flatten one operation fetched at `observed_at` (epoch microseconds); False if rejected."""
+        return self.flatten(operation, lambda obj: self._add(obj, observed_at))
+
+    def _add(self, operation: Any, observed_at: int) -> None:
+        operation = v.message(operation, "operation")
+        metadata = v.message(operation.get("metadata"), "metadata")
+        response = v.message(operation.get("response"), "response")
+        error = v.message(operation.get("error"), "error")
+        run = v.text(metadata.get("evaluationRun"), "metadata.evaluationRun") or v.text(
+            response.get("evaluationRun"), "response.evaluationRun"
+        )
+        if run is None:
+            raise v.SchemaViolation("metadata.evaluationRun: the operation names no evaluation run")
+        name, app, _ = run_name({"name": run})
+        self.rows(EVALUATION_RUN_OPERATIONS).append(
+            (
+                name,
+                app,
+                v.text(operation.get("name"), "name"),
+                v.boolean(operation.get("done"), "done"),
+                v.timestamp(metadata.get("createTime"), "metadata.createTime"),
+                v.timestamp(metadata.get("endTime"), "metadata.endTime"),
+                v.text(metadata.get("verb"), "metadata.verb"),
+                v.boolean(metadata.get("cancelRequested"), "metadata.cancelRequested"),
+                v.int32(error.get("code"), "error.code") if error else None,
+                v.text(error.get("message"), "error.message"),
+                observed_at,
+            )
+        )

@@ -97,6 +97,7 @@ EVALUATION_RUN_EVALUATIONS = _table("evaluation_run_evaluations", "evaluation_ru
 EVALUATION_RUN_RESULTS = _table("evaluation_run_results", "evaluation_run_name", "result_index")
 EVALUATION_RUN_ERRORS = _table("evaluation_run_errors", "evaluation_run_name")
 EVALUATION_RUN_SNAPSHOTS = _table("evaluation_run_snapshots", "evaluation_run_name", "observed_at")
+EVALUATION_RUN_OPERATIONS = _table("evaluation_run_operations", "evaluation_run_name")
 EVALUATION_RESULTS = _table("evaluation_results", "evaluation_result_name")
 EVALUATION_TURN_REPLAYS = _table("evaluation_turn_replays", "evaluation_result_name", "turn_index")
 EVALUATION_SCENARIO_RESULTS = _table("evaluation_scenario_results", "evaluation_result_name")
@@ -135,5 +136,6 @@ ALL_TABLES: tuple[TableSpec, ...] = (
     REJECTS,
     *EVALUATION_RUN_TABLES,
     EVALUATION_RUN_SNAPSHOTS,
+    EVALUATION_RUN_OPERATIONS,
     *EVALUATION_RESULT_TABLES,
 )

@@ -19,12 +19,13 @@ from fsspec import AbstractFileSystem
 from pipelines.config import DEFAULT_WRITE_MEMORY_LIMIT, StorageSettings
 from pipelines.sqlfiles import sql_text
 from pipelines.transform.evaluation_results import RESULT_REJECT_SOURCE
-from pipelines.transform.evaluations import RUN_REJECT_SOURCE
+from pipelines.transform.evaluations import OPERATION_REJECT_SOURCE, RUN_REJECT_SOURCE
 from pipelines.transform.schemas import (
     ALL_TABLES,
     CONVERSATION_TABLES,
     CONVERSATIONS,
     EVALUATION_RESULT_TABLES,
+    EVALUATION_RUN_OPERATIONS,
     EVALUATION_RUN_SNAPSHOTS,
     EVALUATION_RUN_TABLES,
     EVALUATION_RUNS,
@@ -163,9 +164,11 @@ class Warehouse:
         run_batches: Mapping[str, pa.RecordBatch],
         snapshots: pa.RecordBatch,
         result_batches: Mapping[str, pa.RecordBatch],
+        operations: pa.RecordBatch,
         rejects: pa.RecordBatch,
     ) -> dict[str, int]:
-        """Replace runs in each run table, upsert results, add snapshots: one transaction, no half run."""
+        """Replace runs in each run table, upsert results and operations, add snapshots: one
+        transaction, no half run."""
 
         def upsert() -> dict[str, int]:
             written: dict[str, int] = {}
@@ -173,6 +176,7 @@ class Warehouse:
                 self.ensure_schema(conn)
                 relations = {
                     "incoming_snapshots": snapshots,
+                    "incoming_operations": operations,
                     "incoming_rejects": rejects,
                     **{
                         f"incoming_{name}": batch for name, batch in {**run_batches, **result_batches}.items()
@@ -196,7 +200,11 @@ class Warehouse:
                     written[EVALUATION_RUN_SNAPSHOTS.name] = _insert(
                         conn, "insert_new_snapshots", table=EVALUATION_RUN_SNAPSHOTS.name
                     )
-                    for source in (RUN_REJECT_SOURCE, RESULT_REJECT_SOURCE):
+                    conn.execute(sql_text("warehouse/delete_replaced_operations.sql"))
+                    written[EVALUATION_RUN_OPERATIONS.name] = _insert(
+                        conn, "insert_new_operations", table=EVALUATION_RUN_OPERATIONS.name
+                    )
+                    for source in (RUN_REJECT_SOURCE, RESULT_REJECT_SOURCE, OPERATION_REJECT_SOURCE):
                         conn.execute(
                             sql_text("warehouse/delete_partition_rejects.sql"),
                             {"app": app, "day": day, "source": source},
@@ -208,6 +216,16 @@ class Warehouse:
             return written
 
         return self.retrying_conflicts(upsert)
+
+    def finished_operations(self, app: str) -> set[str]:
+        """Names of `app`'s evaluation run operations stored as done (none before the first load)."""
+        if not self.exists():
+            return set()
+        with self.connect(read_only=True) as conn:
+            if EVALUATION_RUN_OPERATIONS.name not in _tables(conn):
+                return set()
+            rows = conn.execute(sql_text("warehouse/finished_operations.sql"), {"app": app}).fetchall()
+            return {name for (name,) in rows}
 
     def unfinished_evaluation_runs(self) -> list[tuple[str, str]]:
         """(app, run name) of each run not COMPLETED, ERROR or CANCELLED."""

@@ -6,7 +6,7 @@
 -- is the display name when the report gave one, else the last segment of subject.
 CREATE OR REPLACE VIEW evaluation_latency_by_run AS
 SELECT
-    r.*,
+    r.* EXCLUDE (operation_create_time, operation_end_time, run_seconds),
     l.kind,
     l.entry_index,
     l.subject,

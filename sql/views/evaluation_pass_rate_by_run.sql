@@ -5,7 +5,7 @@
 -- an errored result counts as not passed. A run still RUNNING shows its partial summary.
 CREATE OR REPLACE VIEW evaluation_pass_rate_by_run AS
 SELECT
-    r.*,
+    r.* EXCLUDE (operation_create_time, operation_end_time, run_seconds),
     s.evaluation_name,
     regexp_extract(s.evaluation_name, '[^/]+$') AS evaluation_label,
     coalesce(s.passed_count, 0) AS passed,

@@ -283,8 +283,12 @@ def evaluation_results_json(
     return out
 
 
-def operation_json(plan: RunPlan, done: bool) -> dict[str, Any]:
-    """Proto3 JSON of the google.longrunning.Operation that created `plan` (`done` false is omitted)."""
+def operation_json(plan: RunPlan, step: int) -> dict[str, Any]:
+    """Proto3 JSON of the google.longrunning.Operation that created `plan`, with the run at `step`.
+
+    The operation lasts as long as its run: it is done when the run reaches its final state, and
+    ends in an error Status when that state is ERROR (INTERNAL) or CANCELLED (CANCELLED)."""
+    done = step >= RUN_STEPS
     metadata: dict[str, Any] = {
         "@type": OPERATION_TYPE,
         "evaluations": [evaluation.name for evaluation in plan.evaluations],
@@ -292,10 +296,18 @@ def operation_json(plan: RunPlan, done: bool) -> dict[str, Any]:
         "createTime": timestamp(plan.create_time),
     }
     if done:
-        metadata["endTime"] = timestamp(plan.create_time + plan.length // RUN_STEPS)
+        metadata["endTime"] = timestamp(plan.update_time(RUN_STEPS))
     metadata["verb"] = "create"
+    if done and plan.final_state == "CANCELLED":
+        metadata["cancelRequested"] = True
     out: dict[str, Any] = {"name": plan.operation, "metadata": metadata}
-    if done:
-        out["done"] = True
+    if not done:
+        return out
+    out["done"] = True
+    if plan.final_state == "ERROR":
+        out["error"] = {"code": 13, "message": f"evaluation run {plan.name} ended in ERROR"}
+    elif plan.final_state == "CANCELLED":
+        out["error"] = {"code": 1, "message": f"evaluation run {plan.name} was cancelled"}
+    else:
         out["response"] = {"@type": RESPONSE_TYPE, "evaluationRun": plan.name}
     return out

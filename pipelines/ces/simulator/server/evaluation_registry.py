@@ -2,8 +2,9 @@
 
 Seeded runs are pure functions of the scale; runs started through `run_evaluation` live in the
 state. A run that is still moving advances one step per `get_evaluation_run`: the first poll
-shows its starting step, each further poll one step more. Listings show the step the latest poll
-returned, so a client that polls a run and then lists its results sees the same progress.
+shows its starting step, each further poll one step more. Listings and the run's operation show the
+step the latest poll returned, so a client that polls a run and then lists its results sees the same
+progress.
 """
 
 from __future__ import annotations
@@ -13,9 +14,6 @@ from functools import cached_property
 from pipelines.ces.simulator.corpus.evaluations import RUN_STEPS, RunPlan, seeded_runs
 from pipelines.ces.simulator.corpus.scale import SimulatorScale
 from pipelines.ces.simulator.server.state import SimulatorState
-
-OPERATION_POLLS_UNTIL_DONE = 2
-"""A started operation reports done on its second `get_operation`."""
 
 
 class EvaluationRegistry:
@@ -49,12 +47,8 @@ class EvaluationRegistry:
         """The step the latest poll returned (the starting step before any poll)."""
         return self._step(plan, max(self.state.run_polls(plan.name) - 1, 0))
 
-    def poll_operation(self, name: str) -> tuple[RunPlan, bool] | None:
-        """The run an operation created and whether the operation is done now, or None if unknown."""
-        seeded = self._seeded_by_operation.get(name)
-        if seeded is not None:
-            return seeded, True
-        started = self.state.started_run(operation=name)
-        if started is None:
-            return None
-        return started, self.state.poll_operation(name) + 1 >= OPERATION_POLLS_UNTIL_DONE
+    def operation(self, name: str) -> tuple[RunPlan, int] | None:
+        """The run an operation created and the step its latest poll returned, or None if unknown:
+        an operation follows its run and never moves it."""
+        plan = self._seeded_by_operation.get(name) or self.state.started_run(operation=name)
+        return None if plan is None else (plan, self.current_step(plan))

@@ -21,7 +21,6 @@ class SimulatorState:
         """Wall clock in nanoseconds since the epoch, used to stamp runs started by run_evaluation."""
         self._lock = threading.Lock()
         self._run_polls: dict[str, int] = {}
-        self._operation_polls: dict[str, int] = {}
         self._requested_runs: list[RunPlan] = []
         self._sessions: set[str] = set()
         self._responses = 0
@@ -36,13 +35,6 @@ class SimulatorState:
     def run_polls(self, name: str) -> int:
         with self._lock:
             return self._run_polls.get(name, 0)
-
-    def poll_operation(self, name: str) -> int:
-        """Count a `get_operation` of `name`; returns how many came before this one."""
-        with self._lock:
-            polls = self._operation_polls.get(name, 0)
-            self._operation_polls[name] = polls + 1
-            return polls
 
     def start_run(self, plan_for: Callable[[int], RunPlan]) -> RunPlan:
         """Record a new run; `plan_for` receives a sequence number no other run has had."""

@@ -293,15 +293,14 @@ class ToolBox:
                 ),
             )
         )
-        return operation_json(plan, done=False)
+        return operation_json(plan, plan.start_step)
 
     def get_operation(self, arguments: dict[str, Any]) -> dict[str, Any]:
         name = _string(arguments, "name", required=True)
-        found = self.registry.poll_operation(name)
+        found = self.registry.operation(name)
         if found is None:
             raise ToolError("NOT_FOUND", f"operation {name} not found")
-        plan, done = found
-        return operation_json(plan, done=done)
+        return operation_json(*found)
 
     # ------------------------------------------------------------------------------ evaluation results
     def list_evaluation_results(self, arguments: dict[str, Any]) -> dict[str, Any]:
