@@ -348,7 +348,7 @@ def test_evaluation_failures_tie_each_failure_to_its_replayed_turn(warehouse: Wa
     conversation = f"{samples.SUPPORT}/conversations/{NOV_1:%Y%m%d}-1"
     (item,) = [item for app, item in samples.all_conversations() if item["name"] == conversation]
     turn = item["turns"][0]
-    stack, durations = [turn["rootSpan"]], []
+    stack, durations = list(turn["rootSpan"].get("childSpans", [])), []  # below the turn's root
     while stack:
         span = stack.pop()
         durations.append((samples.seconds(span["duration"]), span["name"]))

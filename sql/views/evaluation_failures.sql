@@ -1,6 +1,7 @@
 -- Every reason an evaluation result failed, next to the conversation it replayed: a failed
 -- expectation, a failed or low score (hallucinated, task not completed, user goal not met, a
--- rubric below 0.5), with that turn's latency, its slowest span and its erroring tool call.
+-- rubric below 0.5), with that turn's latency, its slowest span (below the turn's root span) and
+-- its erroring tool call.
 -- Grain: one row per failing expectation outcome or score. A golden failure is tied to its
 -- turn of the EVAL conversation (turn_index); a scenario's to the whole conversation (its
 -- slowest span and first erroring tool call over all turns). Conversation columns are NULL
@@ -58,6 +59,7 @@ turn_spans AS (
         max(sp.duration_seconds) AS slowest_span_seconds
     FROM spans AS sp
     SEMI JOIN eval_conversations AS e USING (conversation_name)
+    WHERE sp.depth > 0  -- a turn's root span is the turn itself: the slowest part is below it
     GROUP BY GROUPING SETS ((sp.conversation_name, sp.turn_index), (sp.conversation_name))
 ),
 turn_errors AS (

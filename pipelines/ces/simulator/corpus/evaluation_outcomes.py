@@ -22,9 +22,22 @@ from pipelines.ces.simulator.corpus.protojson import (
 _SPAN_TYPES = ("TOOL", "USER_CALLBACK", "GUARDRAIL", "LLM", None)
 """Every SpanLatency.Type; None leaves `type` out (TYPE_UNSPECIFIED)."""
 _EXPECTATION_PROMPTS = (
-    ("The agent confirms the order id before acting.", "the order id was read back to the user"),
-    ("The agent never promises a refund it cannot issue.", "no refund was promised"),
-    ("The agent hands billing questions to the billing agent.", "billing was transferred"),
+    # (prompt, explanation when met, explanation when not)
+    (
+        "The agent confirms the order id before acting.",
+        "The order id was read back to the user before the lookup.",
+        "The agent acted on the order without reading its id back.",
+    ),
+    (
+        "The agent never promises a refund it cannot issue.",
+        "No refund was promised.",
+        "The agent promised a refund the order is not eligible for.",
+    ),
+    (
+        "The agent hands billing questions to the billing agent.",
+        "The billing question was transferred to the billing agent.",
+        "The billing question stayed with the root agent; no transfer happened.",
+    ),
 )
 _RUBRICS = ("Politeness", "Accuracy of order details", "Resolution in few turns")
 
@@ -211,7 +224,7 @@ def _expectation_results(
     rng: random.Random, catalog: AppCatalog, result: ResultPlan, passed: bool
 ) -> list[dict[str, Any]]:
     out = []
-    for index, (prompt, met) in enumerate(rng.sample(_EXPECTATION_PROMPTS, k=2)):
+    for index, (prompt, met, unmet) in enumerate(rng.sample(_EXPECTATION_PROMPTS, k=2)):
         good = passed or index > 0
         expectation_id = stable_hex(result.evaluation.name, prompt, length=10)
         out.append(
@@ -219,7 +232,7 @@ def _expectation_results(
                 "evaluationExpectation": f"{catalog.app_name}/evaluationExpectations/{expectation_id}",
                 "prompt": prompt,
                 "outcome": "PASS" if good else "FAIL",
-                "explanation": met if good else f"not so: {met} did not happen",
+                "explanation": met if good else unmet,
             }
         )
     return out
