@@ -207,10 +207,26 @@ class OrchestrationSettings:
 
 
 @dataclass(frozen=True)
+class ServeSettings:
+    """Caps on what `ces-pipeline mcp` answers: an agent's question never costs the warehouse more."""
+
+    max_rows: int = _setting("CES_SERVE_MAX_ROWS", 500, "at_least_1")
+    """Rows of one answer at most; an answer cut short says so."""
+    max_bytes: int = _setting("CES_SERVE_MAX_BYTES", 262_144, "at_least_1")
+    """Bytes of one answer's JSON at most (256 KiB: a fair share of an agent's context)."""
+    timeout_seconds: float = _setting("CES_SERVE_TIMEOUT_SECONDS", 30.0, "positive")
+    """Seconds one tool call may query the warehouse before it is interrupted."""
+
+    def __post_init__(self) -> None:
+        _check_bounds(self)
+
+
+@dataclass(frozen=True)
 class Settings:
     ces: CesSettings = field(default_factory=CesSettings)
     storage: StorageSettings = field(default_factory=StorageSettings)
     orchestration: OrchestrationSettings = field(default_factory=OrchestrationSettings)
+    serve: ServeSettings = field(default_factory=ServeSettings)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -220,6 +236,7 @@ class Settings:
             ces=ces_settings_from_env(env),
             storage=_from_env(StorageSettings, env),
             orchestration=_from_env(OrchestrationSettings, env),
+            serve=_from_env(ServeSettings, env),
         )
 
 

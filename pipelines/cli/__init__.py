@@ -1,4 +1,4 @@
-"""`ces-pipeline`: ingest, rebuild, query, report, simulate and demo from the command line."""
+"""`ces-pipeline`: ingest, rebuild, query, report, mcp, simulate and demo from the command line."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from rich.markup import escape
 from pipelines.cli.common import UserError, console, parse_day
 from pipelines.cli.loads import cmd_evaluate, cmd_ingest, cmd_rebuild
 from pipelines.cli.local import add_scale_options, cmd_demo, cmd_dev, cmd_simulate
-from pipelines.cli.reads import cmd_query, cmd_report
+from pipelines.cli.reads import cmd_mcp, cmd_query, cmd_report
 from pipelines.config import ConfigError, Settings, load_dotenv_file
 
 
@@ -70,6 +70,14 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--since", type=parse_day, help="first UTC day included")
     report.add_argument("--until", type=parse_day, help="first UTC day excluded")
     report.set_defaults(func=cmd_report)
+
+    mcp = commands.add_parser(
+        "mcp", help="serve the warehouse to agents as read-only MCP tools (stdio, or --http)"
+    )
+    mcp.add_argument("--http", action="store_true", help="Streamable HTTP instead of stdio")
+    mcp.add_argument("--host", default="127.0.0.1", help="with --http: the address to listen on")
+    mcp.add_argument("--port", type=int, default=8766, help="with --http: 0 picks a free port")
+    mcp.set_defaults(func=cmd_mcp)
 
     simulate = commands.add_parser("simulate", help="serve the local CES MCP simulator")
     simulate.add_argument("--host", default="127.0.0.1")

@@ -50,7 +50,9 @@ def print_rows(columns: Sequence[str], rows: Sequence[Sequence[object]], fmt: st
         writer.writerow(columns)
         writer.writerows(rows)
     elif fmt == "json":
-        print(json.dumps([dict(zip(columns, row, strict=True)) for row in rows], default=str, indent=2))
+        from pipelines.warehouse.queries import json_row
+
+        print(json.dumps([json_row(columns, row) for row in rows], indent=2))
     else:
         table = Table(*columns)
         for row in rows:

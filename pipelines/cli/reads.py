@@ -1,4 +1,4 @@
-"""`query` and `report`: reading the warehouse."""
+"""`query`, `report` and `mcp`: reading the warehouse."""
 
 from __future__ import annotations
 
@@ -47,4 +47,18 @@ def cmd_report(args: argparse.Namespace, settings: Settings) -> int:
         f"[green]report written to {escape(report.path)}: {report.charts} charts, {report.size_bytes:,} bytes"
     )
     out.print(report.path, markup=False)
+    return 0
+
+
+def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
+    """Serve the warehouse to agents: stdio (nothing else may write to stdout), or HTTP."""
+    from pipelines.serve.reader import WarehouseReader
+    from pipelines.serve.server import serve_http, serve_stdio
+    from pipelines.warehouse.duck import Warehouse
+
+    reader = WarehouseReader(Warehouse.from_settings(settings.storage), settings.serve)
+    if not args.http:
+        serve_stdio(reader)
+        return 0
+    serve_http(reader, args.host, args.port, announce=lambda url: print(url, flush=True))
     return 0

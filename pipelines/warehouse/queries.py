@@ -124,9 +124,10 @@ class NamedQuery:
                 values[name] = parameter.default
         return values
 
-    def execute(
+    def start(
         self, conn: duckdb.DuckDBPyConnection, params: Mapping[str, Any] | None = None
-    ) -> tuple[list[str], list[tuple]]:
+    ) -> tuple[list[str], duckdb.DuckDBPyConnection]:
+        """Columns and the cursor to fetch the rows from (as many as the reader wants)."""
         values = self.bind(params or {})
         try:
             cursor = conn.execute(self.sql, values)
@@ -135,7 +136,12 @@ class NamedQuery:
                 f"query {self.name} cannot run on this warehouse ({exc}); load it once with this "
                 "version (`ces-pipeline ingest` or `rebuild`) to create the views it reads"
             ) from exc
-        columns = [description[0] for description in cursor.description]
+        return [description[0] for description in cursor.description], cursor
+
+    def execute(
+        self, conn: duckdb.DuckDBPyConnection, params: Mapping[str, Any] | None = None
+    ) -> tuple[list[str], list[tuple]]:
+        columns, cursor = self.start(conn, params)
         return columns, cursor.fetchall()
 
 
@@ -217,6 +223,25 @@ def run_query(
         raise NamedQueryError(f"no warehouse at {warehouse.path}: run `ces-pipeline ingest` first")
     with warehouse.connect(read_only=True) as conn:
         return query.execute(conn, params)
+
+
+def jsonable(value: Any) -> Any:
+    """A query value as JSON has it: dates, times, decimals and the like as their text, a
+    non-finite number as null (JSON has none), lists and structs item by item."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(key): jsonable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(item) for item in value]
+    return str(value)
+
+
+def json_row(columns: Sequence[str], row: Sequence[Any]) -> dict[str, Any]:
+    """One row as `query --format json` and the MCP server give it."""
+    return {column: jsonable(value) for column, value in zip(columns, row, strict=True)}
 
 
 def parse_param_options(items: Sequence[str]) -> dict[str, str]:

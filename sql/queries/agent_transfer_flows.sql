@@ -27,4 +27,4 @@ SELECT
 FROM flows AS f
 LEFT JOIN agent_names AS source ON source.agent = f.from_agent
 LEFT JOIN agent_names AS target ON target.agent = f.to_agent
-ORDER BY f.transfers DESC, from_label, to_label;
+ORDER BY f.transfers DESC, from_label, to_label, f.from_agent NULLS FIRST, f.to_agent;

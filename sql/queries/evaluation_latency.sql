@@ -21,4 +21,4 @@ WHERE state = 'COMPLETED'
     AND ($kind IS NULL OR kind = $kind)
     AND ($app IS NULL OR $app IN (app, split_part(app, '/', 6)))
     AND day >= $since AND day < $until
-ORDER BY create_time, evaluation_run_name, kind, label;
+ORDER BY create_time, evaluation_run_name, kind, label, entry_index;

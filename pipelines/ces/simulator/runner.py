@@ -7,7 +7,6 @@ nothing about requests needs to be logged, and headers never are).
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -18,6 +17,7 @@ import uvicorn
 
 from pipelines.ces.simulator.corpus.scale import SimulatorScale
 from pipelines.ces.simulator.server import MCP_PATH, SimulatorConfig, SimulatorState, create_app
+from pipelines.listening import endpoint_url, listening_socket
 
 _STARTUP_TIMEOUT_SECONDS = 15.0
 
@@ -40,21 +40,6 @@ class SimulatorHandle:
         return self.config.scale.app_names
 
 
-def _bind(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(2048)
-    sock.setblocking(False)
-    return sock
-
-
-def _endpoint(sock: socket.socket) -> str:
-    host, port = sock.getsockname()[:2]
-    return f"http://{f'[{host}]' if ':' in host else host}:{port}{MCP_PATH}"
-
-
 def _server(config: SimulatorConfig) -> uvicorn.Server:
     app = create_app(config, SimulatorState())
     return uvicorn.Server(uvicorn.Config(app, lifespan="off", access_log=False, log_level="warning"))
@@ -66,7 +51,7 @@ def running_simulator(
 ) -> Iterator[SimulatorHandle]:
     """Serve the simulator from a background thread while the block runs; stop it cleanly afterwards."""
     config = config or SimulatorConfig()
-    sock = _bind(host, port)
+    sock = listening_socket(host, port)
     server = _server(config)
     thread = threading.Thread(
         target=server.run, kwargs={"sockets": [sock]}, name="ces-simulator", daemon=True
@@ -78,7 +63,7 @@ def running_simulator(
             if not thread.is_alive() or time.monotonic() > deadline:
                 raise RuntimeError("the CES simulator failed to start")
             time.sleep(0.005)
-        yield SimulatorHandle(_endpoint(sock), config)
+        yield SimulatorHandle(endpoint_url(sock, MCP_PATH), config)
     finally:
         server.should_exit = True
         thread.join(timeout=_STARTUP_TIMEOUT_SECONDS)
@@ -99,9 +84,9 @@ def serve(
     """Serve in the foreground until interrupted. Once listening, announce the endpoint URL and then
     each app resource name, one per call, so a user knows what to set as CES_MCP_URL and CES_APPS."""
     config = config or SimulatorConfig()
-    sock = _bind(host, port)
+    sock = listening_socket(host, port)
     server = _server(config)
-    announce(_endpoint(sock))
+    announce(endpoint_url(sock, MCP_PATH))
     for app in config.scale.app_names:
         announce(app)
     try:

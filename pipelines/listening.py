@@ -1,0 +1,23 @@
+"""Listening sockets for the local HTTP servers (the simulator, `ces-pipeline mcp --http`): bound
+before uvicorn starts, so port 0 resolves to the real port that is then announced."""
+
+from __future__ import annotations
+
+import socket
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A listening socket on `host`:`port` (0: a free port), ready for uvicorn's `sockets=`."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.setblocking(False)
+    return sock
+
+
+def endpoint_url(sock: socket.socket, path: str) -> str:
+    """The http URL of `path` on the socket's real address."""
+    host, port = sock.getsockname()[:2]
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}{path}"

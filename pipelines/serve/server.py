@@ -1,0 +1,299 @@
+"""`ces-pipeline mcp`: the warehouse as read-only MCP tools, on the official SDK's server.
+
+No tool takes SQL: an agent picks a named query (`sql/queries/`) and gives typed parameters, which
+are bound, never spliced, or asks about one conversation or evaluation result by name. Each call
+opens its own read-only connection (`WarehouseReader`), so answers are as of the last finished
+load, and every answer is capped in rows, bytes and seconds."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import partial
+from typing import Annotated, Any
+
+import uvicorn
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, ConfigDict, Field
+
+from pipelines.listening import endpoint_url, listening_socket
+from pipelines.serve import lookups
+from pipelines.serve.reader import AnswerError, WarehouseReader, text_table
+from pipelines.warehouse.queries import NamedQueryError, QueryParameter, jsonable, named_queries, named_query
+
+SERVER_NAME = "ces-pipeline-warehouse"
+MCP_PATH = "/mcp"
+INSTRUCTIONS = (
+    "Answers about Google CES agents from the ces-pipeline warehouse: conversations, their turns, "
+    "tool calls and spans, and evaluation runs and results. Start with list_queries (trend "
+    "questions) or describe_warehouse (what is stored); look one conversation or evaluation "
+    "result up by name. Everything is read-only and as of the last finished load."
+)
+READ_ONLY = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+
+ParamValue = str | int | float | bool | None
+
+
+class _Open(BaseModel):
+    """An answer object whose further fields are a warehouse table's columns."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class Parameter(BaseModel):
+    name: str
+    type: str = Field(description="VARCHAR, DATE, TIMESTAMP, INTEGER, DOUBLE or BOOLEAN")
+    choices: list[str] = Field(default_factory=list, description="the only values accepted, when given")
+    default: ParamValue = None
+    required: bool
+    description: str
+
+
+class QueryInfo(BaseModel):
+    name: str
+    description: str
+    parameters: list[Parameter]
+
+
+class QueryList(BaseModel):
+    queries: list[QueryInfo]
+
+
+class QueryAnswer(BaseModel):
+    query: str
+    params: dict[str, ParamValue] = Field(description="every parameter's value as bound, defaults included")
+    columns: list[str]
+    rows: list[dict[str, Any]]
+    row_count: int
+    truncated: bool = Field(description="true when the caps cut the rows; `note` says which")
+    note: str | None = None
+
+
+class Column(BaseModel):
+    name: str
+    type: str
+    description: str | None
+
+
+class Relation(BaseModel):
+    name: str
+    kind: str = Field(description="table or view")
+    description: str | None
+    row_count: int | None = Field(description="rows of a table; null for a view")
+    columns: list[Column]
+
+
+class WarehouseDescription(BaseModel):
+    relations: list[Relation]
+
+
+class Span(_Open):
+    span_id: int
+    name: str | None
+    duration_seconds: float | None
+    children: list[Span]
+
+
+class Turn(_Open):
+    turn_index: int
+    messages: list[dict[str, Any]] = Field(
+        description="each message with its chunks; a tool call, tool "
+        "response or agent transfer chunk carries that row"
+    )
+    spans: list[Span] = Field(description="the turn's span tree (roots; children nested)")
+
+
+class ConversationTrace(BaseModel):
+    conversation: dict[str, Any]
+    turns: list[Turn]
+    next_turn: int | None = Field(description="when set, more turns follow: ask again with first_turn")
+    note: str | None = None
+
+
+class ReplayedConversation(BaseModel):
+    conversation_name: str
+    loaded: bool = Field(description="whether the warehouse holds the conversation (ingest EVAL sources)")
+    slowest_spans: list[dict[str, Any]]
+    erroring_tool_calls: list[dict[str, Any]]
+
+
+class EvaluationExplanation(BaseModel):
+    result: dict[str, Any]
+    scores: list[dict[str, Any]]
+    failures: list[dict[str, Any]] = Field(
+        description="every failing expectation or low score, with its turn"
+    )
+    turn_replays: list[dict[str, Any]]
+    scenario: dict[str, Any] | None
+    expectation_results: list[dict[str, Any]]
+    conversations: list[ReplayedConversation]
+    note: str | None = None
+
+
+def _from_json(parameter: QueryParameter, value: ParamValue) -> Any:
+    """A JSON argument as the parameter takes it: a number or boolean of its own type as is,
+    anything else read from its text (so `"2026-11-01"` is a DATE and `5` a VARCHAR `"5"`)."""
+    if value is None or isinstance(value, str):
+        return value
+    own = {"BOOLEAN": bool, "INTEGER": int, "DOUBLE": int | float}.get(parameter.type)
+    if (
+        own is not None
+        and isinstance(value, own)
+        and (parameter.type == "BOOLEAN") == isinstance(value, bool)
+    ):
+        return float(value) if parameter.type == "DOUBLE" else value
+    return parameter.parse(str(value).lower() if isinstance(value, bool) else str(value))
+
+
+def build_server(reader: WarehouseReader) -> MCPServer:
+    server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
+    read_only_tool = partial(server.tool, annotations=READ_ONLY)
+
+    @read_only_tool(
+        description="The named queries this warehouse answers (trends per day, tool, model, agent, "
+        "evaluation), each with what it answers and its typed parameters. Run one with run_query.",
+    )
+    def list_queries() -> QueryList:
+        return QueryList(
+            queries=[
+                QueryInfo(
+                    name=query.name,
+                    description=query.description,
+                    parameters=[
+                        Parameter(
+                            name=p.name,
+                            type=p.type,
+                            choices=list(p.choices),
+                            default=jsonable(p.default),
+                            required=p.required,
+                            description=p.description,
+                        )
+                        for p in query.parameters
+                    ],
+                )
+                for query in named_queries()
+            ]
+        )
+
+    @read_only_tool(
+        description="Run one named query (see list_queries) with parameters, e.g. name=tool_errors, "
+        'params={"app": "support-bot", "since": "2026-11-01"}. Dates are YYYY-MM-DD (UTC); an app is '
+        "its id or full resource name. Rows come back as objects; the answer says when it was cut.",
+    )
+    def run_query(
+        name: Annotated[str, Field(description="a query name from list_queries")],
+        params: Annotated[
+            dict[str, ParamValue] | None,
+            Field(description="parameter name → value; unset ones take their default"),
+        ] = None,
+    ) -> Annotated[CallToolResult, QueryAnswer]:
+        with _answering():
+            query = named_query(name)
+            declared = {p.name: p for p in query.parameters}
+            given = {
+                key: _from_json(declared[key], value) if key in declared else value
+                for key, value in (params or {}).items()
+            }
+            bound = query.bind(given)
+            with reader.connect() as conn:
+                columns, cursor = query.start(conn, given)
+                found = reader.collect(columns, cursor)
+        answer = QueryAnswer(
+            query=name,
+            params={key: jsonable(value) for key, value in bound.items()},
+            columns=found.columns,
+            rows=found.rows,
+            row_count=len(found.rows),
+            truncated=found.note is not None,
+            note=found.note,
+        )
+        return _result(
+            answer, text_table(found.columns, found.rows) + (f"\n({found.note})" if found.note else "")
+        )
+
+    @read_only_tool(
+        description="The warehouse's tables (with row counts) and views, what each holds and the "
+        "meaning of every column: read it before choosing a query or to learn what a column means.",
+    )
+    def describe_warehouse() -> Annotated[CallToolResult, WarehouseDescription]:
+        with _answering(), reader.connect() as conn:
+            answer = WarehouseDescription.model_validate({"relations": lookups.describe_warehouse(conn)})
+        return _result(answer, _relations_text(answer.relations))
+
+    @read_only_tool(
+        description="One conversation from the warehouse: its row (app, times, source, channel, agent, "
+        "version), then each turn with its messages and chunks (text, tool calls with args, tool "
+        "responses, agent transfers) and its span tree with durations. Long conversations come in "
+        "parts: ask again with first_turn=next_turn.",
+    )
+    def get_conversation_trace(
+        name: Annotated[str, Field(description="projects/…/apps/…/conversations/… or the conversation id")],
+        first_turn: Annotated[int, Field(ge=0, description="the first turn to return")] = 0,
+    ) -> Annotated[CallToolResult, ConversationTrace]:
+        with _answering(), reader.connect() as conn:
+            trace = lookups.conversation_trace(reader, conn, name, first_turn)
+        return _result(ConversationTrace.model_validate(trace))
+
+    @read_only_tool(
+        description="Why one evaluation result passed or failed: its outcome, scores, each failing "
+        "expectation or low score with its turn's latency, slowest span and erroring tool call, and "
+        "for each conversation it replayed the slowest spans and every erroring tool call.",
+    )
+    def explain_evaluation_result(
+        name: Annotated[str, Field(description="projects/…/evaluations/…/results/… or the result id")],
+    ) -> Annotated[CallToolResult, EvaluationExplanation]:
+        with _answering(), reader.connect() as conn:
+            explanation = lookups.explain_evaluation_result(reader, conn, name)
+        return _result(EvaluationExplanation.model_validate(explanation))
+
+    return server
+
+
+def _result(answer: BaseModel, text: str | None = None) -> CallToolResult:
+    """The answer as structured content, and as text for clients that read only that (compact JSON
+    unless given): the same facts, never a summary that says less."""
+    data = answer.model_dump(mode="json")
+    if text is None:
+        text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+
+def _relations_text(relations: list[Relation]) -> str:
+    lines = []
+    for relation in relations:
+        size = f", {relation.row_count} rows" if relation.row_count is not None else ""
+        lines.append(f"{relation.kind} {relation.name}{size}: {relation.description or ''}")
+        lines.extend(f"  {c.name} {c.type}: {c.description or ''}" for c in relation.columns)
+    return "\n".join(lines)
+
+
+@contextmanager
+def _answering() -> Iterator[None]:
+    """A question that cannot be answered as asked becomes the tool error the agent reads."""
+    try:
+        yield
+    except (AnswerError, NamedQueryError) as exc:
+        raise ToolError(str(exc)) from None
+
+
+def serve_stdio(reader: WarehouseReader) -> None:
+    """Serve on stdin/stdout until the client closes them (the form an `mcpServers` entry runs)."""
+    build_server(reader).run("stdio")
+
+
+def serve_http(reader: WarehouseReader, host: str, port: int, announce: Callable[[str], None]) -> None:
+    """Serve Streamable HTTP (stateless, as the CES server is) until interrupted; the socket is
+    bound first, so port 0 resolves to the real port that is then announced."""
+    app = build_server(reader).streamable_http_app(stateless_http=True, host=host)
+    sock = listening_socket(host, port)
+    announce(endpoint_url(sock, MCP_PATH))
+    server = uvicorn.Server(uvicorn.Config(app, access_log=False, log_level="warning"))
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
