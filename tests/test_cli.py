@@ -1,11 +1,15 @@
-"""The `ces-pipeline` command as a user runs it: a separate process against the simulator."""
+"""The `ces-pipeline` command as a user runs it, against the simulator: its `main` with the
+environment and working directory a user's shell gives it (and once as a process of its own)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +19,7 @@ import pytest
 from dagster_runs import instance_at
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
+from pipelines.cli import main
 from pipelines.transform.schemas import ALL_TABLES
 from pipelines.warehouse.duck import Warehouse
 
@@ -25,6 +30,28 @@ SCALE = SimulatorScale(
 
 
 def cli(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`ces-pipeline ARGS` as its console script runs it (`main`, its exit code, what it wrote to
+    stdout and stderr) with exactly `env` as the environment and `cwd` as the working directory,
+    in this process: the command's code is the same, without a second interpreter's start."""
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    saved_term = signal.getsignal(signal.SIGTERM)
+    stdout, stderr = io.StringIO(), io.StringIO()
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            code = main(list(args))
+    finally:
+        signal.signal(signal.SIGTERM, saved_term)
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return subprocess.CompletedProcess(["ces-pipeline", *args], code, stdout.getvalue(), stderr.getvalue())
+
+
+def cli_process(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`ces-pipeline ARGS` in a process of its own: what the console script starts."""
     return subprocess.run(
         [sys.executable, "-m", "pipelines.cli", *args],
         env=env,
@@ -162,7 +189,7 @@ def test_ingest_fails_clearly_when_the_server_is_unreachable(workdir: Path) -> N
 
 
 def test_ingest_without_apps_is_a_configuration_error(workdir: Path) -> None:
-    result = cli(
+    result = cli_process(  # the console script's own process, once
         "ingest", "--since", "2026-11-01", "--until", "2026-11-02", env=base_env(workdir), cwd=workdir
     )
     assert result.returncode == 2 and "CES_APPS is not set" in result.stderr
