@@ -14,11 +14,14 @@ import trend_samples as samples
 from test_cli import base_env, cli, workdir  # noqa: F401 (the fixture)
 from test_crash import SCALE as CRASH_SCALE
 from test_crash import Versions, intervals, start_child
+from test_serve_mcp import call
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
 from pipelines.ces.simulator.server.faults import SimulatedFaults
-from pipelines.config import StorageSettings
+from pipelines.config import ServeSettings, StorageSettings
 from pipelines.orchestration.resources import WarehouseResource
+from pipelines.serve.reader import WarehouseReader
+from pipelines.serve.server import build_server
 from pipelines.sqlfiles import sql_text
 from pipelines.transform.schemas import ALL_TABLES
 from pipelines.warehouse import ducklake
@@ -100,6 +103,17 @@ def test_a_ducklake_holds_the_files_rows_and_answers_its_queries(
             run_query(file_warehouse, query.name),
         )
         assert columns == file_columns and sorted(rows, key=repr) == sorted(file_rows, key=repr), query.name
+    # `ces-pipeline mcp` reads it as it reads the file
+    conversation = samples.all_conversations()[0][1]["name"]
+    asks = (("describe_warehouse", {}), ("get_conversation_trace", {"name": conversation}))
+    (described, trace), (file_described, file_trace) = (
+        call(build_server(WarehouseReader(warehouse, ServeSettings())), *asks)[1]
+        for warehouse in (lake, file_warehouse)
+    )
+    assert not described.is_error and trace.structured_content == file_trace.structured_content
+    assert [(r["name"], r["kind"], r["row_count"]) for r in described.structured_content["relations"]] == [
+        (r["name"], r["kind"], r["row_count"]) for r in file_described.structured_content["relations"]
+    ]
 
 
 def test_the_cli_ingests_into_a_ducklake_on_postgres(workdir: Path, postgres: str) -> None:  # noqa: F811
