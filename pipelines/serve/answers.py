@@ -73,8 +73,8 @@ class Span(_Open):
 class Turn(_Open):
     turn_index: int
     messages: list[dict[str, Any]] = Field(
-        description="each message with its chunks; a tool call, tool "
-        "response or agent transfer chunk carries that row"
+        description="each message with its chunks; a tool call, tool response or agent transfer "
+        "chunk carries that row"
     )
     spans: list[Span] = Field(description="the turn's span tree (roots; children nested)")
 
@@ -103,4 +103,3 @@ class EvaluationExplanation(BaseModel):
     scenario: dict[str, Any] | None
     expectation_results: list[dict[str, Any]]
     conversations: list[ReplayedConversation]
-    note: str | None = None

@@ -241,7 +241,6 @@ def explain_evaluation_result(
             }
             for conversation in replayed
         ],
-        "note": None,
     }
     if not reader.fits(answer):
         raise AnswerError(
