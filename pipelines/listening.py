@@ -6,12 +6,20 @@ from __future__ import annotations
 import socket
 
 
+class ListenError(OSError):
+    """The address cannot be listened on (taken, not this host's, not allowed); says which."""
+
+
 def listening_socket(host: str, port: int) -> socket.socket:
     """A listening socket on `host`:`port` (0: a free port), ready for uvicorn's `sockets=`."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ListenError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     sock.listen(2048)
     sock.setblocking(False)
     return sock

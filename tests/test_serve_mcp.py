@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -356,3 +357,13 @@ def test_a_load_in_progress_is_neither_waited_for_nor_seen_half_done(tmp_path: P
     assert max(seconds) < 2.0  # answered at once: never waiting for the load's lock
     assert [support_conversations(answer) for answer in during] == [0] * 5  # nothing of the load yet
     assert support_conversations(after) == expected > 0  # all of it once it finished
+
+
+def test_a_port_in_use_is_one_line_and_exit_2(warehouse: Warehouse, capsys) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["mcp", "--http", "--port", str(port)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert err == f"error: cannot listen on 127.0.0.1:{port}: Address already in use"

@@ -99,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; a user error is one line on stderr and a non-zero exit, never a traceback."""
     from pipelines.ces.errors import CesError
+    from pipelines.listening import ListenError
     from pipelines.warehouse.duck import WarehouseMemoryError, WarehouseSchemaError
     from pipelines.warehouse.ducklake import DuckLakeSetupError
     from pipelines.warehouse.lock import WarehouseBusyError
@@ -114,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         console.print(f"[red]configuration error: {escape(str(exc))}", soft_wrap=True)
         return 2
-    except (UserError, NamedQueryError) as exc:
+    except (UserError, NamedQueryError, ListenError) as exc:
         console.print(f"[red]error: {escape(str(exc))}", soft_wrap=True)
         return 2
     except (
