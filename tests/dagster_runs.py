@@ -24,12 +24,10 @@ def run_partitions(
     instance: dg.DagsterInstance,
     days_per_run: int = 31,
 ) -> list[RunOutcome]:
-    """`job_name` over the partitions, one run per app's range of days, as `ces-pipeline` runs it
-    (in a temporary persistent instance when given an ephemeral one)."""
+    """`job_name` over the partitions, one run per app's range of days, as `ces-pipeline` runs it."""
     runs = [PlannedRun.for_range(run) for run in plan_runs(partitions, days_per_run)]
-    with _persistent(instance) as persistent:
-        register_apps(persistent, [app for app, _ in partitions])
-        return execute_runs(_definitions(), job_name, runs, instance=persistent)
+    register_apps(instance, [app for app, _ in partitions])
+    return execute_runs(_definitions(), job_name, runs, instance=instance)
 
 
 def run_app_job(
@@ -41,23 +39,13 @@ def run_app_job(
 ) -> list[RunOutcome]:
     """An app-partitioned job once per app."""
     runs = [PlannedRun.for_partition(app) for app in apps]
-    with _persistent(instance) as persistent:
-        register_apps(persistent, apps)
-        return execute_runs(_definitions(), job_name, runs, instance=persistent, run_config=run_config)
+    register_apps(instance, apps)
+    return execute_runs(_definitions(), job_name, runs, instance=instance, run_config=run_config)
 
 
 def _definitions() -> dg.Definitions:
     """The definitions the environment describes now (tests point it at their own folders)."""
     return build_definitions(Settings.from_env())
-
-
-@contextmanager
-def _persistent(instance: dg.DagsterInstance) -> Iterator[dg.DagsterInstance]:
-    if not instance.is_ephemeral:
-        yield instance
-        return
-    with dg.instance_for_test() as persistent:
-        yield persistent
 
 
 @contextmanager
