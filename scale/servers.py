@@ -64,12 +64,17 @@ class ObjectStore:
 
 @contextmanager
 def object_store(kind: str) -> Iterator[ObjectStore]:
-    """A running server of `kind` with one empty bucket; the variables are set while it runs."""
+    """A running server of `kind` with one empty bucket; the variables are set while it runs.
+    Filesystems this process made meanwhile are dropped after: fsspec keeps one per process, made
+    from the variables of its time, which point at this server once it is gone."""
     bucket = f"lake-{uuid.uuid4().hex[:12]}"
-    with _server(kind) as env, _environment(env):
-        store = ObjectStore(kind, env, bucket)
-        store.filesystem().mkdir(bucket)
-        yield store
+    try:
+        with _server(kind) as env, _environment(env):
+            store = ObjectStore(kind, env, bucket)
+            store.filesystem().mkdir(bucket)
+            yield store
+    finally:
+        fsspec.get_filesystem_class(kind).clear_instance_cache()
 
 
 @contextmanager

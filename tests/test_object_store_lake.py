@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from test_cli import base_env, cli_process, table_contents, workdir  # noqa: F401 (the fixture)
+from test_cli import base_env, cli, table_contents, workdir  # noqa: F401 (the fixture)
 from test_crash import Versions, expected_after, ingest, killed_at, languages, warehouse_rows
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
@@ -46,7 +46,7 @@ def test_ingest_and_rebuild_with_the_lake_on_an_object_store(
     with running_simulator(SimulatorConfig(scale=SCALE)) as sim:
         served = {"CES_MCP_URL": sim.url, "CES_APPS": sim.apps[0]}
         env = base_env(workdir) | store.env | served | {"CES_LAKE": store.lake()}
-        ingested = cli_process("ingest", *WINDOW, env=env, cwd=workdir)
+        ingested = cli("ingest", *WINDOW, env=env, cwd=workdir)
         assert ingested.returncode == 0, ingested.stderr
         assert "ingested 2 partitions in 1 run: 12 conversations loaded" in ingested.stderr
     objects = store.objects(store.lake())
@@ -62,7 +62,7 @@ def test_ingest_and_rebuild_with_the_lake_on_an_object_store(
     assert len(ingested_rows["evaluation_runs"]) == 2
 
     # Everything the warehouse holds comes back from the store alone.
-    rebuilt = cli_process(
+    rebuilt = cli(
         "rebuild", *WINDOW, env=env | {"CES_WAREHOUSE": str(workdir / "rebuilt.duckdb")}, cwd=workdir
     )
     assert rebuilt.returncode == 0, rebuilt.stderr
