@@ -398,9 +398,10 @@ def build_warehouse(root: Path, warehouse: Warehouse | None = None) -> tuple[Lak
 
     lake = Lake(str(root / "lake"))
     warehouse = warehouse or Warehouse(str(root / "warehouse.duckdb"))
-    for (app, day), items in conversations().items():
+    partitions = conversations()
+    for (app, day), items in partitions.items():
         write_partition(lake, app, day, items)
-        load_conversation_partitions(lake, warehouse, [(app, day)])
+    load_conversation_partitions(lake, warehouse, list(partitions))  # one load, as one run's
     observed = parse_timestamp_micros("2026-11-03T00:00:00Z")
     for app, runs in evaluation_runs().items():
         results = evaluation_results().get(app, [])
