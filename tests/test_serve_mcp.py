@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio
 import duckdb
+import httpx
 import pytest
 import trend_samples as samples
 from mcp import Client
@@ -291,6 +292,11 @@ def test_http_serves_the_same_answers_on_the_port_it_prints(warehouse: Warehouse
         url = server.stdout.readline().strip()
         assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp"), url
         tools, (over_http,) = call(url, ("run_query", {"name": "daily_volume", "params": {"app": "sales"}}))
+        rebound = httpx.post(  # a page of another site reaching the port by DNS rebinding
+            url,
+            headers={"Host": "attacker.example", "Accept": "application/json, text/event-stream"},
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        )
         _, (over_stdio,) = call(
             stdio(warehouse), ("run_query", {"name": "daily_volume", "params": {"app": "sales"}})
         )
@@ -301,6 +307,7 @@ def test_http_serves_the_same_answers_on_the_port_it_prints(warehouse: Warehouse
     assert (
         over_http.structured_content == over_stdio.structured_content and over_http.structured_content["rows"]
     )
+    assert rebound.status_code == 421 and "daily_volume" not in rebound.text
 
 
 def test_a_load_in_progress_is_neither_waited_for_nor_seen_half_done(tmp_path: Path) -> None:
