@@ -87,6 +87,7 @@ def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
     print_rows(columns, rows, "table")
     report = write_report(warehouse, settings.storage.report_path, {})
     out.print(f"Dashboard: {report.path} ({report.charts} charts, opens offline)", markup=False)
+    out.print("Agents: `ces-pipeline mcp` serves this warehouse as read-only MCP tools", markup=False)
     return code
 
 
