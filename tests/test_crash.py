@@ -23,6 +23,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 from dagster_runs import instance_at
+from test_cli import cli
 
 from pipelines.ces.client import CesMcpClient
 from pipelines.ces.ratelimit import RateLimiter
@@ -379,9 +380,7 @@ def test_a_killed_cli_ingest_does_not_block_the_next(simulator, tmp_path: Path) 
     child.wait(timeout=30)
     assert not (tmp_path / "warehouse.duckdb").exists() or warehouse_rows(tmp_path)["conversations"] == []
 
-    rerun = subprocess.run(
-        [sys.executable, "-m", "pipelines.cli", *args], env=env, capture_output=True, text=True, timeout=180
-    )
+    rerun = cli(*args, env=env, cwd=tmp_path)
     assert rerun.returncode == 0, rerun.stderr
     assert len(warehouse_rows(tmp_path)["conversations"]) == SCALE.conversations_per_day
     with instance_at(tmp_path / "dagster_home") as instance:
@@ -423,8 +422,6 @@ def test_an_interrupted_cli_ingest_says_so_in_a_line_and_starts_no_further_run(
         statuses = [run.status.value for run in instance.get_runs()]
     assert statuses == ["FAILURE"]  # the second run was never started
 
-    rerun = subprocess.run(
-        [sys.executable, "-m", "pipelines.cli", *args], env=env, capture_output=True, text=True, timeout=180
-    )
+    rerun = cli(*args, env=env, cwd=tmp_path)
     assert rerun.returncode == 0, rerun.stderr
     assert len(warehouse_rows(tmp_path)["conversations"]) == 2 * SCALE.conversations_per_day
