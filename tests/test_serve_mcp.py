@@ -252,7 +252,14 @@ def test_an_evaluation_result_is_explained_with_its_replayed_conversation(wareho
     reader = WarehouseReader(warehouse, ServeSettings())
     from pipelines.serve.server import build_server
 
-    _, (explained,) = call(build_server(reader), ("explain_evaluation_result", {"name": failed["name"]}))
+    passed = samples.evaluation_results()[samples.SUPPORT][0]
+    _, (explained, fine) = call(
+        build_server(reader),
+        ("explain_evaluation_result", {"name": failed["name"]}),
+        ("explain_evaluation_result", {"name": passed["name"]}),
+    )
+    assert fine.structured_content["result"]["evaluation_status"] == "PASS"
+    assert fine.structured_content["failures"] == []
     found = explained.structured_content
     assert found["result"]["evaluation_status"] == "FAIL" and found["result"]["app_version_label"] == "v3"
     with warehouse.connect(read_only=True) as conn:
