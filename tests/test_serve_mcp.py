@@ -308,8 +308,9 @@ def test_http_serves_the_same_answers_on_the_port_it_prints(warehouse: Warehouse
             stdio(warehouse), ("run_query", {"name": "daily_volume", "params": {"app": "sales"}})
         )
     finally:
-        server.terminate()
-        server.wait(10)
+        server.terminate()  # SIGTERM, as a service manager stops it
+        _, stderr = server.communicate(timeout=10)
+    assert server.returncode == 0 and stderr.strip().endswith("the MCP server stopped")
     assert {tool.name for tool in tools} == TOOLS
     assert (
         over_http.structured_content == over_stdio.structured_content and over_http.structured_content["rows"]

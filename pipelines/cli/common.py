@@ -6,7 +6,7 @@ import argparse
 import csv
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime, timedelta
 
 from rich.console import Console
@@ -38,6 +38,15 @@ def days_between(since: date, until: date) -> list[date]:
     if until <= since:
         raise UserError(f"--until ({until}) must be after --since ({since})")
     return [since + timedelta(days=i) for i in range((until - since).days)]
+
+
+def serve_until_stopped(serve: Callable[[], None], what: str) -> int:
+    """Run a server until Ctrl-C or SIGTERM, the usual way to end one: exit 0, one line."""
+    try:
+        serve()
+    except KeyboardInterrupt:
+        console.print(f"{what} stopped")
+    return 0
 
 
 class UserError(Exception):

@@ -10,7 +10,15 @@ from datetime import date, timedelta
 
 from rich.table import Table
 
-from pipelines.cli.common import console, days_between, out, parse_day, parse_instant, print_rows
+from pipelines.cli.common import (
+    console,
+    days_between,
+    out,
+    parse_day,
+    parse_instant,
+    print_rows,
+    serve_until_stopped,
+)
 from pipelines.cli.loads import load_conversations, load_evaluations
 from pipelines.config import Settings
 
@@ -51,8 +59,9 @@ def cmd_simulate(args: argparse.Namespace, settings: Settings) -> int:
 
     if args.faults:
         console.print(f"injecting faults: {args.faults.spec.describe()}")
-    serve(_simulator_config(args), host=args.host, port=args.port)
-    return 0
+    return serve_until_stopped(
+        lambda: serve(_simulator_config(args), host=args.host, port=args.port), "the simulator"
+    )
 
 
 def demo_load(args: argparse.Namespace, url: str, apps: Sequence[str]) -> tuple[Settings, int]:

@@ -6,7 +6,7 @@ import argparse
 
 from rich.markup import escape
 
-from pipelines.cli.common import console, out, print_rows
+from pipelines.cli.common import console, out, print_rows, serve_until_stopped
 from pipelines.config import Settings
 
 
@@ -58,7 +58,8 @@ def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
 
     reader = WarehouseReader(Warehouse.from_settings(settings.storage), settings.serve)
     if not args.http:
-        serve_stdio(reader)
-        return 0
-    serve_http(reader, args.host, args.port, announce=lambda url: print(url, flush=True))
-    return 0
+        return serve_until_stopped(lambda: serve_stdio(reader), "the MCP server")
+    return serve_until_stopped(
+        lambda: serve_http(reader, args.host, args.port, announce=lambda url: print(url, flush=True)),
+        "the MCP server",
+    )
