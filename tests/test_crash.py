@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import dagster as dg
 import pyarrow.parquet as pq
 import pytest
 from dagster_runs import instance_at
@@ -333,6 +334,27 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
+CLI_KILLED_IN_FETCH = """
+import os, sys, time
+from pipelines.lake import store
+
+original_write_raw = store.Lake.write_raw
+
+
+def write_raw(self, *args, **names):
+    written = original_write_raw(self, *args, **names)
+    open(os.environ["CRASH_MARKER"], "w").write("here")
+    time.sleep(600)  # still inside the fetch step, which holds its ces_api pool slot
+    return written
+
+
+store.Lake.write_raw = write_raw
+from pipelines.cli import main
+
+sys.exit(main(sys.argv[1:]))
+"""
+
+
 def cli_env(tmp_path: Path, url: str) -> dict[str, str]:
     """The environment of a CLI ingest in `tmp_path`: the project's instance settings (none of
     its local runs), the simulator at `url`, and the marker the patched load writes."""
@@ -385,7 +407,44 @@ def test_a_killed_cli_ingest_does_not_block_the_next(simulator, tmp_path: Path) 
     assert len(warehouse_rows(tmp_path)["conversations"]) == SCALE.conversations_per_day
     with instance_at(tmp_path / "dagster_home") as instance:
         statuses = sorted(run.status.value for run in instance.get_runs())
-    assert statuses == ["STARTED", "SUCCESS"]
+    assert statuses == ["FAILURE", "SUCCESS"]  # the killed one recorded as failed by the next
+
+
+def test_runs_killed_while_holding_every_api_slot_do_not_stall_the_next(simulator, tmp_path: Path) -> None:
+    """Killed outright inside the fetch step, which holds a `ces_api` pool slot, with one slot
+    in all: the next ingest records the killed run as failed, frees its slot and completes."""
+    env = cli_env(tmp_path, simulator[0]) | {"CES_API_CONCURRENCY": "1"}
+    args = ["ingest", "--since", "2026-11-01", "--until", "2026-11-02", "--skip-evaluations"]
+    child = subprocess.Popen(
+        [sys.executable, "-c", CLI_KILLED_IN_FETCH, *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "marker").exists():
+        assert child.poll() is None and time.monotonic() < deadline, "the CLI never reached the fetch"
+        time.sleep(0.05)
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=30)
+    with instance_at(tmp_path / "dagster_home") as instance:
+        (killed,) = instance.get_runs()
+        assert (
+            killed.status == dg.DagsterRunStatus.STARTED
+            and instance.event_log_storage.get_concurrency_run_ids() == {killed.run_id}
+        )
+
+    rerun = cli(*args, env=env, cwd=tmp_path)
+    assert rerun.returncode == 0, rerun.stderr
+    said = " ".join(rerun.stderr.split())
+    assert (
+        f"run {killed.run_id} was left unfinished by a ces-pipeline that was killed: recorded as failed"
+        in said
+    )
+    assert len(warehouse_rows(tmp_path)["conversations"]) == SCALE.conversations_per_day
+    with instance_at(tmp_path / "dagster_home") as instance:
+        assert instance.get_run_by_id(killed.run_id).status == dg.DagsterRunStatus.FAILURE
+        assert instance.event_log_storage.get_concurrency_run_ids() == set()
 
 
 if __name__ == "__main__":

@@ -7,12 +7,16 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from pipelines.cli.common import UserError, console, days_between, out
 from pipelines.config import CesSettings, Settings
+
+if TYPE_CHECKING:
+    import dagster as dg
 
 
 def _window(settings: Settings, since: date, until: date) -> list[date]:
@@ -33,15 +37,30 @@ def _window(settings: Settings, since: date, until: date) -> list[date]:
 _JOBS = {"ingest": ("ingest_conversations", "ingested"), "rebuild": ("rebuild_conversations", "rebuilt")}
 
 
+def _instance(settings: Settings) -> dg.DagsterInstance:
+    """The instance, with the runs a killed ces-pipeline left unfinished recorded as failed."""
+    from pipelines.orchestration.abandoned import fail_abandoned_runs
+    from pipelines.orchestration.launch import dagster_instance
+
+    instance = dagster_instance(settings)
+    for run_id in fail_abandoned_runs(instance):
+        console.print(
+            f"[yellow]run {run_id} was left unfinished by a ces-pipeline that was killed: "
+            "recorded as failed, its pool slot freed",
+            soft_wrap=True,
+        )
+    return instance
+
+
 def load_conversations(settings: Settings, command: str, partitions: list[tuple[str, date]]) -> int:
     """Run the command's job over the partitions, one run per range, with a live progress display."""
     from pipelines.definitions import build_definitions
-    from pipelines.orchestration.launch import PlannedRun, RunOutcome, dagster_instance, execute_runs
+    from pipelines.orchestration.launch import PlannedRun, RunOutcome, execute_runs
     from pipelines.orchestration.partitions import plan_runs, register_apps
 
     job_name, verb = _JOBS[command]
     orchestration = settings.orchestration
-    instance = dagster_instance(settings)
+    instance = _instance(settings)
     register_apps(instance, [app for app, _ in partitions])
     ranges = plan_runs(partitions, orchestration.days_per_run)
     totals = {"conversations": 0, "pages": 0, "requests": 0, "rejects": 0}
@@ -110,10 +129,10 @@ def load_evaluations(
 ) -> int:
     """Run the evaluation job per app (`replay`: reload each fetch kept in the raw lake) and report it."""
     from pipelines.definitions import build_definitions
-    from pipelines.orchestration.launch import PlannedRun, dagster_instance, execute_runs
+    from pipelines.orchestration.launch import PlannedRun, execute_runs
     from pipelines.orchestration.partitions import register_apps
 
-    instance = dagster_instance(settings)
+    instance = _instance(settings)
     register_apps(instance, apps)
     with console.status("replaying evaluation run fetches" if replay else "fetching evaluation runs"):
         outcomes = execute_runs(

@@ -20,6 +20,7 @@ from typing import Any
 import dagster as dg
 
 from pipelines.config import Settings
+from pipelines.orchestration.abandoned import process_tags
 from pipelines.orchestration.partitions import CES_API_POOL, RunRange
 
 QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
@@ -122,7 +123,10 @@ def execute_runs(
     outcomes = []
     for run in runs:
         result = job.execute_in_process(
-            instance=instance, tags=dict(run.tags), run_config=config, raise_on_error=False
+            instance=instance,
+            tags={**run.tags, **process_tags()},
+            run_config=config,
+            raise_on_error=False,
         )
         outcome = run_outcome(run, result.run_id, instance)
         outcomes.append(outcome)
