@@ -21,6 +21,7 @@ def stats_metadata(stats: Any) -> dict[str, Any]:
     return {
         "requests": stats.requests,
         "retries": stats.retries,
+        "retry_seconds": round(stats.retry_seconds, 3),
         "api_seconds": round(stats.api_seconds, 3),
         "bytes_received": stats.bytes_received,
     }
