@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pipelines.ces.errors import CesDataError
+from pipelines.protojson import deepjson
 
 
 class ApiRecord:
@@ -31,6 +32,10 @@ class ApiRecord:
             "result": self.result,
             "fetched_at": self.fetched_at,
         }
+
+    def to_json(self) -> bytes:
+        """The record as one line of JSON (no newline), at any nesting depth."""
+        return deepjson.dumps(self.to_dict())
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ApiRecord:

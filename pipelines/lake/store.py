@@ -10,7 +10,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -88,6 +88,10 @@ class Lake:
     def write_raw(self, dataset: str, app: str, day: date, records: Iterable[dict[str, Any]]) -> WrittenFile:
         """Stream records into one gzip JSON Lines file, replacing the partition atomically."""
         return self._write_jsonl(self.raw_path(dataset, app, day), records)
+
+    def raw_writer(self, dataset: str, app: str, day: date) -> AbstractContextManager[JsonLinesWriter]:
+        """A writer of one raw partition's lines, replacing it only when the block succeeds."""
+        return self._jsonl_writer(self.raw_path(dataset, app, day))
 
     def read_raw(self, dataset: str, app: str, day: date) -> Iterator[dict[str, Any]]:
         return self.read_jsonl(self.raw_path(dataset, app, day))
