@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 import duckdb
@@ -17,7 +17,6 @@ from pipelines.serve.reader import AnswerError, WarehouseReader
 from pipelines.sqlfiles import sql_text
 from pipelines.transform.schemas import (
     AGENT_TRANSFERS,
-    ALL_TABLES,
     CHUNKS,
     EVALUATION_EXPECTATION_RESULTS,
     EVALUATION_SCENARIO_RESULTS,
@@ -35,21 +34,18 @@ from pipelines.warehouse.queries import json_row
 SLOWEST_SPANS = 5
 """Spans listed per replayed conversation when explaining a result: enough to see where time went."""
 
-_JSON_COLUMNS = frozenset().union(*(spec.json_columns for spec in ALL_TABLES))
-"""Columns holding JSON text; answers carry them as JSON values, not as strings to parse again."""
-
 
 def _rows(conn: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows as JSON objects; a JSON column's text as the JSON value it holds, not a string."""
     cursor = conn.execute(sql, params)
     columns = [description[0] for description in cursor.description]
-    return [_decoded(json_row(columns, row)) for row in cursor.fetchall()]
-
-
-def _decoded(row: dict[str, Any]) -> dict[str, Any]:
-    for column in _JSON_COLUMNS.intersection(row):
-        if isinstance(row[column], str):
-            row[column] = json.loads(row[column])
-    return row
+    json_columns = [column for column, kind, *_ in cursor.description if str(kind) == "JSON"]
+    rows = [json_row(columns, row) for row in cursor.fetchall()]
+    for row in rows:
+        for column in json_columns:
+            if isinstance(row[column], str):
+                row[column] = json.loads(row[column])
+    return rows
 
 
 def _one(found: list[dict[str, Any]], key: str, what: str, name: str) -> dict[str, Any]:
@@ -194,10 +190,6 @@ def _result_rows(conn: duckdb.DuckDBPyConnection, spec: TableSpec, name: str) ->
     return _rows(conn, sql, {"name": name})
 
 
-def _replayed(conversations: Sequence[str | None]) -> list[str]:
-    return sorted({name for name in conversations if name})
-
-
 def explain_evaluation_result(
     reader: WarehouseReader, conn: duckdb.DuckDBPyConnection, name: str
 ) -> dict[str, Any]:
@@ -212,7 +204,7 @@ def explain_evaluation_result(
     full_name = result["evaluation_result_name"]
     turns = _result_rows(conn, EVALUATION_TURN_REPLAYS, full_name)
     scenario = _result_rows(conn, EVALUATION_SCENARIO_RESULTS, full_name)
-    replayed = _replayed([row["conversation_name"] for row in (*turns, *scenario)])
+    replayed = sorted({row["conversation_name"] for row in (*turns, *scenario) if row["conversation_name"]})
     loaded = {
         row["conversation_name"]
         for row in _rows(conn, sql_text("serve/loaded_conversations.sql"), {"names": replayed})
