@@ -375,6 +375,25 @@ def cli_env(tmp_path: Path, url: str) -> dict[str, str]:
     }
 
 
+def cli_stopped_at_marker(
+    script: str, args: list[str], env: dict[str, str], tmp_path: Path
+) -> subprocess.Popen:
+    """`ces-pipeline ARGS` as a process of its own, patched by `script` to write the marker and
+    stop at one point; returned once it is there (its output piped, as text)."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", script, *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "marker").exists():
+        assert child.poll() is None and time.monotonic() < deadline, "the CLI never reached the marked point"
+        time.sleep(0.05)
+    return child
+
+
 def test_a_killed_cli_ingest_does_not_block_the_next(simulator, tmp_path: Path) -> None:
     """Through the CLI and the persistent Dagster instance: a run killed inside the warehouse
     load leaves nothing loaded and no lock held (the kernel frees it with the process); the next
@@ -388,18 +407,9 @@ def test_a_killed_cli_ingest_does_not_block_the_next(simulator, tmp_path: Path) 
         "2026-11-02",
         "--skip-evaluations",
     ]
-    child = subprocess.Popen(
-        [sys.executable, "-c", CLI_KILLED_IN_LOAD, *args],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 120
-    while not (tmp_path / "marker").exists():
-        assert child.poll() is None and time.monotonic() < deadline, "the CLI never reached the load"
-        time.sleep(0.05)
+    child = cli_stopped_at_marker(CLI_KILLED_IN_LOAD, args, env, tmp_path)
     child.send_signal(signal.SIGKILL)
-    child.wait(timeout=30)
+    child.communicate(timeout=30)
     assert not (tmp_path / "warehouse.duckdb").exists() or warehouse_rows(tmp_path)["conversations"] == []
 
     rerun = cli(*args, env=env, cwd=tmp_path)
@@ -415,18 +425,9 @@ def test_runs_killed_while_holding_every_api_slot_do_not_stall_the_next(simulato
     in all: the next ingest records the killed run as failed, frees its slot and completes."""
     env = cli_env(tmp_path, simulator[0]) | {"CES_API_CONCURRENCY": "1"}
     args = ["ingest", "--since", "2026-11-01", "--until", "2026-11-02", "--skip-evaluations"]
-    child = subprocess.Popen(
-        [sys.executable, "-c", CLI_KILLED_IN_FETCH, *args],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 120
-    while not (tmp_path / "marker").exists():
-        assert child.poll() is None and time.monotonic() < deadline, "the CLI never reached the fetch"
-        time.sleep(0.05)
+    child = cli_stopped_at_marker(CLI_KILLED_IN_FETCH, args, env, tmp_path)
     child.send_signal(signal.SIGKILL)
-    child.wait(timeout=30)
+    child.communicate(timeout=30)
     with instance_at(tmp_path / "dagster_home") as instance:
         (killed,) = instance.get_runs()
         assert (
@@ -459,17 +460,7 @@ def test_an_interrupted_cli_ingest_says_so_in_a_line_and_starts_no_further_run(
     as failed, the second never started, no lock left: the next ingest loads both days."""
     env = cli_env(tmp_path, simulator[0]) | {"CES_DAYS_PER_RUN": "1"}  # two days, two runs
     args = ["ingest", "--since", "2026-11-01", "--until", "2026-11-03", "--skip-evaluations"]
-    child = subprocess.Popen(
-        [sys.executable, "-c", CLI_KILLED_IN_LOAD, *args],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 120
-    while not (tmp_path / "marker").exists():
-        assert child.poll() is None and time.monotonic() < deadline, "the CLI never reached the load"
-        time.sleep(0.05)
+    child = cli_stopped_at_marker(CLI_KILLED_IN_LOAD, args, env, tmp_path)
     child.send_signal(signo)
     _, stderr = child.communicate(timeout=60)
     assert child.returncode == 130, stderr
