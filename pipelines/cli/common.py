@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import json
 import sys
@@ -41,11 +42,11 @@ def days_between(since: date, until: date) -> list[date]:
 
 
 def serve_until_stopped(serve: Callable[[], None], what: str) -> int:
-    """Run a server until Ctrl-C or SIGTERM, the usual way to end one: exit 0, one line."""
-    try:
+    """Run a server until Ctrl-C or SIGTERM, the usual way to end one: exit 0, one line. A server
+    that shuts down gracefully on the signal itself (uvicorn) may return instead of raising."""
+    with contextlib.suppress(KeyboardInterrupt):
         serve()
-    except KeyboardInterrupt:
-        console.print(f"{what} stopped")
+    console.print(f"{what} stopped")
     return 0
 
 
