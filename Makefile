@@ -28,9 +28,12 @@ dev: $(STAMP)
 scale-demo: $(STAMP)
 	$(BIN)/python -m scale.demo
 
+# Tests mostly wait on servers, subprocesses and rate limits: two workers halve the suite on 2
+# cores (TEST_WORKERS=auto: one per core; 0: in this process, e.g. for a debugger).
+TEST_WORKERS ?= 2
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
