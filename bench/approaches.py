@@ -204,10 +204,15 @@ def duckdb_read_json(args: argparse.Namespace) -> dict[str, Any]:
     ]
     listing = "[" + ", ".join("'" + path.replace("'", "''") + "'" for path in files) + "]"
     sql = (SQL_DIR / "duckdb_flatten.sql").read_text().format(files=listing)
-    # DuckDB as it comes: its own memory limit (80% of RAM), not the one the pipeline's loads get.
+    # DuckDB as it comes: its own memory limit (80% of RAM) and threads (one per core), not the
+    # ones the pipeline's loads get.
     with duckdb.connect() as defaults:
-        (memory_limit,) = defaults.execute("SELECT current_setting('memory_limit')").fetchone()
-    warehouse = Warehouse(str(Path(args.work) / "warehouse.duckdb"), write_memory_limit=memory_limit)
+        memory_limit, threads = defaults.execute(
+            "SELECT current_setting('memory_limit'), current_setting('threads')"
+        ).fetchone()
+    warehouse = Warehouse(
+        str(Path(args.work) / "warehouse.duckdb"), write_memory_limit=memory_limit, write_threads=threads
+    )
     started = time.perf_counter()
     with warehouse.connect() as conn:
         warehouse.ensure_schema(conn)

@@ -147,6 +147,9 @@ class StorageSettings:
     """How long a load waits for another to release the warehouse."""
     write_memory_limit: str = _setting("CES_WAREHOUSE_MEMORY_LIMIT", DEFAULT_WRITE_MEMORY_LIMIT)
     """DuckDB's buffer pool for the connections that load (a size)."""
+    write_threads: int = _setting("CES_WAREHOUSE_THREADS", 1, "at_least_1")
+    """DuckDB's threads for the connections that load: a load's inserts and deletes are too small to
+    repay parallel workers, which cost CPU and memory to coordinate (queries keep DuckDB's own)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "write_memory_limit", self.write_memory_limit.strip())

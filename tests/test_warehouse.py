@@ -210,13 +210,13 @@ def test_a_load_of_several_partitions_is_one_transaction(lake: Lake, warehouse: 
     assert dated == [("a", DAY), ("b", NEXT_DAY)]
 
 
-def memory_limits(path: Path, **settings: str) -> list[str]:
-    """DuckDB's memory_limit on a write and on a read-only connection."""
+def memory_limits(path: Path, setting: str = "memory_limit", **settings: str) -> list[str]:
+    """DuckDB's `setting` on a write and on a read-only connection."""
     limits = []
     warehouse = Warehouse.from_settings(StorageSettings(warehouse=str(path), **settings))
     for read_only in (False, True):
         with warehouse.connect(read_only=read_only) as conn:
-            limits.append(conn.execute("SELECT current_setting('memory_limit')").fetchone()[0])
+            limits.append(conn.execute(f"SELECT current_setting('{setting}')").fetchone()[0])
     return limits
 
 
@@ -232,6 +232,17 @@ def test_loads_get_a_bounded_buffer_pool_and_reads_duckdbs_default(tmp_path: Pat
     for bad in ("lots", "25%"):  # DuckDB 1.5 reads no share of RAM
         with pytest.raises(ConfigError, match="CES_WAREHOUSE_MEMORY_LIMIT must be a size"):
             Settings.from_env({"CES_WAREHOUSE_MEMORY_LIMIT": bad})
+
+
+def test_loads_run_on_one_duckdb_thread_unless_told_and_reads_on_duckdbs_default(tmp_path: Path) -> None:
+    with duckdb.connect() as conn:
+        duckdb_default = conn.execute("SELECT current_setting('threads')").fetchone()[0]
+    path = tmp_path / "w.duckdb"
+    assert memory_limits(path, "threads") == [1, duckdb_default]
+    from_env = Settings.from_env({"CES_WAREHOUSE_THREADS": "3"}).storage.write_threads
+    assert memory_limits(path, "threads", write_threads=from_env) == [3, duckdb_default]
+    with pytest.raises(ConfigError, match="CES_WAREHOUSE_THREADS must be at least 1, got 0"):
+        Settings.from_env({"CES_WAREHOUSE_THREADS": "0"})
 
 
 def test_a_load_short_of_memory_names_the_setting_to_raise(tmp_path: Path) -> None:

@@ -67,6 +67,7 @@ class WarehouseResource(dg.ConfigurableResource):
     lock_timeout_seconds: float
     write_memory_limit: str
     data_path: str
+    write_threads: int
     report_path: str
 
     @classmethod
@@ -78,7 +79,9 @@ class WarehouseResource(dg.ConfigurableResource):
         return cls(**values, report_path=storage.report_path)
 
     def warehouse(self) -> Warehouse:
-        return Warehouse(self.path, self.lock_timeout_seconds, self.write_memory_limit, self.data_path)
+        return Warehouse(
+            self.path, self.lock_timeout_seconds, self.write_memory_limit, self.data_path, self.write_threads
+        )
 
 
 class RegressionGateResource(dg.ConfigurableResource):

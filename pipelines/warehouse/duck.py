@@ -68,6 +68,7 @@ class Warehouse:
     write_memory_limit: str = DEFAULT_WRITE_MEMORY_LIMIT
     data_path: str = ""
     """Where a DuckLake warehouse keeps its data files."""
+    write_threads: int = 1
 
     @classmethod
     def from_settings(cls, storage: StorageSettings) -> Warehouse:
@@ -76,7 +77,13 @@ class Warehouse:
             storage.lock_timeout_seconds,
             storage.write_memory_limit,
             storage.warehouse_data_root,
+            storage.write_threads,
         )
+
+    @property
+    def write_config(self) -> dict[str, str | int]:
+        """DuckDB's settings for a connection that loads (a read-only one keeps DuckDB's own)."""
+        return {"memory_limit": self.write_memory_limit, "threads": self.write_threads}
 
     @property
     def is_ducklake(self) -> bool:
@@ -93,10 +100,8 @@ class Warehouse:
         the published file as it is, at once; to write: a working copy under the write lock (one
         load at a time), published whole when the block succeeds (`publish`)."""
         if self.is_ducklake:
-            memory_limit = None if read_only else self.write_memory_limit
-            with ducklake.attach(
-                self.path, self.data_path, read_only=read_only, memory_limit=memory_limit
-            ) as conn:
+            config = {} if read_only else self.write_config
+            with ducklake.attach(self.path, self.data_path, read_only=read_only, config=config) as conn:
                 yield conn
             return
         if read_only:
@@ -107,7 +112,7 @@ class Warehouse:
         with (
             warehouse_lock(self.path, timeout_seconds=self.lock_timeout_seconds),
             working_copy(self.path) as working,
-            _open(working, read_only=False, memory_limit=self.write_memory_limit) as conn,
+            _open(working, read_only=False, config=self.write_config) as conn,
         ):
             yield conn
             conn.execute("CHECKPOINT")  # the file alone holds the load: no log to publish beside it
@@ -322,13 +327,12 @@ def _schema_version(conn: duckdb.DuckDBPyConnection) -> int | None:
 
 @contextmanager
 def _open(
-    path: str, *, read_only: bool, memory_limit: str | None = None
+    path: str, *, read_only: bool, config: Mapping[str, str | int] | None = None
 ) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A DuckDB connection in UTC; the buffer pool bounded for a load; DuckDB's errors made plain."""
+    """A DuckDB connection in UTC, with a load's `config`; DuckDB's errors made plain."""
+    config = dict(config or {})
     try:
-        conn = duckdb.connect(
-            path, read_only=read_only, config={"memory_limit": memory_limit} if memory_limit else {}
-        )
+        conn = duckdb.connect(path, read_only=read_only, config=config)
     except duckdb.IOException as exc:
         if "version number" in str(exc):
             raise WarehouseSchemaError(
@@ -347,7 +351,7 @@ def _open(
             raise
         raise WarehouseMemoryError(
             f"a load of {path} needs more memory than CES_WAREHOUSE_MEMORY_LIMIT "
-            f"({memory_limit}) gives it: raise it (e.g. 1GB), or ask for smaller pages "
+            f"({config.get('memory_limit')}) gives it: raise it (e.g. 1GB), or ask for smaller pages "
             f"(CES_PAGE_SIZE). DuckDB said: {str(exc).splitlines()[0][:300]}"
         ) from exc
     finally:

@@ -15,7 +15,7 @@ import os
 import re
 import time
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from importlib import resources
 
@@ -58,10 +58,11 @@ def is_conflict(error: BaseException) -> bool:
 
 @contextmanager
 def attach(
-    target: str, data_path: str, *, read_only: bool, memory_limit: str | None = None
+    target: str, data_path: str, *, read_only: bool, config: Mapping[str, str | int] | None = None
 ) -> Iterator[duckdb.DuckDBPyConnection]:
-    """An in-memory DuckDB connection with the lake at `target` attached as the default database."""
-    conn = duckdb.connect(config={"memory_limit": memory_limit} if memory_limit else {})
+    """An in-memory DuckDB connection (DuckDB settings `config`) with the lake at `target`
+    attached as the default database."""
+    conn = duckdb.connect(config=dict(config or {}))
     try:
         _load_extension(conn, "ducklake")
         catalog = target.removeprefix(PREFIX)
