@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -210,7 +211,7 @@ def test_a_load_of_several_partitions_is_one_transaction(lake: Lake, warehouse: 
     assert dated == [("a", DAY), ("b", NEXT_DAY)]
 
 
-def memory_limits(path: Path, setting: str = "memory_limit", **settings: str) -> list[str]:
+def write_and_read_setting(path: Path, setting: str, **settings: Any) -> list[Any]:
     """DuckDB's `setting` on a write and on a read-only connection."""
     limits = []
     warehouse = Warehouse.from_settings(StorageSettings(warehouse=str(path), **settings))
@@ -226,9 +227,12 @@ def test_loads_get_a_bounded_buffer_pool_and_reads_duckdbs_default(tmp_path: Pat
     with duckdb.connect() as conn:
         duckdb_default = conn.execute("SELECT current_setting('memory_limit')").fetchone()[0]
     path = tmp_path / "w.duckdb"
-    assert memory_limits(path) == ["61.0 MiB", duckdb_default]  # 64 MB
+    assert write_and_read_setting(path, "memory_limit") == ["61.0 MiB", duckdb_default]  # 64 MB
     from_env = Settings.from_env({"CES_WAREHOUSE_MEMORY_LIMIT": "1GB"}).storage.write_memory_limit
-    assert memory_limits(path, write_memory_limit=from_env) == ["953.6 MiB", duckdb_default]
+    assert write_and_read_setting(path, "memory_limit", write_memory_limit=from_env) == [
+        "953.6 MiB",
+        duckdb_default,
+    ]
     for bad in ("lots", "25%"):  # DuckDB 1.5 reads no share of RAM
         with pytest.raises(ConfigError, match="CES_WAREHOUSE_MEMORY_LIMIT must be a size"):
             Settings.from_env({"CES_WAREHOUSE_MEMORY_LIMIT": bad})
@@ -238,9 +242,9 @@ def test_loads_run_on_one_duckdb_thread_unless_told_and_reads_on_duckdbs_default
     with duckdb.connect() as conn:
         duckdb_default = conn.execute("SELECT current_setting('threads')").fetchone()[0]
     path = tmp_path / "w.duckdb"
-    assert memory_limits(path, "threads") == [1, duckdb_default]
+    assert write_and_read_setting(path, "threads") == [1, duckdb_default]
     from_env = Settings.from_env({"CES_WAREHOUSE_THREADS": "3"}).storage.write_threads
-    assert memory_limits(path, "threads", write_threads=from_env) == [3, duckdb_default]
+    assert write_and_read_setting(path, "threads", write_threads=from_env) == [3, duckdb_default]
     with pytest.raises(ConfigError, match="CES_WAREHOUSE_THREADS must be at least 1, got 0"):
         Settings.from_env({"CES_WAREHOUSE_THREADS": "0"})
 

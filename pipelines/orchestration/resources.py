@@ -79,9 +79,7 @@ class WarehouseResource(dg.ConfigurableResource):
         return cls(**values, report_path=storage.report_path)
 
     def warehouse(self) -> Warehouse:
-        return Warehouse(
-            self.path, self.lock_timeout_seconds, self.write_memory_limit, self.data_path, self.write_threads
-        )
+        return Warehouse(**{field.name: getattr(self, field.name) for field in dataclasses.fields(Warehouse)})
 
 
 class RegressionGateResource(dg.ConfigurableResource):
