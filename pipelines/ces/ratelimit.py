@@ -37,10 +37,10 @@ class RateLimiter:
     def acquire(self) -> float:
         """Block until a permit is free; return the clock time the permit was granted for."""
         with self._lock:
-            now = self._clock()
-            granted_at = self._reserve(now)
-        if granted_at > now:
-            self._sleep(granted_at - now)
+            granted_at = self._reserve(self._clock())
+        wait = granted_at - self._clock()  # a reservation that took a round trip waits that much less
+        if wait > 0:
+            self._sleep(wait)
         return granted_at
 
     def _reserve(self, now: float) -> float:
@@ -102,7 +102,9 @@ class PostgresRateLimiter(RateLimiter):
                 raise
             self.close()  # a dropped connection: one new one, then the error is the caller's
             wait = self._wait_for_permit()
-        return now + max(wait, 0.0)
+        # The wait was measured on the server before its answer travelled back: counted from the
+        # answer's arrival, a permit is never early by the round trip.
+        return self._clock() + max(wait, 0.0)
 
     def _wait_for_permit(self) -> float:
         if self._connection is None:
