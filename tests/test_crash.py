@@ -80,17 +80,21 @@ def _install_crash_point(point: str, marker: str) -> None:
 
         duck._insert = insert
     elif point.startswith("hold:"):  # keep the warehouse transaction open for a while, log when
+        # hold:SECONDS, or hold:SECONDS:RELEASE: until the file RELEASE exists, at most SECONDS
         from pipelines.warehouse import duck
 
         original_load = duck.Warehouse.conversation_load
-        seconds = float(point.split(":")[1])
+        _, seconds_text, *release = point.split(":", 2)
+        seconds = float(seconds_text)
         original_insert = duck._insert
 
         def slow_insert(conn: Any, statement: str, *args: Any, **names: str) -> int:
             if statement == "insert_partitions_parquet" and names["table"] == "conversations":
                 with open(marker, "a") as log:
                     log.write(f"in {time.time()}\n")
-                time.sleep(seconds)
+                until = time.monotonic() + seconds
+                while time.monotonic() < until and not (release and os.path.exists(release[0])):
+                    time.sleep(0.02)
             return original_insert(conn, statement, *args, **names)
 
         @contextmanager
