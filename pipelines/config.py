@@ -192,6 +192,9 @@ class OrchestrationSettings:
     """... or the golden turns' p90 latency rises by more than this percentage."""
     regression_severity: str = _setting("CES_REGRESSION_SEVERITY", "warn")
     """`warn` or `error`: the severity of a failed regression gate."""
+    queue_runs: bool = _setting("CES_QUEUE_RUNS", False)
+    """Whether the CLI queues its runs for the instance's `dagster-daemon` instead of executing
+    them itself: asked for, never guessed from a heartbeat (see `orchestration/run_queue.py`)."""
 
     def __post_init__(self) -> None:
         _check_bounds(self)
@@ -264,12 +267,23 @@ def _reader(parse: Callable[[str], Any], expected: str) -> Callable[[str, str], 
     return read
 
 
+_TRUTH = dict.fromkeys(("1", "true", "yes", "on"), True) | dict.fromkeys(("0", "false", "no", "off"), False)
+
+
+def _bool(name: str, raw: str) -> bool:
+    try:
+        return _TRUTH[raw.strip().lower()]
+    except KeyError:
+        raise ConfigError(f"{name} must be true or false, got {raw!r}") from None
+
+
 def _csv(_name: str, raw: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in raw.split(",") if part.strip())
 
 
 _READERS: dict[str, Callable[[str, str], Any]] = {
     "float": _number,
+    "bool": _bool,
     "int": _reader(int, "a whole number"),
     "date": _reader(date.fromisoformat, "a date YYYY-MM-DD"),
     "tuple[str, ...]": _csv,

@@ -113,6 +113,7 @@ def services(work: Path, args: argparse.Namespace) -> Iterator[dict[str, str]]:
             "CES_RATE_LIMIT_POSTGRES": create_database(postgres, "budget"),
             "CES_MAX_RPS": str(args.max_rps),
             "CES_DAYS_PER_RUN": "1",
+            "CES_QUEUE_RUNS": "true",
         }
         console.print("starting the Dagster daemon (PostgreSQL storage, QueuedRunCoordinator)…")
         stack.enter_context(dagster_daemon(env, work / "daemon.log"))

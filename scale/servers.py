@@ -27,7 +27,7 @@ from pathlib import Path
 import dagster as dg
 import fsspec
 
-from pipelines.orchestration.launch import QUEUE_DAEMON
+from pipelines.orchestration.run_queue import HEARTBEAT_FRESH_SECONDS, daemon_silence
 
 KINDS = ("s3", "gs")
 
@@ -219,7 +219,7 @@ def dagster_daemon(env: dict[str, str], log_path: Path) -> Iterator[subprocess.P
         try:
             with dagster_instance_at(env) as instance:
                 deadline = time.monotonic() + 90
-                while not instance.get_daemon_statuses([QUEUE_DAEMON])[QUEUE_DAEMON].healthy:
+                while (silence := daemon_silence(instance)) is None or silence > HEARTBEAT_FRESH_SECONDS:
                     if daemon.poll() is not None or time.monotonic() > deadline:
                         raise RuntimeError(f"dagster-daemon did not start: {log_path.read_text()[-2000:]}")
                     time.sleep(0.5)

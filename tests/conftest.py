@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from scale.servers import ServerUnavailable, postgres_server
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="session")
@@ -21,3 +25,11 @@ def postgres() -> Iterator[str]:
         yield conninfo
     finally:
         server.__exit__(None, None, None)
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    """A user's work folder: the project's instance settings, none of its local runs."""
+    (tmp_path / "dagster_home").mkdir()
+    shutil.copy(ROOT / "dagster_home" / "dagster.yaml", tmp_path / "dagster_home")
+    return tmp_path

@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 import dagster as dg
-import pytest
 from dagster_runs import instance_at
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
@@ -60,13 +59,6 @@ def cli_process(*args: str, env: dict[str, str], cwd: Path) -> subprocess.Comple
         text=True,
         timeout=240,
     )
-
-
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    (tmp_path / "dagster_home").mkdir()  # the project's instance settings, none of its local runs
-    shutil.copy(ROOT / "dagster_home" / "dagster.yaml", tmp_path / "dagster_home")
-    return tmp_path
 
 
 def table_contents(path: Path) -> dict[str, list[tuple]]:

@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
         ("CES_CONVERSATIONS_CRON", "garbage", "a cron schedule"),
         ("CES_WAREHOUSE_MEMORY_LIMIT", "lots", "a size such as"),
         ("CES_APPS", "my-app", "not an app resource name"),
+        ("CES_QUEUE_RUNS", "maybe", "true or false"),
     ],
 )
 def test_a_bad_setting_names_its_variable(name: str, value: str, says: str) -> None:
@@ -51,9 +52,13 @@ def test_good_settings_in_every_spelling_are_read() -> None:
             "CES_CONVERSATIONS_CRON": "@hourly",
             "CES_EVALUATIONS_CRON": "*/15 2-4 * * MON-FRI",
             "CES_MCP_URL": "http://127.0.0.1:8765/mcp",
+            "CES_QUEUE_RUNS": " True ",
         }
     )
     assert settings.ces.sources == ("LIVE", "EVAL") and settings.ces.max_rps == 2.5
+    assert settings.orchestration.queue_runs is True
+    assert Settings.from_env({"CES_QUEUE_RUNS": "off"}).orchestration.queue_runs is False
+    assert Settings.from_env({}).orchestration.queue_runs is False
     assert settings.ces.page_size == 50 and settings.orchestration.conversations_cron == "@hourly"
 
 

@@ -46,6 +46,7 @@ def queued_home(tmp_path: Path, postgres: str) -> Iterator[tuple[Path, dict[str,
         "CES_RATE_LIMIT_POSTGRES": create_database(postgres, f"budget_{suffix}"),
         "CES_MAX_RPS": f"{MAX_RPS:g}",
         "CES_PAGE_SIZE": "5",
+        "CES_QUEUE_RUNS": "true",
     }
     with running_simulator(SimulatorConfig(scale=SCALE)) as sim:
         env |= {"CES_MCP_URL": sim.url, "CES_APPS": ",".join(sim.apps)}

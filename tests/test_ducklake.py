@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import trend_samples as samples
-from test_cli import base_env, cli, workdir  # noqa: F401 (the fixture)
+from test_cli import base_env, cli
 from test_crash import SCALE as CRASH_SCALE
 from test_crash import Versions, intervals, start_child
 from test_serve_mcp import call
@@ -116,7 +116,7 @@ def test_a_ducklake_holds_the_files_rows_and_answers_its_queries(
     ]
 
 
-def test_the_cli_ingests_into_a_ducklake_on_postgres(workdir: Path, postgres: str) -> None:  # noqa: F811
+def test_the_cli_ingests_into_a_ducklake_on_postgres(workdir: Path, postgres: str) -> None:
     scale = SimulatorScale(
         seed=3, apps=1, days=2, conversations_per_day=6, max_turns=3, evaluation_runs_per_app=2
     )
@@ -148,14 +148,17 @@ def test_loads_of_different_partitions_commit_side_by_side_and_readers_see_snaps
     lake = Warehouse(target, data_path=str(tmp_path / "lake" / "warehouse"))
     with running_simulator(config) as sim:
         logs = [tmp_path / "log-0", tmp_path / "log-1"]
+        release = tmp_path / "release"  # both loads hold their transaction open until it exists
         children = [
-            start_child(sim.url, tmp_path, "hold:2.0", logs[day], day=day, warehouse=target) for day in (0, 1)
+            start_child(sim.url, tmp_path, f"hold:60:{release}", logs[day], day=day, warehouse=target)
+            for day in (0, 1)
         ]
         while not all(log.exists() for log in logs):  # both transactions are open
             assert all(child.poll() is None for child in children), children[0].communicate()[1]
             time.sleep(0.02)
         with lake.connect(read_only=True) as reader:
             during = reader.execute("SELECT count(*) FROM conversations").fetchone()[0]
+        release.touch()
         for child in children:
             _, stderr = child.communicate(timeout=120)
             assert child.returncode == 0, stderr

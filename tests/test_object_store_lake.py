@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from test_cli import base_env, cli, table_contents, workdir  # noqa: F401 (the fixture)
+from test_cli import base_env, cli, table_contents
 from test_crash import Versions, expected_after, ingest, killed_at, languages, warehouse_rows
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
@@ -41,7 +41,7 @@ def visible(objects: dict[str, bytes]) -> dict[str, bytes]:
 
 def test_ingest_and_rebuild_with_the_lake_on_an_object_store(
     store: ObjectStore,
-    workdir: Path,  # noqa: F811 (the fixture)
+    workdir: Path,
 ) -> None:
     with running_simulator(SimulatorConfig(scale=SCALE)) as sim:
         served = {"CES_MCP_URL": sim.url, "CES_APPS": sim.apps[0]}

@@ -14,7 +14,7 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-from test_cli import base_env, cli, workdir  # noqa: F401 (the fixture)
+from test_cli import base_env, cli
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
 from pipelines.warehouse.duck import Warehouse
@@ -133,7 +133,7 @@ print(json.dumps({"seen": seen, "refused": refused}), flush=True)
 """
 
 
-def test_bi_readers_never_block_a_load_and_see_whole_loads_only(workdir: Path) -> None:  # noqa: F811
+def test_bi_readers_never_block_a_load_and_see_whole_loads_only(workdir: Path) -> None:
     """What a dashboard does during a scheduled load: one pooled connection held open, new ones
     opened every 20 ms. The ingest of 4 runs neither fails nor waits; every open succeeds and
     sees the partitions of whole runs, each with all its rows."""

@@ -100,6 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; a user error is one line on stderr and a non-zero exit, never a traceback."""
     from pipelines.ces.errors import CesError
     from pipelines.listening import ListenError
+    from pipelines.orchestration.run_queue import QueueNotServedError
     from pipelines.warehouse.duck import WarehouseMemoryError, WarehouseSchemaError
     from pipelines.warehouse.ducklake import DuckLakeSetupError
     from pipelines.warehouse.lock import WarehouseBusyError
@@ -124,6 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         WarehouseSchemaError,
         WarehouseMemoryError,
         DuckLakeSetupError,
+        QueueNotServedError,
     ) as exc:
         console.print(f"[red]error: {escape(str(exc))}", soft_wrap=True)
         return 1

@@ -104,6 +104,8 @@ def load_conversations(settings: Settings, command: str, partitions: list[tuple[
             [PlannedRun.for_range(run) for run in ranges],
             instance=instance,
             on_outcome=on_outcome,
+            queue=orchestration.queue_runs,
+            notice=lambda line: progress.console.print(f"[yellow]{escape(line)}", soft_wrap=True),
         )
     if totals["rejects"]:
         console.print(f"[yellow]{totals['rejects']} objects rejected: see the rejects table.")
@@ -141,6 +143,8 @@ def load_evaluations(
             [PlannedRun.for_partition(app) for app in apps],
             instance=instance,
             run_config=run_config,
+            queue=settings.orchestration.queue_runs,
+            notice=lambda line: console.print(f"[yellow]{escape(line)}", soft_wrap=True),
         )
     failed = [outcome for outcome in outcomes if not outcome.success]
     for outcome in failed:

@@ -13,6 +13,8 @@ import socket
 
 import dagster as dg
 
+from pipelines.orchestration.dagster_private import free_pool_slots, record_run_failed
+
 HOST_TAG = "ces/host"
 PID_TAG = "ces/pid"
 _UNFINISHED = [dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED]
@@ -43,9 +45,9 @@ def fail_abandoned_runs(instance: dg.DagsterInstance) -> list[str]:
         pid = int(run.tags.get(PID_TAG) or 0)
         if pid <= 0 or pid == os.getpid() or _alive(pid):
             continue
-        instance.report_run_failed(
-            run, message=f"the ces-pipeline process that ran it ({host}, pid {pid}) ended before the run"
+        record_run_failed(
+            instance, run, f"the ces-pipeline process that ran it ({host}, pid {pid}) ended before the run"
         )
-        instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
+        free_pool_slots(instance, run.run_id)
         abandoned.append(run.run_id)
     return abandoned

@@ -1,0 +1,43 @@
+"""The Dagster instance calls this project needs that are not Dagster's public API, in one place.
+
+Each has no public equivalent in Dagster 1.13: the UI and the daemon use them the same way. An
+upgrade that renames or reshapes one breaks here, and `tests/test_dagster_private.py` exercises
+every one against a real instance, so the break shows as a failing test, not in production."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import dagster as dg
+
+QUEUE_DAEMON = "QUEUED_RUN_COORDINATOR"
+"""The daemon type that takes runs off a QueuedRunCoordinator's queue."""
+
+
+def queue_daemon_heartbeat(instance: dg.DagsterInstance) -> float | None:
+    """When the queue's daemon last wrote its heartbeat (UNIX seconds); None if it never did.
+
+    Only the time is read: Dagster's own health check tolerates 30 minutes of silence, far too
+    long to tell a daemon that answers from one that stopped."""
+    heartbeat = instance.get_daemon_heartbeats().get(QUEUE_DAEMON)
+    return None if heartbeat is None else float(heartbeat.timestamp)
+
+
+def set_pool_limit(instance: dg.DagsterInstance, pool: str, limit: int) -> None:
+    """Set a concurrency pool's limit, as `dagster instance concurrency set POOL LIMIT` does."""
+    instance.event_log_storage.set_concurrency_slots(pool, limit)
+
+
+def free_pool_slots(instance: dg.DagsterInstance, run_id: str) -> None:
+    """Give back every pool slot a run holds, as run monitoring does for a run that crashed."""
+    instance.event_log_storage.free_concurrency_slots_for_run(run_id)
+
+
+def record_run_failed(instance: dg.DagsterInstance, run: dg.DagsterRun, message: str) -> None:
+    """Record a run as failed with a reason, as run monitoring does for a run whose worker died."""
+    instance.report_run_failed(run, message=message)
+
+
+def run_log(instance: dg.DagsterInstance, run_id: str) -> Sequence[dg.EventLogEntry]:
+    """Every entry of a run's event log, in order: its events and the messages its steps logged."""
+    return instance.all_logs(run_id)
