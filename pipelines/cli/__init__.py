@@ -109,7 +109,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     load_dotenv_file()
     args = build_parser().parse_args(argv)
     # SIGTERM (a scheduler, `kill`, a container stopping) ends a command as Ctrl-C does: the
-    # run in progress is interrupted and recorded, the runs not started are not started.
+    # run in progress is interrupted and recorded, the runs not started are not started. A shell
+    # starts background jobs with SIGINT ignored, which would make both signals do nothing, here
+    # and in every process started from here (`dagster dev` and its servers): it is restored.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, lambda _signo, _frame: signal.raise_signal(signal.SIGINT))
     try:
         return args.func(args, Settings.from_env())

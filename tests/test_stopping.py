@@ -1,0 +1,69 @@
+"""Stopping a long-running command ends every process it started, however it was started."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_dev_started_as_a_background_job_ends_every_process_on_sigterm_to_its_group(workdir: Path) -> None:
+    """A shell starts a background job with SIGINT ignored; `ces-pipeline dev` and the servers of
+    `dagster dev` it starts must still end, all of them, within 10 s of SIGTERM to the group."""
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CES_", "DAGSTER_"))}
+    env |= {"DAGSTER_HOME": str(workdir / "dagster_home"), "CES_LAKE": str(workdir / "lake")}
+    env |= {"CES_WAREHOUSE": str(workdir / "warehouse.duckdb")}
+    command = [sys.executable, "-m", "pipelines.cli", "dev", "--ui-port", str(port)]
+    command += ["--apps", "1", "--days", "1", "--conversations-per-day", "2"]
+    dev = subprocess.Popen(
+        command,
+        cwd=workdir,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # a group of its own, as a job of a shell is
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            assert dev.poll() is None, dev.communicate()[1]
+            assert time.monotonic() < deadline, "the Dagster UI never answered"
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/server_info", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            time.sleep(0.5)
+        os.killpg(dev.pid, signal.SIGTERM)
+        stopped_by = time.monotonic() + 10
+        while (dev.poll() is None or _group_alive(dev.pid)) and time.monotonic() < stopped_by:
+            time.sleep(0.1)  # (polled: `dev` itself, once ended, is reaped, not left a zombie)
+        assert not _group_alive(dev.pid), "processes of `ces-pipeline dev` outlived SIGTERM by 10 s"
+        assert dev.returncode == 0
+    finally:
+        if _group_alive(dev.pid):
+            os.killpg(dev.pid, signal.SIGKILL)
+        dev.wait()
+        dev.stderr.close()
