@@ -15,6 +15,7 @@ from pipelines.sqlfiles import sql_files
 from pipelines.transform.schemas import ALL_TABLES
 from pipelines.warehouse.catalog import descriptions, view_names
 from pipelines.warehouse.duck import Warehouse
+from pipelines.warehouse.rollups import rollup_names
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +68,7 @@ def test_every_table_view_and_column_is_described(tmp_path: Path) -> None:
 def test_description_files_name_their_relation_and_existing_columns() -> None:
     described = {d.relation for d in descriptions()}
     assert {path.stem for path in sql_files("comments")} == described
-    assert described == {spec.name for spec in ALL_TABLES} | set(view_names())
+    assert described == {spec.name for spec in ALL_TABLES} | set(view_names()) | set(rollup_names())
     for path in sql_files("comments"):
         statements = path.read_text().count("COMMENT ON")
         assert statements == sum(d.relation == path.stem for d in descriptions()), path.name
@@ -75,6 +76,16 @@ def test_description_files_name_their_relation_and_existing_columns() -> None:
         assert {d.column for d in descriptions() if d.relation == spec.name and d.column} == set(
             spec.warehouse_schema.names
         )
+
+
+def test_every_rollup_column_is_described(tmp_path: Path) -> None:
+    warehouse = Warehouse(str(tmp_path / "w.duckdb"))
+    with warehouse.connect() as conn:
+        warehouse.ensure_schema(conn)
+        for name in rollup_names():
+            found = conn.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = ?", [name])
+            columns = {column for (column,) in found.fetchall()}
+            assert {d.column for d in descriptions() if d.relation == name and d.column} == columns, name
 
 
 def test_only_changed_descriptions_are_applied_again(tmp_path: Path) -> None:

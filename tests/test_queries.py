@@ -27,6 +27,12 @@ def query(warehouse: Warehouse, name: str, **params) -> list[dict]:
     return [dict(zip(columns, row, strict=True)) for row in rows]
 
 
+def by_key(found: list[dict], *keys: str) -> dict[tuple, dict]:
+    keyed = {tuple(row[key] for key in keys): row for row in found}
+    assert len(keyed) == len(found), f"{keys} is not the grain"
+    return keyed
+
+
 def test_every_query_has_a_description_and_declares_what_it_uses() -> None:
     queries = {q.name: q for q in named_queries()}
     assert {
@@ -129,37 +135,39 @@ def test_conversation_length_and_turn_latency(warehouse: Warehouse) -> None:
         assert found[day]["conversations"] == len(items)
         assert found[day]["turns_p90"] == approx(samples.quantile([i["turnCount"] for i in items], 0.9))
     roots = [s for s in samples.spans() if s["component"] == "Turn"]
-    turn_rows = {r["day"]: r for r in query(warehouse, "turn_latency")}
-    for day in samples.DAYS:
-        mine = [s for s in roots if s["day"] == day]
+    turn_rows = by_key(query(warehouse, "turn_latency"), "day", "app")  # exact per app and day
+    groups = samples.grouped(roots, "day", "app")
+    assert set(turn_rows) == set(groups) and len({app for _, app in groups}) == 2
+    for key, mine in groups.items():
         perceived = [s["attributes"]["perceived latency (ms)"] for s in mine if s["attributes"]]
-        assert turn_rows[day]["turns"] == len(mine)
-        assert turn_rows[day]["perceived_p99_ms"] == approx(samples.quantile(perceived, 0.99))
+        assert turn_rows[key]["turns"] == len(mine)
+        assert turn_rows[key]["perceived_p99_ms"] == approx(samples.quantile(perceived, 0.99))
 
 
 def test_component_and_span_latency(warehouse: Warehouse) -> None:
     spans = samples.spans()
-    found = {(r["day"], r["component"]): r for r in query(warehouse, "component_latency")}
-    groups = samples.grouped(spans, "day", "component")
+    found = by_key(query(warehouse, "component_latency"), "day", "app", "component")
+    groups = samples.grouped(spans, "day", "app", "component")
     assert set(found) == set(groups)
     for key, members in groups.items():
         durations = [m["seconds"] for m in members]
         assert found[key]["spans"] == len(members)
-        assert found[key]["p90_seconds"] == approx(round(samples.quantile(durations, 0.9), 4))
+        assert found[key]["p90_seconds"] == approx(samples.quantile(durations, 0.9), abs=6e-5)
     llm_only = query(warehouse, "component_latency", component="llm", since="2026-11-02")
     assert {(r["day"], r["component"]) for r in llm_only} == {(NOV_2, "LLM")}
 
-    by_name = {r["span_name"]: r for r in query(warehouse, "span_latency")}
-    names = samples.grouped(spans, "name")
-    assert set(by_name) == {name for (name,) in names}
-    for (name,), members in names.items():
-        assert by_name[name]["spans"] == len(members)
-        assert by_name[name]["p50_seconds"] == approx(
-            round(samples.quantile([m["seconds"] for m in members], 0.5), 4)
-        )
-    assert by_name["TOOL:lookup_order"]["component"] == "Tool"
-    p90s = [r["p90_seconds"] for r in query(warehouse, "span_latency")]
-    assert p90s == sorted(p90s, reverse=True)
+    by_name = by_key(query(warehouse, "span_latency"), "day", "app", "span_name")
+    names = samples.grouped(spans, "day", "app", "name")
+    assert set(by_name) == set(names)
+    for key, members in names.items():
+        assert by_name[key]["spans"] == len(members)
+        assert by_name[key]["p50_seconds"] == approx(
+            samples.quantile([m["seconds"] for m in members], 0.5), abs=6e-5
+        )  # rounded to 4 places
+    assert {r["component"] for k, r in by_name.items() if k[2] == "TOOL:lookup_order"} == {"Tool"}
+    listed = query(warehouse, "span_latency", app="support", since="2026-11-02", until="2026-11-03")
+    p90s = [r["p90_seconds"] for r in listed]
+    assert p90s and p90s == sorted(p90s, reverse=True)  # slowest first within each app and day
 
 
 def test_tool_errors_and_trend(warehouse: Warehouse) -> None:
@@ -192,8 +200,8 @@ def test_token_usage(warehouse: Warehouse) -> None:
         for s in samples.spans()
         if s["component"] == "LLM"
     ]
-    groups = samples.grouped(llm, "day", "model")
-    found = {(r["day"], r["model"]): r for r in query(warehouse, "token_usage")}
+    groups = samples.grouped(llm, "day", "app", "model")
+    found = by_key(query(warehouse, "token_usage"), "day", "app", "model")
     assert set(found) == set(groups)
     for key, members in groups.items():
         attributes = [m["attributes"] for m in members]

@@ -9,6 +9,7 @@ stopped leaves it, or written on, as a live daemon does, with nothing taking run
 from __future__ import annotations
 
 import os
+import re
 import signal
 import threading
 import time
@@ -78,7 +79,9 @@ def test_a_stopped_daemons_heartbeat_does_not_make_ingest_wait(workdir: Path, en
             assert dg.DagsterEventType.RUN_ENQUEUED not in kinds
 
 
-@pytest.mark.parametrize(("age", "says"), [(300.0, "the last is 300 s old"), (None, "it never wrote one")])
+@pytest.mark.parametrize(
+    ("age", "says"), [(300.0, r"the last is 30\d s old"), (None, "it never wrote one")]
+)  # (the age as the CLI reads it, a second or more after it was written on a busy machine)
 def test_queueing_without_a_live_daemon_queues_nothing_and_says_what_to_do(
     workdir: Path, env: dict[str, str], age: float | None, says: str
 ) -> None:
@@ -92,7 +95,7 @@ def test_queueing_without_a_live_daemon_queues_nothing_and_says_what_to_do(
     assert done.returncode == 1, said
     assert time.monotonic() - started < 30
     assert "CES_QUEUE_RUNS is set, but no dagster-daemon serves the instance" in said
-    assert says in said and "nothing was queued" in said
+    assert re.search(says, said) and "nothing was queued" in said
     assert "dagster-daemon run -w $DAGSTER_HOME/workspace.yaml" in said and "unset CES_QUEUE_RUNS" in said
     assert "Traceback" not in said
     assert runs_by_status(workdir / "dagster_home") == {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from datetime import date
 from pathlib import Path
 
 import duckdb
@@ -10,8 +11,10 @@ import pytest
 import trend_samples as samples
 from pytest import approx
 
+from pipelines.warehouse import rollups
 from pipelines.warehouse.catalog import view_files, view_names
 from pipelines.warehouse.duck import Warehouse
+from pipelines.warehouse.rollups import rollup_files
 
 QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99))
 
@@ -42,9 +45,15 @@ def test_every_view_file_is_one_view_named_after_it_with_a_header() -> None:
         assert text.count("CREATE OR REPLACE VIEW") == 1, path.name
         assert f"CREATE OR REPLACE VIEW {path.stem} AS" in text, path.name
     order = view_names()
-    assert order.index("component_spans") < order.index("daily_component_latency")
-    assert order.index("agent_transfer_steps") < order.index("daily_agent_transfers")
     assert order.index("evaluation_pass_rate_by_run") < order.index("daily_evaluation_pass_rate")
+
+
+def test_every_rollup_file_is_one_select_of_its_partitions_with_a_header() -> None:
+    for path in rollup_files():
+        text = path.read_text()
+        assert text.startswith("-- ") and "Grain: one row per (day, app" in text, path.name
+        assert "CREATE" not in text and "rollup_partitions" in text, path.name
+        assert "$first AND $last" in text, path.name  # a day range the tables' zone maps skip by
 
 
 def test_days_do_not_depend_on_the_session_time_zone(warehouse: Warehouse) -> None:
@@ -371,15 +380,22 @@ def test_a_toolset_tool_called_without_tool_id_counts_under_its_toolset(tmp_path
     name = "projects/p/locations/l/apps/a/conversations/c"
     with warehouse.connect() as conn:
         warehouse.ensure_schema(conn)
+        day = date(2026, 11, 1)
         conn.execute(
-            "INSERT INTO conversations (conversation_name, app, start_time) VALUES (?, ?, ?)",
-            [name, "projects/p/locations/l/apps/a", "2026-11-01 10:00:00+00"],
+            "INSERT INTO conversations (conversation_name, app, start_time, partition_date) "
+            "VALUES (?, ?, ?, ?)",
+            [name, "projects/p/locations/l/apps/a", "2026-11-01 10:00:00+00", day],
         )
-        conn.execute("INSERT INTO tool_calls (conversation_name, toolset) VALUES (?, ?)", [name, toolset])
         conn.execute(
-            "INSERT INTO tool_responses (conversation_name, toolset, is_error) VALUES (?, ?, true)",
-            [name, toolset],
+            "INSERT INTO tool_calls (conversation_name, toolset, partition_date) VALUES (?, ?, ?)",
+            [name, toolset, day],
         )
+        conn.execute(
+            "INSERT INTO tool_responses (conversation_name, toolset, is_error, partition_date) "
+            "VALUES (?, ?, true, ?)",
+            [name, toolset, day],
+        )
+        rollups.refresh(conn, [("projects/p/locations/l/apps/a", day)])  # as a load does
         calls = conn.execute("SELECT tool, display_name, calls, errors FROM daily_tool_calls").fetchall()
         rates = conn.execute("SELECT tool, responses, errors FROM daily_tool_error_rate").fetchall()
     assert calls == [(toolset, "crm", 1, 1)]

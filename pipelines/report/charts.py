@@ -21,6 +21,7 @@ from pipelines.report.figures import (
     finish,
     heatmap,
     percentile_lines,
+    percentile_traces,
     short_name,
     subplot_grid,
 )
@@ -43,23 +44,10 @@ def component_latency_chart(rows: Rows) -> Chart:
     cols = 3
     figure, grid_rows = subplot_grid(components, cols, vertical=0.36, horizontal=0.07)
     for index, component in enumerate(components):
-        mine = sorted(
-            (row for row in rows if row["component"] == component), key=lambda r: day_label(r["day"])
-        )
-        for name, dash, colour in PERCENTILES:
-            figure.add_trace(
-                go.Scatter(
-                    name=name,
-                    legendgroup=name,
-                    showlegend=index == 0,
-                    x=[day_label(row["day"]) for row in mine],
-                    y=[row[f"{name}_seconds"] for row in mine],
-                    mode="lines+markers",
-                    line={"dash": dash, "color": colour},
-                ),
-                row=index // cols + 1,
-                col=index % cols + 1,
-            )
+        mine = [row for row in rows if row["component"] == component]
+        columns = [f"{name}_seconds" for name, _, _ in PERCENTILES]
+        for trace in percentile_traces(mine, columns, legend=index == 0):
+            figure.add_trace(trace, row=index // cols + 1, col=index % cols + 1)
     chart = finish(
         figure,
         heading,
@@ -136,7 +124,13 @@ def first_chunk_chart(rows: Rows) -> Chart:
     figure = go.Figure()
     for percentile, dash in (("p50", "dot"), ("p90", "solid")):
         column = f"first_chunk_{percentile}_ms"
-        for model, points in by_series(measured, lambda row: str(row["model"]), column).items():
+        several = len({row["app"] for row in measured}) > 1  # percentiles are per app and day
+        series = (
+            (lambda row: f"{short_name(row['app'])} {row['model']}")
+            if several
+            else (lambda row: str(row["model"]))
+        )
+        for model, points in by_series(measured, series, column).items():
             figure.add_trace(
                 go.Scatter(
                     name=f"{model} {percentile}",

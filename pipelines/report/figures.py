@@ -105,10 +105,12 @@ def subplot_grid(
 
 
 def by_series(rows: Rows, series: Callable[[dict[str, Any]], str], value: str) -> dict[str, dict[str, Any]]:
-    """{series: {day: value}}, largest series (by total) first."""
+    """{series: {day: value}}, largest series (by total) first; rows of one series and day (of
+    several apps) add up."""
     found: dict[str, dict[str, Any]] = defaultdict(dict)
     for row in rows:
-        found[series(row)][day_label(row["day"])] = row[value]
+        points, day = found[series(row)], day_label(row["day"])
+        points[day] = row[value] if day not in points else (points[day] or 0) + (row[value] or 0)
     totals = {name: sum(float(v or 0) for v in points.values()) for name, points in found.items()}
     return {name: found[name] for name in sorted(found, key=lambda n: (-totals[n], n))}
 
@@ -136,27 +138,46 @@ def bars_per_day(
     return finish(figure, heading, y_title, days=len(days), barmode="stack" if stacked else "group")
 
 
+APP_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
+
+
+def percentile_traces(rows: Rows, columns: Sequence[str], *, legend: bool = True) -> list[go.Scatter]:
+    """p50, p90 and p99 lines over the days of `rows` (`columns` name the three values). The
+    percentiles are those of each app and day (the rollups'), so rows of several apps are drawn
+    as lines of their own, an app a colour, a percentile a dash."""
+    apps = sorted({str(row.get("app")) for row in rows})
+    traces = []
+    for index, app in enumerate(apps):
+        ordered = sorted(
+            (row for row in rows if str(row.get("app")) == app), key=lambda r: day_label(r["day"])
+        )
+        for column, (name, dash, colour) in zip(columns, PERCENTILES, strict=True):
+            traces.append(
+                go.Scatter(
+                    name=name if len(apps) == 1 else f"{short_name(app)} {name}",
+                    legendgroup=name if len(apps) == 1 else app,
+                    showlegend=legend,
+                    x=[day_label(row["day"]) for row in ordered],
+                    y=[row[column] for row in ordered],
+                    mode="lines+markers",
+                    line={
+                        "dash": dash,
+                        "color": colour if len(apps) == 1 else APP_COLOURS[index % len(APP_COLOURS)],
+                    },
+                )
+            )
+    return traces
+
+
 def percentile_lines(
     heading: Heading, rows: Rows, columns: Sequence[str], y_title: str, *, empty: str
 ) -> Chart:
-    """p50, p90 and p99 lines over the days of `rows`; `columns` name the three values."""
+    """p50, p90 and p99 lines over the days of `rows` (`percentile_traces`)."""
     measured = [row for row in rows if any(row[column] is not None for column in columns)]
     if not measured:
         return empty_chart(heading, empty)
-    ordered = sorted(measured, key=lambda row: day_label(row["day"]))
-    days = [day_label(row["day"]) for row in ordered]
-    figure = go.Figure()
-    for column, (name, dash, colour) in zip(columns, PERCENTILES, strict=True):
-        figure.add_trace(
-            go.Scatter(
-                name=name,
-                x=days,
-                y=[row[column] for row in ordered],
-                mode="lines+markers",
-                line={"dash": dash, "color": colour},
-            )
-        )
-    return finish(figure, heading, y_title, days=len(days))
+    figure = go.Figure(percentile_traces(measured, columns))
+    return finish(figure, heading, y_title, days=len(days_of(measured)))
 
 
 def heatmap(

@@ -1,4 +1,5 @@
-"""The warehouse's views (`sql/views/`, in dependency order), descriptions (`sql/comments/`, if changed)."""
+"""The warehouse's views (`sql/views/`, in dependency order), rollup tables (`sql/rollups/`) and
+descriptions (`sql/comments/`, if changed)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 import duckdb
 
 from pipelines.sqlfiles import sql_files, sql_text
+from pipelines.warehouse import rollups
 from pipelines.warehouse.transaction import transaction
 
 _LINE_COMMENT = re.compile(r"--[^\n]*")
@@ -76,11 +78,13 @@ def descriptions() -> tuple[Description, ...]:
 
 
 def install(conn: duckdb.DuckDBPyConnection, *, view_columns: bool = True) -> None:
-    """(Re)create the views and their descriptions in one transaction (call it outside one);
+    """(Re)create the views, the rollups not current (`rollups.ensure`) and the descriptions in
+    one transaction (call it outside one).
     `view_columns=False` where views' columns take no comment (DuckLake: views and tables do)."""
     with transaction(conn):
         for path in view_files():
             conn.execute(path.read_text())
+        rollups.ensure(conn)
         apply_comments(conn, view_columns=view_columns)
 
 

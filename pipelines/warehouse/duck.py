@@ -31,7 +31,7 @@ from pipelines.transform.schemas import (
     EVALUATION_RUNS,
     REJECTS,
 )
-from pipelines.warehouse import ducklake
+from pipelines.warehouse import ducklake, rollups
 from pipelines.warehouse.catalog import install as install_views_and_descriptions
 from pipelines.warehouse.lock import WarehouseBusyError, warehouse_lock
 from pipelines.warehouse.migrations import migrate
@@ -135,7 +135,7 @@ class Warehouse:
         version = _schema_version(conn)
         if self._schema_key(self.path, version) in _SCHEMA_ENSURED:
             return
-        migrate(conn, _tables(conn))
+        migrate(conn)
         problems = [problem for spec in ALL_TABLES for problem in schema_mismatches(conn, spec)]
         if problems:
             raise WarehouseSchemaError(
@@ -270,7 +270,8 @@ class ConversationLoad:
     def replace(self, partitions: Sequence[PartitionFiles]) -> dict[str, int]:
         """Replace these partitions' rows and rejects with their files (rows inserted per table):
         a conversation is replaced wherever it was loaded (one whose start moved leaves its old
-        day), by deletes of only those days, whose cost does not grow with history."""
+        day), by deletes of only those days, whose cost does not grow with history. The rollups
+        of every partition touched, the old days included, are computed again."""
         conn = self._conn
         inserted: dict[str, int] = {}
         conn.execute(sql_text("warehouse/create_partition_conversations.sql"))
@@ -284,6 +285,9 @@ class ConversationLoad:
                 },
             )
         ((count, first, last),) = conn.execute(sql_text("warehouse/replaced_partition_dates.sql")).fetchall()
+        changed: set[tuple[str, date]] = set()  # (app, day) of every row replaced, old and new
+        if count:
+            changed.update(self._replaced_partitions(first, last))
         for spec in CONVERSATION_TABLES:
             if count:  # nothing to look for in a first load, or a rebuild into an empty warehouse
                 conn.execute(
@@ -301,8 +305,19 @@ class ConversationLoad:
             )
         paths = [partition.rejects for partition in partitions]
         inserted[REJECTS.name] = _insert(conn, "insert_parquet", {"paths": paths}, table=REJECTS.name)
+        days = [partition.day for partition in partitions]
+        changed.update(self._replaced_partitions(min(days), max(days)))
+        rollups.refresh(conn, changed)
         conn.execute("DROP TABLE partition_conversations")
         return inserted
+
+    def _replaced_partitions(self, first: date | None, last: date | None) -> list[tuple[str, date]]:
+        """The (app, day) under which rows of the conversations replaced are loaded, those days
+        between `first` and `last`."""
+        found = self._conn.execute(
+            sql_text("warehouse/replaced_partitions.sql"), {"first": first, "last": last}
+        ).fetchall()
+        return [(app, day) for app, day in found]
 
 
 _SCHEMA_ENSURED: set[tuple[str | int | None, ...] | None] = set()

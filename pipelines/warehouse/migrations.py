@@ -51,27 +51,34 @@ def current_version(conn: duckdb.DuckDBPyConnection, existing_tables: set[str]) 
     return BASELINE_VERSION if existing_tables - {"schema_version"} else None
 
 
-def migrate(conn: duckdb.DuckDBPyConnection, existing_tables: set[str]) -> None:
+def migrate(conn: duckdb.DuckDBPyConnection) -> None:
+    """Bring the warehouse to the latest version. A new one is created whole, tables and version
+    in one transaction, so a second writer setting it up at the same time (a DuckLake's) never
+    takes a half-created warehouse for an old one: one of the two commits, the other conflicts
+    and is retried."""
     latest = latest_version()
-    version = current_version(conn, existing_tables)
-    if version is not None and version > latest:
-        raise WarehouseVersionError(
-            f"this warehouse is at schema version {version}, newer than this ces-pipeline knows ({latest}): "
-            "upgrade ces-pipeline, or point CES_WAREHOUSE at another file"
-        )
-    # Tables the file lacks never had an older shape: they are created at the current one, and
-    # a migration finds every table there (so it must leave a current table as it is).
-    for path in sql_files("tables"):
-        conn.execute(path.read_text())
-    if version is not None:
-        for migration in migrations():
-            if migration.version <= version:
-                continue
-            with transaction(conn):
-                conn.execute(migration.path.read_text())
-                conn.execute(
-                    sql_text("warehouse/record_schema_version.sql"),
-                    {"version": migration.version, "name": migration.name},
-                )
-    if version is None:
-        conn.execute(sql_text("warehouse/record_schema_version.sql"), {"version": latest, "name": "created"})
+    with transaction(conn):
+        tables = {name for (name,) in conn.execute(sql_text("warehouse/list_tables.sql")).fetchall()}
+        version = current_version(conn, tables)
+        if version is not None and version > latest:
+            raise WarehouseVersionError(
+                f"this warehouse is at schema version {version}, newer than this ces-pipeline knows "
+                f"({latest}): upgrade ces-pipeline, or point CES_WAREHOUSE at another file"
+            )
+        # Tables the file lacks never had an older shape: they are created at the current one,
+        # and a migration finds every table there (so it must leave a current table as it is).
+        for path in sql_files("tables"):
+            conn.execute(path.read_text())
+        if version is None:
+            conn.execute(
+                sql_text("warehouse/record_schema_version.sql"), {"version": latest, "name": "created"}
+            )
+    for migration in migrations():
+        if version is None or migration.version <= version:
+            continue
+        with transaction(conn):
+            conn.execute(migration.path.read_text())
+            conn.execute(
+                sql_text("warehouse/record_schema_version.sql"),
+                {"version": migration.version, "name": migration.name},
+            )

@@ -1,6 +1,6 @@
--- Descriptions of the view daily_component_latency and its columns, shown by BI tools.
-COMMENT ON VIEW daily_component_latency IS 'Latency percentiles per component (Turn, LLM, Tool, Callback, Guardrail, TTS, VAD, Agent, Other) per day. One row per (day, app, component).';
-COMMENT ON COLUMN daily_component_latency.day IS 'UTC date of the conversation''s start_time.';
+-- Descriptions of the table daily_component_latency and its columns, shown by BI tools.
+COMMENT ON TABLE daily_component_latency IS 'Latency percentiles per component (Turn, LLM, Tool, Callback, Guardrail, TTS, VAD, Agent, Other) per day. One row per (day, app, component).';
+COMMENT ON COLUMN daily_component_latency.day IS 'UTC day of the conversation''s start_time (the day of its partition).';
 COMMENT ON COLUMN daily_component_latency.app IS 'Full resource name of the app (projects/{p}/locations/{l}/apps/{a}).';
 COMMENT ON COLUMN daily_component_latency.component IS 'Component, as component_spans maps span names.';
 COMMENT ON COLUMN daily_component_latency.spans IS 'Spans counted.';

@@ -1,6 +1,6 @@
--- Descriptions of the view daily_conversation_length and its columns, shown by BI tools.
-COMMENT ON VIEW daily_conversation_length IS 'Turns per conversation and conversation duration percentiles. One row per (day, app).';
-COMMENT ON COLUMN daily_conversation_length.day IS 'UTC date of the conversation''s start_time.';
+-- Descriptions of the table daily_conversation_length and its columns, shown by BI tools.
+COMMENT ON TABLE daily_conversation_length IS 'Turns per conversation and conversation duration percentiles. One row per (day, app).';
+COMMENT ON COLUMN daily_conversation_length.day IS 'UTC day of the conversation''s start_time (the day of its partition).';
 COMMENT ON COLUMN daily_conversation_length.app IS 'Full resource name of the app (projects/{p}/locations/{l}/apps/{a}).';
 COMMENT ON COLUMN daily_conversation_length.conversations IS 'Conversations counted.';
 COMMENT ON COLUMN daily_conversation_length.ended_conversations IS 'Conversations with an end_time (the duration percentiles cover these).';

@@ -1,6 +1,6 @@
--- Descriptions of the view daily_conversations and its columns, shown by BI tools.
-COMMENT ON VIEW daily_conversations IS 'Conversations started per day by app, source, channel type and language. One row per (day, app, source, channel_type, language_code).';
-COMMENT ON COLUMN daily_conversations.day IS 'UTC date of the conversation''s start_time.';
+-- Descriptions of the table daily_conversations and its columns, shown by BI tools.
+COMMENT ON TABLE daily_conversations IS 'Conversations started per day by app, source, channel type and language. One row per (day, app, source, channel_type, language_code).';
+COMMENT ON COLUMN daily_conversations.day IS 'UTC day of the conversation''s start_time (the day of its partition).';
 COMMENT ON COLUMN daily_conversations.app IS 'Full resource name of the app (projects/{p}/locations/{l}/apps/{a}).';
 COMMENT ON COLUMN daily_conversations.source IS 'Conversation source (LIVE, SIMULATOR, EVAL, AGENT_TOOL; SOURCE_UNSPECIFIED when missing).';
 COMMENT ON COLUMN daily_conversations.channel_type IS 'Channel type (CHANNEL_TYPE_UNSPECIFIED when missing).';

@@ -1,6 +1,6 @@
--- Descriptions of the view daily_conversations_by_source and its columns, shown by BI tools.
-COMMENT ON VIEW daily_conversations_by_source IS 'Conversations per day by app and source. One row per (day, app, source).';
-COMMENT ON COLUMN daily_conversations_by_source.day IS 'UTC date of the conversation''s start_time.';
+-- Descriptions of the table daily_conversations_by_source and its columns, shown by BI tools.
+COMMENT ON TABLE daily_conversations_by_source IS 'Conversations per day by app and source. One row per (day, app, source).';
+COMMENT ON COLUMN daily_conversations_by_source.day IS 'UTC day of the conversation''s start_time (the day of its partition).';
 COMMENT ON COLUMN daily_conversations_by_source.app IS 'Full resource name of the app (projects/{p}/locations/{l}/apps/{a}).';
 COMMENT ON COLUMN daily_conversations_by_source.source IS 'Conversation source (LIVE, SIMULATOR, EVAL, AGENT_TOOL; SOURCE_UNSPECIFIED when missing).';
 COMMENT ON COLUMN daily_conversations_by_source.conversations IS 'Conversations counted.';

@@ -1,6 +1,6 @@
--- Descriptions of the view daily_llm_usage and its columns, shown by BI tools.
-COMMENT ON VIEW daily_llm_usage IS 'LLM calls, token usage and time to first chunk per model per day. One row per (day, app, model).';
-COMMENT ON COLUMN daily_llm_usage.day IS 'UTC date of the conversation''s start_time.';
+-- Descriptions of the table daily_llm_usage and its columns, shown by BI tools.
+COMMENT ON TABLE daily_llm_usage IS 'LLM calls, token usage and time to first chunk per model per day. One row per (day, app, model).';
+COMMENT ON COLUMN daily_llm_usage.day IS 'UTC day of the conversation''s start_time (the day of its partition).';
 COMMENT ON COLUMN daily_llm_usage.app IS 'Full resource name of the app (projects/{p}/locations/{l}/apps/{a}).';
 COMMENT ON COLUMN daily_llm_usage.model IS 'The LLM span''s model attribute (unknown when missing).';
 COMMENT ON COLUMN daily_llm_usage.llm_calls IS 'LLM spans counted.';

@@ -1,6 +1,6 @@
--- Descriptions of the view daily_turn_latency and its columns, shown by BI tools.
-COMMENT ON VIEW daily_turn_latency IS 'Perceived latency and turn duration percentiles per day, from each turn''s root span. One row per (day, app).';
-COMMENT ON COLUMN daily_turn_latency.day IS 'UTC date of the conversation''s start_time.';
+-- Descriptions of the table daily_turn_latency and its columns, shown by BI tools.
+COMMENT ON TABLE daily_turn_latency IS 'Perceived latency and turn duration percentiles per day, from each turn''s root span. One row per (day, app).';
+COMMENT ON COLUMN daily_turn_latency.day IS 'UTC day of the conversation''s start_time (the day of its partition).';
 COMMENT ON COLUMN daily_turn_latency.app IS 'Full resource name of the app (projects/{p}/locations/{l}/apps/{a}).';
 COMMENT ON COLUMN daily_turn_latency.turns IS 'Turns with a root span.';
 COMMENT ON COLUMN daily_turn_latency.turns_with_perceived_latency IS 'Turns whose root span carries perceived latency (ms).';

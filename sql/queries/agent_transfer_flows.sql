@@ -1,18 +1,20 @@
 -- Agent transfers from one agent to another (from → to), most frequent first.
 -- from is the conversation's entry agent for its first transfer, else the previous transfer's target.
 -- Labels are the agent's display name as any transfer to it gave it, else its id; an unknown
--- entry agent is "(unknown entry agent)".
+-- entry agent is "(unknown entry agent)". Read from the daily_agent_transfers rollup (a conversation
+-- belongs to one app and day, so its sums count each conversation once).
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
 -- param since DATE = 1970-01-01: first UTC day included
 -- param until DATE = 9999-12-31: first UTC day excluded
 WITH agent_names AS (
-    SELECT target_agent AS agent, max(display_name) AS display_name
-    FROM agent_transfers
-    GROUP BY target_agent
+    SELECT to_agent AS agent, max(to_display_name) AS display_name
+    FROM daily_agent_transfers
+    GROUP BY to_agent
 ),
 flows AS (
-    SELECT from_agent, to_agent, count(*) AS transfers, count(DISTINCT conversation_name) AS conversations
-    FROM agent_transfer_steps
+    SELECT from_agent, to_agent, CAST(sum(transfers) AS BIGINT) AS transfers,
+        CAST(sum(conversations) AS BIGINT) AS conversations
+    FROM daily_agent_transfers
     WHERE ($app IS NULL OR $app IN (app, split_part(app, '/', 6)))
         AND day >= $since AND day < $until
     GROUP BY from_agent, to_agent

@@ -1,19 +1,19 @@
--- Latency percentiles (seconds) per component (LLM, Tool, Callback, Guardrail, TTS, VAD, Agent, Turn) per UTC day.
+-- Latency percentiles (seconds) per component (LLM, Tool, Callback, Guardrail, TTS, VAD, Agent, Turn) per UTC day and app.
+-- Percentiles are exact over each app's day (read from the daily_component_latency rollup).
 -- param component VARCHAR = NULL: only this component (e.g. LLM); every component when unset
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
 -- param since DATE = 1970-01-01: first UTC day included
 -- param until DATE = 9999-12-31: first UTC day excluded
 SELECT
     day,
+    app,
     component,
-    count(*) AS spans,
-    round(quantile_cont(duration_seconds, 0.5), 4) AS p50_seconds,
-    round(quantile_cont(duration_seconds, 0.9), 4) AS p90_seconds,
-    round(quantile_cont(duration_seconds, 0.99), 4) AS p99_seconds
-FROM component_spans
-WHERE duration_seconds IS NOT NULL
-    AND ($component IS NULL OR lower(component) = lower($component))
-    AND ($app IS NULL OR $app IN (app, split_part(app, '/', 6)))
+    spans,
+    round(p50_seconds, 4) AS p50_seconds,
+    round(p90_seconds, 4) AS p90_seconds,
+    round(p99_seconds, 4) AS p99_seconds
+FROM daily_component_latency
+WHERE ($app IS NULL OR $app IN (app, split_part(app, '/', 6)))
     AND day >= $since AND day < $until
-GROUP BY day, component
-ORDER BY day, component;
+    AND ($component IS NULL OR lower(component) = lower($component))
+ORDER BY day, app, component;

@@ -1,6 +1,7 @@
 -- Who hands a conversation to whom? Each agent transfer with the agent it came from.
 -- Grain: one row per agentTransfer chunk (conversation_name, turn_index, message_index,
--- chunk_index), with the app and day (UTC date of the conversation's start_time).
+-- chunk_index), with the app and day (UTC day of the conversation's start_time: the day of
+-- its partition, which every row of the conversation carries).
 -- Transfers are ordered within their conversation by turn, message and chunk position (the
 -- deprecated top-level messages, turn_index NULL, last); step is 1 for the first. from_agent
 -- is the conversation's entry_agent for the first transfer (NULL when the API names none) and
@@ -9,7 +10,7 @@ CREATE OR REPLACE VIEW agent_transfer_steps AS
 SELECT
     t.conversation_name,
     c.app,
-    CAST(timezone('UTC', c.start_time) AS DATE) AS day,
+    t.partition_date AS day,
     t.turn_index,
     t.message_index,
     t.chunk_index,
@@ -23,6 +24,7 @@ SELECT
     t.display_name AS to_display_name
 FROM agent_transfers AS t
 JOIN conversations AS c USING (conversation_name)
+-- (partitioned by the day too, which a conversation's rows share: a filter on the day reaches the table)
 WINDOW conversation_order AS (
-    PARTITION BY t.conversation_name ORDER BY t.turn_index NULLS LAST, t.message_index, t.chunk_index
+    PARTITION BY t.partition_date, t.conversation_name ORDER BY t.turn_index NULLS LAST, t.message_index, t.chunk_index
 );

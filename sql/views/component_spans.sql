@@ -1,6 +1,6 @@
 -- Which component (LLM, Tool, Callback, Guardrail, TTS, VAD, Agent) does each span measure?
 -- Grain: one row per span (conversation_name, turn_index, span_id), with the app and the day
--- (UTC date of the conversation's start_time) of its conversation.
+-- (UTC day of the conversation's start_time: the day of its partition, which the span carries).
 -- component: "Turn" for a turn's root span; otherwise the span name, or its prefix before ":"
 -- (TOOL:lookup_order, AGENT:billing), matched without regard to case against LLM, Tool,
 -- Callback, Guardrail, TTS, VAD and Agent; any other name is "Other". A prefixed span nested in
@@ -22,7 +22,7 @@ SELECT
     n.parent_span_id,
     n.depth,
     c.app,
-    CAST(timezone('UTC', c.start_time) AS DATE) AS day,
+    n.partition_date AS day,
     n.name,
     CASE
         WHEN n.parent_span_id IS NULL THEN 'Turn'

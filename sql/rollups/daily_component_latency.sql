@@ -1,8 +1,9 @@
 -- How slow is each component (LLM, Tool, Callback, Guardrail, TTS, VAD, Agent, whole Turn) per day?
--- Grain: one row per (day, app, component); day is the UTC date of the conversation's start_time.
+-- Grain: one row per (day, app, component); day is the UTC day of the conversation's start_time (the day of its partition).
 -- Components come from component_spans; percentiles are exact and interpolated (quantile_cont)
 -- over the spans' duration_seconds.
-CREATE OR REPLACE VIEW daily_component_latency AS
+-- A table kept by every load: the rows of the (app, day) partitions it replaced are computed
+-- again from those partitions alone ($first..$last, rollup_partitions), in its transaction.
 SELECT
     day,
     app,
@@ -14,5 +15,6 @@ SELECT
     max(duration_seconds) AS max_seconds,
     sum(duration_seconds) AS total_seconds
 FROM component_spans
-WHERE duration_seconds IS NOT NULL
-GROUP BY ALL;
+SEMI JOIN rollup_partitions USING (app, day)
+WHERE day BETWEEN $first AND $last AND duration_seconds IS NOT NULL
+GROUP BY day, app, component

@@ -1,9 +1,10 @@
 -- How long does a caller wait for the agent (perceived latency), and how long does a turn take?
--- Grain: one row per (day, app); day is the UTC date of the conversation's start_time.
+-- Grain: one row per (day, app); day is the UTC day of the conversation's start_time (the day of its partition).
 -- Read from each turn's root span: its "perceived latency (ms)" attribute and its duration.
 -- Percentiles are exact and interpolated (quantile_cont); a turn without the attribute counts
 -- in turns but not in the perceived latency percentiles.
-CREATE OR REPLACE VIEW daily_turn_latency AS
+-- A table kept by every load: the rows of the (app, day) partitions it replaced are computed
+-- again from those partitions alone ($first..$last, rollup_partitions), in its transaction.
 SELECT
     day,
     app,
@@ -16,5 +17,6 @@ SELECT
     quantile_cont(duration_seconds, 0.9) AS duration_p90_seconds,
     quantile_cont(duration_seconds, 0.99) AS duration_p99_seconds
 FROM component_spans
-WHERE component = 'Turn'
-GROUP BY ALL;
+SEMI JOIN rollup_partitions USING (app, day)
+WHERE day BETWEEN $first AND $last AND component = 'Turn'
+GROUP BY day, app

@@ -1,9 +1,10 @@
 -- How many LLM calls and tokens does each model use per day, and how fast is its first chunk?
--- Grain: one row per (day, app, model); day is the UTC date of the conversation's start_time.
+-- Grain: one row per (day, app, model); day is the UTC day of the conversation's start_time (the day of its partition).
 -- Read from LLM spans (component_spans.component = 'LLM') and their attributes "model",
 -- "input token count", "output token count" and "time to first chunk (ms)"; a span without a
 -- model is counted under "unknown". Token sums skip spans that lack the count.
-CREATE OR REPLACE VIEW daily_llm_usage AS
+-- A table kept by every load: the rows of the (app, day) partitions it replaced are computed
+-- again from those partitions alone ($first..$last, rollup_partitions), in its transaction.
 WITH llm AS (
     SELECT
         day,
@@ -14,7 +15,8 @@ WITH llm AS (
         TRY_CAST(attributes ->> 'time to first chunk (ms)' AS DOUBLE) AS first_chunk_ms,
         duration_seconds
     FROM component_spans
-    WHERE component = 'LLM'
+    SEMI JOIN rollup_partitions USING (app, day)
+    WHERE day BETWEEN $first AND $last AND component = 'LLM'
 )
 SELECT
     day,
@@ -30,4 +32,4 @@ SELECT
     quantile_cont(duration_seconds, 0.5) AS p50_seconds,
     quantile_cont(duration_seconds, 0.9) AS p90_seconds
 FROM llm
-GROUP BY ALL;
+GROUP BY day, app, model

@@ -1,11 +1,12 @@
 -- How long are conversations, in turns and in seconds, and how is that changing day by day?
--- Grain: one row per (day, app); day is the UTC date of the conversation's start_time.
+-- Grain: one row per (day, app); day is the UTC day of the conversation's start_time (the day of its partition).
 -- Turn percentiles use turn_count as the API reports it, over every conversation; duration
 -- percentiles use duration_seconds (end_time - start_time) over the ended conversations only.
 -- Percentiles are exact and interpolated (quantile_cont).
-CREATE OR REPLACE VIEW daily_conversation_length AS
+-- A table kept by every load: the rows of the (app, day) partitions it replaced are computed
+-- again from those partitions alone ($first..$last, rollup_partitions), in its transaction.
 SELECT
-    CAST(timezone('UTC', start_time) AS DATE) AS day,
+    partition_date AS day,
     app,
     count(*) AS conversations,
     count(duration_seconds) AS ended_conversations,
@@ -20,5 +21,6 @@ SELECT
     quantile_cont(duration_seconds, 0.99) AS duration_p99_seconds,
     max(duration_seconds) AS duration_max_seconds
 FROM conversations
-WHERE start_time IS NOT NULL
-GROUP BY ALL;
+SEMI JOIN rollup_partitions AS p ON p.app = conversations.app AND p.day = conversations.partition_date
+WHERE partition_date BETWEEN $first AND $last
+GROUP BY partition_date, app

@@ -1,0 +1,20 @@
+-- Span latency percentiles by span name per day (LLM, Tool, Callback, Guardrail, TTS, ...).
+-- Grain: one row per (day, app, span_name); day is the UTC day of the conversation's start_time
+-- (the day of its partition); component is the span's component (component_spans).
+-- Percentiles are exact (quantile_cont) over duration_seconds.
+-- A table kept by every load: the rows of the (app, day) partitions it replaced are computed
+-- again from those partitions alone ($first..$last, rollup_partitions), in its transaction.
+SELECT
+    day,
+    app,
+    name AS span_name,
+    any_value(component) AS component,
+    count(*) AS spans,
+    quantile_cont(duration_seconds, 0.5) AS p50_seconds,
+    quantile_cont(duration_seconds, 0.9) AS p90_seconds,
+    quantile_cont(duration_seconds, 0.99) AS p99_seconds,
+    max(duration_seconds) AS max_seconds
+FROM component_spans
+SEMI JOIN rollup_partitions USING (app, day)
+WHERE day BETWEEN $first AND $last AND duration_seconds IS NOT NULL
+GROUP BY day, app, name

@@ -1,0 +1,2 @@
+-- Done with the partitions of a refresh.
+DROP TABLE IF EXISTS rollup_partitions;

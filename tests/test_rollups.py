@@ -1,0 +1,104 @@
+"""The daily rollups a load keeps equal what they would be if computed from the whole warehouse."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+from conversation_samples import APP, full_conversation
+from test_warehouse import DAY, NEXT_DAY, OTHER_APP, write_partition
+
+from pipelines.ingest.load import load_conversation_partitions
+from pipelines.lake.store import Lake
+from pipelines.warehouse.duck import Warehouse
+from pipelines.warehouse.rollups import rollup_names
+
+
+def rollup_rows(warehouse: Warehouse) -> dict[str, list[tuple]]:
+    with warehouse.connect(read_only=True) as conn:
+        return {
+            name: sorted(conn.execute(f"SELECT * FROM {name}").fetchall(), key=repr)
+            for name in rollup_names()
+        }
+
+
+def from_scratch(tmp_path: Path, lake: Lake, partitions: list[tuple[str, date]]) -> dict[str, list[tuple]]:
+    """The rollups of one load of the lake's current partitions into an empty warehouse."""
+    fresh = Warehouse(str(tmp_path / f"fresh-{len(list(tmp_path.iterdir()))}.duckdb"))
+    load_conversation_partitions(lake, fresh, partitions)
+    return rollup_rows(fresh)
+
+
+def conversation(conversation_id: str, start: str, **changes: object) -> dict:
+    return dict(full_conversation(conversation_id, start=start), **changes)
+
+
+def test_loads_keep_the_rollups_of_every_partition_they_touch(tmp_path: Path) -> None:
+    lake = Lake(str(tmp_path / "lake"))
+    warehouse = Warehouse(str(tmp_path / "kept.duckdb"))
+    day_one = [conversation("a", "2026-11-01T10:00:00Z"), conversation("m", "2026-11-01T23:00:00Z")]
+    write_partition(lake, APP, DAY, day_one)
+    write_partition(lake, APP, NEXT_DAY, [conversation("n", "2026-11-02T08:00:00Z", source="EVAL")])
+    other = conversation("o", "2026-11-01T12:00:00Z", name=f"{OTHER_APP}/conversations/o")
+    write_partition(lake, OTHER_APP, DAY, [other])
+    everything = [(APP, DAY), (APP, NEXT_DAY), (OTHER_APP, DAY)]
+    load_conversation_partitions(lake, warehouse, everything)
+    loaded = rollup_rows(warehouse)
+    assert loaded == from_scratch(tmp_path, lake, everything)
+    with warehouse.connect(read_only=True) as conn:
+        days = conn.execute(
+            "SELECT day, app, conversations FROM daily_conversation_length ORDER BY ALL"
+        ).fetchall()
+    assert days == [(DAY, OTHER_APP, 1), (DAY, APP, 2), (NEXT_DAY, APP, 1)]
+
+    # A partition replaced with a conversation changed: its rows change, the others' stay.
+    shorter = conversation("a", "2026-11-01T10:00:00Z", source="SIMULATOR", turnCount=1)
+    shorter["turns"] = shorter["turns"][:1]
+    write_partition(lake, APP, DAY, [shorter, day_one[1]])
+    load_conversation_partitions(lake, warehouse, [(APP, DAY)])
+    replaced = rollup_rows(warehouse)
+    assert replaced == from_scratch(tmp_path, lake, everything)
+    assert replaced["daily_conversations"] != loaded["daily_conversations"]
+    assert replaced["daily_conversation_length"] != loaded["daily_conversation_length"]
+
+    # A conversation whose start moved to the next day, loaded with that day only: the day it
+    # left is computed again without it.
+    write_partition(lake, APP, DAY, [shorter])
+    write_partition(
+        lake,
+        APP,
+        NEXT_DAY,
+        [conversation("n", "2026-11-02T08:00:00Z", source="EVAL"), conversation("m", "2026-11-02T00:30:00Z")],
+    )
+    load_conversation_partitions(lake, warehouse, [(APP, NEXT_DAY)])
+    assert rollup_rows(warehouse) == from_scratch(tmp_path, lake, everything)
+    with warehouse.connect(read_only=True) as conn:
+        moved = conn.execute(
+            "SELECT day, sum(conversations) FROM daily_conversations WHERE app = ? GROUP BY day ORDER BY day",
+            [APP],
+        ).fetchall()
+    assert moved == [(DAY, 1), (NEXT_DAY, 2)]
+
+    # The same window again leaves the same rows.
+    load_conversation_partitions(lake, warehouse, everything)
+    assert rollup_rows(warehouse) == from_scratch(tmp_path, lake, everything)
+
+
+def test_a_rollup_whose_definition_changed_is_computed_again_from_every_partition(tmp_path: Path) -> None:
+    lake = Lake(str(tmp_path / "lake"))
+    warehouse = Warehouse(str(tmp_path / "w.duckdb"))
+    write_partition(lake, APP, DAY, [conversation("a", "2026-11-01T10:00:00Z")])
+    write_partition(lake, APP, NEXT_DAY, [conversation("b", "2026-11-02T10:00:00Z")])
+    load_conversation_partitions(lake, warehouse, [(APP, DAY), (APP, NEXT_DAY)])
+    expected = rollup_rows(warehouse)
+    with warehouse.connect() as conn:  # as an older version left it: other rows, another definition
+        conn.execute("DELETE FROM daily_component_latency")
+        conn.execute(
+            "UPDATE rollup_definitions SET definition = 'older' WHERE rollup = 'daily_component_latency'"
+        )
+    assert rollup_rows(warehouse)["daily_component_latency"] == []
+
+    with warehouse.connect() as conn:
+        warehouse.ensure_schema(conn)  # what the next load or `ces-pipeline rebuild` does first
+
+    assert rollup_rows(warehouse) == expected and expected["daily_component_latency"]
