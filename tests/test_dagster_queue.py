@@ -11,6 +11,7 @@ import shutil
 import uuid
 from collections.abc import Iterator
 from datetime import datetime
+from itertools import pairwise
 from pathlib import Path
 
 import dagster as dg
@@ -94,9 +95,12 @@ def test_ingest_queues_its_runs_for_the_daemon_and_follows_them(
             assert kinds.index(dg.DagsterEventType.RUN_ENQUEUED) < kinds.index(
                 dg.DagsterEventType.RUN_STARTING
             )
-        first, second = sorted(loaded, key=lambda r: r.start_time or 0)
-        assert second.start_time is not None and first.end_time is not None
-        assert second.start_time < first.end_time, "the two runs did not overlap"
+        # Runs queued together run side by side: some two of the three overlapped (which two
+        # depends on how fast each launch loaded the code location on a busy machine).
+        spans = sorted((r.start_time, r.end_time) for r in records if r.start_time and r.end_time)
+        assert len(spans) == 3
+        overlapped = [later[0] < earlier[1] for earlier, later in pairwise(spans)]
+        assert any(overlapped), "no two runs overlapped"
         materialized = instance.get_materialized_partitions(dg.AssetKey(["warehouse", "conversation_tables"]))
         assert len(materialized) == 4
 
