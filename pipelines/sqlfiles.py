@@ -20,3 +20,14 @@ def sql_text(relative: str) -> str:
 def sql_files(folder: str) -> list[Path]:
     """The `.sql` files of `sql/<folder>`, sorted by name."""
     return sorted((SQL_DIR / folder).glob("*.sql"))
+
+
+def quoted(text: str) -> str:
+    """`text` as an SQL string literal, for the statements whose values DuckDB cannot bind
+    (ATTACH, CREATE SECRET, a COPY's target, a view's file list)."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def quoted_list(texts: list[str]) -> str:
+    """Texts as an SQL list of string literals (`quoted`)."""
+    return "[" + ", ".join(quoted(text) for text in texts) + "]"

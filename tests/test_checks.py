@@ -9,6 +9,7 @@ import dagster as dg
 import pytest
 import trend_samples as samples
 from conversation_samples import APP, full_conversation
+from raw_tables import editable_conversation_tables
 from test_flatten_evaluations import completed_run
 from test_warehouse import DAY, write_partition
 
@@ -59,6 +60,7 @@ def test_all_checks_pass_on_loaded_data(loaded: Warehouse) -> None:
 
 def test_duplicate_keys_are_counted_with_a_sample(loaded: Warehouse) -> None:
     with loaded.connect() as conn:
+        editable_conversation_tables(conn)
         conn.execute("INSERT INTO turns SELECT * FROM turns WHERE turn_index = 0")
         checks.scope_partitions(conn, [APP], DAY, DAY)
         outcome = checks.run_check(conn, "duplicate_keys", spec=TURNS)
@@ -69,6 +71,7 @@ def test_duplicate_keys_are_counted_with_a_sample(loaded: Warehouse) -> None:
 
 def test_orphan_spans_fail(loaded: Warehouse) -> None:
     with loaded.connect() as conn:
+        editable_conversation_tables(conn)
         conn.execute("DELETE FROM spans WHERE name = 'LLM' AND conversation_name LIKE '%/a'")
         checks.scope_partitions(conn, [APP], DAY, DAY)
         outcome = checks.run_check(conn, "orphan_spans")
@@ -78,6 +81,7 @@ def test_orphan_spans_fail(loaded: Warehouse) -> None:
 
 def test_negative_durations_fail(loaded: Warehouse) -> None:
     with loaded.connect() as conn:
+        editable_conversation_tables(conn)
         conn.execute("UPDATE spans SET duration_seconds = -0.5 WHERE name = 'TTS'")
         conn.execute("UPDATE conversations SET duration_seconds = -1 WHERE conversation_id = 'a'")
         checks.scope_partitions(conn, [APP], DAY, DAY)
@@ -88,6 +92,7 @@ def test_negative_durations_fail(loaded: Warehouse) -> None:
 
 def test_turn_count_mismatches_are_reported(loaded: Warehouse) -> None:
     with loaded.connect() as conn:
+        editable_conversation_tables(conn)
         conn.execute("UPDATE conversations SET turn_count = 5 WHERE conversation_id = 'b'")
         checks.scope_partitions(conn, [APP], DAY, DAY)
         outcome = checks.run_check(conn, "turn_count_mismatches")
@@ -97,6 +102,7 @@ def test_turn_count_mismatches_are_reported(loaded: Warehouse) -> None:
 
 def test_checks_look_only_at_their_partition(loaded: Warehouse) -> None:
     with loaded.connect() as conn:
+        editable_conversation_tables(conn)
         conn.execute("INSERT INTO turns SELECT * FROM turns")
         checks.scope_partitions(conn, [APP], DAY, DAY)
         assert checks.run_check(conn, "duplicate_keys", spec=TURNS).failures == 4

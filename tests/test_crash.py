@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
+import duckdb
 import pyarrow.parquet as pq
 import pytest
 from dagster_runs import instance_at
@@ -67,35 +68,54 @@ def _install_crash_point(point: str, marker: str) -> None:
 
         store.TableWriter.write = write
     elif point == "warehouse":
-        from pipelines.warehouse import duck
+        from pipelines.warehouse import duck, parts
 
         original_insert = duck._insert
+        original_write = parts.PartWriter.write
 
         def insert(conn: Any, statement: str, *args: Any, **names: str) -> int:
             inserted = original_insert(conn, statement, *args, **names)
             if statement == "insert_partitions_parquet" and names["table"] == "spans":
-                # old rows deleted, some new ones inserted, nothing committed
+                # a DuckLake: old rows deleted, some new ones inserted, nothing committed
                 _stop_here(marker)
             return inserted
 
+        def write_part(self: Any, statement: str, spec: Any, *args: Any, **values: str) -> int:
+            written = original_write(self, statement, spec, *args, **values)
+            if spec.name == "spans":  # a DuckDB file: new parts written, none listed
+                _stop_here(marker)
+            return written
+
         duck._insert = insert
+        parts.PartWriter.write = write_part
     elif point.startswith("hold:"):  # keep the warehouse transaction open for a while, log when
         # hold:SECONDS, or hold:SECONDS:RELEASE: until the file RELEASE exists, at most SECONDS
-        from pipelines.warehouse import duck
+        from pipelines.warehouse import duck, parts
 
         original_load = duck.Warehouse.conversation_load
         _, seconds_text, *release = point.split(":", 2)
         seconds = float(seconds_text)
         original_insert = duck._insert
+        original_write = parts.PartWriter.write
+
+        def hold() -> None:
+            with open(marker, "a") as log:
+                log.write(f"in {time.time()}\n")
+            until = time.monotonic() + seconds
+            while time.monotonic() < until and not (release and os.path.exists(release[0])):
+                time.sleep(0.02)
 
         def slow_insert(conn: Any, statement: str, *args: Any, **names: str) -> int:
             if statement == "insert_partitions_parquet" and names["table"] == "conversations":
-                with open(marker, "a") as log:
-                    log.write(f"in {time.time()}\n")
-                until = time.monotonic() + seconds
-                while time.monotonic() < until and not (release and os.path.exists(release[0])):
-                    time.sleep(0.02)
+                hold()
             return original_insert(conn, statement, *args, **names)
+
+        def slow_write(self: Any, statement: str, spec: Any, *args: Any, **values: str) -> int:
+            if spec.name == "conversations":
+                hold()
+            return original_write(self, statement, spec, *args, **values)
+
+        parts.PartWriter.write = slow_write
 
         @contextmanager
         def conversation_load(self: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
@@ -255,6 +275,12 @@ def test_killed_in_the_middle_of_the_warehouse_load(simulator, tmp_path: Path) -
     ingest(url, tmp_path)
     after = warehouse_rows(tmp_path)
     assert after == expected_after(url, versions, tmp_path / "clean") != before
+    with duckdb.connect(str(tmp_path / "warehouse.duckdb"), read_only=True) as conn:
+        listed = {file for (file,) in conn.execute("SELECT file FROM warehouse_parts").fetchall()}
+        retired = {file for (file,) in conn.execute("SELECT file FROM warehouse_retired_parts").fetchall()}
+    parts_root = tmp_path / "warehouse.duckdb.parts"
+    on_disk = {str(path.relative_to(parts_root)) for path in parts_root.glob("*/*/*/*.parquet")}
+    assert on_disk == listed | retired  # the killed load's parts were swept when its partition was loaded
 
 
 def intervals(log: Path) -> list[tuple[float, float]]:
@@ -318,20 +344,20 @@ def test_the_lock_is_freed_by_a_killed_writer(tmp_path: Path) -> None:
 
 CLI_KILLED_IN_LOAD = """
 import os, sys, time
-from pipelines.warehouse import duck
+from pipelines.warehouse import parts
 
-original_insert = duck._insert
+original_write = parts.PartWriter.write
 
 
-def insert(conn, statement, *args, **names):
-    inserted = original_insert(conn, statement, *args, **names)
-    if statement == "insert_partitions_parquet" and names["table"] == "spans":
+def write(self, statement, spec, *args, **values):
+    written = original_write(self, statement, spec, *args, **values)
+    if spec.name == "spans":
         open(os.environ["CRASH_MARKER"], "w").write("here")
         time.sleep(600)
-    return inserted
+    return written
 
 
-duck._insert = insert
+parts.PartWriter.write = write
 from pipelines.cli import main
 
 sys.exit(main(sys.argv[1:]))

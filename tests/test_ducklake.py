@@ -23,11 +23,12 @@ from pipelines.orchestration.resources import WarehouseResource
 from pipelines.serve.reader import WarehouseReader
 from pipelines.serve.server import build_server
 from pipelines.sqlfiles import sql_text
-from pipelines.transform.schemas import ALL_TABLES
+from pipelines.transform.schemas import ALL_TABLES, CONVERSATION_TABLES
 from pipelines.warehouse import ducklake
 from pipelines.warehouse.catalog import descriptions, view_names
 from pipelines.warehouse.duck import Warehouse
 from pipelines.warehouse.ducklake import DuckLakeMissingError, DuckLakeSetupError
+from pipelines.warehouse.parts import BOOKKEEPING
 from pipelines.warehouse.queries import named_queries, run_query
 from scale.servers import create_database, object_store
 
@@ -51,7 +52,10 @@ def contents(warehouse: Warehouse) -> dict[str, list[tuple]]:
 
 
 def catalog(warehouse: Warehouse) -> dict[str, object]:
-    """Tables with their columns and types, views, and every description, as SQL clients see them."""
+    """Tables with their columns and types, views, and every description, as SQL clients see them
+    (but how each stores its rows: a DuckDB file's conversation tables are views of Parquet parts,
+    listed in bookkeeping tables of its own)."""
+    conversation_tables = {spec.name for spec in CONVERSATION_TABLES}
     with warehouse.connect(read_only=True) as conn:
         columns = conn.execute(
             "SELECT table_name, column_name, data_type FROM information_schema.columns "
@@ -63,6 +67,13 @@ def catalog(warehouse: Warehouse) -> dict[str, object]:
             "WHERE table_catalog = current_database() AND table_schema = 'main' ORDER BY 1"
         ).fetchall()
         comments = conn.execute(sql_text("warehouse/current_comments.sql")).fetchall()
+    columns = [column for column in columns if column[0] not in BOOKKEEPING]
+    kinds = [
+        (name, "BASE TABLE" if name in conversation_tables else kind)
+        for name, kind in kinds
+        if name not in BOOKKEEPING
+    ]
+    comments = [comment for comment in comments if comment[0] not in BOOKKEEPING]
     return {"columns": columns, "kinds": kinds, "comments": sorted(comments, key=repr)}
 
 

@@ -74,9 +74,20 @@ def test_a_version_2_warehouse_gets_the_partition_day_of_its_conversations(tmp_p
         spans = conn.execute(
             "SELECT conversation_name, span_id, partition_date FROM spans ORDER BY ALL"
         ).fetchall()
+        stored = dict(conn.execute("SELECT table_name, table_type FROM information_schema.tables").fetchall())
+        parts = conn.execute(
+            "SELECT relation, app, partition_date, rows FROM warehouse_parts ORDER BY ALL"
+        ).fetchall()
     day = date(2026, 11, 5)
     assert conversations == [(CONVERSATION, day)]
     assert spans == [("orphan", 0, None), (CONVERSATION, 0, day), (CONVERSATION, 1, day)]
+    # the conversation tables moved out of the file into parts, every row kept (an orphan's apart)
+    assert stored["conversations"] == stored["spans"] == "VIEW"
+    assert parts == [  # the conversation was written with no app
+        ("conversations", None, day, 1),
+        ("spans", None, day, 2),
+        ("spans", None, None, 1),
+    ]
     assert [version for version, _ in versions(path)] == [
         2,
         *(m.version for m in migrations() if m.version > 2),

@@ -204,9 +204,10 @@ def test_hostile_conversation_names_are_data_not_paths_or_sql(tmp_path: Path) ->
 
 def test_sql_text_never_holds_values() -> None:
     """Every statement comes from sql/ or a literal; `.format` fills in identifiers only (and, in
-    the one statement DuckDB binds no parameters in, string literals quoted by `quoted`; `rollup`:
-    the SELECT of a sql/rollups/ file, whose values are bound parameters too)."""
-    identifier_slots = {"table", "relation", "key", "rollup"}
+    the statements DuckDB binds no parameters in, string literals quoted by `quoted` or
+    `quoted_list`; `rollup`: the SELECT of a sql/rollups/ file, whose values are bound parameters
+    too; `columns`: a table's columns from the schema registry; `temporary`: TEMP or nothing)."""
+    identifier_slots = {"table", "relation", "key", "rollup", "columns", "temporary"}
     problems = []
     for path in sorted((ROOT / "pipelines").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
@@ -222,7 +223,7 @@ def test_sql_text_never_holds_values() -> None:
                 slots = {
                     keyword.arg
                     for keyword in node.keywords
-                    if not ast.unparse(keyword.value).startswith("quoted(")
+                    if not ast.unparse(keyword.value).startswith(("quoted(", "quoted_list("))
                 }
                 if node.args or not slots <= identifier_slots:
                     problems.append(f"{where}: SQL template filled with {slots or 'positional values'}")

@@ -17,6 +17,7 @@ from pipelines.serve.reader import AnswerError, WarehouseReader
 from pipelines.sqlfiles import sql_text
 from pipelines.transform.schemas import (
     AGENT_TRANSFERS,
+    ALL_TABLES,
     CHUNKS,
     EVALUATION_EXPECTATION_RESULTS,
     EVALUATION_SCENARIO_RESULTS,
@@ -29,6 +30,7 @@ from pipelines.transform.schemas import (
     TURNS,
     TableSpec,
 )
+from pipelines.warehouse.parts import BOOKKEEPING
 from pipelines.warehouse.queries import json_row
 
 SLOWEST_SPANS = 5
@@ -59,20 +61,27 @@ def _one(found: list[dict[str, Any]], key: str, what: str, name: str) -> dict[st
 
 # -- the warehouse -------------------------------------------------------------------------------
 
+CONTRACT_TABLES = frozenset(spec.name for spec in ALL_TABLES)
+
 
 def describe_warehouse(conn: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    """Every table (with its row count) and view, its description and its columns'."""
+    """Every table (with its row count) and view, its description and its columns'. A table of
+    the contract is a table wherever it is stored (a DuckDB file's conversation tables are
+    views of their Parquet parts, whose bookkeeping is not shown)."""
     columns: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for relation, column, kind, comment in conn.execute(sql_text("serve/relation_columns.sql")).fetchall():
         columns[relation].append({"name": column, "type": kind, "description": comment})
     count_sql = sql_text("warehouse/count_rows.sql")
     relations = []
-    for name, kind, comment in conn.execute(sql_text("serve/relations.sql")).fetchall():
+    for name, stored_as, comment in conn.execute(sql_text("serve/relations.sql")).fetchall():
+        if name in BOOKKEEPING:
+            continue
+        kind = "table" if name in CONTRACT_TABLES else stored_as
         rows = conn.execute(count_sql.format(table=name)).fetchone()[0] if kind == "table" else None
         relations.append(
             {"name": name, "kind": kind, "description": comment, "row_count": rows, "columns": columns[name]}
         )
-    return relations
+    return sorted(relations, key=lambda relation: (relation["kind"], relation["name"]))
 
 
 # -- one conversation's trace --------------------------------------------------------------------

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -31,7 +31,8 @@ from pipelines.transform.schemas import (
     EVALUATION_RUNS,
     REJECTS,
 )
-from pipelines.warehouse import ducklake, rollups
+from pipelines.warehouse import ducklake, parts, rollups
+from pipelines.warehouse.catalog import apply_comments
 from pipelines.warehouse.catalog import install as install_views_and_descriptions
 from pipelines.warehouse.lock import WarehouseBusyError, warehouse_lock
 from pipelines.warehouse.migrations import migrate
@@ -94,11 +95,16 @@ class Warehouse:
         file = ducklake.catalog_file(self.path) if self.is_ducklake else self.path
         return file is None or Path(file).exists()
 
+    @property
+    def parts_root(self) -> Path:
+        """Where a DuckDB-file warehouse keeps its conversation tables (`parts`)."""
+        return parts.parts_root(self.path)
+
     @contextmanager
     def connect(self, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
         """A DuckLake: its current snapshot, to read or to commit a new one. A DuckDB file, to read:
         the published file as it is, at once; to write: a working copy under the write lock (one
-        load at a time), published whole when the block succeeds (`publish`)."""
+        load at a time), published under the next number when the block succeeds (`publish`)."""
         if self.is_ducklake:
             config = {} if read_only else self.write_config
             with ducklake.attach(self.path, self.data_path, read_only=read_only, config=config) as conn:
@@ -111,10 +117,11 @@ class Warehouse:
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         with (
             warehouse_lock(self.path, timeout_seconds=self.lock_timeout_seconds),
-            working_copy(self.path) as working,
-            _open(working, read_only=False, config=self.write_config) as conn,
+            working_copy(self.path, parts.versions_folder(self.parts_root)) as working,
+            _open(working.path, read_only=False, config=self.write_config) as conn,
         ):
             yield conn
+            working.version = parts.record_publication(conn)
             conn.execute("CHECKPOINT")  # the file alone holds the load: no log to publish beside it
 
     def retrying_conflicts(self, load: Callable[[], T]) -> T:
@@ -141,6 +148,8 @@ class Warehouse:
             raise WarehouseSchemaError(
                 f"warehouse {self.path} does not match this version: " + "; ".join(problems)
             )
+        if not self.is_ducklake:
+            parts.adopt(conn, self.parts_root)
         install_views_and_descriptions(conn, view_columns=not self.is_ducklake)
         ((written,),) = conn.execute(sql_text("warehouse/database_file.sql")).fetchall()
         _SCHEMA_ENSURED.add(self._schema_key(written, _schema_version(conn)))
@@ -159,8 +168,13 @@ class Warehouse:
             if filesystem is not None:
                 conn.register_filesystem(filesystem)
             self.ensure_schema(conn)
-            with transaction(conn):
-                yield ConversationLoad(conn)
+            if self.is_ducklake:
+                with transaction(conn):
+                    yield TableLoad(conn)
+                return
+            parts.collect_garbage(conn, self.parts_root)
+            with transaction(conn), parts.part_writer(conn, self.parts_root) as writer:
+                yield PartLoad(conn, writer)
 
     def upsert_evaluations(
         self,
@@ -249,7 +263,7 @@ class Warehouse:
             return none
         try:
             with self.connect(read_only=True) as conn:
-                existing = _tables(conn)
+                existing = _relations(conn)
                 count_sql = sql_text("warehouse/count_rows.sql")
                 return {
                     name: conn.execute(count_sql.format(table=name)).fetchone()[0] if name in existing else 0
@@ -259,19 +273,82 @@ class Warehouse:
             return none
 
 
-class ConversationLoad:
-    """Partitions replaced in an open transaction of `Warehouse.conversation_load`, with one
-    insert per table: DuckDB writes one of more than a row group straight to the file, a smaller
-    one through the write-ahead log (compressed again at the next checkpoint)."""
+class ConversationLoad(Protocol):
+    """Partitions replaced in an open transaction of `Warehouse.conversation_load`."""
+
+    def replace(self, partitions: Sequence[PartitionFiles]) -> dict[str, int]:
+        """Replace these partitions' rows and rejects with their files (rows inserted per table):
+        a conversation is replaced wherever it was loaded (one whose start moved leaves its old
+        day), at a cost that does not grow with history. The rollups of every partition touched,
+        the old days included, are computed again."""
+        ...
+
+
+class PartLoad:
+    """A DuckDB file's load: each partition gets new parts (`parts`), and so does each day that a
+    moved conversation of the load leaves; found among the parts of the load's apps alone."""
+
+    def __init__(self, conn: duckdb.DuckDBPyConnection, writer: parts.PartWriter):
+        self._conn, self._writer = conn, writer
+
+    def replace(self, partitions: Sequence[PartitionFiles]) -> dict[str, int]:
+        conn, writer = self._conn, self._writer
+        conn.execute(sql_text("parts/create_load_conversations.sql"))
+        for position, partition in enumerate(partitions):
+            conn.execute(
+                sql_text("parts/stage_load_conversations.sql"),
+                {
+                    "app": partition.app,
+                    "day": partition.day,
+                    "incoming": partition.tables[CONVERSATIONS.name],
+                    "position": position,
+                },
+            )
+        conn.execute(sql_text("parts/create_load_targets.sql"))
+        latest = {(partition.app, partition.day): partition for partition in partitions}
+        left = self._partitions_left(set(latest))
+        inserted = {spec.name: 0 for spec in CONVERSATION_TABLES}
+        for (app, day), partition in latest.items():
+            for spec in CONVERSATION_TABLES:
+                source = partition.tables[spec.name]
+                inserted[spec.name] += writer.write("write_part", spec, app, day, source=source)
+        for app, day in sorted(left, key=lambda partition: (partition[1], partition[0])):
+            current = dict(
+                conn.execute(sql_text("parts/partition_parts.sql"), {"app": app, "day": day}).fetchall()
+            )
+            for spec in CONVERSATION_TABLES:
+                if spec.name in current:
+                    source = str(writer.root / current[spec.name])
+                    writer.write("write_part", spec, app, day, source=source)
+        writer.publish(parts.next_version(conn))
+        parts.install_views(conn, writer.root)
+        apply_comments(conn)  # a view made again has lost them
+        inserted[REJECTS.name] = _replace_rejects(conn, partitions)
+        changed = sorted({*latest, *left})
+        parts.install_views(conn, writer.root, only=changed)  # the rollups read these alone
+        rollups.refresh(conn, changed)
+        parts.drop_temporary_views(conn)
+        conn.execute(sql_text("parts/drop_load_conversations.sql"))
+        return inserted
+
+    def _partitions_left(self, replaced: set[tuple[str, date]]) -> set[tuple[str, date]]:
+        """The partitions, not replaced now, that hold a conversation of the load (it moved)."""
+        apps = sorted({app for app, _ in replaced})
+        listed = self._conn.execute(sql_text("parts/app_conversation_parts.sql"), {"apps": apps}).fetchall()
+        files = [str(self._writer.root / file) for app, day, file in listed if (app, day) not in replaced]
+        if not files:
+            return set()
+        found = self._conn.execute(sql_text("parts/holding_partitions.sql"), {"files": files}).fetchall()
+        return {(app, day) for app, day in found}
+
+
+class TableLoad:
+    """A DuckLake's load: deletes and one insert per table, which DuckLake writes as new files."""
 
     def __init__(self, conn: duckdb.DuckDBPyConnection):
         self._conn = conn
 
     def replace(self, partitions: Sequence[PartitionFiles]) -> dict[str, int]:
-        """Replace these partitions' rows and rejects with their files (rows inserted per table):
-        a conversation is replaced wherever it was loaded (one whose start moved leaves its old
-        day), by deletes of only those days, whose cost does not grow with history. The rollups
-        of every partition touched, the old days included, are computed again."""
         conn = self._conn
         inserted: dict[str, int] = {}
         conn.execute(sql_text("warehouse/create_partition_conversations.sql"))
@@ -298,13 +375,7 @@ class ConversationLoad:
             inserted[spec.name] = _insert(
                 conn, "insert_partitions_parquet", {"paths": paths}, table=spec.name
             )
-        for partition in partitions:
-            conn.execute(
-                sql_text("warehouse/delete_partition_rejects.sql"),
-                {"app": partition.app, "day": partition.day, "source": "conversation"},
-            )
-        paths = [partition.rejects for partition in partitions]
-        inserted[REJECTS.name] = _insert(conn, "insert_parquet", {"paths": paths}, table=REJECTS.name)
+        inserted[REJECTS.name] = _replace_rejects(conn, partitions)
         days = [partition.day for partition in partitions]
         changed.update(self._replaced_partitions(min(days), max(days)))
         rollups.refresh(conn, changed)
@@ -318,6 +389,17 @@ class ConversationLoad:
             sql_text("warehouse/replaced_partitions.sql"), {"first": first, "last": last}
         ).fetchall()
         return [(app, day) for app, day in found]
+
+
+def _replace_rejects(conn: duckdb.DuckDBPyConnection, partitions: Sequence[PartitionFiles]) -> int:
+    """The partitions' conversation rejects in place of those recorded before; rejects added."""
+    for partition in partitions:
+        conn.execute(
+            sql_text("warehouse/delete_partition_rejects.sql"),
+            {"app": partition.app, "day": partition.day, "source": "conversation"},
+        )
+    paths = [partition.rejects for partition in partitions]
+    return _insert(conn, "insert_parquet", {"paths": paths}, table=REJECTS.name)
 
 
 _SCHEMA_ENSURED: set[tuple[str | int | None, ...] | None] = set()
@@ -375,6 +457,11 @@ def _open(
 
 def _tables(conn: duckdb.DuckDBPyConnection) -> set[str]:
     return {row[0] for row in conn.execute(sql_text("warehouse/list_tables.sql")).fetchall()}
+
+
+def _relations(conn: duckdb.DuckDBPyConnection) -> set[str]:
+    """Tables and views (a DuckDB file's conversation tables are views of their parts)."""
+    return {row[0] for row in conn.execute(sql_text("warehouse/list_relations.sql")).fetchall()}
 
 
 def _insert(

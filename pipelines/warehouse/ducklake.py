@@ -21,7 +21,7 @@ from importlib import resources
 
 import duckdb
 
-from pipelines.sqlfiles import sql_text
+from pipelines.sqlfiles import quoted, sql_text
 
 PREFIX = "ducklake:"
 CATALOG_EXTENSIONS = {"postgres:": "postgres_scanner", "sqlite:": "sqlite_scanner"}
@@ -147,11 +147,6 @@ def _create_s3_secret(conn: duckdb.DuckDBPyConnection) -> None:
         raise DuckLakeSetupError(
             f"cannot set up S3 access for the DuckLake's data files: {type(exc).__name__}"
         ) from None
-
-
-def quoted(text: str) -> str:
-    """`text` as an SQL string literal, for the statements whose values DuckDB cannot bind."""
-    return "'" + text.replace("'", "''") + "'"
 
 
 def shown(text: str) -> str:

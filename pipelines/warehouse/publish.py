@@ -4,7 +4,8 @@ A BI tool holding `CES_WAREHOUSE` open read-only keeps DuckDB's shared lock on i
 of that file cannot take: so no load writes it in place. A load copies it to a working file,
 writes there, checkpoints, and renames the result over the published path in one step. A reader
 that opened the file before keeps the state it opened; one that opens after sees the whole load.
-No reader ever waits, and no load waits for a reader. The cost is one copy of the file per load.
+No reader ever waits, and no load waits for a reader. The cost is one copy of the file per load,
+which is why the conversation tables live outside it (`pipelines.warehouse.parts`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import os
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 
 import duckdb
 
@@ -31,24 +34,33 @@ def _wal_path(path: str) -> str:
     return f"{path}.wal"
 
 
+@dataclass
+class WorkingCopy:
+    path: str
+    version: int | None = None
+    """Set by the writer: the file is also linked as `<versions>/<version>.duckdb`."""
+
+
 @contextmanager
-def working_copy(path: str) -> Iterator[str]:
+def working_copy(path: str, versions: Path) -> Iterator[WorkingCopy]:
     """A private copy of the warehouse at `path` (a new file if there is none) to write; published
     over `path` when the block succeeds, discarded when it fails. Callers hold the write lock."""
     _checkpoint_in_place(path)
-    working = f"{path}{WORKING_SUFFIX}"
-    _remove(working)  # what a killed load left
+    working = WorkingCopy(f"{path}{WORKING_SUFFIX}")
+    _remove(working.path)  # what a killed load left
     if os.path.exists(path):
-        shutil.copyfile(path, working)
+        shutil.copyfile(path, working.path)
     try:
         yield working
-        if os.path.exists(_wal_path(working)):
-            raise WarehouseFileError(f"{working} kept a write-ahead log after its last checkpoint")
-        with open(working, "rb+") as handle:
+        if os.path.exists(_wal_path(working.path)):
+            raise WarehouseFileError(f"{working.path} kept a write-ahead log after its last checkpoint")
+        with open(working.path, "rb+") as handle:
             os.fsync(handle.fileno())
-        os.replace(working, path)
+        if working.version is not None:
+            _link_version(working.path, versions, working.version)
+        os.replace(working.path, path)
     except BaseException:
-        _remove(working)
+        _remove(working.path)
         raise
     fsync_directory(os.path.dirname(os.path.abspath(path)))
 
@@ -72,3 +84,13 @@ def _remove(working: str) -> None:
     for leftover in (working, _wal_path(working)):
         with contextlib.suppress(FileNotFoundError):
             os.remove(leftover)
+
+
+def _link_version(working: str, versions: Path, version: int) -> None:
+    """A second name for the file about to be published, by which a later load finds whether
+    readers still hold it once it is replaced (`pipelines.warehouse.parts.collect_garbage`)."""
+    versions.mkdir(parents=True, exist_ok=True)
+    link = versions / f"{version:010d}.duckdb"
+    with contextlib.suppress(FileNotFoundError):
+        link.unlink()  # a number a publication that failed after linking had taken
+    os.link(working, link)

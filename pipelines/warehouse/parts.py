@@ -1,0 +1,302 @@
+"""The conversation tables of a DuckDB-file warehouse: immutable Parquet files ("parts"), one per
+table and (app, day) partition, in a folder beside the file (`<file>.parts`), read through views.
+
+A load publishes a new copy of the warehouse file (`publish`), so that a BI tool holding the file
+open never blocks it. Were the conversation tables in the file, every load would copy the whole
+history. Instead the file holds the views, the rollups, the evaluation tables, the rejects and
+the list of current parts (`warehouse_parts`): a load writes new parts for the partitions it
+replaces (and for the days a moved conversation left), lists them in its copy of the file, and
+publishes that copy. A reader's file lists the parts of the state it opened, and those parts
+stay on disk while any reader holds a file that lists them (`collect_garbage`): the cost of a
+load is its own partitions plus a file that grows with the number of partitions, not of rows.
+
+Each published file is also linked under `<file>.parts/versions/`, so that a file replaced by a
+newer one keeps a name: whether a reader still holds it is whether DuckDB's lock is on it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import struct
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from datetime import date
+from pathlib import Path
+
+import duckdb
+
+from pipelines.lake.paths import app_segment
+from pipelines.lake.store import fsync_directory
+from pipelines.sqlfiles import quoted, quoted_list, sql_text
+from pipelines.transform.schemas import CONVERSATION_TABLES, CONVERSATIONS, TableSpec
+from pipelines.warehouse.types import duckdb_type
+
+PARTS_SUFFIX = ".parts"
+VERSIONS = "versions"
+GRACE_SECONDS = 60.0
+"""A file replaced this long ago is checked for readers: one that opened it just before it was
+replaced has taken DuckDB's lock on it well within this time."""
+NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+"""DuckDB's name for a NULL partition value in a path (rows of an older release without a day)."""
+
+BOOKKEEPING = frozenset({"warehouse_parts", "warehouse_retired_parts", "warehouse_publications"})
+"""The tables of `sql/parts/create_manifest.sql`: how the file is stored, not what it holds."""
+
+Partition = tuple[str, date]
+
+
+def parts_root(warehouse_path: str) -> Path:
+    """Absolute: the views name their parts by the paths every reader opens."""
+    return Path(os.path.abspath(f"{warehouse_path}{PARTS_SUFFIX}"))
+
+
+def _file_columns(spec: TableSpec) -> str:
+    """The columns a part holds: the table's but the day, which its path gives, each of the
+    table's type (a lake file keeps JSON as text)."""
+    return ", ".join(
+        f'CAST("{field.name}" AS {duckdb_type(spec, field)}) AS "{field.name}"' for field in spec.schema
+    )
+
+
+def _view_columns(spec: TableSpec) -> str:
+    return ", ".join(f'"{field.name}"' for field in spec.warehouse_schema)
+
+
+def _typed_nulls(spec: TableSpec) -> str:
+    return ", ".join(
+        f'CAST(NULL AS {duckdb_type(spec, field)}) AS "{field.name}"' for field in spec.warehouse_schema
+    )
+
+
+def is_stored_in_parts(conn: duckdb.DuckDBPyConnection) -> bool:
+    """Whether this file keeps its conversation tables as parts (all of them, or none)."""
+    tables = {name for (name,) in conn.execute(sql_text("warehouse/list_tables.sql")).fetchall()}
+    return not any(spec.name in tables for spec in CONVERSATION_TABLES)
+
+
+def install_views(
+    conn: duckdb.DuckDBPyConnection,
+    root: Path,
+    *,
+    only: Sequence[Partition] | None = None,
+) -> None:
+    """(Re)create each conversation table's view over its current parts. `only`: temporary views
+    over those partitions' parts alone, which shadow the tables for the rest of the transaction
+    (a load computes its partitions' rollups from them without opening every part)."""
+    temporary = "TEMP" if only is not None else ""
+    for spec in CONVERSATION_TABLES:
+        if only is None:
+            rows = conn.execute(sql_text("parts/relation_parts.sql"), {"relation": spec.name}).fetchall()
+            files = [file for (file,) in rows]
+        else:
+            files = _files_of(conn, spec.name, only)
+        if files:
+            text = sql_text("parts/raw_view.sql").format(
+                temporary=temporary,
+                relation=spec.name,
+                columns=_view_columns(spec),
+                files=quoted_list([str(root / file) for file in files]),
+            )
+        else:
+            text = sql_text("parts/empty_view.sql").format(
+                temporary=temporary, relation=spec.name, columns=_typed_nulls(spec)
+            )
+        conn.execute(text)
+
+
+def _files_of(conn: duckdb.DuckDBPyConnection, relation: str, partitions: Sequence[Partition]) -> list[str]:
+    files = []
+    for app, day in sorted(set(partitions), key=lambda partition: (partition[1], partition[0])):
+        for found, file in conn.execute(
+            sql_text("parts/partition_parts.sql"), {"app": app, "day": day}
+        ).fetchall():
+            if found == relation:
+                files.append(file)
+    return files
+
+
+def drop_temporary_views(conn: duckdb.DuckDBPyConnection) -> None:
+    for spec in CONVERSATION_TABLES:
+        conn.execute(sql_text("parts/drop_temporary_view.sql").format(relation=spec.name))
+
+
+def _folder(relation: str, app: str | None, day: date | None) -> str:
+    """A table's partition's folder under the root (a part of no app or day: an older release's)."""
+    segment = app_segment(app) if app is not None else "_none"
+    return f"{relation}/{segment}/partition_date={day.isoformat() if day is not None else NULL_PARTITION}"
+
+
+class PartWriter:
+    """The parts one load writes: listed in its copy of the file, durable before it is published,
+    deleted again if the load fails."""
+
+    def __init__(self, conn: duckdb.DuckDBPyConnection, root: Path):
+        self._conn, self.root = conn, root
+        self.written: list[Path] = []
+
+    def write(
+        self, statement: str, spec: TableSpec, app: str | None, day: date | None, source: str | None = None
+    ) -> int:
+        """Run `sql/parts/STATEMENT.sql`, a COPY of one partition's rows of `spec` (from the
+        Parquet file `source`, or the table still in the file) to a new part; the rows it wrote
+        (a part of none is not kept)."""
+        folder = _folder(spec.name, app, day)
+        self._sweep(folder)
+        relative = f"{folder}/{uuid.uuid4().hex}.parquet"
+        path = self.root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.written.append(path)
+        text = sql_text(f"parts/{statement}.sql").format(
+            relation=spec.name,
+            table=spec.name,
+            columns=_file_columns(spec),
+            target=quoted(str(path)),
+        )
+        values = {"app": app, "day": day} | ({"source": source} if source is not None else {})
+        ((rows,),) = self._conn.execute(text, values).fetchall()
+        if not rows:
+            path.unlink()
+        self._conn.execute(
+            sql_text("parts/record_written_part.sql"),
+            {"relation": spec.name, "app": app, "day": day, "file": relative if rows else None, "rows": rows},
+        )
+        return int(rows)
+
+    def _sweep(self, folder: str) -> None:
+        """Delete what a killed load left in `folder`: parts no file lists."""
+        known = {
+            file
+            for (file,) in self._conn.execute(
+                sql_text("parts/known_folder_parts.sql"), {"folder": f"{folder}/"}
+            ).fetchall()
+        }
+        for path in (self.root / folder).glob("*.parquet"):
+            if f"{folder}/{path.name}" not in known and path not in self.written:
+                path.unlink()
+
+    def publish(self, version: int) -> None:
+        """List the parts written in place of those of their (table, app, day), which publication
+        `version` retires."""
+        self._conn.execute(sql_text("parts/retire_replaced_parts.sql"), {"version": version})
+        self._conn.execute(sql_text("parts/swap_written_parts.sql"))
+
+    def sync(self) -> None:
+        """Every part on disk, and its folder entry, before the file listing it is published."""
+        folders = set()
+        for path in self.written:
+            if path.exists():
+                with open(path, "rb") as handle:
+                    os.fsync(handle.fileno())
+                folders.add(path.parent)
+        for folder in folders:
+            fsync_directory(str(folder))
+
+    def discard(self) -> None:
+        for path in self.written:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+
+
+@contextlib.contextmanager
+def part_writer(conn: duckdb.DuckDBPyConnection, root: Path) -> Iterator[PartWriter]:
+    conn.execute(sql_text("parts/create_written_parts.sql"))
+    writer = PartWriter(conn, root)
+    try:
+        yield writer
+        writer.sync()
+    except BaseException:
+        writer.discard()
+        raise
+
+
+def next_version(conn: duckdb.DuckDBPyConnection) -> int:
+    """The number the file being written will be published under."""
+    conn.execute(sql_text("parts/create_manifest.sql"))
+    rows = conn.execute(sql_text("parts/publication_times.sql")).fetchall()
+    return (rows[-1][0] if rows else 0) + 1
+
+
+def record_publication(conn: duckdb.DuckDBPyConnection) -> int:
+    """Number the file being written (`next_version`), as the last step before it is published."""
+    conn.execute(sql_text("parts/create_manifest.sql"))
+    ((version,),) = conn.execute(sql_text("parts/record_publication.sql")).fetchall()
+    return int(version)
+
+
+def adopt(conn: duckdb.DuckDBPyConnection, root: Path) -> None:
+    """Create the bookkeeping; move conversation tables an older release kept in the file into
+    parts, a part per (app, day), every row kept (one without a day or app in a part of its
+    own), and replace them with their views. Inside the caller's working copy."""
+    conn.execute(sql_text("parts/create_manifest.sql"))
+    if is_stored_in_parts(conn):
+        return
+    with part_writer(conn, root) as writer:
+        # conversations last: the others' partitions are found through it
+        for spec in (*CONVERSATION_TABLES[1:], CONVERSATIONS):
+            found = conn.execute(sql_text("parts/adopted_partitions.sql").format(table=spec.name)).fetchall()
+            for app, day in found:
+                writer.write("write_adopted_part", spec, app, day)
+        for spec in CONVERSATION_TABLES[1:]:
+            conn.execute(sql_text("warehouse/drop_table.sql").format(table=spec.name))
+        conn.execute(sql_text("warehouse/drop_table.sql").format(table=CONVERSATIONS.name))
+        writer.publish(next_version(conn))
+    install_views(conn, root)
+
+
+def versions_folder(root: Path) -> Path:
+    return root / VERSIONS
+
+
+def collect_garbage(conn: duckdb.DuckDBPyConnection, root: Path) -> int:
+    """Delete the parts no reader can read any more, and forget the files no reader holds; the
+    parts deleted. A replaced file is held while a DuckDB connection has it open (its lock)."""
+    published = dict(conn.execute(sql_text("parts/publication_times.sql")).fetchall())
+    if not published:
+        return 0
+    current = max(published)
+    now = time.time()
+    held = [current]
+    for link in sorted(versions_folder(root).glob("*.duckdb")):
+        version = int(link.stem)
+        replaced_at = published.get(version + 1)
+        if version >= current or replaced_at is None:
+            continue
+        if now - replaced_at.timestamp() < GRACE_SECONDS or _has_readers(link):
+            held.append(version)
+        else:
+            link.unlink()
+    oldest = min(held)
+    files = conn.execute(sql_text("parts/collectable_parts.sql"), {"oldest_held": oldest}).fetchall()
+    for (file,) in files:
+        with contextlib.suppress(FileNotFoundError):
+            (root / file).unlink()
+    conn.execute(sql_text("parts/forget_collected_parts.sql"), {"oldest_held": oldest})
+    conn.execute(sql_text("parts/forget_publications.sql"), {"version": oldest})
+    return len(files)
+
+
+_WRITE_LOCK = struct.pack("hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
+
+
+def _has_readers(path: Path) -> bool:
+    """Whether a DuckDB connection, in any process, this one included, has the file open: an open
+    file description lock conflicts with its lock (a process's own would not: macOS, without
+    them, misses this process's readers)."""
+    fd = os.open(path, os.O_RDWR)
+    try:
+        if hasattr(fcntl, "F_OFD_SETLK"):
+            try:
+                fcntl.fcntl(fd, fcntl.F_OFD_SETLK, _WRITE_LOCK)
+            except OSError:
+                return True
+            return False
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        return False
+    finally:
+        os.close(fd)

@@ -1,0 +1,3 @@
+-- The current part of each table for one partition.
+SELECT relation, file FROM warehouse_parts
+WHERE app IS NOT DISTINCT FROM $app AND partition_date IS NOT DISTINCT FROM $day;

@@ -1,0 +1,168 @@
+"""A DuckDB-file warehouse keeps its conversation tables as Parquet parts beside the file: a load
+writes only its own partitions' parts, a reader keeps reading the parts of the file it opened
+until it closes it, and parts no reader can read any more are deleted."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+from conversation_samples import APP, full_conversation
+from test_warehouse import DAY, NEXT_DAY, OTHER_APP, write_partition
+
+from pipelines.ingest.load import load_conversation_partitions
+from pipelines.lake.store import Lake
+from pipelines.transform.schemas import CONVERSATION_TABLES
+from pipelines.warehouse import parts
+from pipelines.warehouse.duck import Warehouse
+
+
+def part_files(warehouse: Warehouse) -> set[Path]:
+    return {path for path in warehouse.parts_root.rglob("*.parquet")}
+
+
+def listed(warehouse: Warehouse) -> set[Path]:
+    with duckdb.connect(warehouse.path, read_only=True) as conn:
+        return {
+            warehouse.parts_root / file
+            for (file,) in conn.execute("SELECT file FROM warehouse_parts").fetchall()
+        }
+
+
+def conversation(conversation_id: str, start: str, **changes: object) -> dict:
+    return dict(full_conversation(conversation_id, start=start), **changes)
+
+
+@pytest.fixture
+def lake(tmp_path: Path) -> Lake:
+    lake = Lake(str(tmp_path / "lake"))
+    write_partition(lake, APP, DAY, [conversation("a", "2026-11-01T10:00:00Z")])
+    write_partition(lake, APP, NEXT_DAY, [conversation("b", "2026-11-02T10:00:00Z")])
+    other = conversation("o", "2026-11-01T12:00:00Z", name=f"{OTHER_APP}/conversations/o")
+    write_partition(lake, OTHER_APP, DAY, [other])
+    return lake
+
+
+EVERYTHING = [(APP, DAY), (APP, NEXT_DAY), (OTHER_APP, DAY)]
+
+
+def test_the_conversation_tables_are_views_of_one_part_per_table_and_partition(
+    lake: Lake, tmp_path: Path
+) -> None:
+    warehouse = Warehouse(str(tmp_path / "w.duckdb"))
+    load_conversation_partitions(lake, warehouse, EVERYTHING)
+    with duckdb.connect(warehouse.path, read_only=True) as conn:
+        kinds = dict(conn.execute("SELECT table_name, table_type FROM information_schema.tables").fetchall())
+        per_partition = conn.execute(
+            "SELECT relation, count(*) FROM warehouse_parts GROUP BY relation HAVING count(*) <> 3"
+        ).fetchall()
+        days = conn.execute(
+            "SELECT app, partition_date, count(*) FROM spans JOIN conversations USING (conversation_name, "
+            "partition_date) GROUP BY ALL ORDER BY ALL"
+        ).fetchall()
+    assert {spec.name: kinds[spec.name] for spec in CONVERSATION_TABLES} == {
+        spec.name: "VIEW" for spec in CONVERSATION_TABLES
+    }
+    assert kinds["rejects"] == "BASE TABLE" and kinds["daily_conversations"] == "BASE TABLE"
+    assert per_partition == []  # every table has its own part for each of the 3 partitions
+    assert [(app, day) for app, day, _ in days] == sorted([(OTHER_APP, DAY), (APP, DAY), (APP, NEXT_DAY)])
+    assert part_files(warehouse) == listed(warehouse)
+
+
+def test_a_load_writes_its_own_partitions_parts_and_no_other(lake: Lake, tmp_path: Path) -> None:
+    warehouse = Warehouse(str(tmp_path / "w.duckdb"))
+    load_conversation_partitions(lake, warehouse, EVERYTHING)
+    before = listed(warehouse)
+    write_partition(lake, APP, NEXT_DAY, [conversation("b", "2026-11-02T10:00:00Z", source="EVAL")])
+    load_conversation_partitions(lake, warehouse, [(APP, NEXT_DAY)])
+    after = listed(warehouse)
+    new = after - before
+    assert len(new) == len(before - after) == len(CONVERSATION_TABLES)
+    assert all(f"partition_date={NEXT_DAY.isoformat()}" in str(path) for path in new)
+    with duckdb.connect(warehouse.path, read_only=True) as conn:
+        assert conn.execute(
+            "SELECT source FROM conversations WHERE partition_date = ?", [NEXT_DAY]
+        ).fetchall() == [("EVAL",)]
+
+
+def test_a_moved_conversation_leaves_the_part_of_the_day_it_left(lake: Lake, tmp_path: Path) -> None:
+    warehouse = Warehouse(str(tmp_path / "w.duckdb"))
+    load_conversation_partitions(lake, warehouse, EVERYTHING)
+    moved = conversation("a", "2026-11-02T00:30:00Z")  # its start is now on the next day
+    write_partition(lake, APP, NEXT_DAY, [conversation("b", "2026-11-02T10:00:00Z"), moved])
+    load_conversation_partitions(lake, warehouse, [(APP, NEXT_DAY)])  # the day it left: not reloaded
+    with duckdb.connect(warehouse.path, read_only=True) as conn:
+        where = conn.execute(
+            "SELECT conversation_name, partition_date, count(*) FROM turns GROUP BY ALL ORDER BY ALL"
+        ).fetchall()
+        parts_of_day_left = conn.execute(
+            "SELECT count(*) FROM warehouse_parts WHERE app = ? AND partition_date = ?", [APP, DAY]
+        ).fetchone()
+    assert sorted((name.rsplit("/", 1)[1], day) for name, day, _ in where) == [
+        ("a", NEXT_DAY),
+        ("b", NEXT_DAY),
+        ("o", DAY),
+    ]
+    assert parts_of_day_left == (0,)  # its only conversation left: the day has no part any more
+
+
+READER = """
+import sys, duckdb
+conn = duckdb.connect(sys.argv[1], read_only=True)
+print(conn.execute("SELECT count(*) FROM turns").fetchone()[0], flush=True)
+sys.stdin.readline()  # held open until told
+print(conn.execute("SELECT count(*) FROM turns").fetchone()[0], flush=True)
+"""
+
+
+def test_a_reader_keeps_reading_its_parts_which_go_once_no_reader_holds_them(
+    lake: Lake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(parts, "GRACE_SECONDS", 0.0)
+    warehouse = Warehouse(str(tmp_path / "w.duckdb"))
+    load_conversation_partitions(lake, warehouse, EVERYTHING)
+    first = listed(warehouse)
+    reader = subprocess.Popen(
+        [sys.executable, "-c", READER, warehouse.path],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    same_process = duckdb.connect(warehouse.path, read_only=True)  # this process's own reader
+    try:
+        assert reader.stdout is not None and reader.stdout.readline().strip() == "6"
+        shorter = conversation("a", "2026-11-01T10:00:00Z", turnCount=1)
+        shorter["turns"] = shorter["turns"][:1]
+        write_partition(lake, APP, DAY, [shorter])
+        load_conversation_partitions(lake, warehouse, [(APP, DAY)])
+        load_conversation_partitions(lake, warehouse, [(APP, DAY)])  # collects: nothing, both readers hold
+        assert first <= part_files(warehouse)
+        assert same_process.execute("SELECT count(*) FROM turns").fetchone() == (6,)
+        same_process.close()
+        load_conversation_partitions(lake, warehouse, [(APP, DAY)])
+        assert first <= part_files(warehouse)  # the other process still holds the first file
+        assert reader.stdin is not None
+        reader.stdin.write("\n")
+        reader.stdin.flush()
+        assert reader.stdout.readline().strip() == "6"  # the state it opened, every part of it there
+    finally:
+        same_process.close()
+        reader.kill() if reader.poll() is None else None
+        reader.wait(timeout=30)
+    load_conversation_partitions(lake, warehouse, [(APP, DAY)])
+    current = listed(warehouse)
+    assert not (first - current) & part_files(warehouse)  # the replaced parts went with their readers
+    with duckdb.connect(warehouse.path, read_only=True) as conn:
+        assert conn.execute("SELECT count(*) FROM turns").fetchone() == (1 + 2 + 2,)
+        retired = {
+            warehouse.parts_root / f
+            for (f,) in conn.execute("SELECT file FROM warehouse_retired_parts").fetchall()
+        }
+    assert part_files(warehouse) == current | retired
+    # what the last load replaced, kept for a minute's readers: that partition's parts only
+    assert retired and all(f"partition_date={DAY.isoformat()}" in str(path) for path in retired)
+    versions = sorted(parts.versions_folder(warehouse.parts_root).glob("*.duckdb"))
+    assert len(versions) <= 2  # the current file, and the one it replaced
