@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import socket
 
+from pipelines.errors import UsageError
 
-class ListenError(OSError):
+
+class ListenError(UsageError, OSError):
     """The address cannot be listened on (taken, not this host's, not allowed); says which."""
 
 

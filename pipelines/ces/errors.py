@@ -6,9 +6,10 @@ import functools
 from typing import Any
 
 from pipelines.ces.google_status import GoogleStatus, google_status
+from pipelines.errors import ActionableError
 
 
-class CesError(Exception):
+class CesError(ActionableError):
     """Base class for every failure talking to the CES MCP server; `attempts`: sends before it was final."""
 
     attempts: int = 1

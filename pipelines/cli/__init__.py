@@ -8,11 +8,12 @@ from collections.abc import Sequence
 
 from rich.markup import escape
 
-from pipelines.cli.common import UserError, console, parse_day
+from pipelines.cli.common import console, parse_day
 from pipelines.cli.loads import cmd_evaluate, cmd_ingest, cmd_rebuild
 from pipelines.cli.local import add_scale_options, cmd_demo, cmd_dev, cmd_simulate
 from pipelines.cli.reads import cmd_mcp, cmd_query, cmd_report
 from pipelines.config import ConfigError, Settings, load_dotenv_file
+from pipelines.errors import ActionableError
 
 
 def _add_partition_options(parser: argparse.ArgumentParser) -> None:
@@ -98,14 +99,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; a user error is one line on stderr and a non-zero exit, never a traceback."""
-    from pipelines.ces.errors import CesError
-    from pipelines.listening import ListenError
-    from pipelines.orchestration.run_queue import QueueNotServedError
-    from pipelines.warehouse.duck import WarehouseMemoryError, WarehouseSchemaError
-    from pipelines.warehouse.ducklake import DuckLakeSetupError
-    from pipelines.warehouse.lock import WarehouseBusyError
-    from pipelines.warehouse.queries import NamedQueryError
-
     load_dotenv_file()
     args = build_parser().parse_args(argv)
     # SIGTERM (a scheduler, `kill`, a container stopping) ends a command as Ctrl-C does: the
@@ -120,19 +113,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         console.print(f"[red]configuration error: {escape(str(exc))}", soft_wrap=True)
         return 2
-    except (UserError, NamedQueryError, ListenError) as exc:
+    except ActionableError as exc:
         console.print(f"[red]error: {escape(str(exc))}", soft_wrap=True)
-        return 2
-    except (
-        CesError,
-        WarehouseBusyError,
-        WarehouseSchemaError,
-        WarehouseMemoryError,
-        DuckLakeSetupError,
-        QueueNotServedError,
-    ) as exc:
-        console.print(f"[red]error: {escape(str(exc))}", soft_wrap=True)
-        return 1
+        return exc.exit_code
     except KeyboardInterrupt as exc:  # a message says what goes on (queued runs), else nothing does
         message = (
             str(exc) or "interrupted: the run in progress is recorded as failed; no other run was started"

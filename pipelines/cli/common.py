@@ -13,6 +13,8 @@ from datetime import UTC, date, datetime, timedelta
 from rich.console import Console
 from rich.table import Table
 
+from pipelines.errors import UsageError
+
 console = Console(stderr=True)
 out = Console(width=None if sys.stdout.isatty() else 160)
 """Tables go to stdout; piped output gets a wide fixed width rather than 80 columns."""
@@ -50,7 +52,7 @@ def serve_until_stopped(serve: Callable[[], None], what: str) -> int:
     return 0
 
 
-class UserError(Exception):
+class UserError(UsageError):
     """Something the user asked for cannot be done as asked: one line, exit code 2."""
 
 

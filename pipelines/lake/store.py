@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from isal import igzip
 
+from pipelines.durable import fsync_directory
 from pipelines.lake.paths import app_from_segment, app_segment, partition_dir
 from pipelines.protojson import deepjson
 from pipelines.transform.schemas import TableSpec
@@ -220,16 +221,6 @@ def _remove_stale_temps(directory: str, name: str) -> None:
         with contextlib.suppress(OSError):
             if stale.stat().st_mtime < cutoff:
                 stale.unlink()
-
-
-def fsync_directory(directory: str) -> None:
-    """Make a rename in `directory` durable (best effort: not every filesystem allows it)."""
-    with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 class TableWriter:

@@ -27,6 +27,7 @@ from typing import Any
 
 import dagster as dg
 
+from pipelines.errors import ActionableError
 from pipelines.orchestration.dagster_private import queue_daemon_heartbeat
 from pipelines.orchestration.runs import PlannedRun, RunOutcome, run_outcome
 
@@ -44,7 +45,7 @@ Notice = Callable[[str], None]
 """Where a line for the person waiting goes (the CLI prints it above its progress display)."""
 
 
-class QueueNotServedError(RuntimeError):
+class QueueNotServedError(ActionableError, RuntimeError):
     """`CES_QUEUE_RUNS` is set, but no daemon takes runs off the instance's queue: nothing queued."""
 
 

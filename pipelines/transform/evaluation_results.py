@@ -21,10 +21,10 @@ from pipelines.transform.schemas import (
     EVALUATION_SCENARIO_RESULTS,
     EVALUATION_SCORES,
     EVALUATION_TURN_REPLAYS,
+    RESULT_REJECT_SOURCE,
 )
 
 RESULT_NAME = re.compile(r"(projects/[^/]+/locations/[^/]+/apps/[^/]+/evaluations/[^/]+)/results/[^/]+")
-RESULT_REJECT_SOURCE = "evaluation_result"
 OUTCOME = "EvaluationResult.Outcome"
 
 _EXPECTATION_KINDS = (

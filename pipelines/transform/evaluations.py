@@ -22,11 +22,11 @@ from pipelines.transform.schemas import (
     EVALUATION_RUN_SUMMARIES,
     EVALUATION_RUN_TABLES,
     EVALUATION_RUNS,
+    OPERATION_REJECT_SOURCE,
+    RUN_REJECT_SOURCE,
 )
 
 RUN_NAME = re.compile(r"(projects/[^/]+/locations/[^/]+/apps/[^/]+)/evaluationRuns/([^/]+)")
-RUN_REJECT_SOURCE = "evaluation_run"
-OPERATION_REJECT_SOURCE = "evaluation_operation"
 PROGRESS_FIELDS = (
     "totalCount",
     "passedCount",

@@ -76,6 +76,10 @@ TOOL_RESPONSES = _table("tool_responses", *_CHUNK_KEY, partitioned=True)
 AGENT_TRANSFERS = _table("agent_transfers", *_CHUNK_KEY, partitioned=True)
 SPANS = _table("spans", "conversation_name", "turn_index", "span_id", partitioned=True)
 REJECTS = _table("rejects", "app", "partition_date", "source", "resource_name", "reason")
+RUN_REJECT_SOURCE = "evaluation_run"
+OPERATION_REJECT_SOURCE = "evaluation_operation"
+RESULT_REJECT_SOURCE = "evaluation_result"
+"""`rejects.source` of what an evaluation load rejects (a conversation load's: `conversation`)."""
 
 CONVERSATION_TABLES: tuple[TableSpec, ...] = (
     CONVERSATIONS,

@@ -10,16 +10,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import duckdb
 import pyarrow as pa
-from fsspec import AbstractFileSystem
 
 from pipelines.config import DEFAULT_WRITE_MEMORY_LIMIT, StorageSettings
+from pipelines.errors import ActionableError
 from pipelines.sqlfiles import sql_text
-from pipelines.transform.evaluation_results import RESULT_REJECT_SOURCE
-from pipelines.transform.evaluations import OPERATION_REJECT_SOURCE, RUN_REJECT_SOURCE
 from pipelines.transform.schemas import (
     ALL_TABLES,
     CONVERSATION_TABLES,
@@ -29,7 +27,10 @@ from pipelines.transform.schemas import (
     EVALUATION_RUN_SNAPSHOTS,
     EVALUATION_RUN_TABLES,
     EVALUATION_RUNS,
+    OPERATION_REJECT_SOURCE,
     REJECTS,
+    RESULT_REJECT_SOURCE,
+    RUN_REJECT_SOURCE,
 )
 from pipelines.warehouse import ducklake, parts, rollups
 from pipelines.warehouse.catalog import apply_comments
@@ -39,6 +40,9 @@ from pipelines.warehouse.migrations import migrate
 from pipelines.warehouse.publish import working_copy
 from pipelines.warehouse.transaction import transaction
 from pipelines.warehouse.types import schema_mismatches
+
+if TYPE_CHECKING:
+    from fsspec import AbstractFileSystem
 
 T = TypeVar("T")
 
@@ -53,11 +57,11 @@ class PartitionFiles:
     rejects: str
 
 
-class WarehouseSchemaError(RuntimeError):
+class WarehouseSchemaError(ActionableError, RuntimeError):
     """The warehouse file's tables do not match the table schemas of this version."""
 
 
-class WarehouseMemoryError(RuntimeError):
+class WarehouseMemoryError(ActionableError, RuntimeError):
     """A load needed more memory than its DuckDB buffer pool (`CES_WAREHOUSE_MEMORY_LIMIT`) gives."""
 
 

@@ -21,6 +21,7 @@ from importlib import resources
 
 import duckdb
 
+from pipelines.errors import ActionableError
 from pipelines.sqlfiles import quoted, sql_text
 
 PREFIX = "ducklake:"
@@ -31,7 +32,7 @@ _PASSWORD = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)")
 INITIALIZE_ATTEMPTS = 3
 
 
-class DuckLakeSetupError(RuntimeError):
+class DuckLakeSetupError(ActionableError, RuntimeError):
     """The DuckLake extensions are missing, or the catalog cannot be attached."""
 
 

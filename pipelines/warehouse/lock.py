@@ -9,8 +9,10 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from pipelines.errors import ActionableError
 
-class WarehouseBusyError(RuntimeError):
+
+class WarehouseBusyError(ActionableError, RuntimeError):
     """The warehouse stayed locked by another process for longer than the wait allowed."""
 
 

@@ -28,8 +28,8 @@ from pathlib import Path
 
 import duckdb
 
+from pipelines.durable import fsync_directory
 from pipelines.lake.paths import app_segment
-from pipelines.lake.store import fsync_directory
 from pipelines.sqlfiles import quoted, quoted_list, sql_text
 from pipelines.transform.schemas import CONVERSATION_TABLES, CONVERSATIONS, TableSpec
 from pipelines.warehouse.types import duckdb_type

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.lake.store import fsync_directory
+from pipelines.durable import fsync_directory
 
 WORKING_SUFFIX = ".loading"
 """The working copy sits beside the published file (same filesystem, so the rename is atomic)."""

@@ -15,6 +15,7 @@ from typing import Any
 
 import duckdb
 
+from pipelines.errors import UsageError
 from pipelines.sqlfiles import SQL_DIR, sql_files
 from pipelines.warehouse.duck import Warehouse
 
@@ -31,7 +32,7 @@ _BOOLEANS = {
 }
 
 
-class NamedQueryError(ValueError):
+class NamedQueryError(UsageError, ValueError):
     """Unknown query, bad or missing parameter, or no warehouse yet."""
 
 
