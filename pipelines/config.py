@@ -24,10 +24,20 @@ EVALUATION_RUN_NAME_PATTERN = re.compile(r"^projects/[^/]+/locations/[^/]+/apps/
 KNOWN_SOURCES = ("LIVE", "SIMULATOR", "EVAL", "AGENT_TOOL")
 HYDRATE_POLICIES = ("auto", "always", "never")
 
-DEFAULT_WRITE_MEMORY_LIMIT = "64MB"
-"""DuckDB's buffer pool for the connections that load: DuckDB caches what a load's deletes read
-up to its limit (80% of RAM by default), so a load's memory would grow with the warehouse.
-Read-only connections keep the default: at this limit large latency quantiles fail."""
+
+def default_write_memory_limit(ram_bytes: int | None = None) -> str:
+    """DuckDB's buffer pool for the connections that load, from the machine's RAM: a 32nd of it,
+    at least 128 MB, at most 1 GB. A load reads and writes its own partitions and rolls up at
+    most 32 of them at a time, so its need is that of its work, not of the warehouse; DuckDB's
+    own default (80% of RAM) would let its cache of what a load read grow with the machine.
+    Read-only connections keep DuckDB's default, which large latency quantiles need."""
+    if ram_bytes is None:
+        ram_bytes = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    megabytes = min(1024, max(128, ram_bytes // 32 // 2**20))
+    return f"{megabytes}MB"
+
+
+DEFAULT_WRITE_MEMORY_LIMIT = default_write_memory_limit()
 
 SIZE_PATTERN = re.compile(r"\d+(?:\.\d+)?\s*(?:[KMGT]i?B|B)", re.IGNORECASE)
 """What DuckDB takes as a memory limit: a size, or a share of the machine's RAM."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ import duckdb
 import pytest
 from conversation_samples import APP, conversation_name, full_conversation
 
-from pipelines.config import ConfigError, Settings, StorageSettings
+from pipelines.config import ConfigError, Settings, StorageSettings, default_write_memory_limit
 from pipelines.ingest.load import load_conversation_partitions
 from pipelines.ingest.rejects import rejects_batch
 from pipelines.lake.store import Lake
@@ -228,12 +229,18 @@ def write_and_read_setting(path: Path, setting: str, **settings: Any) -> list[An
 
 
 def test_loads_get_a_bounded_buffer_pool_and_reads_duckdbs_default(tmp_path: Path) -> None:
-    """A load's memory must not grow with the warehouse (DuckDB caches what a delete scanned,
-    up to its limit); queries keep DuckDB's own limit, which quantiles need."""
+    """A load's buffer pool comes from the machine (a 32nd of its RAM, 128 MB to 1 GB), not
+    DuckDB's 80%: its cache must not grow with what loads read; queries keep DuckDB's own limit,
+    which quantiles need."""
     with duckdb.connect() as conn:
         duckdb_default = conn.execute("SELECT current_setting('memory_limit')").fetchone()[0]
     path = tmp_path / "w.duckdb"
-    assert write_and_read_setting(path, "memory_limit") == ["61.0 MiB", duckdb_default]  # 64 MB
+    ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    derived = min(1024, max(128, ram // 32 // 2**20)) * 10**6  # DuckDB's MB are 10^6 bytes
+    with duckdb.connect(config={"memory_limit": f"{derived}B"}) as conn:
+        expected = conn.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+    assert write_and_read_setting(path, "memory_limit") == [expected, duckdb_default]
+    assert [default_write_memory_limit(gb * 2**30) for gb in (2, 24, 64)] == ["128MB", "768MB", "1024MB"]
     from_env = Settings.from_env({"CES_WAREHOUSE_MEMORY_LIMIT": "1GB"}).storage.write_memory_limit
     assert write_and_read_setting(path, "memory_limit", write_memory_limit=from_env) == [
         "953.6 MiB",
