@@ -41,6 +41,7 @@ lint: $(STAMP)
 
 # bench: the rebuild and ingest paths against DuckDB read_json and dlt on one corpus
 # (BENCH_ARGS="--conversations 200000" for the large run); results in bench/results/.
+# BENCH_ARGS="--scale [--sizes 20000,200000]": the commands as the warehouse grows to 2M (bench/scale.py).
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
 	$(BIN)/python -m bench.run $(BENCH_ARGS)

@@ -34,6 +34,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterable
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -53,13 +54,32 @@ TABLES = (
 SQL_DIR = Path(__file__).resolve().parent / "sql"
 
 
-def _link_raw(lake_root: str, work: Path) -> str:
-    """A fresh lake under `work` whose raw records are the corpus's (a symlink, nothing copied)."""
+def _link_raw(lake_root: str, work: Path, apps: Iterable[str] | None = None) -> str:
+    """A fresh lake under `work` whose raw records are the corpus's (links, nothing copied): its
+    whole raw folder as a symlink, or only the conversation files of `apps`, each hard-linked
+    (the lake's listing does not descend into symlinked folders below its root), so that one
+    lake can gather apps from several roots (bench.scale's replicas beside the corpus)."""
     lake = work / "lake"
     lake.mkdir(parents=True, exist_ok=True)
     raw = lake / "raw"
-    if not raw.exists():
-        raw.symlink_to(Path(lake_root).resolve() / "raw", target_is_directory=True)
+    if apps is None:
+        if not raw.exists():
+            raw.symlink_to(Path(lake_root).resolve() / "raw", target_is_directory=True)
+        return str(lake)
+    from pipelines.ingest.flatten import CONVERSATIONS_DATASET
+    from pipelines.lake.paths import app_segment
+    from pipelines.lake.store import RAW_FILE
+
+    for app in apps:
+        folder = Path("raw", CONVERSATIONS_DATASET, f"app={app_segment(app)}")
+        for source in (Path(lake_root) / folder).glob(f"date=*/{RAW_FILE}"):
+            link = lake / folder / source.parent.name / RAW_FILE
+            link.parent.mkdir(parents=True, exist_ok=True)
+            if not link.exists():
+                try:
+                    os.link(source, link)
+                except OSError:  # another filesystem
+                    shutil.copyfile(source, link)
     return str(lake)
 
 
@@ -122,17 +142,8 @@ def _command(
     the phase sampler into `profile` when given (`bench.profiling`)."""
     from pipelines.cli import main as cli_main
 
-    days = sorted({date.fromisoformat(day) for _, day in partitions})
     os.environ.update(_instance_env(work, lake_root, partitions, **env))
-    args = [
-        name,
-        "--since",
-        str(days[0]),
-        "--until",
-        str(days[-1] + timedelta(days=1)),
-        "--skip-evaluations",
-        *extra,
-    ]
+    args = _command_args(name, partitions, extra)
     cpu, started = _cpu_seconds(), time.perf_counter()
     with sampled(profile) if profile else contextlib.nullcontext():
         code = cli_main(args)
@@ -140,6 +151,14 @@ def _command(
     if code != 0:
         raise SystemExit(f"ces-pipeline {' '.join(args)} exited {code}")
     return {"seconds": elapsed, "command_cpu_seconds": cpu}
+
+
+def _command_args(name: str, partitions: list[tuple[str, str]], extra: tuple[str, ...] = ()) -> list[str]:
+    """`NAME --since … --until … --skip-evaluations EXTRA…`: the arguments the bench gives a
+    load command over the partitions' days, in this process or as a command (bench.scale)."""
+    days = sorted({date.fromisoformat(day) for _, day in partitions})
+    since, until = str(days[0]), str(days[-1] + timedelta(days=1))
+    return [name, "--since", since, "--until", until, "--skip-evaluations", *extra]
 
 
 def _partition_rows(warehouse_path: str) -> dict[str, dict[str, int]]:

@@ -3,6 +3,7 @@
     python -m bench.run [--conversations 20000] [--days 60] [--shape real|simulator|both] [--rounds N]
                         [--skip-dlt] [--skip-phases] [--skip-backfill] …
     python -m bench.run --corpus conversations.jsonl.gz …   (conversations from elsewhere)
+    python -m bench.run --scale [--sizes 20000,200000,2000000]   (bench.scale: as the warehouse grows)
 
 1. writes (or reuses, while the code that writes it is unchanged) the corpus: raw-lake JSON
    Lines of simulator conversations, as the simulator makes them or reshaped as real traces
@@ -142,9 +143,12 @@ def _sum(pids: set[int], reader) -> int:
     return total
 
 
-def measure(command: list[str], *, env: dict[str, str] | None = None) -> dict[str, Any]:
+def measure(
+    command: list[str], *, env: dict[str, str] | None = None, json_result: bool = True
+) -> dict[str, Any]:
     """Run `command`, sampling its process tree's memory and CPU; its last stdout line is its
-    JSON result."""
+    JSON result, or (`json_result=False`, a command of the product's own, bench.scale) its whole
+    stdout is kept as `stdout`."""
     out = tempfile.TemporaryFile()  # noqa: SIM115 (read after the process ends)
     started = time.perf_counter()
     process = subprocess.Popen(command, stdout=out, env={**os.environ, **(env or {})})
@@ -168,10 +172,11 @@ def measure(command: list[str], *, env: dict[str, str] | None = None) -> dict[st
     process.returncode = os.waitstatus_to_exitcode(status)
     wall = time.perf_counter() - started
     out.seek(0)
-    lines = out.read().decode().strip().splitlines()
-    if process.returncode != 0 or not lines:
-        raise RuntimeError(f"{' '.join(command[2:4])} failed with exit code {process.returncode}")
-    result = json.loads(lines[-1])
+    text = out.read().decode()
+    lines = text.strip().splitlines()
+    if process.returncode != 0 or (json_result and not lines):
+        raise RuntimeError(f"{' '.join(command[1:4])} failed with exit code {process.returncode}")
+    result = json.loads(lines[-1]) if json_result else {"stdout": text}
     waited_cpu = usage.ru_utime + usage.ru_stime
     result.update(
         process_wall_seconds=wall,
@@ -184,6 +189,9 @@ def measure(command: list[str], *, env: dict[str, str] | None = None) -> dict[st
         peak_rss_mb=max(usage.ru_maxrss * 1024, peak_process) / 2**20,
         peak_tree_mb=peak_pss / 2**20,
         peak_tree_rss_mb=peak_rss / 2**20,
+        # Bytes the process and its waited-for descendants wrote to storage (or dirtied in the
+        # page cache for it): the kernel's block-output count, in 512-byte units.
+        disk_written_mb=usage.ru_oublock * 512 / 2**20,
     )
     return result
 
@@ -756,7 +764,18 @@ def _backfill_lines(backfill: dict[str, Any], found: dict[str, Any]) -> list[str
 
 
 def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if "--scale" in argv:  # `make bench BENCH_ARGS="--scale …"`: the scale mode takes the rest
+        from bench.scale import main as scale
+
+        return scale([arg for arg in argv if arg != "--scale"])
     parser = argparse.ArgumentParser(description="ces-pipeline against DuckDB read_json and dlt")
+    parser.add_argument(
+        "--scale",
+        action="store_true",
+        help="the scale mode instead: the product's commands as the warehouse grows to 20k, 200k and "
+        "2M conversations; the other arguments are its own (python -m bench.scale --help)",
+    )
     parser.add_argument("--conversations", type=int, default=20_000)
     parser.add_argument("--seed", type=int, default=CorpusSpec.seed, help="the generated corpus's data seed")
     parser.add_argument("--days", type=int, default=60, help="days of history of each of the two apps")

@@ -1,0 +1,434 @@
+"""Scale mode: the product's own commands on a warehouse grown through its own load path.
+
+    python -m bench.scale [--sizes 20000,200000,2000000] [--shape real] [--work DIR]
+    make bench BENCH_ARGS="--scale --sizes 20000,200000"
+
+A warehouse that only ever held the bench corpus says nothing about the tenth or hundredth
+month of a deployment, so for each size, smallest first:
+
+1. the bench corpus (`bench.corpus`, 20,000 conversations over 60 days of two apps, generated
+   once and cached as for `bench.run`) is replicated under new app names until the raw lake
+   holds the size: replica k of app `…/apps/a` is `…/apps/a-rk`, the app segment of its path
+   and every occurrence of the app's resource name in its records rewritten (conversation
+   names start with it, so they are distinct too), line by line; the replicas are cached in
+   the work folder, so a larger size (or the next invocation) writes only the new ones;
+2. `ces-pipeline rebuild` of the whole history into an empty warehouse, then in it:
+   `ces-pipeline rebuild` of one app-day (a daily schedule's load), every named query with
+   `ces-pipeline query`, `ces-pipeline report`, and every named query through
+   `ces-pipeline mcp`'s `run_query` (its answers checked against the CLI's);
+3. each command is a subprocess of the installed `ces-pipeline` with default settings, timed
+   and measured from outside (`bench.run.measure`: wall time, peak RSS, bytes written);
+4. the figures are set against the smallest size of the same invocation and the targets, and
+   written to bench/results/scale-<shape>.json and .md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from isal import igzip
+
+from bench.approaches import _command_args, _instance_env, _link_raw, _partitions
+from bench.corpus import DATA_DIR, CorpusSpec, ensure_corpus
+from bench.run import RESULTS, measure
+from bench.shapes import SHAPES
+from pipelines.ingest.flatten import CONVERSATIONS_DATASET
+from pipelines.lake.paths import app_segment
+from pipelines.lake.store import RAW_GZIP_LEVEL, TABLE_FILE, Lake
+
+BASE = 20_000
+"""Conversations of one replica: the bench corpus (19,920 once split into 60 days of two apps)."""
+DEFAULT_SIZES = (20_000, 200_000, 2_000_000)
+ROUNDS = 3
+CES_PIPELINE = str(Path(sys.executable).with_name("ces-pipeline"))
+"""The installed command, as a user runs it."""
+
+Check = dict[str, Any]
+"""One target: `measure`, the `measured` figure, the `target`, and `met`."""
+
+
+# -- growing the raw lake -----------------------------------------------------------------------
+
+
+def _replica_app(app: str, replica: int) -> str:
+    return app if replica == 0 else f"{app}-r{replica}"
+
+
+def _replicate(source: str, target: str, renames: dict[str, str]) -> None:
+    """`source`'s records with every app resource name renamed, into `target`: one line at a
+    time (a page of 100 conversations, ~2 MB), so memory stays bounded whatever the file's size,
+    and through a hidden temporary file, so an interrupted growth leaves no partial partition."""
+    names = "|".join(re.escape(app) for app in sorted(renames, key=len, reverse=True))
+    pattern = re.compile(f'(?:{names})(?=["/])'.encode())  # a whole name, not a prefix of another
+    encoded = {app.encode(): renamed.encode() for app, renamed in renames.items()}
+    folder, name = target.rsplit("/", 1)
+    os.makedirs(folder, exist_ok=True)
+    temporary = f"{folder}/.{name}.tmp"
+    with (
+        igzip.open(source, "rb") as reader,
+        igzip.open(temporary, "wb", compresslevel=RAW_GZIP_LEVEL) as writer,
+    ):
+        for line in reader:
+            writer.write(pattern.sub(lambda match: encoded[match.group()], line))
+    os.replace(temporary, target)
+
+
+def grow(corpus_lake: str, replicas_root: str, replicas: int, workers: int) -> int:
+    """Write the raw files of replicas 1…`replicas`-1 of the corpus that `replicas_root` does not
+    hold yet (in `workers` processes); returns how many were written."""
+    corpus, pool = Lake(corpus_lake), Lake(replicas_root)
+    apps = sorted({app for app, _ in corpus.raw_partitions(CONVERSATIONS_DATASET)})
+    jobs = []
+    for replica in range(1, replicas):
+        renames = {app: _replica_app(app, replica) for app in apps}
+        for app, day in corpus.raw_partitions(CONVERSATIONS_DATASET):
+            target = pool.raw_path(CONVERSATIONS_DATASET, renames[app], day)
+            if not os.path.exists(target):
+                jobs.append((corpus.raw_path(CONVERSATIONS_DATASET, app, day), target, renames))
+    with ProcessPoolExecutor(max_workers=workers) as executor:
+        for future in [executor.submit(_replicate, *job) for job in jobs]:
+            future.result()
+    return len(jobs)
+
+
+# -- measuring the commands ---------------------------------------------------------------------
+
+
+def _run(env: dict[str, str], *args: str) -> dict[str, Any]:
+    """`ces-pipeline ARGS…` measured from outside: wall seconds, peak RSS MB, disk written MB."""
+    found = measure([CES_PIPELINE, *args], env=env, json_result=False)
+    return {
+        "seconds": found["process_wall_seconds"],
+        "peak_rss_mb": found["peak_rss_mb"],
+        "disk_written_mb": found["disk_written_mb"],
+        "stdout": found["stdout"],
+    }
+
+
+def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The median of each figure over the runs, and the runs' seconds."""
+    keys = ("seconds", "peak_rss_mb", "disk_written_mb")
+    return {
+        **{key: statistics.median(run[key] for run in runs) for key in keys},
+        "rounds": [r["seconds"] for r in runs],
+    }
+
+
+def _partition_bytes(lake_root: str, app: str, day: str) -> int:
+    """Bytes of one app-day's Parquet table files in the lake: the data a load of it carries."""
+    pattern = f"tables/*/app={app_segment(app)}/date={day}/{TABLE_FILE}"
+    return sum(path.stat().st_size for path in Path(lake_root).glob(pattern))
+
+
+def _queries() -> list[str]:
+    from pipelines.warehouse.queries import named_queries
+
+    return [query.name for query in named_queries()]
+
+
+def _query_rows(env: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """Every named query from the command line, `ROUNDS` times: median seconds and the rows."""
+    found = {}
+    for name in _queries():
+        runs = [_run(env, "query", name, "--format", "json") for _ in range(ROUNDS)]
+        rows = json.loads(runs[-1]["stdout"])
+        found[name] = {**_median(runs), "rows": rows}
+    return found
+
+
+def _mcp(env: dict[str, str], cli: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Every named query through `ces-pipeline mcp` over stdio, as an agent's client starts and
+    asks it, `ROUNDS` times each: median seconds of the tool call, and whether its rows are the
+    CLI's (their first ones, where the server's row or byte cap cut the answer)."""
+    import anyio
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    server = StdioServerParameters(command=CES_PIPELINE, args=["mcp"], env={**os.environ, **env})
+
+    async def ask() -> dict[str, dict[str, Any]]:
+        seconds: dict[str, list[float]] = {name: [] for name in cli}
+        answers: dict[str, Any] = {}
+        async with Client(server) as client:
+            for _ in range(ROUNDS):
+                for name in cli:
+                    started = time.perf_counter()
+                    answer = await client.call_tool("run_query", {"name": name})
+                    seconds[name].append(time.perf_counter() - started)
+                    answers[name] = answer
+        found = {}
+        for name, answer in answers.items():
+            content = answer.structured_content or {}
+            rows, expected = content.get("rows", []), cli[name]["rows"]
+            truncated = bool(content.get("truncated"))
+            same = not answer.is_error and rows == (expected[: len(rows)] if truncated else expected)
+            found[name] = {
+                "seconds": statistics.median(seconds[name]),
+                "rounds": seconds[name],
+                "rows": len(rows),
+                "truncated": truncated,
+                "error": answer.content[0].text if answer.is_error else None,
+                "same_as_cli": same,
+            }
+        return found
+
+    return anyio.run(ask)
+
+
+def measure_size(
+    corpus_lake: str, work: Path, replicas: int, day_partition: tuple[str, str], conversations: int
+) -> dict[str, Any]:
+    """The commands on a warehouse of `replicas` copies of the corpus, in a fresh run folder."""
+    run = work / "run"
+    shutil.rmtree(run, ignore_errors=True)
+    corpus_apps = sorted({app for app, _ in _partitions(corpus_lake)})
+    _link_raw(corpus_lake, run, corpus_apps)
+    replica_apps = [_replica_app(app, k) for k in range(1, replicas) for app in corpus_apps]
+    lake = _link_raw(str(work / "replicas"), run, replica_apps)
+    partitions = _partitions(lake)
+    env = _instance_env(run, lake, partitions)
+    print(f"  ces-pipeline rebuild of {len(partitions)} partitions ...", flush=True)
+    rebuild = _run(env, *_command_args("rebuild", partitions))
+    rebuild["conversations_per_second"] = conversations / rebuild["seconds"]
+    app, day = day_partition
+    print(f"  ces-pipeline rebuild of {day} of {app}, {ROUNDS} times ...", flush=True)
+    one_day = _median(
+        [_run(env, *_command_args("rebuild", [day_partition], ("--app", app))) for _ in range(ROUNDS)]
+    )
+    one_day.update(app=app, day=day, partition_bytes=_partition_bytes(lake, app, day))
+    print(f"  ces-pipeline query of each named query, {ROUNDS} times ...", flush=True)
+    queries = _query_rows(env)
+    # What every command pays before it reads anything (its imports): `query --list` opens nothing.
+    startup = _median([_run(env, "query", "--list") for _ in range(ROUNDS)])
+    print("  ces-pipeline report ...", flush=True)
+    report = _run(env, "report")
+    print(f"  run_query of ces-pipeline mcp, each named query {ROUNDS} times ...", flush=True)
+    mcp = _mcp(env, queries)
+    loaded = sum(row["conversations"] or 0 for row in queries["daily_volume"]["rows"])
+    for found in (rebuild, report, startup, *queries.values()):
+        found.pop("stdout", None)
+    result = {
+        "replicas": replicas,
+        "apps": len(corpus_apps) * replicas,
+        "partitions": len(partitions),
+        "conversations": conversations,
+        "warehouse_conversations": loaded,
+        "warehouse_mb": (run / "warehouse.duckdb").stat().st_size / 2**20,
+        "rebuild": rebuild,
+        "one_day": one_day,
+        "queries": {
+            name: {k: v for k, v in q.items() if k != "rows"} | {"rows": len(q["rows"])}
+            for name, q in queries.items()
+        },
+        "report": report,
+        "mcp": mcp,
+        "startup": startup,
+    }
+    shutil.rmtree(run, ignore_errors=True)  # the next size starts empty; only the replicas are kept
+    return result
+
+
+# -- targets and the report ---------------------------------------------------------------------
+
+
+def _ratio(value: float, base: float) -> float:
+    return value / base if base else float("inf")
+
+
+def checks(size: dict[str, Any], base: dict[str, Any]) -> list[Check]:
+    """Each target for one size, its figure set against `base` (the smallest size of the
+    invocation) where the target is a ratio or the ratio says how the figure grew."""
+    found: list[Check] = []
+
+    def check(what: str, measured: str, ratio: float | None, target: str, met: bool) -> None:
+        found.append({"measure": what, "measured": measured, "ratio": ratio, "target": target, "met": met})
+
+    rebuild = size["rebuild"]
+    speed = _ratio(rebuild["conversations_per_second"], base["rebuild"]["conversations_per_second"])
+    measured = f"{rebuild['conversations_per_second']:,.0f} conv/s"
+    check("whole rebuild throughput", measured, speed, ">= 0.8x base", speed >= 0.8)
+    day, base_day = size["one_day"], base["one_day"]
+    slower = _ratio(day["seconds"], base_day["seconds"])
+    check("one-app-day rebuild time", f"{day['seconds']:.2f} s", slower, "<= 1.5x base", slower <= 1.5)
+    rss = day["peak_rss_mb"]
+    check(
+        "one-app-day rebuild peak RSS",
+        f"{rss:,.0f} MB",
+        _ratio(rss, base_day["peak_rss_mb"]),
+        "< 400 MB",
+        rss < 400,
+    )
+    written = _ratio(day["disk_written_mb"] * 2**20, day["partition_bytes"])
+    measured = f"{day['disk_written_mb']:,.1f} MB, {written:,.1f}x the day's own data"
+    ratio = _ratio(day["disk_written_mb"], base_day["disk_written_mb"])
+    check("one-app-day rebuild disk written", measured, ratio, "<= 2x the day's data", written <= 2)
+    for name, query in size["queries"].items():
+        ratio = _ratio(query["seconds"], base["queries"][name]["seconds"])
+        met = query["seconds"] <= 1.0 and ratio <= 1.5
+        check(f"`query {name}`", f"{query['seconds']:.2f} s", ratio, "<= 1.0 s and <= 1.5x base", met)
+    report = size["report"]
+    measured = f"{report['seconds']:.2f} s, {report['peak_rss_mb']:,.0f} MB"
+    ratio = _ratio(report["seconds"], base["report"]["seconds"])
+    check(
+        "`report`",
+        measured,
+        ratio,
+        "<= 5 s and < 500 MB",
+        report["seconds"] <= 5 and report["peak_rss_mb"] < 500,
+    )
+    for name, answer in size["mcp"].items():
+        same = "the CLI's rows" if answer["same_as_cli"] else "**rows differ from the CLI's**"
+        cut = f" (first {answer['rows']:,}: capped)" if answer["truncated"] else ""
+        measured = f"{answer['seconds']:.3f} s, {same}{cut}"
+        ratio = _ratio(answer["seconds"], base["mcp"][name]["seconds"])
+        met = answer["seconds"] <= 1 and answer["same_as_cli"]
+        check(f"`run_query {name}`", measured, ratio, "<= 1 s, the CLI's rows", met)
+    return found
+
+
+def markdown(report: dict[str, Any]) -> str:
+    sizes = report["sizes"]
+    base = sizes[0] if sizes else {"conversations": BASE}
+    counts = ", ".join(f"{size['conversations']:,}" for size in sizes)
+    lines = [
+        f"# Scale: {report['shape']} shape, {counts} conversations ({report['started_at']})",
+        "",
+        f"The bench corpus ({report['corpus']['stats']['conversations']:,} conversations over 60 days of two "
+        f"apps) replicated under new app names; each size rebuilt from an empty warehouse with "
+        f"`ces-pipeline rebuild`, then measured with the installed `ces-pipeline` (default settings), "
+        f"medians of {ROUNDS} where stated; ratios against {base['conversations']:,} conversations. "
+        f"{report['machine']['cpus']} CPUs, Python {report['machine']['python']}.",
+        "",
+    ]
+    for size in sizes:
+        rebuild, day, report_run = size["rebuild"], size["one_day"], size["report"]
+        results = size["checks"]
+        lines += [
+            f"## {size['conversations']:,} conversations ({size['apps']} apps, "
+            f"{size['partitions']:,} partitions; "
+            f"{size['seconds']:,.0f} s in all, {size['growth_seconds']:,.0f} s of it writing "
+            f"{size['replica_files']:,} replica files)",
+            "",
+            f"Warehouse {size['warehouse_mb']:,.0f} MB holding "
+            f"{size['warehouse_conversations']:,} conversations. "
+            f"Whole rebuild: {rebuild['seconds']:,.1f} s, {rebuild['conversations_per_second']:,.0f} conv/s, "
+            f"peak RSS {rebuild['peak_rss_mb']:,.0f} MB, {rebuild['disk_written_mb']:,.0f} MB written. "
+            f"One app-day ({day['day']} of `{day['app'].rsplit('/', 1)[1]}`, median of {ROUNDS}): "
+            f"{day['seconds']:.2f} s, peak RSS {day['peak_rss_mb']:,.0f} MB, "
+            f"{day['disk_written_mb']:,.1f} MB written for {day['partition_bytes'] / 2**20:,.2f} MB "
+            "of its own Parquet. Report: "
+            f"{report_run['seconds']:.2f} s, peak RSS {report_run['peak_rss_mb']:,.0f} MB. "
+            f"`ces-pipeline query --list`, which reads nothing, takes {size['startup']['seconds']:.2f} s: "
+            "each command's start, in every query's time below.",
+            "",
+            f"Targets met: {sum(c['met'] for c in results)} of {len(results)}.",
+            "",
+            f"| measure | measured | x {base['conversations']:,} | target | result |",
+            "| --- | ---: | ---: | --- | --- |",
+            *(
+                f"| {c['measure']} | {c['measured']} | {c['ratio']:.2f}x | {c['target']} | "
+                f"{'PASS' if c['met'] else '**FAIL**'} |"
+                for c in results
+            ),
+            "",
+        ]
+    if "failed" in report:
+        failed = report["failed"]
+        lines += [
+            f"## {failed['conversations']:,} conversations: FAILED after {failed['seconds']:,.0f} s",
+            "",
+        ]
+        lines += [f"{failed['error']} (its output above, in the terminal).", ""]
+    return "\n".join(lines)
+
+
+# -- the whole run ------------------------------------------------------------------------------
+
+
+def run(sizes: list[int], shape: str, work: Path | None, workers: int) -> dict[str, Any]:
+    """Grow the lake and measure at each size, smallest first, writing the results after each
+    (a large size takes an hour); a size whose command fails is recorded, and ends the run."""
+    spec = CorpusSpec.for_count(BASE, days=60, shape=shape)
+    corpus_lake, corpus = ensure_corpus(spec, workers=workers)
+    work = work or DATA_DIR / f"scale-{Path(corpus_lake).parent.name}"
+    partitions = _partitions(corpus_lake)
+    day_partition = partitions[len(partitions) // 2]  # the same app-day at every size
+    report: dict[str, Any] = {
+        "shape": shape,
+        "corpus": corpus,
+        "work": str(work),
+        "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "sizes": [],
+    }
+    for size in sorted(sizes):
+        replicas = max(1, round(size / BASE))
+        conversations = replicas * corpus["stats"]["conversations"]
+        print(f"{conversations:,} conversations ({replicas} replicas of the corpus) ...", flush=True)
+        started = time.perf_counter()
+        written = grow(corpus_lake, str(work / "replicas"), replicas, workers)
+        growth = time.perf_counter() - started
+        try:
+            measured = measure_size(corpus_lake, work, replicas, day_partition, conversations)
+        except RuntimeError as exc:
+            seconds = time.perf_counter() - started
+            report["failed"] = {"conversations": conversations, "error": str(exc), "seconds": seconds}
+            write(report)
+            break
+        measured.update(
+            size=size, replica_files=written, growth_seconds=growth, seconds=time.perf_counter() - started
+        )
+        measured["checks"] = checks(measured, report["sizes"][0] if report["sizes"] else measured)
+        report["sizes"].append(measured)
+        write(report)
+    return report
+
+
+def write(report: dict[str, Any]) -> None:
+    """bench/results/scale-<shape>.json and .md."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    stem = RESULTS / f"scale-{report['shape']}"
+    stem.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n")
+    stem.with_suffix(".md").write_text(markdown(report))
+
+
+def _sizes(text: str) -> list[int]:
+    sizes = [int(part.replace("_", "")) for part in text.split(",") if part.strip()]
+    if not sizes or min(sizes) < BASE // 2:
+        raise argparse.ArgumentTypeError(f"sizes are conversations, at least {BASE:,} each: {text!r}")
+    return sizes
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--sizes",
+        type=_sizes,
+        default=list(DEFAULT_SIZES),
+        help="conversations, comma-separated (default 20000,200000,2000000): multiples of the 20,000 corpus",
+    )
+    parser.add_argument("--shape", choices=SHAPES, default="real", help="the corpus's shape (bench.shapes)")
+    parser.add_argument(
+        "--work", type=Path, help="where the replicas and the warehouse go (default under bench/data)"
+    )
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 2, help="processes writing replicas")
+    args = parser.parse_args(argv)
+    report = run(args.sizes, args.shape, args.work, args.workers)
+    print(markdown(report), flush=True)
+    if "failed" in report:
+        raise SystemExit(f"{report['failed']['conversations']:,} conversations: {report['failed']['error']}")
+
+
+if __name__ == "__main__":
+    main()
