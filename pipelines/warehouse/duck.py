@@ -39,7 +39,7 @@ from pipelines.warehouse.lock import WarehouseBusyError, warehouse_lock
 from pipelines.warehouse.migrations import migrate
 from pipelines.warehouse.publish import working_copy
 from pipelines.warehouse.transaction import transaction
-from pipelines.warehouse.types import schema_mismatches
+from pipelines.warehouse.types import schema_mismatches, table_columns
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem
@@ -147,7 +147,8 @@ class Warehouse:
         if self._schema_key(self.path, version) in _SCHEMA_ENSURED:
             return
         migrate(conn)
-        problems = [problem for spec in ALL_TABLES for problem in schema_mismatches(conn, spec)]
+        columns = table_columns(conn)
+        problems = [problem for spec in ALL_TABLES for problem in schema_mismatches(conn, spec, columns)]
         if problems:
             raise WarehouseSchemaError(
                 f"warehouse {self.path} does not match this version: " + "; ".join(problems)

@@ -87,12 +87,13 @@ def install_views(
     over those partitions' parts alone, which shadow the tables for the rest of the transaction
     (a load computes its partitions' rollups from them without opening every part)."""
     temporary = "TEMP" if only is not None else ""
+    chosen = _files_of(conn, only) if only is not None else {}
     for spec in CONVERSATION_TABLES:
         if only is None:
             rows = conn.execute(sql_text("parts/relation_parts.sql"), {"relation": spec.name}).fetchall()
             files = [file for (file,) in rows]
         else:
-            files = _files_of(conn, spec.name, only)
+            files = chosen.get(spec.name, [])
         if files:
             text = sql_text("parts/raw_view.sql").format(
                 temporary=temporary,
@@ -107,14 +108,14 @@ def install_views(
         conn.execute(text)
 
 
-def _files_of(conn: duckdb.DuckDBPyConnection, relation: str, partitions: Sequence[Partition]) -> list[str]:
-    files = []
+def _files_of(conn: duckdb.DuckDBPyConnection, partitions: Sequence[Partition]) -> dict[str, list[str]]:
+    """The current parts of these partitions, per table."""
+    files: dict[str, list[str]] = {}
     for app, day in sorted(set(partitions), key=lambda partition: (partition[1], partition[0])):
-        for found, file in conn.execute(
+        for relation, file in conn.execute(
             sql_text("parts/partition_parts.sql"), {"app": app, "day": day}
         ).fetchall():
-            if found == relation:
-                files.append(file)
+            files.setdefault(relation, []).append(file)
     return files
 
 
@@ -136,6 +137,7 @@ class PartWriter:
     def __init__(self, conn: duckdb.DuckDBPyConnection, root: Path):
         self._conn, self.root = conn, root
         self.written: list[Path] = []
+        self._known: set[str] | None = None
 
     def write(
         self, statement: str, spec: TableSpec, app: str | None, day: date | None, source: str | None = None
@@ -167,14 +169,12 @@ class PartWriter:
 
     def _sweep(self, folder: str) -> None:
         """Delete what a killed load left in `folder`: parts no file lists."""
-        known = {
-            file
-            for (file,) in self._conn.execute(
-                sql_text("parts/known_folder_parts.sql"), {"folder": f"{folder}/"}
-            ).fetchall()
-        }
+        if self._known is None:
+            self._known = {
+                file for (file,) in self._conn.execute(sql_text("parts/known_parts.sql")).fetchall()
+            }
         for path in (self.root / folder).glob("*.parquet"):
-            if f"{folder}/{path.name}" not in known and path not in self.written:
+            if f"{folder}/{path.name}" not in self._known and path not in self.written:
                 path.unlink()
 
     def publish(self, version: int) -> None:

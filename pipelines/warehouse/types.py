@@ -27,9 +27,23 @@ def duckdb_type(spec: TableSpec, field: pa.Field) -> str:
     return _SCALARS[field.type]
 
 
-def schema_mismatches(conn: duckdb.DuckDBPyConnection, spec: TableSpec) -> list[str]:
-    """Differences between the table in the database and `spec`; empty when they agree."""
-    actual = conn.execute(sql_text("warehouse/table_columns.sql"), {"table": spec.name}).fetchall()
+def table_columns(conn: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[str, str]]]:
+    """(column, type) of every table and view, in order: one catalog query for every check."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    for table, column, kind in conn.execute(sql_text("warehouse/all_table_columns.sql")).fetchall():
+        found.setdefault(table, []).append((column, kind))
+    return found
+
+
+def schema_mismatches(
+    conn: duckdb.DuckDBPyConnection, spec: TableSpec, columns: dict[str, list[tuple[str, str]]] | None = None
+) -> list[str]:
+    """Differences between the table in the database and `spec`; empty when they agree
+    (`columns`: `table_columns` read once for several tables)."""
+    if columns is not None:
+        actual = columns.get(spec.name, [])
+    else:
+        actual = conn.execute(sql_text("warehouse/table_columns.sql"), {"table": spec.name}).fetchall()
     expected = [(field.name, duckdb_type(spec, field)) for field in spec.warehouse_schema]
     if actual == expected:
         return []
