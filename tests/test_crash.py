@@ -364,6 +364,12 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
+CLI_STOPPED_IN_A_QUERY = CLI_KILLED_IN_LOAD.replace(
+    "time.sleep(600)",  # a DuckDB query running when the signal comes, as in a large load
+    'self._conn.execute("SELECT count(*) FROM range(1000000000000) AS t(x) WHERE x % 7 = 3").fetchall()',
+)
+
+
 CLI_KILLED_IN_FETCH = """
 import os, sys, time
 from pipelines.lake import store
@@ -483,14 +489,16 @@ if __name__ == "__main__":
 
 
 @pytest.mark.parametrize("signo", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+@pytest.mark.parametrize("script", [CLI_KILLED_IN_LOAD, CLI_STOPPED_IN_A_QUERY], ids=["python", "duckdb"])
 def test_an_interrupted_cli_ingest_says_so_in_a_line_and_starts_no_further_run(
-    simulator, tmp_path: Path, signo: signal.Signals
+    simulator, tmp_path: Path, signo: signal.Signals, script: str
 ) -> None:
-    """Ctrl-C or SIGTERM inside the first of two runs: exit 130 with one line, the run recorded
-    as failed, the second never started, no lock left: the next ingest loads both days."""
+    """Ctrl-C or SIGTERM inside the first of two runs, in Python or in a DuckDB query (which
+    DuckDB ends with an error of its own): exit 130 with one line, the run recorded as failed,
+    the second never started, no lock left: the next ingest loads both days."""
     env = cli_env(tmp_path, simulator[0]) | {"CES_DAYS_PER_RUN": "1"}  # two days, two runs
     args = ["ingest", "--since", "2026-11-01", "--until", "2026-11-03", "--skip-evaluations"]
-    child = cli_stopped_at_marker(CLI_KILLED_IN_LOAD, args, env, tmp_path)
+    child = cli_stopped_at_marker(script, args, env, tmp_path)
     child.send_signal(signo)
     _, stderr = child.communicate(timeout=60)
     assert child.returncode == 130, stderr

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from rich.markup import escape
 
+from pipelines import stop
 from pipelines.cli.common import console, parse_day
 from pipelines.cli.loads import cmd_evaluate, cmd_ingest, cmd_rebuild
 from pipelines.cli.local import add_scale_options, cmd_demo, cmd_dev, cmd_simulate
@@ -108,6 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, lambda _signo, _frame: signal.raise_signal(signal.SIGINT))
+    stop.watch_signals()  # a DuckDB query in progress is interrupted too
     try:
         return args.func(args, Settings.from_env())
     except ConfigError as exc:

@@ -5,6 +5,7 @@ instance's event log."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 
 import dagster as dg
 
+from pipelines import stop
 from pipelines.config import Settings
 from pipelines.orchestration.abandoned import process_tags
 from pipelines.orchestration.dagster_private import set_pool_limit
@@ -76,6 +78,8 @@ def execute_runs(
             raise_on_error=False,
         )
         outcome = run_outcome(run, result.run_id, instance)
+        if stop.requested.is_set():  # a DuckDB query it interrupted ended with an error of its own
+            outcome = dataclasses.replace(outcome, interrupted=True)
         report(outcome)
         if outcome.interrupted:
             raise KeyboardInterrupt

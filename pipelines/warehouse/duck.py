@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 import duckdb
 import pyarrow as pa
 
+from pipelines import stop
 from pipelines.config import DEFAULT_WRITE_MEMORY_LIMIT, StorageSettings
 from pipelines.errors import ActionableError
 from pipelines.sqlfiles import sql_text
@@ -445,6 +446,7 @@ def _open(
             f"cannot open {path}: {exc}. Is it open for writing in another program? BI tools open it "
             'read-only (see the README\'s "Connect a BI tool").'
         ) from exc
+    stop.track(conn)
     try:
         conn.execute("SET TimeZone = 'UTC'")
         yield conn
@@ -457,6 +459,7 @@ def _open(
             f"(CES_PAGE_SIZE). DuckDB said: {str(exc).splitlines()[0][:300]}"
         ) from exc
     finally:
+        stop.untrack(conn)
         conn.close()
 
 
