@@ -500,7 +500,12 @@ def test_an_interrupted_cli_ingest_says_so_in_a_line_and_starts_no_further_run(
     args = ["ingest", "--since", "2026-11-01", "--until", "2026-11-03", "--skip-evaluations"]
     child = cli_stopped_at_marker(script, args, env, tmp_path)
     child.send_signal(signo)
-    _, stderr = child.communicate(timeout=60)
+    try:
+        _, stderr = child.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        child.kill()  # not left running its query after the test
+        child.communicate()
+        raise
     assert child.returncode == 130, stderr
     assert "Traceback" not in stderr and len(stderr.strip().splitlines()) <= 3
     assert stderr.strip().endswith(
