@@ -68,9 +68,9 @@ def _install_crash_point(point: str, marker: str) -> None:
 
         store.TableWriter.write = write
     elif point == "warehouse":
-        from pipelines.warehouse import duck, parts
+        from pipelines.warehouse import duck, loads, parts
 
-        original_insert = duck._insert
+        original_insert = loads._insert
         original_write = parts.PartWriter.write
 
         def insert(conn: Any, statement: str, *args: Any, **names: str) -> int:
@@ -86,16 +86,16 @@ def _install_crash_point(point: str, marker: str) -> None:
                 _stop_here(marker)
             return written
 
-        duck._insert = insert
+        loads._insert = insert
         parts.PartWriter.write = write_part
     elif point.startswith("hold:"):  # keep the warehouse transaction open for a while, log when
         # hold:SECONDS, or hold:SECONDS:RELEASE: until the file RELEASE exists, at most SECONDS
-        from pipelines.warehouse import duck, parts
+        from pipelines.warehouse import duck, loads, parts
 
         original_load = duck.Warehouse.conversation_load
         _, seconds_text, *release = point.split(":", 2)
         seconds = float(seconds_text)
-        original_insert = duck._insert
+        original_insert = loads._insert
         original_write = parts.PartWriter.write
 
         def hold() -> None:
@@ -124,7 +124,7 @@ def _install_crash_point(point: str, marker: str) -> None:
             with open(marker, "a") as log:  # committed
                 log.write(f"out {time.time()}\n")
 
-        duck._insert = slow_insert
+        loads._insert = slow_insert
         duck.Warehouse.conversation_load = conversation_load
 
 

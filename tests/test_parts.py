@@ -16,7 +16,7 @@ from test_warehouse import DAY, NEXT_DAY, OTHER_APP, write_partition
 from pipelines.ingest.load import load_conversation_partitions
 from pipelines.lake.store import Lake
 from pipelines.transform.schemas import CONVERSATION_TABLES
-from pipelines.warehouse import parts
+from pipelines.warehouse import parts, publish
 from pipelines.warehouse.duck import Warehouse
 
 
@@ -164,5 +164,5 @@ def test_a_reader_keeps_reading_its_parts_which_go_once_no_reader_holds_them(
     assert part_files(warehouse) == current | retired
     # what the last load replaced, kept for a minute's readers: that partition's parts only
     assert retired and all(f"partition_date={DAY.isoformat()}" in str(path) for path in retired)
-    versions = sorted(parts.versions_folder(warehouse.parts_root).glob("*.duckdb"))
+    versions = sorted(publish.versions_folder(warehouse.parts_root).glob("*.duckdb"))
     assert len(versions) <= 2  # the current file, and the one it replaced

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections import Counter
-from datetime import date
+from datetime import UTC, date, datetime
 
+import duckdb
 import pytest
 import trend_samples as samples
 from pytest import approx
@@ -384,3 +388,54 @@ def test_evaluation_failures_tie_each_failure_to_its_replayed_turn(warehouse: Wa
     # By default each app's newest completed run: support's run 3 is its newest.
     assert query(warehouse, "evaluation_failures", app="support") == rows
     assert query(warehouse, "evaluation_failures", run="run-2") == []
+
+
+def test_parameter_values_reach_duckdb_as_given() -> None:
+    """Each type's value arrives as itself: quotes, comment marks and backslashes in text, an
+    offset timestamp in UTC, an exponent; a NUL in text is refused."""
+    echo = parse_query(
+        "echo",
+        "-- Every type back.\n"
+        "-- param s VARCHAR = x: text\n-- param d DATE = 2026-01-01: day\n"
+        "-- param t TIMESTAMP = NULL: instant\n-- param n INTEGER = 0: count\n"
+        "-- param f DOUBLE = 0: number\n-- param b BOOLEAN = false: flag\n"
+        "SELECT $s AS s, $d AS d, $t AS t, $n AS n, $f AS f, $b AS b, $s = 'x' AS is_default",
+    )
+    text = "it's '' -- ; \\' \n ü"
+    given = {
+        "s": text,
+        "d": "2026-11-02",
+        "t": "2026-11-02T10:00:00+02:00",
+        "n": "-7",
+        "f": "1e-300",
+        "b": "yes",
+    }
+    with duckdb.connect() as conn:
+        conn.execute("SET TimeZone = 'UTC'")
+        _, rows = echo.execute(conn, given)
+        assert rows == [
+            (text, date(2026, 11, 2), datetime(2026, 11, 2, 8, tzinfo=UTC), -7, 1e-300, True, False)
+        ]
+        _, defaults = echo.execute(conn, {})
+        assert defaults == [("x", date(2026, 1, 1), None, 0, 0.0, False, True)]
+        with pytest.raises(NamedQueryError, match="NUL"):
+            echo.execute(conn, {"s": "a\x00b"})
+
+
+def test_a_query_from_the_cli_loads_neither_pandas_nor_pyarrow(warehouse: Warehouse) -> None:
+    """What `ces-pipeline query` imports is its start time: pandas (which DuckDB's Python binding
+    of a parameter would import) and pyarrow (the load side) are over half a second of it."""
+    script = (
+        "import sys\nfrom pipelines.cli import main\n"
+        "assert main(['query', 'daily_volume', '--param', 'app=sales', '--format', 'csv']) == 0\n"
+        "print(sorted(name for name in ('pandas', 'pyarrow') if name in sys.modules))\n"
+    )
+    env = {**os.environ, "CES_WAREHOUSE": warehouse.path}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert lines[0] == "day,conversations,live,simulator,evaluation,unspecified" or lines[0].startswith(
+        "day,"
+    )
+    assert len(lines) == 1 + 2 + 1  # the header, the two days, the imports
+    assert lines[-1] == "[]"

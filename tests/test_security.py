@@ -206,8 +206,10 @@ def test_sql_text_never_holds_values() -> None:
     """Every statement comes from sql/ or a literal; `.format` fills in identifiers only (and, in
     the statements DuckDB binds no parameters in, string literals quoted by `quoted` or
     `quoted_list`; `rollup`: the SELECT of a sql/rollups/ file, whose values are bound parameters
-    too; `columns`: a table's columns from the schema registry; `temporary`: TEMP or nothing)."""
-    identifier_slots = {"table", "relation", "key", "rollup", "columns", "temporary"}
+    too; `columns`: a table's columns from the schema registry; `temporary`: TEMP or nothing;
+    `query`: a sql/queries/ file, prepared; `arguments`: its parameters' parsed values as typed
+    literals, `typed_arguments`)."""
+    identifier_slots = {"table", "relation", "key", "rollup", "columns", "temporary", "query", "arguments"}
     problems = []
     for path in sorted((ROOT / "pipelines").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
@@ -223,7 +225,9 @@ def test_sql_text_never_holds_values() -> None:
                 slots = {
                     keyword.arg
                     for keyword in node.keywords
-                    if not ast.unparse(keyword.value).startswith(("quoted(", "quoted_list("))
+                    if not ast.unparse(keyword.value).startswith(
+                        ("quoted(", "quoted_list(", "typed_arguments(")
+                    )
                 }
                 if node.args or not slots <= identifier_slots:
                     problems.append(f"{where}: SQL template filled with {slots or 'positional values'}")

@@ -7,7 +7,8 @@ from datetime import date
 
 from pipelines.lake.store import Lake
 from pipelines.transform.schemas import CONVERSATION_TABLES, REJECTS
-from pipelines.warehouse.duck import PartitionFiles, Warehouse
+from pipelines.warehouse.duck import Warehouse
+from pipelines.warehouse.loads import PartitionFiles
 
 
 def load_conversation_partitions(

@@ -32,10 +32,9 @@ from pipelines.durable import fsync_directory
 from pipelines.lake.paths import app_segment
 from pipelines.sqlfiles import quoted, quoted_list, sql_text
 from pipelines.transform.schemas import CONVERSATION_TABLES, CONVERSATIONS, TableSpec
+from pipelines.warehouse.publish import next_version, versions_folder
 from pipelines.warehouse.types import duckdb_type
 
-PARTS_SUFFIX = ".parts"
-VERSIONS = "versions"
 GRACE_SECONDS = 60.0
 """A file replaced this long ago is checked for readers: one that opened it just before it was
 replaced has taken DuckDB's lock on it well within this time."""
@@ -46,11 +45,6 @@ BOOKKEEPING = frozenset({"warehouse_parts", "warehouse_retired_parts", "warehous
 """The tables of `sql/parts/create_manifest.sql`: how the file is stored, not what it holds."""
 
 Partition = tuple[str, date]
-
-
-def parts_root(warehouse_path: str) -> Path:
-    """Absolute: the views name their parts by the paths every reader opens."""
-    return Path(os.path.abspath(f"{warehouse_path}{PARTS_SUFFIX}"))
 
 
 def _file_columns(spec: TableSpec) -> str:
@@ -212,20 +206,6 @@ def part_writer(conn: duckdb.DuckDBPyConnection, root: Path) -> Iterator[PartWri
         raise
 
 
-def next_version(conn: duckdb.DuckDBPyConnection) -> int:
-    """The number the file being written will be published under."""
-    conn.execute(sql_text("parts/create_manifest.sql"))
-    rows = conn.execute(sql_text("parts/publication_times.sql")).fetchall()
-    return (rows[-1][0] if rows else 0) + 1
-
-
-def record_publication(conn: duckdb.DuckDBPyConnection) -> int:
-    """Number the file being written (`next_version`), as the last step before it is published."""
-    conn.execute(sql_text("parts/create_manifest.sql"))
-    ((version,),) = conn.execute(sql_text("parts/record_publication.sql")).fetchall()
-    return int(version)
-
-
 def adopt(conn: duckdb.DuckDBPyConnection, root: Path) -> None:
     """Create the bookkeeping; move conversation tables an older release kept in the file into
     parts, a part per (app, day), every row kept (one without a day or app in a part of its
@@ -244,10 +224,6 @@ def adopt(conn: duckdb.DuckDBPyConnection, root: Path) -> None:
         conn.execute(sql_text("warehouse/drop_table.sql").format(table=CONVERSATIONS.name))
         writer.publish(next_version(conn))
     install_views(conn, root)
-
-
-def versions_folder(root: Path) -> Path:
-    return root / VERSIONS
 
 
 def collect_garbage(conn: duckdb.DuckDBPyConnection, root: Path) -> int:

@@ -21,9 +21,35 @@ from pathlib import Path
 import duckdb
 
 from pipelines.durable import fsync_directory
+from pipelines.sqlfiles import sql_text
 
+PARTS_SUFFIX = ".parts"
+"""The folder beside a warehouse file that holds its conversation tables' parts and its versions."""
+VERSIONS = "versions"
 WORKING_SUFFIX = ".loading"
 """The working copy sits beside the published file (same filesystem, so the rename is atomic)."""
+
+
+def parts_root(warehouse_path: str) -> Path:
+    """Absolute: the views name their parts by the paths every reader opens."""
+    return Path(os.path.abspath(f"{warehouse_path}{PARTS_SUFFIX}"))
+
+
+def versions_folder(root: Path) -> Path:
+    return root / VERSIONS
+
+
+def next_version(conn: duckdb.DuckDBPyConnection) -> int:
+    """The number the file being written will be published under."""
+    rows = conn.execute(sql_text("parts/publication_times.sql")).fetchall()
+    return (rows[-1][0] if rows else 0) + 1
+
+
+def record_publication(conn: duckdb.DuckDBPyConnection) -> int:
+    """Number the file being written (`next_version`), as the last step before it is published."""
+    conn.execute(sql_text("parts/create_manifest.sql"))  # a write that set up no schema yet
+    ((version,),) = conn.execute(sql_text("parts/record_publication.sql")).fetchall()
+    return int(version)
 
 
 class WarehouseFileError(RuntimeError):
@@ -88,7 +114,7 @@ def _remove(working: str) -> None:
 
 def _link_version(working: str, versions: Path, version: int) -> None:
     """A second name for the file about to be published, by which a later load finds whether
-    readers still hold it once it is replaced (`pipelines.warehouse.parts.collect_garbage`)."""
+    readers still hold it once it is replaced (`parts.collect_garbage`)."""
     versions.mkdir(parents=True, exist_ok=True)
     link = versions / f"{version:010d}.duckdb"
     with contextlib.suppress(FileNotFoundError):

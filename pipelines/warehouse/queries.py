@@ -1,6 +1,10 @@
 """Named queries, `sql/queries/NAME.sql`, run read-only. The header is a description line, then
 `-- param NAME TYPE [= DEFAULT]: description` lines (VARCHAR, DATE, TIMESTAMP, INTEGER, DOUBLE,
-BOOLEAN or CHOICE(a|b|c); no default: required; `NULL`: unset); values are bound, never spliced."""
+BOOLEAN or CHOICE(a|b|c); no default: required; `NULL`: unset); values are bound, never spliced.
+
+The query is prepared as written (`PREPARE`), and run with `EXECUTE` given each parameter's typed
+value as a literal of its declared type, written from the parsed Python value (`typed_arguments`):
+DuckDB's Python binding of any value imports pandas (half a second, more than most queries take)."""
 
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ from typing import Any
 import duckdb
 
 from pipelines.errors import UsageError
-from pipelines.sqlfiles import SQL_DIR, sql_files
+from pipelines.sqlfiles import SQL_DIR, quoted, sql_files, sql_text
 from pipelines.warehouse.duck import Warehouse
 
 _NAME = re.compile(r"[a-z0-9_]+")
@@ -95,6 +99,32 @@ _TYPES: dict[str, tuple[Callable[[str], Any], str]] = {
 """How a parameter's text is read, by its type, and what the error says it expects."""
 
 
+def typed_arguments(parameters: Sequence[QueryParameter], values: Mapping[str, Any]) -> str:
+    """`name := literal, ...` for EXECUTE: each value, parsed already, as a literal of its declared
+    type, written from the Python value (a string through `quoted`). NULL for no value."""
+    return ", ".join(
+        f"{parameter.name} := {_literal(parameter.type, values[parameter.name])}" for parameter in parameters
+    )
+
+
+def _literal(kind: str, value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if kind == "VARCHAR":
+        if "\x00" in str(value):
+            raise NamedQueryError("a parameter cannot hold a NUL character")
+        return quoted(str(value))
+    if kind == "BOOLEAN":
+        return "TRUE" if value else "FALSE"
+    if kind == "INTEGER":
+        return f"CAST({int(value)} AS BIGINT)"
+    if kind == "DOUBLE":
+        return f"CAST({quoted(repr(float(value)))} AS DOUBLE)"
+    if kind == "DATE":
+        return f"DATE {quoted(date.isoformat(value))}"
+    return f"TIMESTAMPTZ {quoted(datetime.isoformat(value))}"
+
+
 def _show(value: Any) -> str:
     return value.isoformat() if isinstance(value, date | datetime) else str(value)
 
@@ -131,7 +161,15 @@ class NamedQuery:
         """Columns and the cursor to fetch the rows from (as many as the reader wants)."""
         values = self.bind(params or {})
         try:
-            cursor = conn.execute(self.sql, values)
+            if not values:
+                cursor = conn.execute(self.sql)
+            else:
+                # A statement after EXECUTE would end its result: the next query prepares over it.
+                conn.execute(sql_text("warehouse/prepare_named_query.sql").format(query=self.sql))
+                arguments = typed_arguments(self.parameters, values)
+                cursor = conn.execute(
+                    sql_text("warehouse/execute_named_query.sql").format(arguments=arguments)
+                )
         except duckdb.CatalogException as exc:
             raise NamedQueryError(
                 f"query {self.name} cannot run on this warehouse ({exc}); load it once with this "
