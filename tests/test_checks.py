@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import dagster as dg
+import duckdb
 import pytest
 import trend_samples as samples
 from conversation_samples import APP, full_conversation
 from raw_tables import editable_conversation_tables
 from test_flatten_evaluations import completed_run
-from test_warehouse import DAY, write_partition
+from test_warehouse import DAY, NEXT_DAY, write_partition
 
 from pipelines.config import OrchestrationSettings
 from pipelines.ingest.evaluations import EvaluationObservation, load_evaluation_observation
@@ -45,12 +46,12 @@ def loaded(tmp_path: Path) -> Warehouse:
 
 def test_all_checks_pass_on_loaded_data(loaded: Warehouse) -> None:
     with loaded.connect(read_only=True) as conn:
-        checks.scope_partitions(conn, [APP], DAY, DAY)
+        scope = checks.scope_partitions(conn, [APP], DAY, DAY)
         for spec in CONVERSATION_TABLES:
-            assert checks.run_check(conn, "duplicate_keys", spec=spec).passed, spec.name
-        assert checks.run_check(conn, "orphan_spans").passed
-        assert checks.run_check(conn, "negative_durations").passed
-        assert checks.run_check(conn, "turn_count_mismatches").passed
+            assert checks.run_check(conn, "duplicate_keys", scope, spec).passed, spec.name
+        assert checks.run_check(conn, "orphan_spans", scope).passed
+        assert checks.run_check(conn, "negative_durations", scope).passed
+        assert checks.run_check(conn, "turn_count_mismatches", scope).passed
         freshness = checks.newest_conversation(conn, APP)
         assert (
             freshness.newest_start == datetime(2026, 11, 1, 10, tzinfo=UTC) and freshness.conversations == 2
@@ -62,21 +63,21 @@ def test_duplicate_keys_are_counted_with_a_sample(loaded: Warehouse) -> None:
     with loaded.connect() as conn:
         editable_conversation_tables(conn)
         conn.execute("INSERT INTO turns SELECT * FROM turns WHERE turn_index = 0")
-        checks.scope_partitions(conn, [APP], DAY, DAY)
-        outcome = checks.run_check(conn, "duplicate_keys", spec=TURNS)
+        scope = checks.scope_partitions(conn, [APP], DAY, DAY)
+        outcome = checks.run_check(conn, "duplicate_keys", scope, TURNS)
         assert outcome.failures == 2
         assert {"conversation_name": f"{APP}/conversations/a", "turn_index": 0} in outcome.sample
-        assert checks.run_check(conn, "duplicate_keys", spec=CONVERSATIONS).passed
+        assert checks.run_check(conn, "duplicate_keys", scope, CONVERSATIONS).passed
 
 
 def test_orphan_spans_fail(loaded: Warehouse) -> None:
     with loaded.connect() as conn:
         editable_conversation_tables(conn)
         conn.execute("DELETE FROM spans WHERE name = 'LLM' AND conversation_name LIKE '%/a'")
-        checks.scope_partitions(conn, [APP], DAY, DAY)
-        outcome = checks.run_check(conn, "orphan_spans")
+        scope = checks.scope_partitions(conn, [APP], DAY, DAY)
+        outcome = checks.run_check(conn, "orphan_spans", scope)
         assert outcome.failures == 1 and outcome.sample[0]["parent_span_id"] == 1
-        assert checks.run_check(conn, "duplicate_keys", spec=SPANS).passed
+        assert checks.run_check(conn, "duplicate_keys", scope, SPANS).passed
 
 
 def test_negative_durations_fail(loaded: Warehouse) -> None:
@@ -84,8 +85,8 @@ def test_negative_durations_fail(loaded: Warehouse) -> None:
         editable_conversation_tables(conn)
         conn.execute("UPDATE spans SET duration_seconds = -0.5 WHERE name = 'TTS'")
         conn.execute("UPDATE conversations SET duration_seconds = -1 WHERE conversation_id = 'a'")
-        checks.scope_partitions(conn, [APP], DAY, DAY)
-        outcome = checks.run_check(conn, "negative_durations")
+        scope = checks.scope_partitions(conn, [APP], DAY, DAY)
+        outcome = checks.run_check(conn, "negative_durations", scope)
         assert outcome.failures == 3
         assert {row["table_name"] for row in outcome.sample} == {"spans", "conversations"}
 
@@ -94,8 +95,8 @@ def test_turn_count_mismatches_are_reported(loaded: Warehouse) -> None:
     with loaded.connect() as conn:
         editable_conversation_tables(conn)
         conn.execute("UPDATE conversations SET turn_count = 5 WHERE conversation_id = 'b'")
-        checks.scope_partitions(conn, [APP], DAY, DAY)
-        outcome = checks.run_check(conn, "turn_count_mismatches")
+        scope = checks.scope_partitions(conn, [APP], DAY, DAY)
+        outcome = checks.run_check(conn, "turn_count_mismatches", scope)
         assert outcome.failures == 1
         assert outcome.sample[0]["turn_count"] == 5 and outcome.sample[0]["turns_loaded"] == 2
 
@@ -104,12 +105,51 @@ def test_checks_look_only_at_their_partition(loaded: Warehouse) -> None:
     with loaded.connect() as conn:
         editable_conversation_tables(conn)
         conn.execute("INSERT INTO turns SELECT * FROM turns")
-        checks.scope_partitions(conn, [APP], DAY, DAY)
-        assert checks.run_check(conn, "duplicate_keys", spec=TURNS).failures == 4
-        checks.scope_partitions(conn, [APP], date(2026, 11, 2), date(2026, 11, 2))
-        assert checks.run_check(conn, "duplicate_keys", spec=TURNS).passed
-        checks.scope_partitions(conn, ["projects/p1/locations/us/apps/other"], DAY, DAY)
-        assert checks.run_check(conn, "duplicate_keys", spec=TURNS).passed
+        scope = checks.scope_partitions(conn, [APP], DAY, DAY)
+        assert checks.run_check(conn, "duplicate_keys", scope, TURNS).failures == 4
+        scope = checks.scope_partitions(conn, [APP], date(2026, 11, 2), date(2026, 11, 2))
+        assert checks.run_check(conn, "duplicate_keys", scope, TURNS).passed
+        scope = checks.scope_partitions(conn, ["projects/p1/locations/us/apps/other"], DAY, DAY)
+        assert checks.run_check(conn, "duplicate_keys", scope, TURNS).passed
+
+
+def test_conversation_checks_read_only_the_days_they_check(tmp_path: Path) -> None:
+    """A check costs its run's days, not the history: with another day's parts made unreadable,
+    every check of a day still runs (opening one would fail), and freshness reads only the app's
+    newest day. (A view opens its first part, the earliest day's, for the columns.)"""
+    lake = Lake(str(tmp_path / "lake"))
+    warehouse = Warehouse(str(tmp_path / "w.duckdb"))
+    first, later = DAY - timedelta(days=1), NEXT_DAY
+
+    def load(day: date, name: str) -> None:
+        write_partition(lake, APP, day, [full_conversation(name, start=f"{day.isoformat()}T09:00:00Z")])
+        load_conversation_partitions(lake, warehouse, [(APP, day)])
+
+    def spoil_parts(day: date) -> None:
+        for part in warehouse.parts_root.glob(f"*/*/partition_date={day.isoformat()}/*.parquet"):
+            part.write_bytes(b"not Parquet")
+
+    for day, name in ((first, "z"), (DAY, "a"), (later, "b")):
+        load(day, name)
+    spoil_parts(later)
+    with warehouse.connect(read_only=True) as conn:
+        scope = checks.scope_partitions(conn, [APP], DAY, DAY)
+        outcomes = [checks.run_check(conn, "duplicate_keys", scope, spec) for spec in CONVERSATION_TABLES]
+        outcomes += [checks.run_check(conn, name, scope) for name in SCOPED_CHECKS]
+        assert all(outcome.passed for outcome in outcomes)
+        with pytest.raises(duckdb.InvalidInputException):  # what reading the spoiled day would do
+            conn.execute("SELECT count(*) FROM spans").fetchall()
+    load(later, "b")
+    spoil_parts(DAY)
+    with warehouse.connect(read_only=True) as conn:
+        freshness = checks.newest_conversation(conn, APP)
+        assert freshness.newest_start == datetime(2026, 11, 2, 9, tzinfo=UTC) and freshness.conversations == 3
+        assert checks.newest_conversation(conn, "projects/p/locations/us/apps/none") == checks.Freshness(
+            None, 0
+        )
+
+
+SCOPED_CHECKS = ("orphan_spans", "negative_durations", "turn_count_mismatches")
 
 
 def test_evaluation_checks(tmp_path: Path) -> None:

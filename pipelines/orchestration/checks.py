@@ -75,12 +75,12 @@ def conversation_check_results(
     freshness_hours: float,
 ) -> Iterator[dg.AssetCheckResult]:
     """Run every conversation check on what a run just loaded: `apps` × days `first`…`last`."""
-    checks.scope_partitions(conn, apps, first, last)
+    days = checks.scope_partitions(conn, apps, first, last)
     for spec in CONVERSATION_TABLES:
-        yield _check(WAREHOUSE_CONVERSATIONS, unique_keys(spec), conn, "duplicate_keys", None, spec)
-    yield _check(WAREHOUSE_CONVERSATIONS, "spans_have_parents", conn, "orphan_spans")
-    yield _check(WAREHOUSE_CONVERSATIONS, "no_negative_durations", conn, "negative_durations")
-    yield _check(WAREHOUSE_CONVERSATIONS, "turn_counts_agree", conn, "turn_count_mismatches")
+        yield _check(WAREHOUSE_CONVERSATIONS, unique_keys(spec), conn, "duplicate_keys", days, spec)
+    yield _check(WAREHOUSE_CONVERSATIONS, "spans_have_parents", conn, "orphan_spans", days)
+    yield _check(WAREHOUSE_CONVERSATIONS, "no_negative_durations", conn, "negative_durations", days)
+    yield _check(WAREHOUSE_CONVERSATIONS, "turn_counts_agree", conn, "turn_count_mismatches", days)
     ages = {app: checks.newest_conversation(conn, app) for app in apps}
     stale = {app: freshness.age_hours() for app, freshness in ages.items()}
     yield dg.AssetCheckResult(

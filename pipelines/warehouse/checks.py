@@ -25,9 +25,13 @@ class CheckOutcome:
         return self.failures == 0
 
 
-def scope_partitions(conn: duckdb.DuckDBPyConnection, apps: Sequence[str], first: date, last: date) -> None:
-    """Scope the conversation checks that follow to these apps and days (both ends included)."""
+def scope_partitions(
+    conn: duckdb.DuckDBPyConnection, apps: Sequence[str], first: date, last: date
+) -> dict[str, date]:
+    """Scope the conversation checks that follow to these apps and days (both ends included); the
+    parameters to run them with: their days, so that they read those days' parts alone."""
     conn.execute(sql_text("checks/partition_scope.sql"), {"apps": list(apps), "first": first, "last": last})
+    return {"first": first, "last": last}
 
 
 def run_check(
@@ -56,5 +60,9 @@ class Freshness:
 
 
 def newest_conversation(conn: duckdb.DuckDBPyConnection, app: str) -> Freshness:
-    newest, count = conn.execute(sql_text("checks/newest_conversation.sql"), {"app": app}).fetchone()
+    """The app's newest start, looked for on its newest day only (a start's day is its partition)."""
+    day, count = conn.execute(sql_text("checks/newest_day.sql"), {"app": app}).fetchone()
+    if day is None:
+        return Freshness(None, 0)
+    (newest,) = conn.execute(sql_text("checks/newest_conversation.sql"), {"app": app, "day": day}).fetchone()
     return Freshness(newest, int(count))
