@@ -235,8 +235,7 @@ def measure_size(
         "mcp": mcp,
         "startup": startup,
     }
-    shutil.rmtree(run, ignore_errors=True)  # the next size starts empty; only the replicas are kept
-    return result
+    return result  # the run folder stays for a look until the next size, which starts empty
 
 
 # -- targets and the report ---------------------------------------------------------------------
