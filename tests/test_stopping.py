@@ -67,3 +67,43 @@ def test_dev_started_as_a_background_job_ends_every_process_on_sigterm_to_its_gr
             os.killpg(dev.pid, signal.SIGKILL)
         dev.wait()
         dev.stderr.close()
+
+
+def test_a_server_answering_slowly_stops_within_seconds_of_sigterm(tmp_path: Path) -> None:
+    """`ces-pipeline simulate` holding a request it answers in 200 s (the `slow` fault) ends soon
+    after SIGTERM: the request in flight gets the shutdown grace, not its whole answer time."""
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pipelines.cli",
+            "simulate",
+            "--port",
+            "0",
+            "--faults",
+            "slow:1,slow-seconds=200",
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        lines = [server.stdout.readline() for _ in range(2)]  # the fault line, then the URL
+        url = next(line.strip() for line in lines if line.startswith("http://"))
+        call = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+        holder = subprocess.Popen(  # a client whose request the server holds
+            [sys.executable, "-c", f"import httpx; httpx.post({url!r}, json={call!r}, timeout=300)"],
+            stderr=subprocess.DEVNULL,
+        )
+        time.sleep(1.5)
+        assert holder.poll() is None  # still waiting for its answer
+        started = time.monotonic()
+        server.terminate()
+        server.wait(timeout=30)
+        stopped_after = time.monotonic() - started
+    finally:
+        server.kill()
+        holder.kill()
+    assert stopped_after < 5, f"stopped {stopped_after:.1f} s after SIGTERM"
