@@ -1,15 +1,35 @@
-"""Listening sockets for the local HTTP servers (the simulator, `ces-pipeline mcp --http`): bound
-before uvicorn starts, so port 0 resolves to the real port that is then announced."""
+"""The local HTTP servers (the simulator, `ces-pipeline mcp --http`): their uvicorn settings, and
+listening sockets bound before uvicorn starts, so port 0 resolves to the real port announced."""
 
 from __future__ import annotations
 
 import socket
+from typing import Any
+
+import uvicorn
 
 from pipelines.errors import UsageError
 
 
 class ListenError(UsageError, OSError):
     """The address cannot be listened on (taken, not this host's, not allowed); says which."""
+
+
+SHUTDOWN_GRACE_SECONDS = 2.0
+"""After Ctrl-C or SIGTERM, how long requests in flight may still finish before their connections
+are closed: uvicorn's default waits for them however long (a slow answer, a stream held open)."""
+
+
+def http_server(app: Any, **settings: Any) -> uvicorn.Server:
+    """A uvicorn server of `app` that logs warnings only and stops within the grace after a signal."""
+    config = uvicorn.Config(
+        app,
+        access_log=False,
+        log_level="warning",
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
+        **settings,
+    )
+    return uvicorn.Server(config)
 
 
 def listening_socket(host: str, port: int) -> socket.socket:

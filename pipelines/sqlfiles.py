@@ -5,7 +5,8 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
+SQL_DIR = Path(__file__).resolve().parent / "sql"
+"""`sql/` of the project, which `pipelines/sql` links to (a wheel holds it there as package data)."""
 
 
 @cache

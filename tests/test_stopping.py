@@ -67,3 +67,75 @@ def test_dev_started_as_a_background_job_ends_every_process_on_sigterm_to_its_gr
             os.killpg(dev.pid, signal.SIGKILL)
         dev.wait()
         dev.stderr.close()
+
+
+def _slow_simulator(cwd: Path) -> tuple[subprocess.Popen[str], str, str]:
+    """`ces-pipeline simulate` answering every request in 200 s (the `slow` fault): the process,
+    its URL and its app."""
+    command = [sys.executable, "-m", "pipelines.cli", "simulate", "--port", "0", "--apps", "1"]
+    command += ["--faults", "slow:1,slow-seconds=200"]
+    server = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert server.stdout is not None
+    url, app = (server.stdout.readline().strip() for _ in range(2))
+    return server, url, app
+
+
+def test_a_server_answering_slowly_stops_within_seconds_of_sigterm(tmp_path: Path) -> None:
+    """The simulator holding a request it answers in 200 s ends soon after SIGTERM: the request
+    in flight gets the shutdown grace, not its whole answer time."""
+    server, url, _ = _slow_simulator(tmp_path)
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    holder = subprocess.Popen(  # a client whose request the server holds
+        [sys.executable, "-c", f"import httpx; httpx.post({url!r}, json={call!r}, timeout=300)"],
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        time.sleep(1.5)
+        assert holder.poll() is None  # still waiting for its answer
+        started = time.monotonic()
+        server.terminate()
+        server.wait(timeout=30)
+        stopped_after = time.monotonic() - started
+    finally:
+        server.kill()
+        holder.kill()
+    assert stopped_after < 5, f"stopped {stopped_after:.1f} s after SIGTERM"
+
+
+def test_ingest_waiting_for_an_answer_ends_within_seconds_of_sigterm(workdir: Path) -> None:
+    """`ces-pipeline ingest` whose page request the server holds for 200 s ends within 5 s of
+    SIGTERM, the run recorded as interrupted: the page in flight is not waited for."""
+    server, url, app = _slow_simulator(workdir)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CES_", "DAGSTER_"))}
+    env |= {"DAGSTER_HOME": str(workdir / "dagster_home"), "CES_LAKE": str(workdir / "lake")}
+    env |= {"CES_WAREHOUSE": str(workdir / "warehouse.duckdb"), "CES_MCP_URL": url, "CES_APPS": app}
+    command = [
+        sys.executable,
+        "-m",
+        "pipelines.cli",
+        "ingest",
+        "--since",
+        "2026-11-01",
+        "--until",
+        "2026-11-02",
+    ]
+    ingest = subprocess.Popen(
+        [*command, "--skip-evaluations"],
+        cwd=workdir,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        time.sleep(12)  # Dagster's start, then the first page's request, held
+        assert ingest.poll() is None
+        started = time.monotonic()
+        ingest.terminate()
+        _, stderr = ingest.communicate(timeout=60)
+        stopped_after = time.monotonic() - started
+    finally:
+        ingest.kill()
+        server.kill()
+    assert stopped_after < 5, f"ingest ended {stopped_after:.1f} s after SIGTERM"
+    assert ingest.returncode == 130 and "interrupted" in stderr

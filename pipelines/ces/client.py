@@ -20,6 +20,7 @@ from typing import Any, Self
 import httpx
 import orjson
 
+from pipelines import stop
 from pipelines.ces import protocol
 from pipelines.ces.answers import (
     JSON_TYPE,
@@ -141,7 +142,13 @@ class CesMcpClient:
 
     def close(self) -> None:
         session, self._session = self._session, None
-        if session is not None and session.session_id and not self._http.is_closed:
+        # On a stop, the session is left to expire: ending it is a request that could be slow too.
+        if (
+            session is not None
+            and session.session_id
+            and not self._http.is_closed
+            and not stop.requested.is_set()
+        ):
             self._terminate(session)
         self._http.close()
         if self._owns_limiter:

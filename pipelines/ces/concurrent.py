@@ -1,14 +1,44 @@
-"""Calls run on threads for a consumer that takes their results in order, never far behind."""
+"""Calls run on threads for a consumer that takes their results in order, never far behind.
+
+The threads are daemons (`DaemonPool`): a request in flight may take minutes to end
+(CES_REQUEST_DEADLINE_SECONDS), and Ctrl-C or SIGTERM must end the command within seconds. The
+standard library's pools join their threads when the process exits, so a stop would wait for
+every request in flight; once a stop is asked (`pipelines.stop`), no caller here waits for one."""
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TypeVar
+from concurrent.futures import Future
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+
+class DaemonPool:
+    """At most `workers` calls at once, each on a daemon thread of its own that waits for a free
+    slot: a future not started yet can be canceled, and none holds the process at its exit."""
+
+    def __init__(self, workers: int, name: str):
+        self._slots = threading.BoundedSemaphore(max(1, workers))
+        self._name = name
+
+    def submit(self, function: Callable[..., R], *args: Any) -> Future[R]:
+        future: Future[R] = Future()
+
+        def run() -> None:
+            with self._slots:
+                if not future.set_running_or_notify_cancel():
+                    return
+                try:
+                    future.set_result(function(*args))
+                except BaseException as exc:  # the consumer gets it where the result would be
+                    future.set_exception(exc)
+
+        threading.Thread(target=run, name=self._name, daemon=True).start()
+        return future
 
 
 def ordered_map(
@@ -16,15 +46,15 @@ def ordered_map(
 ) -> Iterator[R]:
     """`function(item)` on `workers` threads, in order, `workers` held at most; errors where results were."""
     workers = max(1, workers)
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=thread_name_prefix) as pool:
-        pending: deque[Future[R]] = deque()
-        try:
-            for item in items:
-                pending.append(pool.submit(function, item))
-                if len(pending) >= workers:
-                    yield pending.popleft().result()
-            while pending:
+    pool = DaemonPool(workers, thread_name_prefix)
+    pending: deque[Future[R]] = deque()
+    try:
+        for item in items:
+            pending.append(pool.submit(function, item))
+            if len(pending) >= workers:
                 yield pending.popleft().result()
-        finally:
-            for future in pending:
-                future.cancel()
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        for future in pending:
+            future.cancel()

@@ -7,10 +7,12 @@ from __future__ import annotations
 import enum
 import logging
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 
+from pipelines import stop
+from pipelines.ces.concurrent import DaemonPool
 from pipelines.ces.errors import CesDataError
 from pipelines.ces.paging import (
     DEFAULT_MAX_EMPTY_PAGES,
@@ -136,43 +138,41 @@ def iter_conversation_records(
     thread runs one page ahead (memory: two pages), its hydrations on `hydrate_workers` threads."""
     judge = ListingJudge(window)
     arguments = list_conversations_arguments(app, window, listing)
-    with ThreadPoolExecutor(max_workers=max(1, hydrate_workers), thread_name_prefix="ces-hydrate") as pool:
+    pool = DaemonPool(hydrate_workers, "ces-hydrate")
 
-        def with_hydrations(page: ApiRecord) -> tuple[ApiRecord, PageCounts, list[Future[ApiRecord]]]:
-            items = page_items(page.result, "conversations", LIST_CONVERSATIONS)
-            verdicts = [judge.judge(item)[0] for item in items]
-            accepted = [
-                item for item, verdict in zip(items, verdicts, strict=True) if verdict is Verdict.ACCEPT
-            ]
-            untraced = [lacks_traces(item) for item in accepted]
-            hydrations = [
-                pool.submit(fetch_record, client, GET_CONVERSATION, {"name": item["name"]})
-                for item, bare in zip(accepted, untraced, strict=True)
-                if listing.fetches_in_full(bare)
-            ]
-            counts = PageCounts(len(items), verdicts.count(Verdict.OUTSIDE), sum(untraced), len(hydrations))
-            return page, counts, hydrations
+    def with_hydrations(page: ApiRecord) -> tuple[ApiRecord, PageCounts, list[Future[ApiRecord]]]:
+        items = page_items(page.result, "conversations", LIST_CONVERSATIONS)
+        verdicts = [judge.judge(item)[0] for item in items]
+        accepted = [item for item, verdict in zip(items, verdicts, strict=True) if verdict is Verdict.ACCEPT]
+        untraced = [lacks_traces(item) for item in accepted]
+        hydrations = [
+            pool.submit(fetch_record, client, GET_CONVERSATION, {"name": item["name"]})
+            for item, bare in zip(accepted, untraced, strict=True)
+            if listing.fetches_in_full(bare)
+        ]
+        counts = PageCounts(len(items), verdicts.count(Verdict.OUTSIDE), sum(untraced), len(hydrations))
+        return page, counts, hydrations
 
-        pages = iter_page_records(
-            client,
-            LIST_CONVERSATIONS,
-            arguments,
-            items_key="conversations",
-            max_empty_pages=listing.max_empty_pages,
-        )
-        fetched = _one_ahead((with_hydrations(page) for page in pages), on_drop=_cancel_hydrations)
-        try:
-            for page, listed, futures in fetched:
-                try:
-                    if on_page is not None:
-                        on_page(listed)
-                    yield page
-                    for future in futures:
-                        yield future.result()
-                finally:
-                    _cancel_hydrations((page, listed, futures))
-        finally:
-            fetched.close()
+    pages = iter_page_records(
+        client,
+        LIST_CONVERSATIONS,
+        arguments,
+        items_key="conversations",
+        max_empty_pages=listing.max_empty_pages,
+    )
+    fetched = _one_ahead((with_hydrations(page) for page in pages), on_drop=_cancel_hydrations)
+    try:
+        for page, listed, futures in fetched:
+            try:
+                if on_page is not None:
+                    on_page(listed)
+                yield page
+                for future in futures:
+                    yield future.result()
+            finally:
+                _cancel_hydrations((page, listed, futures))
+    finally:
+        fetched.close()
 
 
 def _cancel_hydrations(item: tuple[ApiRecord, PageCounts, list[Future[ApiRecord]]]) -> None:
@@ -184,18 +184,19 @@ _DONE: Any = object()
 
 
 def _one_ahead(items: Generator[T], *, on_drop: Callable[[T], None]) -> Iterator[T]:
-    """`items`, each next one made on a thread meanwhile; if the caller stops early, it goes to `on_drop`."""
-    pager = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ces-pages")
+    """`items`, each next one made on a thread meanwhile; if the caller stops early, it goes to
+    `on_drop`. On a stop (Ctrl-C, SIGTERM) the page in flight is left to its daemon thread."""
+    pager = DaemonPool(1, "ces-pages")
     upcoming = pager.submit(next, items, _DONE)
     try:
         while (item := upcoming.result()) is not _DONE:
             upcoming = pager.submit(next, items, _DONE)
             yield item
     finally:
-        if not upcoming.cancel() and upcoming.exception() is None and upcoming.result() is not _DONE:
-            on_drop(upcoming.result())
-        pager.shutdown()
-        items.close()
+        if not stop.requested.is_set():
+            if not upcoming.cancel() and upcoming.exception() is None and upcoming.result() is not _DONE:
+                on_drop(upcoming.result())
+            items.close()
 
 
 def resolve_conversations(

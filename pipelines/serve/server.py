@@ -13,13 +13,12 @@ from contextlib import contextmanager
 from functools import partial
 from typing import Annotated, Any
 
-import uvicorn
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from pipelines.listening import endpoint_url, listening_socket
+from pipelines.listening import endpoint_url, http_server, listening_socket
 from pipelines.serve import lookups
 from pipelines.serve.answers import (
     ConversationTrace,
@@ -205,7 +204,7 @@ def serve_http(reader: WarehouseReader, host: str, port: int, announce: Callable
     app = build_server(reader).streamable_http_app(stateless_http=True, host=host)
     sock = listening_socket(host, port)
     announce(endpoint_url(sock, MCP_PATH))
-    server = uvicorn.Server(uvicorn.Config(app, access_log=False, log_level="warning"))
+    server = http_server(app)
     try:
         server.run(sockets=[sock])
     finally:

@@ -17,7 +17,7 @@ import uvicorn
 
 from pipelines.ces.simulator.corpus.scale import SimulatorScale
 from pipelines.ces.simulator.server import MCP_PATH, SimulatorConfig, SimulatorState, create_app
-from pipelines.listening import endpoint_url, listening_socket
+from pipelines.listening import endpoint_url, http_server, listening_socket
 
 _STARTUP_TIMEOUT_SECONDS = 15.0
 
@@ -42,7 +42,7 @@ class SimulatorHandle:
 
 def _server(config: SimulatorConfig) -> uvicorn.Server:
     app = create_app(config, SimulatorState())
-    return uvicorn.Server(uvicorn.Config(app, lifespan="off", access_log=False, log_level="warning"))
+    return http_server(app, lifespan="off")
 
 
 @contextmanager
