@@ -188,12 +188,16 @@ def _one_ahead(items: Generator[T], *, on_drop: Callable[[T], None]) -> Iterator
     `on_drop`. On a stop (Ctrl-C, SIGTERM) the page in flight is left to its daemon thread."""
     pager = DaemonPool(1, "ces-pages")
     upcoming = pager.submit(next, items, _DONE)
+    stopping = False
     try:
         while (item := upcoming.result()) is not _DONE:
             upcoming = pager.submit(next, items, _DONE)
             yield item
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM, wherever the signal's byte went
+        stopping = True
+        raise
     finally:
-        if not stop.requested.is_set():
+        if not (stopping or stop.requested.is_set()):
             if not upcoming.cancel() and upcoming.exception() is None and upcoming.result() is not _DONE:
                 on_drop(upcoming.result())
             items.close()

@@ -98,6 +98,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _terminate(_signo: int, _frame: object) -> None:
+    """SIGTERM: a stop, then Ctrl-C's path. The stop is recorded here too, not only by the thread
+    reading the signals' wakeup bytes: an event loop that a library runs may take the wakeup fd."""
+    stop.requested.set()
+    signal.raise_signal(signal.SIGINT)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; a user error is one line on stderr and a non-zero exit, never a traceback."""
     load_dotenv_file()
@@ -108,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # and in every process started from here (`dagster dev` and its servers): it is restored.
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, lambda _signo, _frame: signal.raise_signal(signal.SIGINT))
+    signal.signal(signal.SIGTERM, _terminate)
     stop.watch_signals()  # a DuckDB query in progress is interrupted too
     try:
         return args.func(args, Settings.from_env())
