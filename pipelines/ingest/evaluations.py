@@ -35,6 +35,7 @@ from pipelines.transform.evaluations import (
 from pipelines.transform.schemas import EVALUATION_RUN_OPERATIONS
 from pipelines.transform.values import SchemaViolation
 from pipelines.warehouse.duck import Warehouse
+from pipelines.warehouse.loads import upsert_evaluations
 
 EVALUATION_RUNS_DATASET = "evaluation_runs"
 STARTED_RUNS_STATE = "started_evaluation_runs"
@@ -216,7 +217,8 @@ def load_evaluation_observation(
     for operation, observed in observation.operations:
         operations.add(operation, observed)
     rejects = runs.take_rejects() + results.take_rejects() + operations.take_rejects()
-    return warehouse.upsert_evaluations(
+    return upsert_evaluations(
+        warehouse,
         app,
         day,
         runs.take_batches(),

@@ -8,7 +8,6 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
-from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -23,7 +22,6 @@ from pipelines.warehouse.lock import WarehouseBusyError, warehouse_lock
 from pipelines.warehouse.publish import parts_root, record_publication, versions_folder, working_copy
 
 if TYPE_CHECKING:
-    import pyarrow as pa
     from fsspec import AbstractFileSystem
 
     from pipelines.warehouse.loads import ConversationLoad
@@ -130,23 +128,6 @@ class Warehouse:
         from pipelines.warehouse import loads
 
         return loads.conversation_load(self, filesystem=filesystem)
-
-    def upsert_evaluations(
-        self,
-        app: str,
-        day: date,
-        run_batches: Mapping[str, pa.RecordBatch],
-        snapshots: pa.RecordBatch,
-        result_batches: Mapping[str, pa.RecordBatch],
-        operations: pa.RecordBatch,
-        rejects: pa.RecordBatch,
-    ) -> dict[str, int]:
-        """Evaluation runs and what belongs to them, in one transaction (`loads.upsert_evaluations`)."""
-        from pipelines.warehouse import loads
-
-        return loads.upsert_evaluations(
-            self, app, day, run_batches, snapshots, result_batches, operations, rejects
-        )
 
     def finished_operations(self, app: str) -> set[str]:
         """Names of `app`'s evaluation run operations stored as done (none before the first load)."""
