@@ -166,3 +166,50 @@ def test_a_reader_keeps_reading_its_parts_which_go_once_no_reader_holds_them(
     assert retired and all(f"partition_date={DAY.isoformat()}" in str(path) for path in retired)
     versions = sorted(publish.versions_folder(warehouse.parts_root).glob("*.duckdb"))
     assert len(versions) <= 2  # the current file, and the one it replaced
+
+
+def _table_views(warehouse: Warehouse) -> dict[str, tuple[str, str | None]]:
+    """Each conversation table's own view: its definition and its first column's description."""
+    with duckdb.connect(warehouse.path, read_only=True) as conn:
+        found = conn.execute(
+            "SELECT v.view_name, v.sql, c.comment FROM duckdb_views() AS v JOIN duckdb_columns() AS c "
+            "ON c.schema_name = v.schema_name AND c.table_name = v.view_name AND c.column_index = 1 "
+            "WHERE v.schema_name = 'main'"
+        ).fetchall()
+    names = {spec.name for spec in CONVERSATION_TABLES}
+    return {name: (text, comment) for name, text, comment in found if name in names}
+
+
+def test_a_load_replaces_the_lists_of_parts_and_leaves_the_tables_views_and_descriptions(
+    lake: Lake, tmp_path: Path
+) -> None:
+    warehouse = Warehouse(str(tmp_path / "w.duckdb"))
+    load_conversation_partitions(lake, warehouse, [(APP, DAY)])
+    first = _table_views(warehouse)
+    load_conversation_partitions(lake, warehouse, EVERYTHING)
+    assert _table_views(warehouse) == first
+    for name, (text, comment) in first.items():
+        assert f"FROM parts.{name}" in text and "read_parquet" not in text, text
+        assert comment, name  # described once, kept by every load since
+    with duckdb.connect(warehouse.path, read_only=True) as conn:
+        lists = conn.execute("SELECT sql FROM duckdb_views() WHERE view_name = 'spans'").fetchall()
+        count = conn.execute("SELECT count(DISTINCT partition_date) FROM spans").fetchone()
+    assert sum(text.count(".parquet") for (text,) in lists) == 3 and count == (2,)
+
+
+def test_a_table_view_of_an_older_release_listing_its_parts_itself_is_made_again(
+    lake: Lake, tmp_path: Path
+) -> None:
+    warehouse = Warehouse(str(tmp_path / "w.duckdb"))
+    load_conversation_partitions(lake, warehouse, [(APP, DAY)])
+    with duckdb.connect(warehouse.path) as conn:  # the view as an older release wrote it
+        (listing,) = conn.execute(
+            "SELECT sql FROM duckdb_views() WHERE schema_name = 'parts' AND view_name = 'turns'"
+        ).fetchone()
+        conn.execute("DROP VIEW turns")
+        conn.execute(listing.replace("parts.turns", "turns"))
+    load_conversation_partitions(lake, warehouse, EVERYTHING)
+    text, comment = _table_views(warehouse)["turns"]
+    assert "FROM parts.turns" in text and comment
+    with duckdb.connect(warehouse.path, read_only=True) as conn:
+        assert conn.execute("SELECT count(DISTINCT partition_date) FROM turns").fetchone() == (2,)

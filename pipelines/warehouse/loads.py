@@ -252,8 +252,8 @@ class PartLoad:
                     source = str(writer.root / current[spec.name])
                     writer.write("write_part", spec, app, day, source=source)
         writer.publish(next_version(conn))
-        parts.install_views(conn, writer.root)
-        apply_comments(conn)  # a view made again has lost them
+        if parts.install_views(conn, writer.root):
+            apply_comments(conn)  # a table's view made (again) has none
         inserted[REJECTS.name] = _replace_rejects(conn, partitions)
         changed = sorted({*latest, *left})
         parts.install_views(conn, writer.root, only=changed)  # the rollups read these alone

@@ -1,5 +1,6 @@
 """The conversation tables of a DuckDB-file warehouse: immutable Parquet files ("parts"), one per
-table and (app, day) partition, in a folder beside the file (`<file>.parts`), read through views.
+table and (app, day) partition, in a folder beside the file (`<file>.parts`), read through views
+(each table's own, over the view `parts.<table>` that lists its files).
 
 A load publishes a new copy of the warehouse file (`publish`), so that a BI tool holding the file
 open never blocks it. Were the conversation tables in the file, every load would copy the whole
@@ -41,6 +42,8 @@ replaced has taken DuckDB's lock on it well within this time."""
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 """DuckDB's name for a NULL partition value in a path (rows of an older release without a day)."""
 
+PARTS_SCHEMA = "parts"
+"""The schema of the views that list each conversation table's parts (`install_views`)."""
 BOOKKEEPING = frozenset({"warehouse_parts", "warehouse_retired_parts", "warehouse_publications"})
 """The tables of `sql/parts/create_manifest.sql`: how the file is stored, not what it holds."""
 
@@ -76,30 +79,51 @@ def install_views(
     root: Path,
     *,
     only: Sequence[Partition] | None = None,
-) -> None:
-    """(Re)create each conversation table's view over its current parts. `only`: temporary views
-    over those partitions' parts alone, which shadow the tables for the rest of the transaction
-    (a load computes its partitions' rollups from them without opening every part)."""
-    temporary = "TEMP" if only is not None else ""
-    chosen = _files_of(conn, only) if only is not None else {}
+) -> bool:
+    """(Re)create each conversation table's view over its current parts: `parts.<table>`, which
+    lists the files, read by the table's own view (`main.<table>`, made once: a load replaces
+    the long file lists alone, and the views readers see keep their descriptions). `only`:
+    temporary views over those partitions' parts alone, which shadow the tables for the rest of
+    the transaction (a load computes its partitions' rollups from them without opening every
+    part). Whether a table's own view was made, and so has no description yet."""
+    if only is not None:
+        chosen = _files_of(conn, only)
+        for spec in CONVERSATION_TABLES:
+            conn.execute(_view_of_parts(spec, "TEMP", spec.name, root, chosen.get(spec.name, [])))
+        return False
+    conn.execute(sql_text("parts/create_parts_schema.sql"))
     for spec in CONVERSATION_TABLES:
-        if only is None:
-            rows = conn.execute(sql_text("parts/relation_parts.sql"), {"relation": spec.name}).fetchall()
-            files = [file for (file,) in rows]
-        else:
-            files = chosen.get(spec.name, [])
-        if files:
-            text = sql_text("parts/raw_view.sql").format(
-                temporary=temporary,
-                relation=spec.name,
-                columns=_view_columns(spec),
-                files=quoted_list([f"{root}/{file}" for file in files]),  # not Path: thousands per view
+        rows = conn.execute(sql_text("parts/relation_parts.sql"), {"relation": spec.name}).fetchall()
+        conn.execute(
+            _view_of_parts(spec, "", f"{PARTS_SCHEMA}.{spec.name}", root, [file for (file,) in rows])
+        )
+    reading = {
+        name: (list(columns), text)
+        for name, columns, text in conn.execute(sql_text("parts/table_views.sql")).fetchall()
+    }
+    made = False
+    for spec in CONVERSATION_TABLES:
+        columns = [field.name for field in spec.warehouse_schema]
+        found = reading.get(spec.name)
+        if found is None or found[0] != columns or f"FROM {PARTS_SCHEMA}.{spec.name}" not in found[1]:
+            conn.execute(
+                sql_text("parts/table_view.sql").format(relation=spec.name, columns=_view_columns(spec))
             )
-        else:
-            text = sql_text("parts/empty_view.sql").format(
-                temporary=temporary, relation=spec.name, columns=_typed_nulls(spec)
-            )
-        conn.execute(text)
+            made = True
+    return made
+
+
+def _view_of_parts(spec: TableSpec, temporary: str, relation: str, root: Path, files: list[str]) -> str:
+    if not files:
+        return sql_text("parts/empty_view.sql").format(
+            temporary=temporary, relation=relation, columns=_typed_nulls(spec)
+        )
+    return sql_text("parts/raw_view.sql").format(
+        temporary=temporary,
+        relation=relation,
+        columns=_view_columns(spec),
+        files=quoted_list([f"{root}/{file}" for file in files]),  # not Path: thousands per view
+    )
 
 
 def _files_of(conn: duckdb.DuckDBPyConnection, partitions: Sequence[Partition]) -> dict[str, list[str]]:

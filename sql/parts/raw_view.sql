@@ -1,4 +1,4 @@
--- A conversation table of a DuckDB-file warehouse: its current parts, one Parquet file per
+-- The current parts of a conversation table of a DuckDB-file warehouse, one Parquet file per
 -- (app, day), the day read from each file's path (partition_date=YYYY-MM-DD), so that a query
 -- filtering on partition_date opens only the files of those days.
 CREATE OR REPLACE {temporary} VIEW {relation} AS
