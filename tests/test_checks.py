@@ -19,7 +19,7 @@ from pipelines.ingest.evaluations import EvaluationObservation, load_evaluation_
 from pipelines.ingest.load import load_conversation_partitions
 from pipelines.lake.checks import rows_outside_partition
 from pipelines.lake.store import Lake
-from pipelines.orchestration.checks import regression_gate_result
+from pipelines.orchestration.checks import conversation_check_results, regression_gate_result
 from pipelines.orchestration.resources import RegressionGateResource
 from pipelines.transform.schemas import (
     CONVERSATION_TABLES,
@@ -57,6 +57,25 @@ def test_all_checks_pass_on_loaded_data(loaded: Warehouse) -> None:
             freshness.newest_start == datetime(2026, 11, 1, 10, tzinfo=UTC) and freshness.conversations == 2
         )
         assert freshness.age_hours(datetime(2026, 11, 1, 12, tzinfo=UTC)) == 2.0
+
+
+def _freshness(conn: duckdb.DuckDBPyConnection, last: date, hours: float) -> dg.AssetCheckResult:
+    results = conversation_check_results(conn, [APP], DAY, last, freshness_hours=hours)
+    return next(result for result in results if result.check_name == "conversations_are_fresh")
+
+
+def test_freshness_is_judged_at_the_end_of_the_days_loaded_or_now(loaded: Warehouse) -> None:
+    """Past days (a rebuild, the demo) are fresh if their last hours hold conversations; a window
+    reaching today (the schedule's) warns when the app has gone quiet."""
+    with loaded.connect(read_only=True) as conn:
+        past = _freshness(conn, DAY, 48)  # newest start 10:00, judged at the next midnight
+        quiet_last_day = _freshness(conn, DAY, 12)
+        today = _freshness(conn, datetime.now(UTC).date(), 48)
+    assert past.passed and past.metadata["age_hours"].data == {APP: 14.0}
+    assert past.metadata["as_of"].text == "2026-11-02T00:00:00+00:00"
+    assert not quiet_last_day.passed
+    assert not today.passed and today.metadata["age_hours"].data[APP] > 48
+    assert today.severity == dg.AssetCheckSeverity.WARN
 
 
 def test_duplicate_keys_are_counted_with_a_sample(loaded: Warehouse) -> None:

@@ -1,7 +1,7 @@
 """Asset checks, evaluated in the step of the warehouse load they check, on what it loaded."""
 
 from collections.abc import Iterator, Mapping, Sequence
-from datetime import date
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 import dagster as dg
@@ -58,7 +58,8 @@ def conversation_check_specs(freshness_hours: float) -> list[dg.AssetCheckSpec]:
         "no_negative_durations": "No conversation, turn or span has a negative duration.",
         "turn_counts_agree": "turn_count as reported by the API agrees with the turns loaded (warns).",
         "conversations_are_fresh": f"The app's newest conversation is under {freshness_hours:g} h old "
-        "(CES_FRESHNESS_HOURS)",
+        "(CES_FRESHNESS_HOURS) at the end of the days loaded, or now if they end later: a schedule's "
+        "run warns of an app gone quiet, a rebuild of past days only of a quiet last day",
     }
     return [
         *(_unique_spec(WAREHOUSE_CONVERSATIONS, spec) for spec in CONVERSATION_TABLES),
@@ -81,8 +82,9 @@ def conversation_check_results(
     yield _check(WAREHOUSE_CONVERSATIONS, "spans_have_parents", conn, "orphan_spans", days)
     yield _check(WAREHOUSE_CONVERSATIONS, "no_negative_durations", conn, "negative_durations", days)
     yield _check(WAREHOUSE_CONVERSATIONS, "turn_counts_agree", conn, "turn_count_mismatches", days)
+    as_of = min(datetime.now(UTC), datetime.combine(last + timedelta(days=1), time.min, UTC))
     ages = {app: checks.newest_conversation(conn, app) for app in apps}
-    stale = {app: freshness.age_hours() for app, freshness in ages.items()}
+    stale = {app: freshness.age_hours(as_of) for app, freshness in ages.items()}
     yield dg.AssetCheckResult(
         asset_key=WAREHOUSE_CONVERSATIONS,
         check_name="conversations_are_fresh",
@@ -93,6 +95,7 @@ def conversation_check_results(
             "age_hours": {app: round(age, 2) if age is not None else -1.0 for app, age in stale.items()},
             "conversations": sum(freshness.conversations for freshness in ages.values()),
             "threshold_hours": freshness_hours,
+            "as_of": as_of.isoformat(),
         },
     )
 
