@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from datetime import date
+from pathlib import Path
 
 import dagster as dg
+import pytest
+import yaml
 
 from pipelines.config import Settings
 from pipelines.definitions import build_definitions, defs
 from pipelines.orchestration.resources import resources_from_settings
 from pipelines.transform.schemas import ALL_TABLES
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_the_code_location_validates() -> None:
@@ -92,3 +100,36 @@ def test_every_job_runs_its_steps_in_the_run_process() -> None:
     definitions = build_definitions(Settings.from_env({}))
     for job in definitions.resolve_all_job_defs():
         assert job.executor_def.name == "in_process", job.name
+
+
+_RUN_WITH_THE_INSTANCE = """
+import dagster as dg
+
+@dg.asset
+def counted(context):
+    context.log.info("counted 3 rows")
+    return 3
+
+instance = dg.DagsterInstance.get()
+result = dg.materialize([counted], instance=instance)
+records = instance.all_logs(result.run_id)
+kinds = {record.dagster_event.event_type_value for record in records if record.dagster_event}
+print("STEP_START" in kinds and "STEP_SUCCESS" in kinds)
+"""
+
+
+@pytest.mark.parametrize("instance", ["dagster_home", "scale"])
+def test_runs_of_the_project_instances_print_info_and_keep_every_event(instance: str, tmp_path: Path) -> None:
+    """`make dev`'s terminal shows what runs say, not each step's DEBUG events; the event log,
+    which the UI and the CLI read, still holds them all."""
+    home = tmp_path / "home"
+    home.mkdir()
+    config = yaml.safe_load((ROOT / instance / "dagster.yaml").read_text())
+    (home / "dagster.yaml").write_text(yaml.safe_dump({"python_logs": config["python_logs"]}))
+    env = {**os.environ, "DAGSTER_HOME": str(home)}
+    ran = subprocess.run(
+        [sys.executable, "-c", _RUN_WITH_THE_INSTANCE], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == "True"
+    assert "counted 3 rows" in ran.stderr and " - DEBUG - " not in ran.stderr
