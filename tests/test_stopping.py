@@ -56,6 +56,7 @@ def test_dev_started_as_a_background_job_ends_every_process_on_sigterm_to_its_gr
             except httpx.TransportError:
                 pass
             time.sleep(0.5)
+        assert _first_day(port) == "2026-11-01"  # the demo's first day, not the default start
         os.killpg(dev.pid, signal.SIGTERM)
         stopped_by = time.monotonic() + 10
         while (dev.poll() is None or _group_alive(dev.pid)) and time.monotonic() < stopped_by:
@@ -67,6 +68,18 @@ def test_dev_started_as_a_background_job_ends_every_process_on_sigterm_to_its_gr
             os.killpg(dev.pid, signal.SIGKILL)
         dev.wait()
         dev.stderr.close()
+
+
+_DAY_KEYS = """{ assetNodeOrError(assetKey: {path: ["warehouse", "conversation_tables"]}) {
+  ... on AssetNode { partitionKeysByDimension { name partitionKeys } } } }"""
+
+
+def _first_day(port: int) -> str:
+    """The first day partition the Dagster UI shows for the warehouse's conversation tables."""
+    answer = httpx.post(f"http://127.0.0.1:{port}/graphql", json={"query": _DAY_KEYS}, timeout=30).json()
+    dimensions = answer["data"]["assetNodeOrError"]["partitionKeysByDimension"]
+    (days,) = [dimension["partitionKeys"] for dimension in dimensions if dimension["name"] == "date"]
+    return days[0]
 
 
 def _slow_simulator(cwd: Path) -> tuple[subprocess.Popen[str], str, str]:

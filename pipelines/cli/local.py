@@ -123,7 +123,9 @@ def cmd_dev(args: argparse.Namespace, settings: Settings) -> int:
             "-p",
             str(args.ui_port),
         ]
-        with subprocess.Popen(command) as ui:
+        # The partitions start at the demo's first day, unless set: not 2024's, all but 3 missing.
+        env = {"CES_START_DATE": args.start_date.isoformat(), **os.environ}
+        with subprocess.Popen(command, env=env) as ui:
             try:
                 return ui.wait()
             except KeyboardInterrupt:
