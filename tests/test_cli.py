@@ -4,6 +4,7 @@ environment and working directory a user's shell gives it (and once as a process
 from __future__ import annotations
 
 import contextlib
+import csv
 import io
 import json
 import os
@@ -214,6 +215,24 @@ def test_demo_prints_row_counts_and_a_trend(workdir: Path) -> None:
         assert table in result.stdout
     assert re.search(r"│ conversations +│ 10 +│", result.stdout), result.stdout
     assert "2026-11-01" in result.stdout and "2026-11-02" in result.stdout
+    assert "warning" not in result.stdout + result.stderr  # the demo's past days are fresh
+    # the README's headline example finds the regression the demo's newest run carries
+    regressed = cli(
+        "query",
+        "evaluation_regressions",
+        "--param",
+        "app=support-bot",
+        "--param",
+        "status=regressed",
+        "--format",
+        "csv",
+        env=base_env(workdir),
+        cwd=workdir,
+    )
+    rows = list(csv.DictReader(io.StringIO(regressed.stdout)))
+    assert any(row["metric"] == "pass_rate" and float(row["latest_value"]) == 0 for row in rows), rows
+    failures = cli("query", "evaluation_failures", "--format", "csv", env=base_env(workdir), cwd=workdir)
+    assert len(list(csv.DictReader(io.StringIO(failures.stdout)))) > 0, failures.stdout
 
 
 def test_evaluate_starts_a_run_and_loads_it(workdir: Path) -> None:

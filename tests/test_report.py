@@ -99,7 +99,7 @@ def test_an_empty_warehouse_still_gives_every_section(tmp_path: Path) -> None:
     report = write_report(warehouse, str(tmp_path / "out" / "report.html"))
     assert report.charts_with_data == 0 and report.charts > 10
     page = Path(report.path).read_text()
-    assert "No app has two completed evaluation runs yet" in page
+    assert "Nothing to compare: no app's newest completed evaluation run has an earlier completed run" in page
     assert "No conversations in this window" in page
 
 
@@ -164,3 +164,16 @@ def test_a_warehouse_load_asks_for_a_new_report_once() -> None:
 def test_a_directory_as_the_report_path_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ReportError, match="is a directory: give the report's file name"):
         write_report(Warehouse(str(tmp_path / "w.duckdb")), str(tmp_path))
+
+
+def test_the_failure_panel_says_what_the_newest_run_failed_when_nothing_is_timed() -> None:
+    """A run whose failures are all of scenarios has failures, no golden turn to time: the panel
+    counts them rather than saying there are none."""
+    from pipelines.report.evaluation_charts import failure_latency_chart
+
+    app = "projects/p/locations/us/apps/sales"
+    untimed = [{"app": app, "turn_latency_seconds": None}, {"app": app, "turn_latency_seconds": None}]
+    (said,) = failure_latency_chart(app, untimed).figure.layout.annotations
+    (none,) = failure_latency_chart(app, []).figure.layout.annotations
+    assert said.text.startswith("2 failures in the newest completed run, none of a golden turn")
+    assert none.text == "No failure in the newest completed run"

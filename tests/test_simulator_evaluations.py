@@ -144,3 +144,20 @@ def test_evaluation_run_listing_filters_and_orders(served: tuple[McpHttp, str]) 
     assert caller.call_error(
         "get_operation", name="projects/sim-project/locations/us/operations/x"
     ).startswith("NOT_FOUND:")
+
+
+def test_each_apps_newest_seeded_run_reruns_its_last_completed_one_with_a_regression() -> None:
+    from pipelines.ces.simulator.corpus.evaluations import RUN_STEPS, seeded_runs
+
+    scale = SimulatorScale(apps=2, days=1, conversations_per_day=1)  # 6 runs per app
+    for app_index in range(2):
+        *earlier, newest = seeded_runs(scale, app_index)
+        done = [run for run in earlier if run.final_state == "COMPLETED" and run.start_step == RUN_STEPS]
+        base = done[-1]
+        assert newest.final_state == "COMPLETED" and newest.start_step == RUN_STEPS
+        assert (newest.evaluations, newest.dataset) == (base.evaluations, base.dataset)
+        failing = {r.evaluation for r in newest.results} - {
+            r.evaluation for r in newest.results if r.outcome != "FAIL"
+        }
+        assert any(r.evaluation in failing and r.outcome == "PASS" for r in base.results)
+        assert {run.final_state for run in earlier} >= {"COMPLETED", "ERROR", "CANCELLED"}

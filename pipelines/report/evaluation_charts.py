@@ -154,8 +154,11 @@ def failure_latency_chart(app: str, rows: Rows) -> Chart:
         wide=True,
     )
     timed = [row for row in rows if row["turn_latency_seconds"] is not None]
+    if not timed and rows:
+        said = f"{len(rows)} failures in the newest completed run, none of a golden turn with a latency"
+        return empty_chart(heading, f"{said} (ces-pipeline query evaluation_failures lists them)")
     if not timed:
-        return empty_chart(heading, "No failing golden turn in the newest completed run")
+        return empty_chart(heading, "No failure in the newest completed run")
     labels = [
         f"{short_name(row['evaluation_name'])} · {row['failure']} · turn {row['turn_index']}"
         f" · {short_name(row['evaluation_result_name'])}"

@@ -93,7 +93,10 @@ def regressions_html(rows: Rows) -> str:
     changed (an evaluation's pass rate, or a tool's, model's, guardrail's or callback's latency),
     worst news first; subjects with no change are only counted."""
     if not rows:
-        return '<p class="note">No app has two completed evaluation runs yet: nothing to compare.</p>'
+        return (
+            '<p class="note">Nothing to compare: no app\'s newest completed evaluation run has an earlier '
+            "completed run of the same evaluations (or dataset).</p>"
+        )
     by_app: dict[str, Rows] = defaultdict(list)
     for row in rows:
         by_app[row["app"]].append(row)

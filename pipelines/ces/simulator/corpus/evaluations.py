@@ -130,8 +130,10 @@ def _plan(
     app_version: tuple[str, str],
     error_style: str | None,
     scheduled_by: str | None,
+    failing: Evaluation | None = None,
 ) -> RunPlan:
-    """The common planning of seeded and requested runs: outcomes, personas, config."""
+    """The common planning of seeded and requested runs: outcomes, personas, config. `failing`:
+    an evaluation whose every result fails (a regression)."""
     run_count = between(rng, 1, 3)
     scenario = any(evaluation.kind == "SCENARIO" for evaluation in evaluations)
     personas = (
@@ -142,6 +144,10 @@ def _plan(
     length = between(rng, 4 * 60, 50 * 60) * NANOS_PER_SECOND
     slots = [(evaluation, repeat) for evaluation in evaluations for repeat in range(run_count)]
     outcomes = rng.choices(("PASS", "FAIL", "ERROR"), (68, 22, 10), k=len(slots))
+    outcomes = [
+        "FAIL" if evaluation == failing else outcome
+        for (evaluation, _), outcome in zip(slots, outcomes, strict=True)
+    ]
     if final_state == "ERROR" and "ERROR" not in outcomes:
         outcomes[-1] = "ERROR"
     if final_state == "CANCELLED":
@@ -207,20 +213,34 @@ def seeded_runs(scale: SimulatorScale, app_index: int) -> tuple[RunPlan, ...]:
 
     States and types cycle over a run's position across all apps, so every state and every
     type appears once there are five runs in total; every third ERROR run carries only the
-    deprecated `error` Status, the others `errorInfo`.
+    deprecated `error` Status, the others `errorInfo`. An app with more runs than there are
+    states (the default, 6: every state is among its first five) ends with a completed rerun of
+    its latest completed run's evaluations, on a newer version, in which one evaluation that
+    passed there now fails: the newest results show a regression.
     """
     catalog = app_catalog(scale, app_index)
     count = scale.evaluation_runs_per_app
+    states = [_SEEDED_STATE_CYCLE[(app_index * count + i) % len(_SEEDED_STATE_CYCLE)] for i in range(count)]
+    completed = [i for i, state in enumerate(states[:-1]) if state == "COMPLETED"]
+    rerun_of = completed[-1] if completed and count > len(_SEEDED_STATE_CYCLE) else None
+    if rerun_of is not None:
+        states[-1] = "COMPLETED"
     window_start = epoch_nanos(scale.start_date)
     window_length = epoch_nanos(scale.end_date) - window_start
     plans = []
     for i in range(count):
         ordinal = app_index * count + i
         rng = seeded_random(scale.seed, "evaluation-run", catalog.app_name, i)
-        state = _SEEDED_STATE_CYCLE[ordinal % len(_SEEDED_STATE_CYCLE)]
+        state = states[i]
         run_type = RUN_TYPES[ordinal % len(RUN_TYPES)]
         dataset = catalog.datasets[RUN_TYPES.index(run_type)] if ordinal % 4 == 1 else None
         evaluations = dataset.evaluations if dataset else _pick_evaluations(catalog, rng, run_type)
+        failing = None
+        if rerun_of is not None and i == count - 1:
+            base = plans[rerun_of]
+            dataset, evaluations = base.dataset, base.evaluations
+            passed = [result.evaluation for result in base.results if result.outcome == "PASS"]
+            failing = passed[0] if passed else None
         run_id = f"{scale.start_date:%Y%m%d}-{i:03d}-{stable_hex(scale.seed, catalog.app_name, i, length=6)}"
         moving = state in ("QUEUED", "RUNNING")
         create_time = (
@@ -248,6 +268,7 @@ def seeded_runs(scale: SimulatorScale, app_index: int) -> tuple[RunPlan, ...]:
                 app_version=version,
                 error_style=("status" if error_rank % 3 == 1 else "info") if state == "ERROR" else None,
                 scheduled_by=f"{catalog.app_name}/scheduledEvaluationRuns/nightly" if i % 2 else None,
+                failing=failing,
             )
         )
     return tuple(plans)
