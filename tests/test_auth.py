@@ -118,12 +118,16 @@ def test_plain_http_endpoints_get_no_google_credentials(caplog: pytest.LogCaptur
     ]
 
 
-def test_no_adc_means_unauthenticated_with_one_info_line(caplog: pytest.LogCaptureFixture) -> None:
+def test_no_adc_means_unauthenticated_with_one_warning_saying_how_to_sign_in(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     caplog.set_level(logging.INFO, logger="pipelines.ces.auth")
     provider = token_provider_from_settings(CesSettings(mcp_url=HTTPS_URL), adc_loader=no_adc)
     assert isinstance(provider, StaticTokenProvider) and provider.token() is None
     (record,) = caplog.records
-    assert record.levelno == logging.INFO and "not found" in record.getMessage()
+    said = record.getMessage()
+    assert record.levelno == logging.WARNING and "not found" in said and "unauthenticated" in said
+    assert "CES_ACCESS_TOKEN" in said and "gcloud auth application-default login" in said
 
 
 def test_without_google_auth_requests_are_unauthenticated(monkeypatch: pytest.MonkeyPatch) -> None:

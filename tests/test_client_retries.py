@@ -461,6 +461,20 @@ def test_a_static_token_refused_is_final_at_once() -> None:
     ):
         client.call_tool("list_conversations", {})
     assert len(server.calls) == 1 and info.value.status_code == 401
+    said = str(info.value)
+    assert "CES refused the credentials" in said and "static-token" not in said
+    assert "CES_ACCESS_TOKEN" in said and "gcloud auth application-default login" in said
+
+
+def test_a_401_without_credentials_says_none_were_sent_and_how_to_give_them() -> None:
+    with (
+        mcp_server(accepting("other")) as (_server, url),
+        client_for(url) as client,
+        pytest.raises(CesTransportError) as info,
+    ):
+        client.call_tool("list_conversations", {})
+    said = str(info.value)
+    assert "no credentials were sent" in said and "CES_ACCESS_TOKEN" in said
 
 
 def test_an_expired_session_is_reopened_under_faults() -> None:

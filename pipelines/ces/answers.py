@@ -17,6 +17,7 @@ import httpx
 import orjson
 
 from pipelines.ces import protocol
+from pipelines.ces.auth import SIGN_IN
 from pipelines.ces.errors import (
     CesError,
     CesMalformedResponseError,
@@ -280,9 +281,15 @@ def _http_error(
         )
     details = _error_details(raw) if raw else _ErrorBody(None)
     server_message = redact(details.message, token) if details.message else None
+    hint = ""
+    if status == 401:
+        hint = (
+            f" ({'no credentials were sent' if token is None else 'CES refused the credentials'}. {SIGN_IN})"
+        )
     return CesTransportError(
         f"{exchange.label}: HTTP {status} {response.reason_phrase} from {response.url}"
-        + (f": {server_message}" if server_message else ""),
+        + (f": {server_message}" if server_message else "")
+        + hint,
         status_code=status,
         retry_after=_retry_after_seconds(response.headers.get("retry-after")),
         server_message=server_message,

@@ -15,6 +15,11 @@ from pipelines.config import CesSettings
 logger = logging.getLogger("pipelines.ces.auth")
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+SIGN_IN = (
+    "Set CES_ACCESS_TOKEN (e.g. to `gcloud auth print-access-token`), or sign in with "
+    "`gcloud auth application-default login`"
+)
+"""How to give CES credentials: said where none were found and where CES refused them."""
 
 AdcLoader = Callable[[], tuple[Any, str | None]]
 """Returns (credentials, project id) like `google.auth.default`; raises when ADC is absent."""
@@ -130,5 +135,15 @@ def token_provider_from_settings(
         if credentials is not None:
             logger.debug("authenticating CES requests with Application Default Credentials")
             return GoogleCredentialsProvider(credentials)
-    logger.info("CES requests to %s are unauthenticated: no CES_ACCESS_TOKEN; %s", settings.mcp_url, reason)
+    if settings.mcp_url.lower().startswith("https://"):  # a real service refuses them: say so first
+        logger.warning(
+            "CES requests to %s go out unauthenticated: no CES_ACCESS_TOKEN; %s. %s",
+            settings.mcp_url,
+            reason,
+            SIGN_IN,
+        )
+    else:
+        logger.info(
+            "CES requests to %s are unauthenticated: no CES_ACCESS_TOKEN; %s", settings.mcp_url, reason
+        )
     return StaticTokenProvider(None)
