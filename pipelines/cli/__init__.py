@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
+import sys
 from collections.abc import Sequence
 
 from rich.markup import escape
@@ -28,21 +30,30 @@ def _add_partition_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _command(commands: argparse._SubParsersAction, name: str, summary: str) -> argparse.ArgumentParser:
+    """A subcommand whose summary shows in `ces-pipeline --help` and atop its own `--help`."""
+    return commands.add_parser(name, help=summary, description=summary[0].upper() + summary[1:] + ".")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ces-pipeline", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    ingest = commands.add_parser("ingest", help="ingest conversations started in [since, until) (UTC)")
+    ingest = _command(commands, "ingest", "ingest conversations started in [since, until) (UTC)")
     _add_partition_options(ingest)
     ingest.set_defaults(func=cmd_ingest)
 
-    evaluate = commands.add_parser("evaluate", help="start an evaluation run, wait for it to start, load it")
+    evaluate = _command(commands, "evaluate", "start an evaluation run, wait for it to start, load it")
     evaluate.add_argument("--app", required=True, help="projects/{p}/locations/{l}/apps/{a}")
     evaluate.add_argument("--evaluations", help="comma-separated evaluation ids or names")
     evaluate.add_argument("--dataset", help="evaluation dataset id or name")
-    evaluate.add_argument("--app-version")
-    evaluate.add_argument("--display-name")
-    evaluate.add_argument("--poll-seconds", type=float, default=2.0)
+    evaluate.add_argument(
+        "--app-version", help="the app version to evaluate (id or name); default: the app as it is now"
+    )
+    evaluate.add_argument("--display-name", help="the run's name in the CES console")
+    evaluate.add_argument(
+        "--poll-seconds", type=float, default=2.0, help="seconds between polls of the run (default 2)"
+    )
     evaluate.add_argument(
         "--gate",
         action="store_true",
@@ -51,21 +62,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluate.set_defaults(func=cmd_evaluate)
 
-    rebuild = commands.add_parser(
-        "rebuild", help="re-derive Parquet and warehouse from the raw lake (no API)"
-    )
+    rebuild = _command(commands, "rebuild", "re-derive Parquet and warehouse from the raw lake (no API)")
     _add_partition_options(rebuild)
     rebuild.set_defaults(func=cmd_rebuild)
 
-    query = commands.add_parser("query", help="run a named query from sql/queries/")
-    query.add_argument("name", nargs="?")
-    query.add_argument("--format", choices=("table", "csv", "json"), default="table")
-    query.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
-    query.add_argument("--list", action="store_true", help="list the named queries")
+    query = _command(commands, "query", "run a named query from sql/queries/")
+    query.add_argument("name", nargs="?", help="the query's name (--list shows them)")
+    query.add_argument(
+        "--format",
+        choices=("table", "csv", "json"),
+        default="table",
+        help="table (the default; vertical when too wide for the terminal), csv or json",
+    )
+    query.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a parameter of the query (repeatable; --list shows each query's)",
+    )
+    query.add_argument("--list", action="store_true", help="list the named queries and their parameters")
     query.set_defaults(func=cmd_query)
 
-    report = commands.add_parser(
-        "report", help="write the dashboard: one self-contained HTML file, viewable offline"
+    report = _command(
+        commands, "report", "write the dashboard: one self-contained HTML file, viewable offline"
     )
     report.add_argument("--out", help="where to write it (default: report.html beside the warehouse)")
     report.add_argument("--app", help="only this app (full resource name or app id)")
@@ -73,25 +93,23 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--until", type=parse_day, help="first UTC day excluded")
     report.set_defaults(func=cmd_report)
 
-    mcp = commands.add_parser(
-        "mcp", help="serve the warehouse to agents as read-only MCP tools (stdio, or --http)"
-    )
+    mcp = _command(commands, "mcp", "serve the warehouse to agents as read-only MCP tools (stdio, or --http)")
     mcp.add_argument("--http", action="store_true", help="Streamable HTTP instead of stdio")
     mcp.add_argument("--host", default="127.0.0.1", help="with --http: the address to listen on")
     mcp.add_argument("--port", type=int, default=8766, help="with --http: 0 picks a free port")
     mcp.set_defaults(func=cmd_mcp)
 
-    simulate = commands.add_parser("simulate", help="serve the local CES MCP simulator")
-    simulate.add_argument("--host", default="127.0.0.1")
+    simulate = _command(commands, "simulate", "serve the local CES MCP simulator")
+    simulate.add_argument("--host", default="127.0.0.1", help="the address to listen on")
     simulate.add_argument("--port", type=int, default=8765, help="0 picks a free port")
     add_scale_options(simulate)
     simulate.set_defaults(func=cmd_simulate)
 
-    demo = commands.add_parser("demo", help="simulator → ingest → row counts and a trend table")
+    demo = _command(commands, "demo", "simulator → ingest → row counts and a trend table")
     add_scale_options(demo)
     demo.set_defaults(func=cmd_demo)
 
-    dev = commands.add_parser("dev", help="the simulator and the Dagster UI together, on the demo's data")
+    dev = _command(commands, "dev", "the simulator and the Dagster UI together, on the demo's data")
     dev.add_argument("--ui-port", type=int, default=3000, help="port of the Dagster UI")
     add_scale_options(dev)
     dev.set_defaults(func=cmd_dev)
@@ -125,6 +143,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ActionableError as exc:
         console.print(f"[red]error: {escape(str(exc))}", soft_wrap=True)
         return exc.exit_code
+    except BrokenPipeError:  # the reader left (`| head`): the rest has nowhere to go
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except KeyboardInterrupt as exc:  # a message says what goes on (queued runs), else nothing does
         message = (
             str(exc) or "interrupted: the run in progress is recorded as failed; no other run was started"

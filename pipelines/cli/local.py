@@ -142,7 +142,12 @@ def add_scale_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--conversations-per-day", type=int, default=24, help="per app and day")
     parser.add_argument("--max-turns", type=int, default=8, help="maximum turns per conversation")
     parser.add_argument("--span-depth", type=int, default=3, help="maximum depth of a turn's span tree")
-    parser.add_argument("--response-mode", choices=("json", "sse", "mixed"), default="mixed")
+    parser.add_argument(
+        "--response-mode",
+        choices=("json", "sse", "mixed"),
+        default="mixed",
+        help="how answers are framed: JSON bodies, SSE streams, or both by turns (the default)",
+    )
     parser.add_argument("--require-session", action="store_true", help="demand initialize + Mcp-Session-Id")
     parser.add_argument(
         "--as-of",
