@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
 from pipelines.cli.common import console, out, print_rows, serve_until_stopped
 from pipelines.config import Settings
+
+if TYPE_CHECKING:
+    from pipelines.warehouse.queries import NamedQuery
 
 
 def cmd_query(args: argparse.Namespace, settings: Settings) -> int:
@@ -15,15 +21,46 @@ def cmd_query(args: argparse.Namespace, settings: Settings) -> int:
     from pipelines.warehouse.queries import named_queries, parse_param_options, run_query
 
     if args.list or not args.name:
-        for query in named_queries():
-            out.print(f"[bold]{query.name}[/bold]  {escape(query.description)}")
-            for parameter in query.parameters:
-                out.print(f"    --param {parameter.signature()}  {parameter.description}", markup=False)
+        _list_queries(named_queries(), args.format)
         return 0
     params = parse_param_options(args.param)
     columns, rows = run_query(Warehouse.from_settings(settings.storage), args.name, params)
     print_rows(columns, rows, args.format)
     return 0
+
+
+def _list_queries(queries: Sequence[NamedQuery], fmt: str) -> None:
+    """Each query with its summary and parameters: lines for a person (never wrapped: a pipe gets
+    whole lines), or json or csv for a program."""
+    if fmt == "json":
+        listed = [
+            {
+                "name": query.name,
+                "description": query.description,
+                "parameters": [
+                    {
+                        "name": parameter.name,
+                        "type": parameter.type,
+                        "choices": list(parameter.choices),
+                        "required": parameter.required,
+                        "default": None if parameter.default is None else str(parameter.default),
+                        "description": parameter.description,
+                    }
+                    for parameter in query.parameters
+                ],
+            }
+            for query in queries
+        ]
+        print(json.dumps(listed, indent=2))
+        return
+    if fmt == "csv":
+        print_rows(["name", "description"], [(query.name, query.description) for query in queries], "csv")
+        return
+    for query in queries:
+        out.print(f"[bold]{query.name}[/bold]  {escape(query.description)}", soft_wrap=True)
+        for parameter in query.parameters:
+            line = f"    --param {parameter.signature()}  {parameter.description}"
+            out.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def cmd_report(args: argparse.Namespace, settings: Settings) -> int:

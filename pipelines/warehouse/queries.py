@@ -1,5 +1,6 @@
-"""Named queries, `sql/queries/NAME.sql`, run read-only. The header is a description line, then
-`-- param NAME TYPE [= DEFAULT]: description` lines (VARCHAR, DATE, TIMESTAMP, INTEGER, DOUBLE,
+"""Named queries, `sql/queries/NAME.sql`, run read-only. The header is a description (its first
+sentence, the query's summary, may take several lines), then `-- param NAME TYPE [= DEFAULT]:
+description` lines (VARCHAR, DATE, TIMESTAMP, INTEGER, DOUBLE,
 BOOLEAN or CHOICE(a|b|c); no default: required; `NULL`: unset); values are bound, never spliced.
 
 The query is prepared as written (`PREPARE`), and run with `EXECUTE` given each parameter's typed
@@ -186,7 +187,8 @@ class NamedQuery:
 
 def parse_query(name: str, text: str) -> NamedQuery:
     """Read a query file's header and check that it declares exactly the parameters it uses."""
-    description = ""
+    said: list[str] = []
+    described = False
     parameters: list[QueryParameter] = []
     for line in text.splitlines():
         stripped = line.strip()
@@ -196,8 +198,11 @@ def parse_query(name: str, text: str) -> NamedQuery:
             break
         if re.match(r"--\s*param\b", stripped):
             parameters.append(_parse_declaration(name, stripped))
-        elif not description:
-            description = stripped.lstrip("-").strip()
+            described = True
+        elif not described:  # the first sentence, over as many lines as it takes
+            said.append(stripped.lstrip("-").strip())
+            described = said[-1].endswith(".")
+    description = " ".join(said)
     body = "\n".join(line.split("--", 1)[0] for line in text.splitlines())
     used = set(_PARAMETER.findall(_STRING_LITERAL.sub("''", body)))
     declared = {parameter.name for parameter in parameters}
