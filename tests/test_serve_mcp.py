@@ -23,6 +23,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from test_warehouse import write_partition
 
+from pipelines import __version__
 from pipelines.cli import main
 from pipelines.config import ServeSettings
 from pipelines.ingest.load import load_conversation_partitions, partition_files
@@ -68,6 +69,8 @@ def cli_json(warehouse: Warehouse, name: str, capsys: pytest.CaptureFixture[str]
 
 async def _calls(server: Any, calls: list[tuple[str, dict[str, Any]]]) -> tuple[list[Any], list[Any]]:
     async with Client(server) as client:
+        info = client.server_info
+        assert (info.name, info.version) == ("ces-pipeline-warehouse", __version__)
         tools = (await client.list_tools()).tools
         return tools, [await client.call_tool(name, arguments) for name, arguments in calls]
 

@@ -18,6 +18,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
+from pipelines import __version__
 from pipelines.listening import endpoint_url, http_server, listening_socket
 from pipelines.serve import lookups
 from pipelines.serve.answers import (
@@ -63,7 +64,7 @@ def _from_json(parameter: QueryParameter, value: ParamValue) -> Any:
 
 
 def build_server(reader: WarehouseReader) -> MCPServer:
-    server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
+    server = MCPServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
     read_only_tool = partial(server.tool, annotations=READ_ONLY)
 
     @read_only_tool(
