@@ -164,7 +164,7 @@ def _open(
             ) from exc
         raise WarehouseBusyError(
             f"cannot open {path}: {exc}. Is it open for writing in another program? BI tools open it "
-            'read-only (see the README\'s "Connect a BI tool").'
+            'read-only (see docs/warehouse.md, "Connect a BI tool").'
         ) from exc
     stop.track(conn)
     try:
