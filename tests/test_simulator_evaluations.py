@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,7 +16,9 @@ SCALE = SimulatorScale(apps=1, days=1, conversations_per_day=5, evaluation_runs_
 
 @pytest.fixture
 def served() -> Iterator[tuple[McpHttp, str]]:
-    with running_simulator(SimulatorConfig(scale=SCALE, response_mode="json")) as handle:
+    # runs move per poll here: the clock's step (the other way they move) is out of reach
+    config = SimulatorConfig(scale=SCALE, response_mode="json", run_step_seconds=3600)
+    with running_simulator(config) as handle:
         caller = McpHttp(handle.url)
         yield caller, handle.apps[0]
         caller.close()
@@ -161,3 +164,24 @@ def test_each_apps_newest_seeded_run_reruns_its_last_completed_one_with_a_regres
         }
         assert any(r.evaluation in failing and r.outcome == "PASS" for r in base.results)
         assert {run.final_state for run in earlier} >= {"COMPLETED", "ERROR", "CANCELLED"}
+
+
+def test_a_started_run_ends_with_the_clock_for_a_client_polling_only_its_operation() -> None:
+    """The reference's flow after run_evaluation: poll get_operation until done. The run moves
+    with the server's clock, not only when someone polls it."""
+    config = SimulatorConfig(scale=SCALE, response_mode="json", run_step_seconds=0.2)
+    with running_simulator(config) as handle:
+        caller = McpHttp(handle.url)
+        try:
+            operation = caller.call("run_evaluation", app=handle.apps[0], evaluations=["order-status"])
+            assert "done" not in operation
+            deadline = time.monotonic() + 10
+            while "done" not in operation and time.monotonic() < deadline:
+                time.sleep(0.1)
+                operation = caller.call("get_operation", name=operation["name"])
+            run = caller.call("get_evaluation_run", name=operation["metadata"]["evaluationRun"])
+        finally:
+            caller.close()
+    assert operation.get("done") is True and "error" not in operation
+    assert run["state"] == "COMPLETED" and run["progress"]["totalCount"] > 0
+    parse_operation(operation)

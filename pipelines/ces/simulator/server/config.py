@@ -40,6 +40,10 @@ class SimulatorConfig:
     faults: FaultInjector | None = None
     """`SimulatedFaults` (server/faults.py, `--faults SPEC`): wraps the app for transport faults,
     and the tools consult it for data faults (expiring page tokens, duplicates, repeated pages)."""
+    run_step_seconds: float = 3.0
+    """A run started by `run_evaluation` moves a step (of 4) per this many seconds of the server's
+    clock, whoever polls what (a client polling its operation sees it end), or per poll of the
+    run if that is sooner."""
     as_of: datetime | None = None
     """The server's "now": conversations that have not arrived yet are not served, and those
     still going are served with the turns so far and no endTime. None: everything, finished."""

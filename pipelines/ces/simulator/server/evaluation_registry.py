@@ -2,9 +2,11 @@
 
 Seeded runs are pure functions of the scale; runs started through `run_evaluation` live in the
 state. A run that is still moving advances one step per `get_evaluation_run`: the first poll
-shows its starting step, each further poll one step more. Listings and the run's operation show the
-step the latest poll returned, so a client that polls a run and then lists its results sees the same
-progress.
+shows its starting step, each further poll one step more. A started run also moves with the
+server's clock, a step per `run_step_seconds` since it was created, as the service's runs do
+whoever polls what: a client that polls only its operation sees it end. Listings and the run's
+operation show the step the latest poll returned, or the clock's if that is further, so a client
+that polls a run and then lists its results sees the same progress.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from pipelines.ces.simulator.server.state import SimulatorState
 
 
 class EvaluationRegistry:
-    def __init__(self, scale: SimulatorScale, state: SimulatorState):
+    def __init__(self, scale: SimulatorScale, state: SimulatorState, run_step_seconds: float):
         self.scale = scale
         self.state = state
+        self._step_nanos = max(int(run_step_seconds * 1e9), 1)
 
     @cached_property
     def _seeded_by_name(self) -> dict[str, RunPlan]:
@@ -35,20 +38,22 @@ class EvaluationRegistry:
     def run(self, name: str) -> RunPlan | None:
         return self._seeded_by_name.get(name) or self.state.started_run(name=name)
 
-    @staticmethod
-    def _step(plan: RunPlan, polls: int) -> int:
-        return min(plan.start_step + polls, RUN_STEPS)
+    def _step(self, plan: RunPlan, polls: int) -> int:
+        elapsed = 0
+        if self.state.started_run(name=plan.name) is not None:
+            elapsed = max(self.state.clock() - plan.create_time, 0) // self._step_nanos
+        return min(plan.start_step + max(polls, elapsed), RUN_STEPS)
 
     def poll(self, plan: RunPlan) -> int:
         """The step a `get_evaluation_run` returns now; moves a queued or running run forward."""
         return self._step(plan, self.state.poll_run(plan.name))
 
     def current_step(self, plan: RunPlan) -> int:
-        """The step the latest poll returned (the starting step before any poll)."""
+        """The step the latest poll returned (the starting step before any poll), or the clock's."""
         return self._step(plan, max(self.state.run_polls(plan.name) - 1, 0))
 
     def operation(self, name: str) -> tuple[RunPlan, int] | None:
-        """The run an operation created and the step its latest poll returned, or None if unknown:
-        an operation follows its run and never moves it."""
+        """The run an operation created and the step it is at (`current_step`), or None if
+        unknown: an operation follows its run, which polling it does not move."""
         plan = self._seeded_by_operation.get(name) or self.state.started_run(operation=name)
         return None if plan is None else (plan, self.current_step(plan))
