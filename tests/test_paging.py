@@ -411,8 +411,41 @@ def test_the_next_page_is_fetched_while_the_caller_works_and_dropped_when_it_sto
     while len(produced) < 2 and time.monotonic() < deadline:  # page 1 comes without being asked for
         time.sleep(0.01)
     assert produced == [0, 1]
-    ahead.close()
-    assert dropped == [1] and closed.is_set()
+    ahead.close()  # page 1 is dropped and the pages closed as soon as page 1 is made, not waited for
+    assert closed.wait(5) and dropped == [1]
+
+
+class _Interrupted(BaseException):
+    """What a signal handler raises, Dagster's as well as Python's own KeyboardInterrupt."""
+
+
+def test_a_caller_stopping_while_a_page_is_in_flight_does_not_wait_for_it() -> None:
+    """A page held by its server (here, until released) does not hold a caller that stops: on a
+    signal or on an early close alike, the page is dropped and the pages closed when it comes."""
+    from pipelines.ces.tools import _one_ahead
+
+    release = threading.Event()
+    dropped: list[int] = []
+    closed = threading.Event()
+
+    def pages() -> Iterator[int]:
+        try:
+            yield 0
+            release.wait()
+            yield 1
+        finally:
+            closed.set()
+
+    def consume() -> None:
+        for _ in _one_ahead(pages(), on_drop=dropped.append):
+            raise _Interrupted
+
+    started = time.monotonic()
+    with pytest.raises(_Interrupted):
+        consume()
+    assert time.monotonic() - started < 1 and not closed.is_set()
+    release.set()
+    assert closed.wait(5) and dropped == [1]
 
 
 def test_an_error_of_the_pager_is_raised_where_its_page_would_have_come() -> None:

@@ -113,3 +113,50 @@ def test_a_server_answering_slowly_stops_within_seconds_of_sigterm(tmp_path: Pat
         server.kill()
         holder.kill()
     assert stopped_after < 5, f"stopped {stopped_after:.1f} s after SIGTERM"
+
+
+def _connections_held_open(port: int) -> int:
+    """Established TCP connections to `port` on 127.0.0.1, as the kernel lists them (clients' ends)."""
+    held = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as rows:
+            next(rows)
+            for row in rows:
+                _, _, remote, state, *_ = row.split()
+                held += state == "01" and int(remote.rsplit(":", 1)[1], 16) == port
+    return held
+
+
+def test_ingest_waiting_for_an_answer_ends_within_seconds_of_sigterm(workdir: Path) -> None:
+    """`ces-pipeline ingest` whose request the server holds for 200 s ends within 5 s of SIGTERM,
+    the run recorded as interrupted: the answer in flight is not waited for."""
+    server, url, app = _slow_simulator(workdir)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CES_", "DAGSTER_"))}
+    env |= {"DAGSTER_HOME": str(workdir / "dagster_home"), "CES_LAKE": str(workdir / "lake")}
+    env |= {"CES_WAREHOUSE": str(workdir / "warehouse.duckdb"), "CES_MCP_URL": url, "CES_APPS": app}
+    command = [sys.executable, "-m", "pipelines.cli", "ingest", "--skip-evaluations"]
+    ingest = subprocess.Popen(
+        [*command, "--since", "2026-11-01", "--until", "2026-11-02"],
+        cwd=workdir,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    port = int(url.rsplit(":", 1)[1].split("/", 1)[0])
+    try:
+        deadline = time.monotonic() + 120  # Dagster's start, then the first request, held
+        while not _connections_held_open(port):
+            assert ingest.poll() is None, ingest.communicate()[1]
+            assert time.monotonic() < deadline, "ingest never sent its first request"
+            time.sleep(0.2)
+        time.sleep(1)  # the request is written and its answer awaited
+        started = time.monotonic()
+        ingest.terminate()
+        _, stderr = ingest.communicate(timeout=60)
+        stopped_after = time.monotonic() - started
+    finally:
+        ingest.kill()
+        server.kill()
+    assert stopped_after < 5, f"ingest ended {stopped_after:.1f} s after SIGTERM"
+    assert ingest.returncode == 130 and "interrupted" in stderr, stderr

@@ -138,16 +138,17 @@ class CesMcpClient:
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        self.close()
+        # Anything but an error (Ctrl-C's KeyboardInterrupt, Dagster's interruption) is a stop.
+        self.close(stopping=exc_type is not None and not issubclass(exc_type, Exception))
 
-    def close(self) -> None:
+    def close(self, *, stopping: bool = False) -> None:
         session, self._session = self._session, None
         # On a stop, the session is left to expire: ending it is a request that could be slow too.
         if (
             session is not None
             and session.session_id
             and not self._http.is_closed
-            and not stop.requested.is_set()
+            and not (stopping or stop.requested.is_set())
         ):
             self._terminate(session)
         self._http.close()

@@ -3,7 +3,7 @@
 The threads are daemons (`DaemonPool`): a request in flight may take minutes to end
 (CES_REQUEST_DEADLINE_SECONDS), and Ctrl-C or SIGTERM must end the command within seconds. The
 standard library's pools join their threads when the process exits, so a stop would wait for
-every request in flight; once a stop is asked (`pipelines.stop`), no caller here waits for one."""
+every request in flight; no caller here waits for one on its way out."""
 
 from __future__ import annotations
 

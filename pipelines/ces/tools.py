@@ -11,7 +11,6 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 
-from pipelines import stop
 from pipelines.ces.concurrent import DaemonPool
 from pipelines.ces.errors import CesDataError
 from pipelines.ces.paging import (
@@ -184,23 +183,25 @@ _DONE: Any = object()
 
 
 def _one_ahead(items: Generator[T], *, on_drop: Callable[[T], None]) -> Iterator[T]:
-    """`items`, each next one made on a thread meanwhile; if the caller stops early, it goes to
-    `on_drop`. On a stop (Ctrl-C, SIGTERM) the page in flight is left to its daemon thread."""
+    """`items`, each next one made on a thread meanwhile. However the caller stops (early, on an
+    error, or on Ctrl-C or SIGTERM, whichever exception a signal handler raised), it never waits
+    for the item in flight: that item goes to `on_drop` and `items` is closed once it arrives,
+    on its daemon thread (`items` cannot be closed while it runs)."""
     pager = DaemonPool(1, "ces-pages")
     upcoming = pager.submit(next, items, _DONE)
-    stopping = False
     try:
         while (item := upcoming.result()) is not _DONE:
             upcoming = pager.submit(next, items, _DONE)
             yield item
-    except KeyboardInterrupt:  # Ctrl-C or SIGTERM, wherever the signal's byte went
-        stopping = True
-        raise
     finally:
-        if not (stopping or stop.requested.is_set()):
-            if not upcoming.cancel() and upcoming.exception() is None and upcoming.result() is not _DONE:
-                on_drop(upcoming.result())
+
+        def settle(last: Future[T]) -> None:
+            if not last.cancelled() and last.exception() is None and (dropped := last.result()) is not _DONE:
+                on_drop(dropped)
             items.close()
+
+        upcoming.cancel()
+        upcoming.add_done_callback(settle)
 
 
 def resolve_conversations(
