@@ -14,8 +14,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import dagster as dg
 import httpx
 import pytest
+from dagster_runs import instance_at
 
 from scale.servers import postgres_binaries
 
@@ -169,6 +171,9 @@ def test_ingest_waiting_for_an_answer_ends_within_seconds_of_sigterm(workdir: Pa
         server.kill()
     assert stopped_after < 5, f"ingest ended {stopped_after:.1f} s after SIGTERM"
     assert ingest.returncode == 130 and "interrupted" in stderr, stderr
+    with instance_at(workdir / "dagster_home") as instance:
+        (run,) = instance.get_runs()  # the one run, recorded as ended; the next day's not started
+    assert run.status is dg.DagsterRunStatus.FAILURE
 
 
 def _processes_naming(text: str) -> dict[int, str]:
