@@ -31,11 +31,11 @@ import orjson
 import bench.shapes
 import pipelines.ces.simulator.corpus
 from bench.shapes import SHAPES, reshape
+from pipelines.ces.records import ApiRecord
 from pipelines.ces.simulator.corpus import ConversationKey, SimulatorScale, conversation
 from pipelines.ces.tools import LIST_CONVERSATIONS, Listing, list_conversations_arguments
 from pipelines.ces.window import TimeWindow
 from pipelines.ingest.flatten import CONVERSATIONS_DATASET
-from pipelines.lake.records import ApiRecord
 from pipelines.lake.store import JsonLinesWriter, Lake
 from pipelines.protojson.timeparse import parse_timestamp_micros
 

@@ -56,7 +56,7 @@ PHASE_RULES: tuple[tuple[str, str | None], ...] = (
     ("pipelines/ingest/load.py", "load"),
     ("pipelines/transform/conversation_json.py", "decode"),
     ("pipelines/protojson/", "decode"),
-    ("pipelines/lake/records.py", "decode"),
+    ("pipelines/ces/records.py", "decode"),
     ("/msgspec/", "decode"),
     ("/isal/", "decode"),
     ("pipelines/transform/", "flatten"),

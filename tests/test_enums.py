@@ -7,9 +7,9 @@ from conversation_samples import full_conversation
 from google.cloud import ces_v1beta
 
 from pipelines.protojson.enums import ENUMS, enum_name
+from pipelines.protojson.violations import SchemaViolation
 from pipelines.transform.conversations import flatten_conversations
 from pipelines.transform.evaluations import EvaluationRunFlattener
-from pipelines.transform.values import SchemaViolation
 
 POOL = ces_v1beta.Conversation.meta.pb.DESCRIPTOR.file.pool
 

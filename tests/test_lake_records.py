@@ -6,8 +6,8 @@ from __future__ import annotations
 import orjson
 from conversation_samples import APP, full_conversation, with_changes
 
+from pipelines.ces.records import ApiRecord
 from pipelines.ingest.flatten import lake_conversation_records
-from pipelines.lake.records import ApiRecord
 
 
 def typed_shape(conversation_id: str) -> dict:

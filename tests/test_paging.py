@@ -28,10 +28,10 @@ from starlette.responses import Response
 from pipelines.ces.client import CesMcpClient
 from pipelines.ces.errors import CesDataError, CesPagingError, CesProtocolError
 from pipelines.ces.paging import iter_page_records
+from pipelines.ces.records import ApiRecord
 from pipelines.ces.tools import DEFAULT_LISTING, Listing, iter_conversation_records, resolve_conversations
 from pipelines.ces.window import TimeWindow
 from pipelines.ingest.fetch import fetch_conversation_partition
-from pipelines.lake.records import ApiRecord
 from pipelines.lake.store import Lake
 
 APP = "projects/p/locations/global/apps/a"

@@ -15,7 +15,7 @@ from pipelines.ces.errors import (
     CesRpcError,
     CesToolError,
 )
-from pipelines.lake.records import ApiRecord
+from pipelines.ces.records import ApiRecord
 
 logger = logging.getLogger("pipelines.ces.paging")
 

@@ -20,9 +20,9 @@ from pipelines.ces.paging import (
     iter_page_records,
     page_items,
 )
+from pipelines.ces.records import ApiRecord, as_record
 from pipelines.ces.window import TimeWindow, lacks_traces
 from pipelines.config import KNOWN_SOURCES, CesSettings
-from pipelines.lake.records import ApiRecord, as_record
 from pipelines.protojson.timeparse import parse_timestamp_micros
 
 logger = logging.getLogger("pipelines.ces.tools")

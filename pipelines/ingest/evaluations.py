@@ -12,6 +12,7 @@ from pipelines.ces.client import CesMcpClient
 from pipelines.ces.concurrent import ordered_map
 from pipelines.ces.errors import CesToolError
 from pipelines.ces.paging import fetch_record, page_items
+from pipelines.ces.records import ApiRecord, as_record
 from pipelines.ces.tools import (
     GET_EVALUATION_RUN,
     GET_OPERATION,
@@ -21,10 +22,10 @@ from pipelines.ces.tools import (
     iter_evaluation_run_records,
 )
 from pipelines.ingest.rejects import rejects_batch
-from pipelines.lake.records import ApiRecord, as_record
 from pipelines.lake.store import Lake
 from pipelines.protojson.enums import enum_name
 from pipelines.protojson.timeparse import parse_timestamp_micros
+from pipelines.protojson.violations import SchemaViolation
 from pipelines.transform.evaluation_results import EvaluationResultFlattener
 from pipelines.transform.evaluations import (
     EvaluationOperationFlattener,
@@ -33,7 +34,6 @@ from pipelines.transform.evaluations import (
     snapshots_batch,
 )
 from pipelines.transform.schemas import EVALUATION_RUN_OPERATIONS
-from pipelines.transform.values import SchemaViolation
 from pipelines.warehouse.duck import Warehouse
 from pipelines.warehouse.loads import upsert_evaluations
 

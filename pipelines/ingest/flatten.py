@@ -10,10 +10,10 @@ from typing import Any
 
 import msgspec
 
+from pipelines.ces.records import ApiRecord
 from pipelines.ces.tools import GET_CONVERSATION, LIST_CONVERSATIONS, resolve_conversations
 from pipelines.ces.window import TimeWindow
 from pipelines.ingest.rejects import rejects_batch
-from pipelines.lake.records import ApiRecord
 from pipelines.lake.store import Lake
 from pipelines.protojson import deepjson
 from pipelines.transform.conversation_json import LakeConversation

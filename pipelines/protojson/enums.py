@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipelines.transform.values import SchemaViolation
+from pipelines.protojson.violations import SchemaViolation
 
 ENUMS: dict[str, tuple[str, ...]] = {
     "Conversation.Source": ("SOURCE_UNSPECIFIED", "LIVE", "SIMULATOR", "EVAL", "AGENT_TOOL"),

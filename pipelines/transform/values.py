@@ -14,13 +14,10 @@ from pipelines.protojson.timeparse import (
     parse_duration_seconds,
     parse_timestamp_micros,
 )
+from pipelines.protojson.violations import SchemaViolation
 
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 _URLSAFE = bytes.maketrans(b"-_", b"+/")
-
-
-class SchemaViolation(ValueError):
-    """An object does not match the API schema; the message says where and why."""
 
 
 def text(value: Any, field: str) -> str | None:
