@@ -1,6 +1,6 @@
 """Scale mode: the product's own commands on a warehouse grown through its own load path.
 
-    python -m bench.scale [--sizes 20000,200000,2000000] [--shape real] [--work DIR]
+    python -m bench.scale [--sizes 20000,200000,2000000] [--shape real] [--warehouse file] [--work DIR]
     make bench BENCH_ARGS="--scale --sizes 20000,200000"
 
 A warehouse that only ever held the bench corpus says nothing about the tenth or hundredth
@@ -20,6 +20,10 @@ month of a deployment, so for each size, smallest first:
    and measured from outside (`bench.run.measure`: wall time, peak RSS, bytes written);
 4. the figures are set against the smallest size of the same invocation and the targets, and
    written to bench/results/scale-<shape>.json and .md.
+
+`--warehouse` picks the storage measured: `file` (the default `CES_WAREHOUSE`, a DuckDB file
+with its conversation tables as Parquet parts) or `ducklake-sqlite` (a DuckLake whose catalog
+is a local SQLite file, data files beside it), written to scale-<shape>-ducklake-sqlite.*.
 """
 
 from __future__ import annotations
@@ -51,6 +55,8 @@ BASE = 20_000
 """Conversations of one replica: the bench corpus (19,920 once split into 60 days of two apps)."""
 DEFAULT_SIZES = (20_000, 200_000, 2_000_000)
 ROUNDS = 3
+WAREHOUSES = ("file", "ducklake-sqlite")
+"""The storages `--warehouse` measures (see the module's docstring)."""
 CES_PIPELINE = str(Path(sys.executable).with_name("ces-pipeline"))
 """The installed command, as a user runs it."""
 
@@ -186,8 +192,32 @@ def _mcp(env: dict[str, str], cli: dict[str, dict[str, Any]]) -> dict[str, dict[
     return anyio.run(ask)
 
 
+def _warehouse_env(run: Path, warehouse: str) -> dict[str, str]:
+    """The settings that put the warehouse of `warehouse` (one of WAREHOUSES) in `run`."""
+    if warehouse == "ducklake-sqlite":
+        return {
+            "CES_WAREHOUSE": f"ducklake:sqlite:{run / 'catalog.sqlite'}",
+            "CES_WAREHOUSE_DATA_PATH": f"{run / 'warehouse-data'}/",
+        }
+    return {"CES_WAREHOUSE": str(run / "warehouse.duckdb")}
+
+
+def _warehouse_mb(run: Path, warehouse: str) -> float:
+    """What the warehouse takes on disk: the DuckDB file (its Parquet parts apart), or the
+    DuckLake's catalog and data files."""
+    if warehouse == "ducklake-sqlite":
+        files = [run / "catalog.sqlite", *(run / "warehouse-data").rglob("*")]
+        return sum(path.stat().st_size for path in files if path.is_file()) / 2**20
+    return (run / "warehouse.duckdb").stat().st_size / 2**20
+
+
 def measure_size(
-    corpus_lake: str, work: Path, replicas: int, day_partition: tuple[str, str], conversations: int
+    corpus_lake: str,
+    work: Path,
+    replicas: int,
+    day_partition: tuple[str, str],
+    conversations: int,
+    warehouse: str = "file",
 ) -> dict[str, Any]:
     """The commands on a warehouse of `replicas` copies of the corpus, in a fresh run folder."""
     run = work / "run"
@@ -197,7 +227,7 @@ def measure_size(
     replica_apps = [_replica_app(app, k) for k in range(1, replicas) for app in corpus_apps]
     lake = _link_raw(str(work / "replicas"), run, replica_apps)
     partitions = _partitions(lake)
-    env = _instance_env(run, lake, partitions)
+    env = _instance_env(run, lake, partitions, **_warehouse_env(run, warehouse))
     print(f"  ces-pipeline rebuild of {len(partitions)} partitions ...", flush=True)
     rebuild = _run(env, *_command_args("rebuild", partitions))
     rebuild["conversations_per_second"] = conversations / rebuild["seconds"]
@@ -224,7 +254,7 @@ def measure_size(
         "partitions": len(partitions),
         "conversations": conversations,
         "warehouse_conversations": loaded,
-        "warehouse_mb": (run / "warehouse.duckdb").stat().st_size / 2**20,
+        "warehouse_mb": _warehouse_mb(run, warehouse),
         "rebuild": rebuild,
         "one_day": one_day,
         "queries": {
@@ -301,7 +331,8 @@ def markdown(report: dict[str, Any]) -> str:
     base = sizes[0] if sizes else {"conversations": BASE}
     counts = ", ".join(f"{size['conversations']:,}" for size in sizes)
     lines = [
-        f"# Scale: {report['shape']} shape, {counts} conversations ({report['started_at']})",
+        f"# Scale: {report['shape']} shape, {report['warehouse']} warehouse, {counts} conversations "
+        f"({report['started_at']})",
         "",
         f"The bench corpus ({report['corpus']['stats']['conversations']:,} conversations over 60 days of two "
         f"apps) replicated under new app names; each size rebuilt from an empty warehouse with "
@@ -355,7 +386,9 @@ def markdown(report: dict[str, Any]) -> str:
 # -- the whole run ------------------------------------------------------------------------------
 
 
-def run(sizes: list[int], shape: str, work: Path | None, workers: int) -> dict[str, Any]:
+def run(
+    sizes: list[int], shape: str, work: Path | None, workers: int, warehouse: str = "file"
+) -> dict[str, Any]:
     """Grow the lake and measure at each size, smallest first, writing the results after each
     (a large size takes an hour); a size whose command fails is recorded, and ends the run."""
     spec = CorpusSpec.for_count(BASE, days=60, shape=shape)
@@ -365,6 +398,7 @@ def run(sizes: list[int], shape: str, work: Path | None, workers: int) -> dict[s
     day_partition = partitions[len(partitions) // 2]  # the same app-day at every size
     report: dict[str, Any] = {
         "shape": shape,
+        "warehouse": warehouse,
         "corpus": corpus,
         "work": str(work),
         "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
@@ -379,7 +413,7 @@ def run(sizes: list[int], shape: str, work: Path | None, workers: int) -> dict[s
         written = grow(corpus_lake, str(work / "replicas"), replicas, workers)
         growth = time.perf_counter() - started
         try:
-            measured = measure_size(corpus_lake, work, replicas, day_partition, conversations)
+            measured = measure_size(corpus_lake, work, replicas, day_partition, conversations, warehouse)
         except RuntimeError as exc:
             seconds = time.perf_counter() - started
             report["failed"] = {"conversations": conversations, "error": str(exc), "seconds": seconds}
@@ -397,7 +431,8 @@ def run(sizes: list[int], shape: str, work: Path | None, workers: int) -> dict[s
 def write(report: dict[str, Any]) -> None:
     """bench/results/scale-<shape>.json and .md."""
     RESULTS.mkdir(parents=True, exist_ok=True)
-    stem = RESULTS / f"scale-{report['shape']}"
+    suffix = "" if report["warehouse"] == "file" else f"-{report['warehouse']}"
+    stem = RESULTS / f"scale-{report['shape']}{suffix}"
     stem.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n")
     stem.with_suffix(".md").write_text(markdown(report))
 
@@ -422,8 +457,11 @@ def main(argv: list[str] | None = None) -> None:
         "--work", type=Path, help="where the replicas and the warehouse go (default under bench/data)"
     )
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2, help="processes writing replicas")
+    parser.add_argument(
+        "--warehouse", choices=WAREHOUSES, default="file", help="the storage measured (default: the default)"
+    )
     args = parser.parse_args(argv)
-    report = run(args.sizes, args.shape, args.work, args.workers)
+    report = run(args.sizes, args.shape, args.work, args.workers, args.warehouse)
     print(markdown(report), flush=True)
     if "failed" in report:
         raise SystemExit(f"{report['failed']['conversations']:,} conversations: {report['failed']['error']}")
