@@ -20,6 +20,7 @@ from pipelines.ces.simulator.corpus.protojson import (
     NANOS_PER_MILLI,
     between,
     duration,
+    seeded_random,
     stable_hex,
     timestamp,
 )
@@ -75,7 +76,11 @@ def outcome_detail(
 ) -> dict[str, Any]:
     """`goldenResult` or `scenarioResult` of a completed result whose conversation began at
     `start` (epoch nanoseconds), in one of `conversations` (the app's EVAL ones), evaluated over
-    `channel` (TEXT or AUDIO: spoken responses are transcripts with their audio)."""
+    `channel` (TEXT or AUDIO: spoken responses are transcripts with their audio).
+
+    Scores, latencies and verdicts come from `rng`; what only the expectations say (mocks, tool
+    responses, transfers, variables, overrides, the observed messages) from a stream of their
+    own, so that a result's scores and latencies do not depend on how its expectations are told."""
     passed = result.outcome == "PASS"
     audio = channel == "AUDIO"
     conversation = eval_conversation(catalog, result, conversations)
@@ -91,23 +96,27 @@ def outcome_detail(
                 "evaluationExpectationResults": _expectation_results(rng, catalog, result, passed),
             }
         }
+    extra = seeded_random(result.name, "expectations")
     tools = rng.sample(catalog.tools, k=min(2, len(catalog.tools)))
     latencies, after_tools = _latencies(rng, tools, start)
     spans, after_spans = _span_latencies(rng, catalog, start)
+    task = rng.choice(catalog.user_texts)
+    facts = [
+        {"name": "order_id", "value": str(VALUES["order_id"](rng, catalog))},
+        {"name": "customer_id", "value": str(VALUES["customer_id"](rng, catalog))},
+    ]
     outcomes = [
-        _scenario_expectation(rng, catalog, tool, passed or index > 0) for index, tool in enumerate(tools)
+        _scenario_expectation(rng, extra, catalog, tool, passed or index > 0)
+        for index, tool in enumerate(tools)
     ]
     outcomes.append(
-        _scenario_response_expectation(rng, catalog, tools, passed, audio, max(after_tools, after_spans))
+        _scenario_response_expectation(extra, catalog, tools, passed, audio, max(after_tools, after_spans))
     )
     return {
         "scenarioResult": {
             "conversation": conversation,
-            "task": rng.choice(catalog.user_texts),
-            "userFacts": [
-                {"name": "order_id", "value": str(VALUES["order_id"](rng, catalog))},
-                {"name": "customer_id", "value": str(VALUES["customer_id"](rng, catalog))},
-            ],
+            "task": task,
+            "userFacts": facts,
             "expectationOutcomes": outcomes,
             "rubricOutcomes": [
                 {
@@ -131,33 +140,42 @@ def outcome_detail(
 
 @dataclass
 class _Step:
-    """One tool call of a replayed turn: what the golden expected and what the agent did."""
+    """A tool call of a replayed turn: what the golden expected and what the agent did."""
 
     tool: Tool
     call: dict[str, Any]
     """The ToolCall without its args (identifier, id, display name)."""
     expected_args: dict[str, Any]
     observed_args: dict[str, Any]
+    correctness: float
+    """How many of the expected parameters the observed call matched (0-1)."""
     expected_response: dict[str, Any]
     observed_response: dict[str, Any]
     mocked: bool
     """The golden mocks the tool's response (always for a client function, which has no backend)."""
 
 
-def _steps(rng: random.Random, catalog: AppCatalog, tools: list[Tool], good: bool) -> list[_Step]:
-    steps = []
-    for tool in tools:
-        call, args = _call(rng, catalog, tool)
-        observed_args = dict(args) if good else {**args, **{name: "?" for name in list(args)[:1]}}
-        expected = {"output": _values(rng, catalog, tool.output)}
-        mocked = tool.client or rng.random() < 0.25
-        if good or mocked:
-            observed = expected
-        else:
-            code, message = rng.choice(_TOOL_ERRORS)
-            observed = {"error": {"code": code, "message": message}}
-        steps.append(_Step(tool, call, args, observed_args, expected, observed, mocked))
-    return steps
+def _step(rng: random.Random, extra: random.Random, catalog: AppCatalog, tool: Tool, good: bool) -> _Step:
+    call, args = _call(rng, catalog, tool)
+    observed_args = dict(args) if good else {**args, **{name: "?" for name in list(args)[:1]}}
+    correctness = 1.0 if good else round(rng.uniform(0.2, 0.7), 3)
+    expected = {"output": _values(extra, catalog, tool.output)}
+    mocked = tool.client or extra.random() < 0.25
+    if good or mocked:
+        observed = expected
+    else:
+        code, message = extra.choice(_TOOL_ERRORS)
+        observed = {"error": {"code": code, "message": message}}
+    return _Step(tool, call, args, observed_args, correctness, expected, observed, mocked)
+
+
+@dataclass
+class _Response:
+    """The agent response a golden turn expects, what the agent said, and whether it is skipped."""
+
+    expected: str
+    said: str
+    skipped: bool
 
 
 def _turn_replay(
@@ -171,19 +189,28 @@ def _turn_replay(
     audio: bool,
 ) -> tuple[dict[str, Any], int]:
     """One replayed turn of a golden result, and the clock after it; a failed result fails its
-    first turn. A turn calls one tool or none (the golden then expects no tool calls), may hand
-    over to a sub-agent and update variables, and ends in the agent's response."""
+    first turn. A turn calls a tool, or none (the golden then expects no tool calls, and a tool
+    the agent calls anyway is the one it would have called), may hand over to a sub-agent and
+    update variables, and ends in the agent's response."""
     good = passed or not failing_turn
-    tools = [rng.choice(catalog.tools)] if rng.random() < 0.8 else []
-    latencies, after_tools = _latencies(rng, tools, clock)
+    extra = seeded_random(conversation, clock, "expectations")
+    calls_tool = extra.random() >= 0.2
+    tool = rng.choice(catalog.tools)
+    latencies, after_tools = _latencies(rng, [tool], clock)
     spans, after_spans = _span_latencies(rng, catalog, clock)
-    end = max(after_tools, after_spans)
+    if not calls_tool:
+        spans = [span for span in spans if span.get("type") != "TOOL"]
     similarity = between(rng, 3, 4) if good else between(rng, 0, 2)
     tool_score = round(rng.uniform(0.8, 1.0) if good else rng.uniform(0.0, 0.7), 3)
+    step = _step(rng, extra, catalog, tool, good)
+    expected_text = rng.choice(catalog.agent_texts)
+    said = expected_text if good else rng.choice(catalog.agent_texts)
+    response = _Response(expected_text, said, skipped=rng.random() < 0.1)
+    end = max(after_tools, after_spans)
     replay: dict[str, Any] = {
         "conversation": conversation,
         "expectationOutcome": _golden_outcomes(
-            rng, catalog, _steps(rng, catalog, tools, good), good, similarity, first, audio, end
+            extra, catalog, step, calls_tool, response, good, similarity, first, audio, end
         ),
         "hallucinationResult": {
             "score": 0 if good else 1,
@@ -195,16 +222,15 @@ def _turn_replay(
         "toolInvocationScore": tool_score,
         "toolOrderedInvocationScore": round(tool_score * rng.uniform(0.85, 1.0), 3),
         "turnLatency": duration(end - clock),
-        "toolCallLatencies": latencies,
-        "semanticSimilarityResult": _similarity(similarity, good, labelled=True),
-        "overallToolInvocationResult": {
-            "toolInvocationScore": tool_score,
-            "outcome": "PASS" if good else "FAIL",
-        },
-        "spanLatencies": spans,
     }
-    if not latencies:
-        del replay["toolCallLatencies"]
+    if calls_tool:
+        replay["toolCallLatencies"] = latencies
+    replay["semanticSimilarityResult"] = _similarity(similarity, good, labelled=True)
+    replay["overallToolInvocationResult"] = {
+        "toolInvocationScore": tool_score,
+        "outcome": "PASS" if good else "FAIL",
+    }
+    replay["spanLatencies"] = spans
     if not good and rng.random() < 0.3:
         replay["errorInfo"] = {
             "errorType": "METRIC_CALCULATION_FAILURE",
@@ -230,7 +256,9 @@ def _similarity(score: int, good: bool, labelled: bool) -> dict[str, Any]:
 def _golden_outcomes(
     rng: random.Random,
     catalog: AppCatalog,
-    steps: list[_Step],
+    step: _Step,
+    calls_tool: bool,
+    response: _Response,
     good: bool,
     similarity: int,
     first: bool,
@@ -238,50 +266,18 @@ def _golden_outcomes(
     at: int,
 ) -> list[dict[str, Any]]:
     """The golden turn's expectations in the order the turn unfolds, each with what was observed:
-    the tool calls (or none), their mocked or checked responses, a transfer, variable updates, the
+    the tool call (or none), its mocked or checked response, a transfer, variable updates, the
     agent's response, and the custom payload it sent (observed only, always SKIPPED)."""
     out: list[dict[str, Any]] = []
     verdict = "PASS" if good else "FAIL"
-    if not steps:
+    if calls_tool:
+        out.extend(_tool_outcomes(rng, step, good))
+    else:
         item: dict[str, Any] = {"expectation": {"noToolCalls": True}}
         if not good:  # the agent called a tool the golden does not call
-            call, args = _call(rng, catalog, rng.choice(catalog.tools))
-            item["observedToolCall"] = {**call, "args": args}
+            item["observedToolCall"] = {**step.call, "args": step.observed_args}
         item["outcome"] = verdict
         out.append(item)
-    for step in steps:
-        if step.mocked:
-            mock = {**step.call, "response": step.expected_response}
-            out.append({"expectation": {"mockToolResponse": mock}, "outcome": "SKIPPED"})
-        expectation: dict[str, Any] = {"toolCall": {**step.call, "args": step.expected_args}}
-        if rng.random() < 0.5:
-            expectation["note"] = f"Check_{step.tool.display_name.title().replace('_', '')}_Called"
-        if rng.random() < 0.3:
-            expectation["expectationLevelMetricsThresholdsOverride"] = {
-                "toolInvocationParameterCorrectnessThreshold": 0.5
-            }
-        out.append(
-            {
-                "expectation": expectation,
-                "observedToolCall": {**step.call, "args": step.observed_args},
-                "outcome": verdict,
-                "toolInvocationResult": {
-                    "parameterCorrectnessScore": 1.0 if good else round(rng.uniform(0.2, 0.7), 3),
-                    "outcome": verdict,
-                    "explanation": "All parameters match."
-                    if good
-                    else "One parameter differs from the golden call.",
-                },
-            }
-        )
-        if not step.mocked:
-            out.append(
-                {
-                    "expectation": {"toolResponse": {**step.call, "response": step.expected_response}},
-                    "observedToolResponse": {**step.call, "response": step.observed_response},
-                    "outcome": "PASS" if step.observed_response == step.expected_response else "FAIL",
-                }
-            )
     transfer, variables = None, None
     if catalog.sub_agents and rng.random() < 0.25:
         expected_agent = rng.choice(catalog.sub_agents)
@@ -292,49 +288,91 @@ def _golden_outcomes(
             transfer = observed_agent
         item["outcome"] = "PASS" if observed_agent == expected_agent else "FAIL"
         out.append(item)
-    if steps and rng.random() < 0.4:
-        expected_variables = {"last_tool": steps[-1].tool.display_name, "resolved": True}
+    if calls_tool and rng.random() < 0.4:
+        expected_variables = {"last_tool": step.tool.display_name, "resolved": True}
         variables = expected_variables if good else {**expected_variables, "resolved": False}
         out.append({"expectation": {"updatedVariables": expected_variables}, "outcome": verdict})
-    expected_text = rng.choice(catalog.agent_texts)
-    expectation, judged = _response_expectation(rng, expected_text, audio)
-    observed = _observed_response(rng, catalog, expected_text, good, audio, at, steps, transfer, variables)
+    expectation, judged = _response_expectation(rng, response, audio)
+    steps = [step] if calls_tool else []
+    observed = _observed_response(rng, response.said, good, audio, at, steps, transfer, variables)
     payload = _chips(rng) if rng.random() < 0.25 else None
     spoke = _spoke(observed)
     if spoke:
         defaults = [{"defaultVariables": _default_variables()}] if first and rng.random() < 0.5 else []
         observed = _with_chunks(observed, before=defaults, after=[{"payload": payload}] if payload else [])
-    response: dict[str, Any] = {
+    outcome: dict[str, Any] = {
         "expectation": expectation,
         "observedAgentResponse": observed,
-        "outcome": "SKIPPED" if expectation.get("skipEvaluation") else verdict,
+        "outcome": "SKIPPED" if response.skipped else verdict,
     }
     if judged:
-        response["semanticSimilarityResult"] = _similarity(similarity, good, labelled=rng.random() < 0.7)
-    out.append(response)
+        outcome["semanticSimilarityResult"] = _similarity(similarity, good, labelled=rng.random() < 0.7)
+    out.append(outcome)
     if spoke and payload:
         out.append({"observedPayload": payload, "outcome": "SKIPPED"})
     return out
 
 
-def _response_expectation(rng: random.Random, expected_text: str, audio: bool) -> tuple[dict[str, Any], bool]:
+def _tool_outcomes(rng: random.Random, step: _Step, good: bool) -> list[dict[str, Any]]:
+    """A golden turn's tool call expectation (with a note and a threshold override on some),
+    after the response it mocks or before the response it checks."""
+    out: list[dict[str, Any]] = []
+    verdict = "PASS" if good else "FAIL"
+    if step.mocked:
+        mock = {**step.call, "response": step.expected_response}
+        out.append({"expectation": {"mockToolResponse": mock}, "outcome": "SKIPPED"})
+    expectation: dict[str, Any] = {"toolCall": {**step.call, "args": step.expected_args}}
+    if rng.random() < 0.5:
+        expectation["note"] = f"Check_{step.tool.display_name.title().replace('_', '')}_Called"
+    if rng.random() < 0.3:
+        expectation["expectationLevelMetricsThresholdsOverride"] = {
+            "toolInvocationParameterCorrectnessThreshold": 0.5
+        }
+    out.append(
+        {
+            "expectation": expectation,
+            "observedToolCall": {**step.call, "args": step.observed_args},
+            "outcome": verdict,
+            "toolInvocationResult": {
+                "parameterCorrectnessScore": step.correctness,
+                "outcome": verdict,
+                "explanation": "All parameters match."
+                if good
+                else "One parameter differs from the golden call.",
+            },
+        }
+    )
+    if not step.mocked:
+        out.append(
+            {
+                "expectation": {"toolResponse": {**step.call, "response": step.expected_response}},
+                "observedToolResponse": {**step.call, "response": step.observed_response},
+                "outcome": "PASS" if step.observed_response == step.expected_response else "FAIL",
+            }
+        )
+    return out
+
+
+def _response_expectation(
+    rng: random.Random, response: _Response, audio: bool
+) -> tuple[dict[str, Any], bool]:
     """A golden turn's expected agent response with how it is compared and the metrics it
     overrides, and whether its semantic similarity is judged (not for an exact or substring
     comparison, a skipped expectation, or one that switches the metric off)."""
-    expectation: dict[str, Any] = {"agentResponse": _message([_spoken(expected_text, audio)])}
+    expectation: dict[str, Any] = {"agentResponse": _message([_spoken(response.expected, audio)])}
     comparison = rng.choice(_COMPARISONS)
     if comparison:
         expectation["comparisonType"] = comparison
     judged = comparison in (None, "SEMANTIC_SIMILARITY")
-    roll = rng.random()
-    if roll < 0.1:
+    if response.skipped:
         expectation["skipEvaluation"] = True
         judged = False
-    elif roll < 0.25:
+    roll = rng.random()
+    if roll < 0.15:
         # Set without its flag: the metric is switched off for this expectation.
         expectation["agentResponseSemanticSimilarityMetricsConfigOverride"] = {}
         judged = False
-    elif roll < 0.4:
+    elif roll < 0.3:
         expectation["agentResponseSemanticSimilarityMetricsConfigOverride"] = {
             "enableSemanticSimilarityMetrics": True
         }
@@ -352,8 +390,7 @@ def _spoke(message: dict[str, Any]) -> bool:
 
 def _observed_response(
     rng: random.Random,
-    catalog: AppCatalog,
-    expected_text: str,
+    said: str,
     good: bool,
     audio: bool,
     at: int,
@@ -361,22 +398,21 @@ def _observed_response(
     transfer: Agent | None,
     variables: dict[str, Any] | None,
 ) -> dict[str, Any]:
-    """The agent's last message of a replayed turn: its response, after the transfer and variable
-    updates it made. A failed turn may instead end on the agent's tool call (a client function
-    waiting for the client) or on its tool's response, with nothing said after it."""
+    """The agent's last message of a replayed turn: what it `said`, after the transfer and
+    variable updates it made. A failed turn may instead end on the agent's tool call (a client
+    function waiting for the client) or on its tool's response, with nothing said after it."""
     ending = "text" if good or not steps else rng.choice(("text", "tool_call", "tool_response"))
     if ending == "tool_call":
         chunks = [{"toolCall": {**step.call, "args": step.observed_args}} for step in steps]
     elif ending == "tool_response":
         chunks = [{"toolResponse": {**step.call, "response": step.observed_response}} for step in steps]
     else:
-        text = expected_text if good else rng.choice([t for t in catalog.agent_texts if t != expected_text])
         chunks = []
         if transfer is not None:
             chunks.append({"agentTransfer": _transfer(transfer)})
         if variables is not None:
             chunks.append({"updatedVariables": variables})
-        chunks.append(_spoken(text, audio))
+        chunks.append(_spoken(said, audio))
         if audio:
             chunks.append({"blob": {"mimeType": "audio/l16; rate=24000", "data": _audio(rng)}})
     return _message(chunks, at)
@@ -400,17 +436,10 @@ def _scenario_response_expectation(
         expected.insert(0, {"updatedVariables": variables})
     if payload:
         expected.append({"payload": payload})
-    steps = _steps(rng, catalog, tools, good)
+    steps = [_step(rng, rng, catalog, tool, good) for tool in tools]
+    said = text if good else rng.choice([other for other in catalog.agent_texts if other != text])
     observed = _observed_response(
-        rng,
-        catalog,
-        text,
-        good,
-        audio,
-        at,
-        steps,
-        transfer if good else None,
-        variables if good else None,
+        rng, said, good, audio, at, steps, transfer if good else None, variables if good else None
     )
     if _spoke(observed):
         # The simulation's first agent message also states the session's default variables.
@@ -471,11 +500,13 @@ def _call(rng: random.Random, catalog: AppCatalog, tool: Tool) -> tuple[dict[str
     return call, args
 
 
-def _scenario_expectation(rng: random.Random, catalog: AppCatalog, tool: Tool, good: bool) -> dict[str, Any]:
+def _scenario_expectation(
+    rng: random.Random, extra: random.Random, catalog: AppCatalog, tool: Tool, good: bool
+) -> dict[str, Any]:
     """An expected tool call and the response the simulation mocks for it; observed: the call the
     agent made and the mocked response it got, absent when it never called the tool."""
     call, args = _call(rng, catalog, tool)
-    response = {"output": _values(rng, catalog, tool.output)}
+    response = {"output": _values(rng if good else extra, catalog, tool.output)}
     out: dict[str, Any] = {
         "expectation": {
             "toolExpectation": {
