@@ -515,3 +515,256 @@ def test_a_bad_score_rejects_its_result_with_the_field_named() -> None:
     assert not flattener.add(result)
     (reject,) = flattener.take_rejects()
     assert "turnReplayResults[0].toolInvocationScore: expected a number, got 'high'" in reject.reason
+
+
+def test_an_errored_result_keeps_its_error_status_changelog_and_persona_voice() -> None:
+    details = [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "QUOTA_EXHAUSTED"}]
+    result = {
+        "name": RESULT,
+        "evaluationRun": RUN,
+        "persona": {
+            "name": f"{APP}/evaluationPersonas/impatient",
+            "speechConfig": {"speakingRate": 1.35, "environment": "TRAFFIC", "voiceId": "en-US-Wavenet-D"},
+        },
+        "errorInfo": {
+            "errorType": "QUOTA_EXHAUSTED",
+            "errorMessage": "LLM quota exhausted",
+            "sessionId": "session-1",
+            "userFacingErrorMessage": "Please retry later.",
+        },
+        "error": {"code": 8, "message": "RESOURCE_EXHAUSTED", "details": details},
+        "changelog": "stricter greeting",
+        "changelogCreateTime": "2026-11-02T00:00:00.250Z",
+        "executionState": "ERROR",
+    }
+    (row,) = result_details(result)["evaluation_results"]
+    columns = ("error_type", "error_message", "error_session_id", "user_facing_error_message")
+    assert picked([row], *columns) == [
+        ("QUOTA_EXHAUSTED", "LLM quota exhausted", "session-1", "Please retry later.")
+    ]
+    assert (row["error_status_code"], row["error_status_message"]) == (8, "RESOURCE_EXHAUSTED")
+    assert json.loads(row["error_status_details"]) == details
+    assert row["changelog_create_time"] == datetime(2026, 11, 2, 0, 0, 0, 250_000, UTC)
+    assert json.loads(row["persona_speech_config"]) == {
+        "speakingRate": 1.35,
+        "environment": "TRAFFIC",
+        "voiceId": "en-US-Wavenet-D",
+    }
+    (plain,) = result_details({"name": RESULT, "evaluationRun": RUN})["evaluation_results"]
+    assert plain["error_status_code"] is None and plain["persona_speech_config"] is None
+
+
+LOOKUP = {"tool": f"{APP}/tools/lookup", "id": "c1", "displayName": "lookup"}
+CRM = {"toolsetTool": {"toolset": f"{APP}/toolsets/crm", "toolId": "find"}, "id": "c2", "displayName": "find"}
+BILLING = f"{APP}/agents/billing"
+
+
+def golden_turn(observed_response: dict) -> dict:
+    """A replayed turn with an expectation of every kind, and the agent response observed."""
+    transfer = {"targetAgent": BILLING, "displayName": "Billing"}
+    return {
+        "name": RESULT,
+        "evaluationRun": RUN,
+        "goldenResult": {
+            "turnReplayResults": [
+                {
+                    "expectationOutcome": [
+                        {
+                            "expectation": {"mockToolResponse": {**CRM, "response": {"output": {"n": 1}}}},
+                            "outcome": "SKIPPED",
+                        },
+                        {
+                            "expectation": {
+                                "toolCall": {**LOOKUP, "args": {"order": "A-1"}},
+                                "note": "Check_Lookup_Called",
+                                "expectationLevelMetricsThresholdsOverride": {
+                                    "toolInvocationParameterCorrectnessThreshold": 0.5
+                                },
+                            },
+                            "observedToolCall": {**LOOKUP, "args": {"order": "A-1"}},
+                            "outcome": "PASS",
+                        },
+                        {
+                            "expectation": {"toolResponse": {**LOOKUP, "response": {"output": {"s": "ok"}}}},
+                            "observedToolResponse": {
+                                **LOOKUP,
+                                "response": {"error": {"code": "UNAVAILABLE"}},
+                            },
+                            "outcome": "FAIL",
+                        },
+                        {
+                            "expectation": {"agentTransfer": transfer},
+                            "observedAgentTransfer": transfer,
+                            "outcome": "PASS",
+                        },
+                        {"expectation": {"updatedVariables": {"resolved": True}}, "outcome": "FAIL"},
+                        {
+                            "expectation": {
+                                "agentResponse": {
+                                    "role": "agent",
+                                    "chunks": [{"transcript": "Your order ships."}],
+                                },
+                                "comparisonType": "SEMANTIC_SIMILARITY",
+                                "agentResponseSemanticSimilarityMetricsConfigOverride": {
+                                    "enableSemanticSimilarityMetrics": True
+                                },
+                                "agentResponseHallucinationMetricsConfigOverride": {},
+                            },
+                            "observedAgentResponse": observed_response,
+                            "outcome": "PASS",
+                            "semanticSimilarityResult": {
+                                "score": 4,
+                                "label": "Equivalent",
+                                "explanation": "Same facts.",
+                                "outcome": "PASS",
+                            },
+                        },
+                        {"observedPayload": {"richContent": []}, "outcome": "SKIPPED"},
+                        {
+                            "expectation": {"noToolCalls": True, "skipEvaluation": True},
+                            "observedToolCall": {**CRM, "args": {}},
+                            "outcome": "SKIPPED",
+                        },
+                    ],
+                    "errorInfo": {
+                        "errorType": "METRIC_CALCULATION_FAILURE",
+                        "sessionId": "session-2",
+                        "userFacingErrorMessage": "Some scores could not be computed.",
+                    },
+                }
+            ]
+        },
+    }
+
+
+OBSERVED_RESPONSE = {
+    "role": "agent",
+    "chunks": [
+        {"agentTransfer": {"targetAgent": BILLING, "displayName": "Billing"}},
+        {"transcript": "Your order ships"},
+        {"transcript": "tomorrow."},
+        {"blob": {"mimeType": "audio/l16; rate=24000", "data": "+/+/AA=="}},
+    ],
+    "eventTime": "2026-11-02T03:00:01.123456789Z",
+}
+
+
+def test_a_golden_turn_keeps_every_expectation_kind_its_overrides_and_what_was_observed() -> None:
+    tables = result_details(golden_turn(OBSERVED_RESPONSE))
+    outcomes = tables["evaluation_expectation_outcomes"]
+    columns = ("expectation_kind", "expected_tool", "outcome", "observed_kind", "observed_tool", "note")
+    assert picked(outcomes, *columns) == [
+        ("mock_tool_response", f"{APP}/toolsets/crm/find", "SKIPPED", None, None, None),
+        (
+            "tool_call",
+            f"{APP}/tools/lookup",
+            "PASS",
+            "tool_call",
+            f"{APP}/tools/lookup",
+            "Check_Lookup_Called",
+        ),
+        ("tool_response", f"{APP}/tools/lookup", "FAIL", "tool_response", f"{APP}/tools/lookup", None),
+        ("agent_transfer", None, "PASS", "agent_transfer", None, None),
+        ("updated_variables", None, "FAIL", None, None, None),
+        ("agent_response", None, "PASS", "agent_response", None, None),
+        (None, None, "SKIPPED", "payload", None, None),
+        ("no_tool_calls", None, "SKIPPED", "tool_call", f"{APP}/toolsets/crm/find", None),
+    ]
+    columns = (
+        "skip_evaluation",
+        "comparison_type",
+        "parameter_correctness_threshold",
+        "semantic_similarity_enabled",
+        "hallucination_enabled",
+    )
+    assert [picked(outcomes, *columns)[i] for i in (1, 5, 7)] == [
+        (False, None, 0.5, None, None),
+        (False, "SEMANTIC_SIMILARITY", None, True, False),  # a config set without its flag: off
+        (True, None, None, None, None),
+    ]
+    columns = ("expected_agent", "observed_agent")
+    assert picked(outcomes, *columns)[3] == (BILLING, BILLING)
+    assert picked(outcomes, *columns)[5] == (None, BILLING)  # the response's agentTransfer chunk
+    response = outcomes[5]
+    assert (response["semantic_similarity_label"], response["semantic_similarity_explanation"]) == (
+        "Equivalent",
+        "Same facts.",
+    )
+    assert (response["expected_text"], response["observed_text"]) == (
+        "Your order ships.",
+        "Your order ships\ntomorrow.",
+    )
+    assert response["observed_time"] == datetime(2026, 11, 2, 3, 0, 1, 123456, UTC)
+    assert json.loads(response["observed"]) == OBSERVED_RESPONSE
+    assert json.loads(outcomes[2]["observed"])["response"] == {"error": {"code": "UNAVAILABLE"}}
+    assert json.loads(outcomes[6]["observed"]) == {"richContent": []}
+    columns = ("error_type", "error_session_id", "user_facing_error_message")
+    assert picked(tables["evaluation_turn_replays"], *columns) == [
+        ("METRIC_CALCULATION_FAILURE", "session-2", "Some scores could not be computed.")
+    ]
+
+
+def test_a_response_in_any_legal_form_flattens_as_google_prints_it() -> None:
+    """Members sent as null, URL-safe base64 without padding, another offset: the same rows."""
+    other_form = {
+        "role": "agent",
+        "chunks": [
+            {"text": None, "agentTransfer": {"targetAgent": BILLING, "displayName": "Billing"}},
+            {"transcript": "Your order ships"},
+            {"transcript": "tomorrow."},
+            {"text": None, "blob": {"mimeType": "audio/l16; rate=24000", "data": "-_-_AA"}},
+        ],
+        "eventTime": "2026-11-02T08:30:01.123456789+05:30",
+    }
+    assert result_details(golden_turn(other_form)) == result_details(golden_turn(OBSERVED_RESPONSE))
+
+
+def test_a_scenario_response_expectation_keeps_its_mock_and_what_the_agent_said() -> None:
+    call = {"tool": f"{APP}/tools/refund", "displayName": "refund"}
+    expected = {
+        "role": "agent",
+        "chunks": [{"text": "Your refund is on its way."}, {"payload": {"chips": ["Track"]}}],
+    }
+    observed = {"role": "agent", "chunks": [{"toolCall": {**call, "id": "c9", "args": {}}}]}
+    result = {
+        "name": RESULT,
+        "evaluationRun": RUN,
+        "scenarioResult": {
+            "expectationOutcomes": [
+                {
+                    "expectation": {
+                        "toolExpectation": {
+                            "expectedToolCall": {**call, "args": {"amount": 5}},
+                            "mockToolResponse": {**call, "response": {"output": {"ok": True}}},
+                        }
+                    },
+                    "observedToolCall": {
+                        "toolCall": {**call, "args": {"amount": 5}},
+                        "toolResponse": {**call, "response": {"output": {"ok": True}}},
+                    },
+                    "outcome": "PASS",
+                },
+                {
+                    "expectation": {"agentResponse": expected},
+                    "observedAgentResponse": observed,
+                    "outcome": "FAIL",
+                },
+            ]
+        },
+    }
+    outcomes = result_details(result)["evaluation_expectation_outcomes"]
+    columns = (
+        "expectation_kind",
+        "expected_tool",
+        "observed_kind",
+        "observed_tool",
+        "expected_text",
+        "observed_text",
+    )
+    assert picked(outcomes, *columns) == [
+        ("tool_call", f"{APP}/tools/refund", "tool_call", f"{APP}/tools/refund", None, None),
+        ("agent_response", None, "agent_response", None, "Your refund is on its way.", None),
+    ]
+    mock = json.loads(outcomes[0]["expectation"])["toolExpectation"]["mockToolResponse"]
+    assert mock["response"] == {"output": {"ok": True}}
+    assert json.loads(outcomes[1]["observed"]) == observed and outcomes[1]["observed_time"] is None

@@ -9,7 +9,12 @@ import duckdb
 import pytest
 
 from pipelines.sqlfiles import sql_files, sql_text
-from pipelines.transform.schemas import CONVERSATION_TABLES
+from pipelines.transform.schemas import (
+    CONVERSATION_TABLES,
+    EVALUATION_EXPECTATION_OUTCOMES,
+    EVALUATION_RESULTS,
+    EVALUATION_TURN_REPLAYS,
+)
 from pipelines.warehouse.duck import Warehouse
 from pipelines.warehouse.migrations import WarehouseVersionError, latest_version, migrations
 
@@ -124,3 +129,52 @@ def test_a_version_3_warehouse_numbers_its_latency_entries(tmp_path: Path) -> No
         ).fetchall()
     assert rows == [("callback", "beforeModel", 0), ("tool", "a", 0), ("tool", "b", 1)]
     assert [version for version, _ in versions(path)][-1] == latest_version() >= 4
+
+
+def test_a_version_6_warehouse_gets_the_result_columns_of_version_7_in_the_tables_order(
+    tmp_path: Path,
+) -> None:
+    path = str(tmp_path / "v6.duckdb")
+    added = {
+        "evaluation_results": EVALUATION_RESULTS.schema.names[-7:],
+        "evaluation_turn_replays": EVALUATION_TURN_REPLAYS.schema.names[-2:],
+        "evaluation_expectation_outcomes": EVALUATION_EXPECTATION_OUTCOMES.schema.names[-14:],
+    }
+    assert added["evaluation_results"][0] == "changelog_create_time"
+    assert added["evaluation_expectation_outcomes"][0] == "note"
+    with duckdb.connect(path) as conn:  # what version 6 wrote: none of those columns
+        for ddl in sql_files("tables"):
+            conn.execute(ddl.read_text())
+        conn.execute(sql_text("warehouse/create_schema_version.sql"))
+        conn.execute("INSERT INTO schema_version VALUES (6, 'created', now())")
+        for table, columns in added.items():
+            for column in columns:
+                conn.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+        conn.execute(
+            "INSERT INTO evaluation_results (evaluation_result_name, changelog) VALUES (?, ?)",
+            [f"{RUN}/results/x", "v2"],
+        )
+    warehouse = Warehouse(path)
+    with warehouse.connect() as conn:
+        warehouse.ensure_schema(conn)
+        rows = conn.execute(
+            "SELECT evaluation_result_name, changelog, changelog_create_time, persona_speech_config "
+            "FROM evaluation_results"
+        ).fetchall()
+        columns = {
+            spec.name: [
+                name
+                for (name,) in conn.execute(f"SELECT name FROM pragma_table_info('{spec.name}')").fetchall()
+            ]
+            for spec in (EVALUATION_RESULTS, EVALUATION_TURN_REPLAYS, EVALUATION_EXPECTATION_OUTCOMES)
+        }
+    assert rows == [(f"{RUN}/results/x", "v2", None, None)]
+    assert columns == {
+        spec.name: spec.schema.names
+        for spec in (EVALUATION_RESULTS, EVALUATION_TURN_REPLAYS, EVALUATION_EXPECTATION_OUTCOMES)
+    }
+    assert [version for version, _ in versions(path)] == [
+        6,
+        7,
+        *(m.version for m in migrations() if m.version > 7),
+    ]

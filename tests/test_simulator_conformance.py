@@ -380,6 +380,8 @@ def test_corpus_uses_every_documented_enum_value(conversations: list[dict[str, A
     scenarios = [r["scenarioResult"] for r in results if "scenarioResult" in r]
     assert _values(turns, "expectationOutcome.outcome") == outcomes
     assert _values(turns, "semanticSimilarityResult.outcome") == {"PASS", "FAIL"}
+    comparisons = _values(turns, "expectationOutcome.expectation.comparisonType") - {None}
+    assert comparisons == named["EvaluationMetricsConfig.ComparisonType"]
     assert _values(turns, "overallToolInvocationResult.outcome") == {"PASS", "FAIL"}
     assert _values(scenarios, "expectationOutcomes.outcome") == {"PASS", "FAIL"}
     details = [
@@ -397,3 +399,103 @@ def test_corpus_uses_every_documented_enum_value(conversations: list[dict[str, A
         assert _values(thresholds, f"{field}MetricBehavior") == behaviours
     golden_thresholds = "goldenEvaluationMetricsThresholds.toolMatchingSettings.extraToolCallBehavior"
     assert _values(thresholds, golden_thresholds) == {"FAIL", "ALLOW"}
+
+
+@pytest.fixture(scope="module")
+def evaluation_results(served: tuple[McpHttp, tuple[str, ...]]) -> list[dict[str, Any]]:
+    caller, apps = served
+    return [
+        result
+        for app in apps
+        for result in caller.all_items(
+            "list_evaluation_results", "evaluationResults", parent=f"{app}/evaluations/-"
+        )
+    ]
+
+
+def _golden_outcomes(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        outcome
+        for result in results
+        for turn in result.get("goldenResult", {}).get("turnReplayResults", [])
+        for outcome in turn["expectationOutcome"]
+    ]
+
+
+def test_expectation_outcomes_agree_with_what_was_observed(evaluation_results: list[dict[str, Any]]) -> None:
+    """Every golden expectation kind is checked, and each outcome says what its observation shows."""
+    outcomes = _golden_outcomes(evaluation_results)
+    kinds = {key for outcome in outcomes for key in outcome.get("expectation", {"payload": 1})}
+    assert {
+        "toolCall",
+        "toolResponse",
+        "mockToolResponse",
+        "agentResponse",
+        "agentTransfer",
+        "updatedVariables",
+        "noToolCalls",
+        "note",
+        "skipEvaluation",
+        "comparisonType",
+        "payload",  # an observed custom payload: no expectation
+    } <= kinds
+    for outcome in outcomes:
+        expectation = outcome.get("expectation", {})
+        if (
+            "observedPayload" in outcome
+            or "mockToolResponse" in expectation
+            or expectation.get("skipEvaluation")
+        ):
+            assert outcome["outcome"] == "SKIPPED", outcome
+        if "toolResponse" in expectation:
+            same = outcome["observedToolResponse"]["response"] == expectation["toolResponse"]["response"]
+            assert (outcome["outcome"] == "PASS") == same
+        if "agentTransfer" in expectation:
+            observed = outcome.get("observedAgentTransfer", {}).get("targetAgent")
+            assert (outcome["outcome"] == "PASS") == (observed == expectation["agentTransfer"]["targetAgent"])
+        if "noToolCalls" in expectation:
+            assert (outcome["outcome"] == "PASS") == ("observedToolCall" not in outcome)
+        if expectation.get("comparisonType") in ("EQUALS", "CONTAINS"):
+            assert "semanticSimilarityResult" not in outcome
+        if "observedAgentResponse" in outcome and outcome["outcome"] == "PASS":
+            said = [c.get("text") or c.get("transcript") for c in outcome["observedAgentResponse"]["chunks"]]
+            assert expectation["agentResponse"]["chunks"][0] in [{"text": s} for s in said] + [
+                {"transcript": s} for s in said
+            ]
+    scenarios = [r["scenarioResult"] for r in evaluation_results if "scenarioResult" in r]
+    for scenario in scenarios:
+        for outcome in scenario["expectationOutcomes"]:
+            tool = outcome["expectation"].get("toolExpectation")
+            if tool:  # both are required
+                assert {"expectedToolCall", "mockToolResponse"} <= set(tool)
+                if "observedToolCall" in outcome:
+                    assert outcome["observedToolCall"]["toolResponse"] == tool["mockToolResponse"]
+            else:
+                assert "observedAgentResponse" in outcome
+        assert scenario["allExpectationsSatisfied"] == all(
+            o["outcome"] == "PASS" for o in scenario["expectationOutcomes"]
+        )
+
+
+def test_errored_results_say_why_and_results_carry_their_versions_changelog(
+    evaluation_runs: list[dict[str, Any]], evaluation_results: list[dict[str, Any]]
+) -> None:
+    errored = [r for r in evaluation_results if r["executionState"] == "ERROR"]
+    assert errored and all("userFacingErrorMessage" in r["errorInfo"] for r in errored)
+    for result in errored:  # the deprecated Status, where sent, says the same
+        if "error" in result:
+            assert result["error"]["message"] == result["errorInfo"]["errorMessage"]
+    assert all(r["executionState"] == "ERROR" for r in evaluation_results if "error" in r or "errorInfo" in r)
+    runs = {run["name"]: run for run in evaluation_runs}
+    changed = [r for r in evaluation_results if "changelog" in runs[r["evaluationRun"]]]
+    assert changed
+    for result in evaluation_results:
+        run = runs[result["evaluationRun"]]
+        assert (result.get("changelog"), result.get("changelogCreateTime")) == (
+            run.get("changelog"),
+            run.get("changelogCreateTime"),
+        )
+    voices = [
+        r["persona"]["speechConfig"] for r in evaluation_results if "speechConfig" in r.get("persona", {})
+    ]
+    assert voices and all(0.5 <= v["speakingRate"] <= 2 and v["voiceId"] for v in voices)

@@ -58,6 +58,12 @@ ENUMS: dict[str, tuple[str, ...]] = {
         "CANCELLED",
         "QUEUED",
     ),
+    "EvaluationMetricsConfig.ComparisonType": (
+        "COMPARISON_TYPE_UNSPECIFIED",
+        "EQUALS",
+        "CONTAINS",
+        "SEMANTIC_SIMILARITY",
+    ),
     "EvaluationResult.SpanLatency.Type": ("TYPE_UNSPECIFIED", "TOOL", "USER_CALLBACK", "GUARDRAIL", "LLM"),
 }
 """Each enum's value names, the value's number being its position."""

@@ -54,6 +54,20 @@ def parse_timestamp_nanos(value: str) -> int:
     return seconds * 1_000_000_000 + nanos
 
 
+def format_timestamp_nanos(nanos: int) -> str:
+    """RFC 3339 in UTC as protobuf's JSON printer writes it: 0, 3, 6 or 9 fractional digits."""
+    seconds, fraction = divmod(nanos, 1_000_000_000)
+    day, second = divmod(seconds, 86400)
+    whole = date.fromordinal(_EPOCH_ORDINAL + day).isoformat()
+    text = f"{whole}T{second // 3600:02d}:{second // 60 % 60:02d}:{second % 60:02d}"
+    if fraction:
+        digits = f"{fraction:09d}"
+        text += "." + (
+            digits[:3] if fraction % 1_000_000 == 0 else digits[:6] if fraction % 1_000 == 0 else digits
+        )
+    return text + "Z"
+
+
 def parse_duration_seconds(value: str) -> float:
     if not isinstance(value, str) or _DURATION.fullmatch(value) is None:
         raise TimeFormatError(f"not a protobuf duration: {str(value)[:80]!r}")

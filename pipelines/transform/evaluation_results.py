@@ -5,6 +5,7 @@ named by `metric`), so one query compares any metric across runs and app version
 
 from __future__ import annotations
 
+import base64
 import re
 from typing import Any
 
@@ -61,8 +62,10 @@ class EvaluationResultFlattener(TableBuffers):
         if match is None:
             raise v.SchemaViolation(f"name: not an evaluation result resource name: {str(name)[:120]!r}")
         run = v.text(result.get("evaluationRun"), "evaluationRun")
-        _, _, error_type, error_message = error_fields(result)
+        error_info, status, error_type, error_message = error_fields(result)
+        details = v.array(status.get("details"), "error.details")
         persona = v.message(result.get("persona"), "persona")
+        speech = v.message(persona.get("speechConfig"), "persona.speechConfig")
         golden = v.message(result.get("goldenResult"), "goldenResult")
         scenario = v.message(result.get("scenarioResult"), "scenarioResult")
         thresholds = v.message(result.get("evaluationMetricsThresholds"), "evaluationMetricsThresholds")
@@ -85,6 +88,13 @@ class EvaluationResultFlattener(TableBuffers):
                 v.text(result.get("changelog"), "changelog"),
                 enum_name(result.get("goldenRunMethod"), "GoldenRunMethod", "goldenRunMethod"),
                 v.json_text(thresholds, "evaluationMetricsThresholds") if thresholds else None,
+                v.timestamp(result.get("changelogCreateTime"), "changelogCreateTime"),
+                v.text(error_info.get("sessionId"), "errorInfo.sessionId"),
+                v.text(error_info.get("userFacingErrorMessage"), "errorInfo.userFacingErrorMessage"),
+                v.int32(status.get("code"), "error.code") if status else None,
+                v.text(status.get("message"), "error.message"),
+                v.json_text(details, "error.details") if details else None,
+                v.json_text(speech, "persona.speechConfig") if speech else None,
             )
         )
         details = _ResultDetails(self, name, run)
@@ -121,6 +131,8 @@ class _ResultDetails:
                     v.duration(replay.get("turnLatency"), f"{label}.turnLatency"),
                     enum_name(error.get("errorType"), "EvaluationErrorInfo.ErrorType", f"{label}.errorInfo"),
                     v.text(error.get("errorMessage"), f"{label}.errorInfo.errorMessage"),
+                    v.text(error.get("sessionId"), f"{label}.errorInfo.sessionId"),
+                    v.text(error.get("userFacingErrorMessage"), f"{label}.errorInfo.userFacingErrorMessage"),
                 )
             )
             for field, metric in (
@@ -221,9 +233,10 @@ class _ResultDetails:
 
     def _expectation_outcome(self, outcome: dict[str, Any], turn: int | None, where: str) -> None:
         """A golden turn's or a scenario's expectation outcome: their fields share names, but a
-        scenario's expected tool call sits in `toolExpectation` and it has no similarity or
-        tool invocation result."""
-        expectation = v.message(outcome.get("expectation"), f"{where}.expectation")
+        scenario's expected tool call sits in `toolExpectation` (with the response it mocks) and
+        it has no similarity or tool invocation result. An agent response, expected or observed,
+        is kept as proto3 JSON prints it, so that every legal form of it reads the same."""
+        expectation = dict(v.message(outcome.get("expectation"), f"{where}.expectation"))
         scenario_tool = v.message(expectation.get("toolExpectation"), f"{where}.expectation.toolExpectation")
         if scenario_tool:
             kind, call_field, parent = "tool_call", "expectedToolCall", scenario_tool
@@ -231,12 +244,21 @@ class _ResultDetails:
             kind = next((kind for field, kind in _EXPECTATION_KINDS if field in expectation), None)
             if kind is None and expectation.get("noToolCalls"):
                 kind = "no_tool_calls"
-            call_field, parent = "toolCall", expectation
+            call_field = next((f for f in _TOOL_FIELDS if f in expectation), "toolCall")
+            parent = expectation
         call = v.message(parent.get(call_field), f"{where}.expectation.{call_field}")
+        expected_response = expectation.get("agentResponse")
+        if expected_response is not None:
+            expected_response = _canonical_message(expected_response, f"{where}.expectation.agentResponse")
+            expectation["agentResponse"] = expected_response
         observed_field, observed_kind = next(((f, k) for f, k in _OBSERVED if f in outcome), (None, None))
         observed = outcome.get(observed_field) if observed_field else None
+        observed_response = None
+        if observed_kind == "agent_response":
+            observed = observed_response = _canonical_message(observed, f"{where}.{observed_field}")
         similarity = v.message(outcome.get("semanticSimilarityResult"), f"{where}.semanticSimilarityResult")
         invocation = v.message(outcome.get("toolInvocationResult"), f"{where}.toolInvocationResult")
+        overrides = _Overrides(expectation, f"{where}.expectation")
         self._append(
             EVALUATION_EXPECTATION_OUTCOMES,
             turn,
@@ -255,6 +277,28 @@ class _ResultDetails:
             else None,
             enum_name(invocation.get("outcome"), OUTCOME, f"{where}.toolInvocationResult.outcome"),
             v.text(invocation.get("explanation"), f"{where}.toolInvocationResult.explanation"),
+            v.text(expectation.get("note"), f"{where}.expectation.note"),
+            v.boolean(expectation.get("skipEvaluation"), f"{where}.expectation.skipEvaluation"),
+            enum_name(
+                expectation.get("comparisonType"),
+                "EvaluationMetricsConfig.ComparisonType",
+                f"{where}.expectation.comparisonType",
+            ),
+            overrides.parameter_correctness_threshold,
+            overrides.semantic_similarity_enabled,
+            overrides.hallucination_enabled,
+            v.text(similarity.get("label"), f"{where}.semanticSimilarityResult.label"),
+            v.text(similarity.get("explanation"), f"{where}.semanticSimilarityResult.explanation"),
+            _said(expected_response),
+            _said(observed_response),
+            v.timestamp(observed_response.get("eventTime"), f"{where}.{observed_field}.eventTime")
+            if observed_response
+            else None,
+            _observed_tool(observed, f"{where}.{observed_field}")
+            if observed_kind in ("tool_call", "tool_response")
+            else None,
+            _transfer_target(expectation.get("agentTransfer"), expected_response, f"{where}.expectation"),
+            _transfer_target(outcome.get("observedAgentTransfer"), observed_response, f"{where}.observed"),
         )
 
     def _latencies(self, parent: dict[str, Any], turn: int | None, label: str) -> None:
@@ -305,3 +349,97 @@ class _ResultDetails:
                 enum_name(item.get("outcome"), OUTCOME, f"{where}.outcome"),
                 v.text(item.get("explanation"), f"{where}.explanation"),
             )
+
+
+_TOOL_FIELDS = ("toolCall", "toolResponse", "mockToolResponse")
+"""The fields of a golden expectation that name a tool (`expected_tool`)."""
+_SAID = ("text", "transcript")
+
+
+class _Overrides:
+    """The metric overrides of a golden expectation. A config message set without its flag
+    switches its metric off (False); NULL where the expectation overrides nothing."""
+
+    def __init__(self, expectation: dict[str, Any], where: str):
+        threshold = v.message(
+            expectation.get("expectationLevelMetricsThresholdsOverride"),
+            f"{where}.expectationLevelMetricsThresholdsOverride",
+        )
+        field = "toolInvocationParameterCorrectnessThreshold"
+        self.parameter_correctness_threshold = (
+            v.double(threshold.get(field), f"{where}.expectationLevelMetricsThresholdsOverride.{field}")
+            if field in threshold
+            else None
+        )
+        self.semantic_similarity_enabled = self._flag(
+            expectation,
+            "agentResponseSemanticSimilarityMetricsConfigOverride",
+            "enableSemanticSimilarityMetrics",
+            where,
+        )
+        self.hallucination_enabled = self._flag(
+            expectation,
+            "agentResponseHallucinationMetricsConfigOverride",
+            "enableHallucinationMetrics",
+            where,
+        )
+
+    @staticmethod
+    def _flag(expectation: dict[str, Any], field: str, flag: str, where: str) -> bool | None:
+        config = expectation.get(field)
+        if config is None:
+            return None
+        return v.boolean(v.message(config, f"{where}.{field}").get(flag), f"{where}.{field}.{flag}")
+
+
+def _canonical_message(message: Any, where: str) -> dict[str, Any]:
+    """A Message as Google's JSON printer writes it: fields sent as null left out, bytes in
+    standard base64, `eventTime` in UTC with every digit kept."""
+    message = _present(v.message(message, where))
+    if "chunks" in message:
+        chunks = []
+        for index, chunk in enumerate(v.array(message["chunks"], f"{where}.chunks")):
+            label = f"{where}.chunks[{index}]"
+            chunk = _present(v.message(chunk, label))
+            for kind in ("blob", "image"):
+                if kind in chunk:
+                    part = _present(v.message(chunk[kind], f"{label}.{kind}"))
+                    if "data" in part:
+                        data = v.base64_bytes(part["data"], f"{label}.{kind}.data")
+                        part["data"] = base64.b64encode(data).decode("ascii")
+                    chunk[kind] = part
+            chunks.append(chunk)
+        message["chunks"] = chunks
+    if "eventTime" in message:
+        message["eventTime"] = v.timestamp_text(message["eventTime"], f"{where}.eventTime")
+    return message
+
+
+def _present(fields: dict[str, Any]) -> dict[str, Any]:
+    """A message's fields without those sent as null (proto3 JSON's absent)."""
+    return {key: value for key, value in fields.items() if value is not None}
+
+
+def _said(message: dict[str, Any] | None) -> str | None:
+    """What an agent response says: its text and transcript chunks, one per line; NULL if none."""
+    said = [chunk[kind] for chunk in (message or {}).get("chunks", ()) for kind in _SAID if kind in chunk]
+    return "\n".join(v.text(text, "chunks.text") or "" for text in said) if said else None
+
+
+def _observed_tool(observed: Any, where: str) -> str | None:
+    """The tool of an observed tool call or response (a scenario's observed call is a pair)."""
+    observed = v.message(observed, where)
+    if "toolCall" in observed:
+        return tool_subject(v.message(observed["toolCall"], f"{where}.toolCall"), f"{where}.toolCall")
+    return tool_subject(observed, where)
+
+
+def _transfer_target(transfer: Any, response: dict[str, Any] | None, where: str) -> str | None:
+    """The agent a transfer names: an AgentTransfer, or the agentTransfer chunk of a response."""
+    if transfer is None:
+        transfer = next(
+            (c["agentTransfer"] for c in (response or {}).get("chunks", ()) if "agentTransfer" in c), None
+        )
+    if transfer is None:
+        return None
+    return v.text(v.message(transfer, f"{where}.agentTransfer").get("targetAgent"), f"{where}.targetAgent")

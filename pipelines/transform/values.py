@@ -11,8 +11,10 @@ import orjson
 from pipelines.protojson import deepjson
 from pipelines.protojson.timeparse import (
     TimeFormatError,
+    format_timestamp_nanos,
     parse_duration_seconds,
     parse_timestamp_micros,
+    parse_timestamp_nanos,
 )
 from pipelines.protojson.violations import SchemaViolation
 
@@ -87,6 +89,14 @@ def timestamp(value: Any, field: str) -> int | None:
     return _parsed(parse_timestamp_micros, value, field)
 
 
+def timestamp_text(value: Any, field: str) -> str | None:
+    """A timestamp as Google's JSON printer writes it (UTC, `Z`, 0, 3, 6 or 9 fractional digits),
+    every digit kept, whichever offset or form it was sent in."""
+    if value is None:
+        return None
+    return format_timestamp_nanos(_parsed(parse_timestamp_nanos, value, field))
+
+
 def duration(value: Any, field: str) -> float | None:
     return _parsed(parse_duration_seconds, value, field)
 
@@ -119,11 +129,16 @@ def base64_size(value: Any, field: str) -> int:
     """Decoded size of a bytes field: base64 or URL-safe, padding optional, spaces ignored, as protobuf."""
     if value is None:
         return 0
+    return len(base64_bytes(value, field))
+
+
+def base64_bytes(value: Any, field: str) -> bytes:
+    """The bytes of a bytes field, read as `base64_size` reads them."""
     if type(value) is not str:
         raise SchemaViolation(f"{field}: expected base64 text, got {type(value).__name__}")
     raw = b"".join(value.encode("ascii", "replace").split()).translate(_URLSAFE)
     raw += b"=" * (-len(raw) % 4)
     try:
-        return len(binascii.a2b_base64(raw, strict_mode=True))
+        return binascii.a2b_base64(raw, strict_mode=True)
     except binascii.Error as exc:
         raise SchemaViolation(f"{field}: invalid base64 ({exc})") from None

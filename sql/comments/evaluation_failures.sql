@@ -8,7 +8,7 @@ COMMENT ON COLUMN evaluation_failures.evaluation_result_name IS 'The failing res
 COMMENT ON COLUMN evaluation_failures.result_type IS 'golden or scenario.';
 COMMENT ON COLUMN evaluation_failures.failure_kind IS 'expectation (evaluation_expectation_outcomes), score (evaluation_scores) or expectation_result (evaluation_expectation_results).';
 COMMENT ON COLUMN evaluation_failures.failure IS 'What failed: the expectation kind (tool_call, agent_response, ...), the score''s metric, or evaluation_expectation.';
-COMMENT ON COLUMN evaluation_failures.subject IS 'The expected tool, the rubric, or the evaluation expectation''s prompt.';
+COMMENT ON COLUMN evaluation_failures.subject IS 'The expected tool or transfer target, the rubric, or the evaluation expectation''s prompt.';
 COMMENT ON COLUMN evaluation_failures.score IS 'The score that failed (parameter correctness or semantic similarity of an expectation), if any.';
 COMMENT ON COLUMN evaluation_failures.explanation IS 'Why it failed, as the judge put it.';
 COMMENT ON COLUMN evaluation_failures.conversation_name IS 'The EVAL conversation the result replayed or simulated.';

@@ -17,3 +17,10 @@ COMMENT ON COLUMN evaluation_results.app_version_display_name IS 'Display name o
 COMMENT ON COLUMN evaluation_results.changelog IS 'Changelog of the app version evaluated.';
 COMMENT ON COLUMN evaluation_results.golden_run_method IS 'How a golden result was replayed: STABLE or NAIVE (the API enum string); NULL for scenario results.';
 COMMENT ON COLUMN evaluation_results.evaluation_metrics_thresholds IS 'The metric thresholds the result was judged by (EvaluationMetricsThresholds as JSON).';
+COMMENT ON COLUMN evaluation_results.changelog_create_time IS 'When the changelog of the app version evaluated was written (UTC).';
+COMMENT ON COLUMN evaluation_results.error_session_id IS 'errorInfo.sessionId: the session in which an errored result failed.';
+COMMENT ON COLUMN evaluation_results.user_facing_error_message IS 'errorInfo.userFacingErrorMessage: the error as shown to the user.';
+COMMENT ON COLUMN evaluation_results.error_status_code IS 'Code of the deprecated error Status (google.rpc.Code), if the result carries one.';
+COMMENT ON COLUMN evaluation_results.error_status_message IS 'Message of the deprecated error Status.';
+COMMENT ON COLUMN evaluation_results.error_status_details IS 'Details of the deprecated error Status (JSON list of Any).';
+COMMENT ON COLUMN evaluation_results.persona_speech_config IS 'How the persona''s simulated caller sounds (speakingRate, environment, voiceId; JSON).';

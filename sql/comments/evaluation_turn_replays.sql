@@ -7,3 +7,5 @@ COMMENT ON COLUMN evaluation_turn_replays.conversation_name IS 'The EVAL convers
 COMMENT ON COLUMN evaluation_turn_replays.turn_latency_seconds IS 'How long the agent took to answer the turn, in seconds.';
 COMMENT ON COLUMN evaluation_turn_replays.error_type IS 'Why the turn could not be evaluated (EvaluationErrorInfo.ErrorType), if it could not.';
 COMMENT ON COLUMN evaluation_turn_replays.error_message IS 'The error message of a turn that could not be evaluated.';
+COMMENT ON COLUMN evaluation_turn_replays.error_session_id IS 'errorInfo.sessionId of the turn''s error.';
+COMMENT ON COLUMN evaluation_turn_replays.user_facing_error_message IS 'errorInfo.userFacingErrorMessage of the turn''s error.';

@@ -1,4 +1,4 @@
--- One row per expectation a result checked: a golden turn's expected tool call, response or transfer, or a scenario's expected tool call, with what was observed. Key: (evaluation_result_name, outcome_index).
+-- One row per expectation a result checked: a golden turn's expected tool call, tool response, mock, agent response, transfer, variable update or absence of tool calls, or a scenario's expected tool call or agent response, with what was observed. Key: (evaluation_result_name, outcome_index).
 CREATE TABLE IF NOT EXISTS evaluation_expectation_outcomes (
     evaluation_result_name VARCHAR,
     evaluation_run_name VARCHAR,
@@ -14,5 +14,19 @@ CREATE TABLE IF NOT EXISTS evaluation_expectation_outcomes (
     semantic_similarity_outcome VARCHAR,
     parameter_correctness_score DOUBLE,
     tool_invocation_outcome VARCHAR,
-    tool_invocation_explanation VARCHAR
+    tool_invocation_explanation VARCHAR,
+    note VARCHAR,
+    skip_evaluation BOOLEAN,
+    comparison_type VARCHAR,
+    parameter_correctness_threshold DOUBLE,
+    semantic_similarity_enabled BOOLEAN,
+    hallucination_enabled BOOLEAN,
+    semantic_similarity_label VARCHAR,
+    semantic_similarity_explanation VARCHAR,
+    expected_text VARCHAR,
+    observed_text VARCHAR,
+    observed_time TIMESTAMPTZ,
+    observed_tool VARCHAR,
+    expected_agent VARCHAR,
+    observed_agent VARCHAR
 );

@@ -16,5 +16,12 @@ CREATE TABLE IF NOT EXISTS evaluation_results (
     app_version_display_name VARCHAR,
     changelog VARCHAR,
     golden_run_method VARCHAR,
-    evaluation_metrics_thresholds JSON
+    evaluation_metrics_thresholds JSON,
+    changelog_create_time TIMESTAMPTZ,
+    error_session_id VARCHAR,
+    user_facing_error_message VARCHAR,
+    error_status_code INTEGER,
+    error_status_message VARCHAR,
+    error_status_details JSON,
+    persona_speech_config JSON
 );

@@ -6,5 +6,7 @@ CREATE TABLE IF NOT EXISTS evaluation_turn_replays (
     conversation_name VARCHAR,
     turn_latency_seconds DOUBLE,
     error_type VARCHAR,
-    error_message VARCHAR
+    error_message VARCHAR,
+    error_session_id VARCHAR,
+    user_facing_error_message VARCHAR
 );

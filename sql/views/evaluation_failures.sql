@@ -14,9 +14,9 @@ WITH failing AS (
         turn_index,
         'expectation' AS failure_kind,
         expectation_kind AS failure,
-        expected_tool AS subject,
+        coalesce(expected_tool, expected_agent) AS subject,
         coalesce(parameter_correctness_score, semantic_similarity_score) AS score,
-        tool_invocation_explanation AS explanation
+        coalesce(tool_invocation_explanation, semantic_similarity_explanation) AS explanation
     FROM evaluation_expectation_outcomes
     WHERE outcome = 'FAIL'
     UNION ALL

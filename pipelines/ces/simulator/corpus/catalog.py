@@ -82,6 +82,8 @@ class Persona:
     display_name: str
     description: str
     personality: str
+    speech: tuple[float, str, str] | None = None
+    """(speaking rate, background environment, voice id) of the simulated caller's voice, if set."""
 
 
 @dataclass(frozen=True)
@@ -294,6 +296,11 @@ _PERSONAS = (
     ("first-time-buyer", "First-time buyer", "Unsure how things work", "polite, asks follow-up questions"),
     ("procurement-lead", "Procurement lead", "Negotiates hard on price", "formal, detail-oriented"),
 )
+_PERSONA_SPEECH = {
+    "impatient-shopper": (1.35, "TRAFFIC", "en-US-Wavenet-D"),
+    "first-time-buyer": (0.85, "KIDS_NOISE", "en-GB-Standard-A"),
+}
+"""How a persona's simulated caller sounds in audio evaluations; a persona without one uses the defaults."""
 _SUPPORT_USER_TEXTS = (
     "Hi, where is my order?",
     "I'd like a refund for my last purchase.",
@@ -386,8 +393,8 @@ def app_catalog(scale: SimulatorScale, app_index: int) -> AppCatalog:
             Dataset(f"{app}/evaluationDatasets/full-suite", evaluations),
         ),
         personas=tuple(
-            Persona(f"{app}/evaluationPersonas/{pid}", display, description, personality)
-            for pid, display, description, personality in _PERSONAS
+            Persona(f"{app}/evaluationPersonas/{pid}", display, about, personality, _PERSONA_SPEECH.get(pid))
+            for pid, display, about, personality in _PERSONAS
         ),
         user_texts=user_texts,
         agent_texts=agent_texts,

@@ -7,7 +7,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from pipelines.ces.simulator.corpus.catalog import AppCatalog
+from pipelines.ces.simulator.corpus.catalog import AppCatalog, Persona
 from pipelines.ces.simulator.corpus.evaluation_outcomes import outcome_detail
 from pipelines.ces.simulator.corpus.evaluations import RUN_STEPS, ResultPlan, RunPlan
 from pipelines.ces.simulator.corpus.protojson import (
@@ -115,6 +115,66 @@ def _latency_report(plan: RunPlan, catalog: AppCatalog, finished: int) -> dict[s
     }
 
 
+_STATUS_CODES = {"QUOTA_EXHAUSTED": 8, "CONVERSATION_RETRIEVAL_FAILURE": 5}
+"""google.rpc.Code of the deprecated `error` Status per ErrorType (RESOURCE_EXHAUSTED, NOT_FOUND);
+INTERNAL (13) otherwise."""
+_USER_FACING_ERRORS = {
+    "QUOTA_EXHAUSTED": "The evaluation ran out of quota. Please retry later.",
+    "CONVERSATION_RETRIEVAL_FAILURE": "The conversation to evaluate could not be found.",
+}
+
+
+def _changelog(plan: RunPlan, catalog: AppCatalog) -> dict[str, Any]:
+    """The changelog of the app version a run (and each of its results) evaluated, if it has one."""
+    if not plan.changelog:
+        return {}
+    return {
+        "changelog": f"Update instructions of {catalog.root_agent.display_name}",
+        "changelogCreateTime": timestamp(plan.create_time - 3 * 3_600 * NANOS_PER_SECOND),
+    }
+
+
+def _persona_json(persona: Persona) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "name": persona.name,
+        "description": persona.description,
+        "displayName": persona.display_name,
+        "personality": persona.personality,
+    }
+    if persona.speech is not None:
+        rate, environment, voice = persona.speech
+        out["speechConfig"] = {"speakingRate": rate, "environment": environment, "voiceId": voice}
+    return out
+
+
+def _result_error(result: ResultPlan, rng: random.Random) -> dict[str, Any]:
+    """`errorInfo` of a result whose evaluation errored and, for some, the deprecated `error` Status
+    it replaces, saying the same with a google.rpc.ErrorInfo detail."""
+    error_type, message = rng.choice(_ERROR_TYPES)
+    session = f"session-{stable_hex(result.name, length=12)}"
+    info = {"errorType": error_type} if error_type else {}
+    info["errorMessage"] = message
+    info["sessionId"] = session
+    info["userFacingErrorMessage"] = _USER_FACING_ERRORS.get(
+        error_type or "", "The evaluation could not be completed. Please retry."
+    )
+    out: dict[str, Any] = {"errorInfo": info}
+    if seeded_random(result.name, "status").random() < 0.5:
+        out["error"] = {
+            "code": _STATUS_CODES.get(error_type or "", 13),
+            "message": message,
+            "details": [
+                {
+                    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                    "reason": error_type or "ERROR_TYPE_UNSPECIFIED",
+                    "domain": "ces.googleapis.com",
+                    "metadata": {"sessionId": session},
+                }
+            ],
+        }
+    return out
+
+
 def _error_fields(plan: RunPlan) -> dict[str, Any]:
     rng = seeded_random(plan.name, "error")
     error_type, message = rng.choice(_ERROR_TYPES)
@@ -138,9 +198,7 @@ def evaluation_run_json(plan: RunPlan, step: int, catalog: AppCatalog) -> dict[s
     out["createTime"] = timestamp(plan.create_time)
     out["initiatedBy"] = plan.initiated_by
     out["appVersion"], out["appVersionDisplayName"] = plan.app_version
-    if plan.changelog:
-        out["changelog"] = f"Update instructions of {catalog.root_agent.display_name}"
-        out["changelogCreateTime"] = timestamp(plan.create_time - 3 * 3_600 * NANOS_PER_SECOND)
+    out.update(_changelog(plan, catalog))
     if plan.dataset is not None:
         out["evaluationDataset"] = plan.dataset.name
     else:
@@ -256,21 +314,12 @@ def evaluation_results_json(
             item["evaluationStatus"] = "SKIPPED" if result.outcome == "CANCELLED" else result.outcome
         item["evaluationRun"] = plan.name
         if result.persona is not None:
-            persona = result.persona
-            item["persona"] = {
-                "name": persona.name,
-                "description": persona.description,
-                "displayName": persona.display_name,
-                "personality": persona.personality,
-            }
+            item["persona"] = _persona_json(result.persona)
         if done and result.outcome == "ERROR":
-            error_type, message = rng.choice(_ERROR_TYPES)
-            info = {"errorType": error_type} if error_type else {}
-            info["errorMessage"] = message
-            info["sessionId"] = f"session-{stable_hex(result.name, length=12)}"
-            item["errorInfo"] = info
+            item.update(_result_error(result, rng))
         item["initiatedBy"] = plan.initiated_by
         item["appVersion"], item["appVersionDisplayName"] = plan.app_version
+        item.update(_changelog(plan, catalog))
         item["executionState"] = state
         item["config"] = _config(plan)
         if plan.golden_run_method and result.evaluation.kind == "GOLDEN":
@@ -278,7 +327,7 @@ def evaluation_results_json(
         if state == "COMPLETED":
             item["evaluationMetricsThresholds"] = _thresholds(plan)
             start = plan.create_time + result.finish_offset // 4
-            item.update(outcome_detail(result, rng, catalog, start, conversations))
+            item.update(outcome_detail(result, rng, catalog, start, conversations, plan.channel))
         out.append(item)
     return out
 
