@@ -373,9 +373,11 @@ def test_evaluation_failures_tie_each_failure_to_its_replayed_turn(warehouse: Wa
         if "error" in chunk.get("toolResponse", {}).get("response", {})
     ]
     rows = query(warehouse, "evaluation_failures", run="run-3")
-    assert [(r["failure_kind"], r["failure"], r["subject"], r["score"]) for r in rows] == [
-        ("expectation", "tool_call", f"{samples.SUPPORT}/tools/refund", None),
-        ("score", "hallucination", None, 1.0),
+    assert [(r["failure_kind"], r["failure"], r["subject"], r["score"], r["explanation"]) for r in rows] == [
+        ("expectation", "agent_response", None, 1.0, samples.UNCONFIRMED),  # the judge's reason
+        ("expectation", "agent_transfer", f"{samples.SUPPORT}/agents/billing", None, None),  # expected
+        ("expectation", "tool_call", f"{samples.SUPPORT}/tools/refund", None, None),
+        ("score", "hallucination", None, 1.0, None),
     ]
     for row in rows:
         assert (row["conversation_name"], row["turn_index"], row["turn_latency_seconds"]) == (

@@ -321,9 +321,14 @@ def evaluation_runs() -> dict[str, list[dict[str, Any]]]:
     return {SUPPORT: support, SALES: sales}
 
 
+REFUNDED = "Your refund is on its way."
+UNCONFIRMED = "The response asks for the order instead of confirming the refund."
+
+
 def evaluation_results() -> dict[str, list[dict[str, Any]]]:
     """A failing golden result of support's run 3: its first turn replayed the second
-    conversation of the first day, called the wrong tool and hallucinated; run 2's passed."""
+    conversation of the first day, called the wrong tool, transferred to the wrong agent, did
+    not confirm the refund and hallucinated; run 2's passed."""
     conversation = f"{SUPPORT}/conversations/{DAYS[0]:%Y%m%d}-1"
     result = {
         "name": f"{SUPPORT}/evaluations/refund/results/r1",
@@ -340,7 +345,25 @@ def evaluation_results() -> dict[str, list[dict[str, Any]]]:
                             "expectation": {"toolCall": {"tool": f"{SUPPORT}/tools/refund", "args": {}}},
                             "observedToolCall": {"tool": f"{SUPPORT}/tools/lookup_order", "args": {}},
                             "outcome": "FAIL",
-                        }
+                        },
+                        {
+                            "expectation": {"agentTransfer": {"targetAgent": f"{SUPPORT}/agents/billing"}},
+                            "observedAgentTransfer": {"targetAgent": f"{SUPPORT}/agents/sales"},
+                            "outcome": "FAIL",
+                        },
+                        {
+                            "expectation": {
+                                "agentResponse": {"role": "agent", "chunks": [{"text": REFUNDED}]}
+                            },
+                            "observedAgentResponse": {"role": "agent", "chunks": [{"text": "Which order?"}]},
+                            "semanticSimilarityResult": {
+                                "score": 1,
+                                "label": "Different",
+                                "explanation": UNCONFIRMED,
+                                "outcome": "FAIL",
+                            },
+                            "outcome": "FAIL",
+                        },
                     ],
                     "hallucinationResult": {"score": 1, "label": "Hallucination"},
                 }
