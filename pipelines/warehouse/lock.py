@@ -1,13 +1,15 @@
 """One load at a time: each publishes a copy of the file it read, so `<file>.lock` queues writers
-(readers never take it: they open the published file, which no load writes in place)."""
+(readers never take it: they open the published file, which no load writes in place).
+
+The lock is the kernel's (`flock`, through `filelock`), so a writer killed outright frees it
+with its process; hence no soft-lock fallback, and the lock file stays in place between loads."""
 
 from __future__ import annotations
 
-import fcntl
-import os
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+from filelock import FileLock, Timeout
 
 from pipelines.errors import ActionableError
 
@@ -19,25 +21,17 @@ class WarehouseBusyError(ActionableError, RuntimeError):
 @contextmanager
 def warehouse_lock(database_path: str, *, timeout_seconds: float) -> Iterator[None]:
     lock_path = f"{database_path}.lock"
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    lock = FileLock(
+        lock_path, timeout=timeout_seconds, mode=0o644, fallback_to_soft=False, preserve_lock_file=True
+    )
     try:
-        deadline = time.monotonic() + timeout_seconds
-        delay = 0.01
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise WarehouseBusyError(
-                        f"could not write to {database_path}: another ingest held it for more than "
-                        f"{timeout_seconds:g} s (lock file {lock_path})"
-                    ) from None
-                time.sleep(delay)
-                delay = min(delay * 2, 0.5)
-        try:
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+        lock.acquire()
+    except Timeout:
+        raise WarehouseBusyError(
+            f"could not write to {database_path}: another ingest held it for more than "
+            f"{timeout_seconds:g} s (lock file {lock_path})"
+        ) from None
+    try:
+        yield
     finally:
-        os.close(fd)
+        lock.release()
