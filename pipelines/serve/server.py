@@ -21,7 +21,8 @@ from pydantic import BaseModel, Field
 from pipelines import __version__
 from pipelines.listening import endpoint_url, http_server, listening_socket
 from pipelines.serve import lookups
-from pipelines.serve.answers import (
+from pipelines.serve.reader import AnswerError, WarehouseReader, text_table
+from pipelines.serve.tool_outputs import (
     ConversationTrace,
     EvaluationExplanation,
     Parameter,
@@ -32,7 +33,6 @@ from pipelines.serve.answers import (
     Relation,
     WarehouseDescription,
 )
-from pipelines.serve.reader import AnswerError, WarehouseReader, text_table
 from pipelines.warehouse.queries import NamedQueryError, QueryParameter, jsonable, named_queries, named_query
 
 SERVER_NAME = "ces-pipeline-warehouse"
