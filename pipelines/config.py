@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from pipelines import resource_names
+
 DEFAULT_MCP_URL = "https://ces.googleapis.com/mcp"
 DEFAULT_MAX_RPS = 10.0
 """The documented CES read quota is 600 requests per minute per project."""
 
-APP_NAME_PATTERN = re.compile(r"^projects/[^/]+/locations/[^/]+/apps/[^/]+$")
-EVALUATION_RUN_NAME_PATTERN = re.compile(r"^projects/[^/]+/locations/[^/]+/apps/[^/]+/evaluationRuns/[^/]+$")
 KNOWN_SOURCES = ("LIVE", "SIMULATOR", "EVAL", "AGENT_TOOL")
 HYDRATE_POLICIES = ("auto", "always", "never")
 
@@ -126,13 +126,13 @@ class CesSettings:
                 f"CES_SOURCES: unknown source {', '.join(unknown)}; known: {', '.join(KNOWN_SOURCES)}"
             )
         for app in self.apps:
-            if not APP_NAME_PATTERN.match(app):
+            if not resource_names.APP.fullmatch(app):
                 raise ConfigError(
                     f"CES_APPS: {app!r} is not an app resource name "
                     "(projects/{project}/locations/{location}/apps/{app})"
                 )
         for run in self.evaluation_runs:
-            if not EVALUATION_RUN_NAME_PATTERN.match(run):
+            if not resource_names.EVALUATION_RUN.fullmatch(run):
                 raise ConfigError(
                     f"CES_EVALUATION_RUNS: {run!r} is not an evaluation run resource name "
                     "(projects/{project}/locations/{location}/apps/{app}/evaluationRuns/{run})"

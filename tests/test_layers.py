@@ -10,7 +10,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "pipelines"
 
 LAYERS: list[set[str]] = [
-    {"__init__", "errors", "durable", "stop", "sqlfiles"},  # shared basics
+    {"__init__", "errors", "durable", "stop", "sqlfiles", "resource_names"},  # shared basics
     {"config", "listening"},  # the settings; serving HTTP on loopback
     {"protojson"},  # proto3 JSON: any depth, times, enums, the schema error
     {"transform"},  # JSON in, Arrow out

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from datetime import date
 from urllib.parse import quote, unquote
 
-from pipelines.config import APP_NAME_PATTERN
-
-_APP_PARTS = re.compile(r"projects/([^/]+)/locations/([^/]+)/apps/([^/]+)")
+from pipelines import resource_names
 
 
 def _encode(part: str) -> str:
@@ -17,8 +14,8 @@ def _encode(part: str) -> str:
 
 def app_segment(app: str) -> str:
     """`projects/p/locations/l/apps/a` → `p.l.a` (each part percent-encoded)."""
-    match = _APP_PARTS.fullmatch(app)
-    if match is None or not APP_NAME_PATTERN.match(app):
+    match = resource_names.APP.fullmatch(app)
+    if match is None:
         raise ValueError(f"not an app resource name: {app[:200]!r}")
     return ".".join(_encode(part) for part in match.groups())
 

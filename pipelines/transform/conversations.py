@@ -4,7 +4,6 @@ conversation with a bad value is a reject (reason and path), out of every table.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -12,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 from msgspec import Raw
 
+from pipelines import resource_names
 from pipelines.protojson.enums import enum_name
 from pipelines.transform import values as v
 from pipelines.transform.columns import (
@@ -48,7 +48,6 @@ from pipelines.transform.schemas import (
     TURNS,
 )
 
-CONVERSATION_NAME = re.compile(r"(projects/[^/]+/locations/[^/]+/apps/[^/]+)/conversations/([^/]+)")
 REJECT_SOURCE = "conversation"
 
 # What an absent (null) toolset reference reads as.
@@ -285,7 +284,7 @@ class ConversationFlattener:
         s_parent, s_depth = spans["parent_span_id"].append, spans["depth"].append
         s_name, s_start, s_end = spans["name"].append, spans["start_time"].append, spans["end_time"].append
         s_duration, s_attributes = spans["duration_seconds"].append, spans["attributes"].append
-        name_match = CONVERSATION_NAME.fullmatch
+        name_match = resource_names.CONVERSATION.fullmatch
         int32 = v.int32
         base64_size = v.base64_size
         unknown_chunk = self._unknown_chunk

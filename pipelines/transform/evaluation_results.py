@@ -6,9 +6,9 @@ named by `metric`), so one query compares any metric across runs and app version
 from __future__ import annotations
 
 import base64
-import re
 from typing import Any
 
+from pipelines import resource_names
 from pipelines.protojson.enums import enum_name
 from pipelines.transform import values as v
 from pipelines.transform.evaluations import error_fields, tool_subject
@@ -25,7 +25,6 @@ from pipelines.transform.schemas import (
     RESULT_REJECT_SOURCE,
 )
 
-RESULT_NAME = re.compile(r"(projects/[^/]+/locations/[^/]+/apps/[^/]+/evaluations/[^/]+)/results/[^/]+")
 OUTCOME = "EvaluationResult.Outcome"
 
 _EXPECTATION_KINDS = (
@@ -58,7 +57,7 @@ class EvaluationResultFlattener(TableBuffers):
     def _add(self, result: Any) -> None:
         result = v.message(result, "evaluationResult")
         name = v.text(result.get("name"), "name")
-        match = RESULT_NAME.fullmatch(name or "")
+        match = resource_names.EVALUATION_RESULT.fullmatch(name or "")
         if match is None:
             raise v.SchemaViolation(f"name: not an evaluation result resource name: {str(name)[:120]!r}")
         run = v.text(result.get("evaluationRun"), "evaluationRun")

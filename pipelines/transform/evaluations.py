@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Any
 
 import pyarrow as pa
 
+from pipelines import resource_names
 from pipelines.protojson.enums import enum_name
 from pipelines.transform import values as v
 from pipelines.transform.rows import RowBuffer, TableBuffers
@@ -26,7 +26,6 @@ from pipelines.transform.schemas import (
     RUN_REJECT_SOURCE,
 )
 
-RUN_NAME = re.compile(r"(projects/[^/]+/locations/[^/]+/apps/[^/]+)/evaluationRuns/([^/]+)")
 PROGRESS_FIELDS = (
     "totalCount",
     "passedCount",
@@ -48,7 +47,7 @@ _LATENCY_KINDS = (
 def run_name(run: dict[str, Any]) -> tuple[str, str, str]:
     """(name, app, run id) of an EvaluationRun, or a SchemaViolation."""
     name = v.text(run.get("name"), "name")
-    match = RUN_NAME.fullmatch(name or "")
+    match = resource_names.EVALUATION_RUN.fullmatch(name or "")
     if match is None:
         raise v.SchemaViolation(f"name: not an evaluation run resource name: {str(name)[:120]!r}")
     return name, match.group(1), match.group(2)

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from pipelines import resource_names
 from pipelines.ces.simulator.corpus.catalog import app_catalog
 from pipelines.ces.simulator.corpus.conversations import conversation
 from pipelines.ces.simulator.corpus.evaluation_json import (
@@ -42,7 +43,6 @@ from pipelines.ces.simulator.server.shapes import Shaper
 from pipelines.ces.simulator.server.state import SimulatorState
 from pipelines.ces.simulator.server.tool_schemas import TOOL_DEFINITIONS
 
-_APP_NAME = re.compile(r"projects/[^/]+/locations/[^/]+/apps/[^/]+")
 _ORDER_BY = re.compile(r"\s*(name|create_time|update_time)(?:\s+(asc|desc))?\s*")
 _RUN_FILTER_FIELDS = {"state": "state", "evaluation_type": "evaluationType"}
 """Filterable fields of list_evaluation_runs and their JSON names."""
@@ -116,7 +116,7 @@ class ToolBox:
 
     # ------------------------------------------------------------------------------ helpers
     def _app(self, name: str, field: str) -> int:
-        if not _APP_NAME.fullmatch(name):
+        if not resource_names.APP.fullmatch(name):
             raise ToolError(
                 "INVALID_ARGUMENT",
                 f"{field} {name!r} is not an app name (projects/{{p}}/locations/{{l}}/apps/{{app}})",

@@ -1,0 +1,17 @@
+"""CES resource names, one pattern per kind, all built on the app's: every module that reads a
+name (the settings, the lake's paths, the flatteners) matches it here, with `fullmatch`."""
+
+from __future__ import annotations
+
+import re
+
+_APP = r"projects/[^/]+/locations/[^/]+/apps/[^/]+"
+
+APP = re.compile(r"projects/([^/]+)/locations/([^/]+)/apps/([^/]+)")
+"""An app: its project, location and app id."""
+CONVERSATION = re.compile(rf"({_APP})/conversations/([^/]+)")
+"""A conversation: its app, its id."""
+EVALUATION_RUN = re.compile(rf"({_APP})/evaluationRuns/([^/]+)")
+"""An evaluation run: its app, its id."""
+EVALUATION_RESULT = re.compile(rf"({_APP}/evaluations/[^/]+)/results/[^/]+")
+"""An evaluation result: the evaluation it belongs to."""
