@@ -11,7 +11,7 @@ from typing import Any
 from pipelines import resource_names
 from pipelines.protojson.enums import enum_name
 from pipelines.transform import values as v
-from pipelines.transform.evaluations import error_fields, tool_subject
+from pipelines.transform.evaluations import error_detail_columns, error_fields, tool_subject
 from pipelines.transform.rows import TableBuffers
 from pipelines.transform.schemas import (
     EVALUATION_EXPECTATION_OUTCOMES,
@@ -62,7 +62,6 @@ class EvaluationResultFlattener(TableBuffers):
             raise v.SchemaViolation(f"name: not an evaluation result resource name: {str(name)[:120]!r}")
         run = v.text(result.get("evaluationRun"), "evaluationRun")
         error_info, status, error_type, error_message = error_fields(result)
-        details = v.array(status.get("details"), "error.details")
         persona = v.message(result.get("persona"), "persona")
         speech = v.message(persona.get("speechConfig"), "persona.speechConfig")
         golden = v.message(result.get("goldenResult"), "goldenResult")
@@ -88,11 +87,7 @@ class EvaluationResultFlattener(TableBuffers):
                 enum_name(result.get("goldenRunMethod"), "GoldenRunMethod", "goldenRunMethod"),
                 v.json_text(thresholds, "evaluationMetricsThresholds") if thresholds else None,
                 v.timestamp(result.get("changelogCreateTime"), "changelogCreateTime"),
-                v.text(error_info.get("sessionId"), "errorInfo.sessionId"),
-                v.text(error_info.get("userFacingErrorMessage"), "errorInfo.userFacingErrorMessage"),
-                v.int32(status.get("code"), "error.code") if status else None,
-                v.text(status.get("message"), "error.message"),
-                v.json_text(details, "error.details") if details else None,
+                *error_detail_columns(error_info, status),
                 v.json_text(speech, "persona.speechConfig") if speech else None,
             )
         )

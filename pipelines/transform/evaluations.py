@@ -68,6 +68,19 @@ def error_fields(obj: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], s
     return info, status, error_type, v.text(status.get("message"), "error.message")
 
 
+def error_detail_columns(info: dict[str, Any], status: dict[str, Any]) -> tuple[Any, ...]:
+    """The columns every error row shares: `errorInfo`'s session and user-facing message, and the
+    Status's code, message and details (JSON), from what `error_fields` returned."""
+    details = v.array(status.get("details"), "error.details")
+    return (
+        v.text(info.get("sessionId"), "errorInfo.sessionId"),
+        v.text(info.get("userFacingErrorMessage"), "errorInfo.userFacingErrorMessage"),
+        v.int32(status.get("code"), "error.code") if status else None,
+        v.text(status.get("message"), "error.message"),
+        v.json_text(details, "error.details") if details else None,
+    )
+
+
 class EvaluationRunFlattener(TableBuffers):
     def __init__(self) -> None:
         super().__init__(EVALUATION_RUN_TABLES, RUN_REJECT_SOURCE)
@@ -129,17 +142,12 @@ class EvaluationRunFlattener(TableBuffers):
         self._add_latencies(name, report)
         self._add_lists(name, run)
         if error_info or status:
-            details = v.array(status.get("details"), "error.details")
             self.rows(EVALUATION_RUN_ERRORS).append(
                 (
                     name,
                     error_type,
                     v.text(error_info.get("errorMessage"), "errorInfo.errorMessage"),
-                    v.text(error_info.get("sessionId"), "errorInfo.sessionId"),
-                    v.text(error_info.get("userFacingErrorMessage"), "errorInfo.userFacingErrorMessage"),
-                    v.int32(status.get("code"), "error.code") if status else None,
-                    v.text(status.get("message"), "error.message"),
-                    v.json_text(details, "error.details") if details else None,
+                    *error_detail_columns(error_info, status),
                 )
             )
 
