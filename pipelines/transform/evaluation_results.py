@@ -5,11 +5,11 @@ named by `metric`), so one query compares any metric across runs and app version
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
 from pipelines import resource_names
 from pipelines.protojson.enums import enum_name
+from pipelines.transform import evaluation_messages as messages
 from pipelines.transform import values as v
 from pipelines.transform.evaluations import error_detail_columns, error_fields, tool_subject
 from pipelines.transform.rows import TableBuffers
@@ -243,13 +243,15 @@ class _ResultDetails:
         call = v.message(parent.get(call_field), f"{where}.expectation.{call_field}")
         expected_response = expectation.get("agentResponse")
         if expected_response is not None:
-            expected_response = _canonical_message(expected_response, f"{where}.expectation.agentResponse")
+            expected_response = messages.canonical_message(
+                expected_response, f"{where}.expectation.agentResponse"
+            )
             expectation["agentResponse"] = expected_response
         observed_field, observed_kind = next(((f, k) for f, k in _OBSERVED if f in outcome), (None, None))
         observed = outcome.get(observed_field) if observed_field else None
         observed_response = None
         if observed_kind == "agent_response":
-            observed = observed_response = _canonical_message(observed, f"{where}.{observed_field}")
+            observed = observed_response = messages.canonical_message(observed, f"{where}.{observed_field}")
         similarity = v.message(outcome.get("semanticSimilarityResult"), f"{where}.semanticSimilarityResult")
         invocation = v.message(outcome.get("toolInvocationResult"), f"{where}.toolInvocationResult")
         overrides = _Overrides(expectation, f"{where}.expectation")
@@ -283,16 +285,20 @@ class _ResultDetails:
             overrides.hallucination_enabled,
             v.text(similarity.get("label"), f"{where}.semanticSimilarityResult.label"),
             v.text(similarity.get("explanation"), f"{where}.semanticSimilarityResult.explanation"),
-            _said(expected_response),
-            _said(observed_response),
+            messages.said(expected_response),
+            messages.said(observed_response),
             v.timestamp(observed_response.get("eventTime"), f"{where}.{observed_field}.eventTime")
             if observed_response
             else None,
-            _observed_tool(observed, f"{where}.{observed_field}")
+            messages.observed_tool(observed, f"{where}.{observed_field}")
             if observed_kind in ("tool_call", "tool_response")
             else None,
-            _transfer_target(expectation.get("agentTransfer"), expected_response, f"{where}.expectation"),
-            _transfer_target(outcome.get("observedAgentTransfer"), observed_response, f"{where}.observed"),
+            messages.transfer_target(
+                expectation.get("agentTransfer"), expected_response, f"{where}.expectation"
+            ),
+            messages.transfer_target(
+                outcome.get("observedAgentTransfer"), observed_response, f"{where}.observed"
+            ),
         )
 
     def _latencies(self, parent: dict[str, Any], turn: int | None, label: str) -> None:
@@ -347,7 +353,6 @@ class _ResultDetails:
 
 _TOOL_FIELDS = ("toolCall", "toolResponse", "mockToolResponse")
 """The fields of a golden expectation that name a tool (`expected_tool`)."""
-_SAID = ("text", "transcript")
 
 
 class _Overrides:
@@ -384,56 +389,3 @@ class _Overrides:
         if config is None:
             return None
         return v.boolean(v.message(config, f"{where}.{field}").get(flag), f"{where}.{field}.{flag}")
-
-
-def _canonical_message(message: Any, where: str) -> dict[str, Any]:
-    """A Message as Google's JSON printer writes it: fields sent as null left out, bytes in
-    standard base64, `eventTime` in UTC with every digit kept."""
-    message = _present(v.message(message, where))
-    if "chunks" in message:
-        chunks = []
-        for index, chunk in enumerate(v.array(message["chunks"], f"{where}.chunks")):
-            label = f"{where}.chunks[{index}]"
-            chunk = _present(v.message(chunk, label))
-            for kind in ("blob", "image"):
-                if kind in chunk:
-                    part = _present(v.message(chunk[kind], f"{label}.{kind}"))
-                    if "data" in part:
-                        data = v.base64_bytes(part["data"], f"{label}.{kind}.data")
-                        part["data"] = base64.b64encode(data).decode("ascii")
-                    chunk[kind] = part
-            chunks.append(chunk)
-        message["chunks"] = chunks
-    if "eventTime" in message:
-        message["eventTime"] = v.timestamp_text(message["eventTime"], f"{where}.eventTime")
-    return message
-
-
-def _present(fields: dict[str, Any]) -> dict[str, Any]:
-    """A message's fields without those sent as null (proto3 JSON's absent)."""
-    return {key: value for key, value in fields.items() if value is not None}
-
-
-def _said(message: dict[str, Any] | None) -> str | None:
-    """What an agent response says: its text and transcript chunks, one per line; NULL if none."""
-    said = [chunk[kind] for chunk in (message or {}).get("chunks", ()) for kind in _SAID if kind in chunk]
-    return "\n".join(v.text(text, "chunks.text") or "" for text in said) if said else None
-
-
-def _observed_tool(observed: Any, where: str) -> str | None:
-    """The tool of an observed tool call or response (a scenario's observed call is a pair)."""
-    observed = v.message(observed, where)
-    if "toolCall" in observed:
-        return tool_subject(v.message(observed["toolCall"], f"{where}.toolCall"), f"{where}.toolCall")
-    return tool_subject(observed, where)
-
-
-def _transfer_target(transfer: Any, response: dict[str, Any] | None, where: str) -> str | None:
-    """The agent a transfer names: an AgentTransfer, or the agentTransfer chunk of a response."""
-    if transfer is None:
-        transfer = next(
-            (c["agentTransfer"] for c in (response or {}).get("chunks", ()) if "agentTransfer" in c), None
-        )
-    if transfer is None:
-        return None
-    return v.text(v.message(transfer, f"{where}.agentTransfer").get("targetAgent"), f"{where}.targetAgent")
