@@ -138,9 +138,12 @@ def _connections_held_open(port: int) -> int:
     return held
 
 
-def test_ingest_waiting_for_an_answer_ends_within_seconds_of_sigterm(workdir: Path) -> None:
+@pytest.mark.parametrize("ctrl_c", [False, True], ids=["sigterm", "ctrl-c"])
+def test_ingest_waiting_for_an_answer_ends_within_seconds_of_sigterm(workdir: Path, ctrl_c: bool) -> None:
     """`ces-pipeline ingest` whose request the server holds for 200 s ends within 5 s of SIGTERM,
-    the run recorded as interrupted: the answer in flight is not waited for."""
+    or of Ctrl-C (SIGINT to its whole process group, as a terminal sends it), the run recorded
+    as interrupted: the answer in flight is not waited for, and no process of the group prints
+    a traceback."""
     server, url, app = _slow_simulator(workdir)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CES_", "DAGSTER_"))}
     env |= {"DAGSTER_HOME": str(workdir / "dagster_home"), "CES_LAKE": str(workdir / "lake")}
@@ -153,6 +156,7 @@ def test_ingest_waiting_for_an_answer_ends_within_seconds_of_sigterm(workdir: Pa
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=ctrl_c,
     )
     port = int(url.rsplit(":", 1)[1].split("/", 1)[0])
     try:
@@ -163,7 +167,10 @@ def test_ingest_waiting_for_an_answer_ends_within_seconds_of_sigterm(workdir: Pa
             time.sleep(0.2)
         time.sleep(1)  # the request is written and its answer awaited
         started = time.monotonic()
-        ingest.terminate()
+        if ctrl_c:
+            os.killpg(ingest.pid, signal.SIGINT)
+        else:
+            ingest.terminate()
         _, stderr = ingest.communicate(timeout=60)
         stopped_after = time.monotonic() - started
     finally:
@@ -171,6 +178,7 @@ def test_ingest_waiting_for_an_answer_ends_within_seconds_of_sigterm(workdir: Pa
         server.kill()
     assert stopped_after < 5, f"ingest ended {stopped_after:.1f} s after SIGTERM"
     assert ingest.returncode == 130 and "interrupted" in stderr, stderr
+    assert "Traceback" not in stderr, stderr
     with instance_at(workdir / "dagster_home") as instance:
         (run,) = instance.get_runs()  # the one run, recorded as ended; the next day's not started
     assert run.status is dg.DagsterRunStatus.FAILURE
