@@ -1,0 +1,36 @@
+"""The scale bench attributes a load's disk writes to the warehouse, the lake and Dagster from an
+strace of the command, so that the warehouse's own cost per load is told apart from the rest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench.scale import writes_by_place
+
+PLACES = {"warehouse": Path("/run/warehouse"), "dagster": Path("/run/dagster_home")}
+TRACE = """\
+101 write(5</run/warehouse.duckdb.loading>, "..."..., 1048576) = 1048576
+101 sendfile(6</run/warehouse.duckdb.loading>, 5</run/warehouse.duckdb>, NULL, 2097152) = 2097152
+102 pwrite64(7</run/dagster_home/history/runs/index.db-wal>, "..."..., 4096, 0 <unfinished ...>
+101 write(8</run/warehouse.duckdb.parts/spans/a/day/p.parquet>, "PAR1"..., 524288) = 524288
+102 <... pwrite64 resumed>)                 = 4096
+103 write(2<pipe:[3071]>, "rebuilt"..., 7) = 7
+103 write(9</run/lake/tables/t.parquet>, "..."..., 100) = -1 ENOSPC (No space left on device)
+"""
+
+
+def test_each_write_counts_for_the_folder_of_the_file_it_writes() -> None:
+    found = writes_by_place(TRACE.splitlines(), PLACES)
+    assert found["warehouse"] == pytest.approx((1048576 + 2097152 + 524288) / 2**20)  # sendfile: its target
+    assert found["dagster"] == pytest.approx(4096 / 2**20)  # resumed on a later line
+    assert found["other"] == pytest.approx(7 / 2**20)  # a failed write wrote nothing
+
+
+def test_a_failed_write_leaves_no_call_open_for_its_process() -> None:
+    trace = [
+        '103 write(9</run/warehouse.duckdb>, "..."..., 100) = -1 ENOSPC (No space left on device)',
+        "103 <... pwrite64 resumed>) = 4096",  # no call of 103 is open: not the failed write's
+    ]
+    assert writes_by_place(trace, PLACES) == {"warehouse": 0.0, "dagster": 0.0, "other": 0.0}
