@@ -20,7 +20,7 @@ month of a deployment, so for each size, smallest first:
    `ces-pipeline report`, and every named query through `ces-pipeline mcp`'s `run_query` (its
    answers checked against the CLI's);
 3. each command is a subprocess of the installed `ces-pipeline` with default settings, timed
-   and measured from outside (`bench.run.measure`: wall time, peak RSS, bytes written);
+   and measured from outside (`bench.measure`: wall time, peak RSS, bytes written);
 4. the figures are set against the smallest size of the same invocation and the targets, and
    written to bench/results/scale-<shape>.json and .md.
 
@@ -37,11 +37,8 @@ import os
 import re
 import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -49,27 +46,24 @@ from typing import Any
 
 from isal import igzip
 
-from bench.approaches import _command_args, _instance_env, _link_raw, _partitions
 from bench.corpus import DATA_DIR, CorpusSpec, ensure_corpus
-from bench.run import RESULTS, Simulator, measure
+from bench.measure import measure, written_by_place
+from bench.run import RESULTS
+from bench.scale_report import BASE, ROUNDS, checks, markdown
 from bench.shapes import SHAPES
+from bench.simulator import Simulator
+from bench.workspace import command_args, instance_env, link_raw, partitions_of
 from pipelines.ingest.flatten import CONVERSATIONS_DATASET
 from pipelines.lake.paths import app_segment
 from pipelines.lake.store import RAW_GZIP_LEVEL, TABLE_FILE, Lake
 
-BASE = 20_000
-"""Conversations of one replica: the bench corpus (19,920 once split into 60 days of two apps)."""
 DEFAULT_SIZES = (20_000, 200_000, 2_000_000)
-ROUNDS = 3
 LOOKBACK_DAYS = 2
 """`CES_LOOKBACK_DAYS`'s default: the days before today an hourly run fetches again."""
 WAREHOUSES = ("file", "ducklake-sqlite")
 """The storages `--warehouse` measures (see the module's docstring)."""
 CES_PIPELINE = str(Path(sys.executable).with_name("ces-pipeline"))
 """The installed command, as a user runs it."""
-
-Check = dict[str, Any]
-"""One target: `measure`, the `measured` figure, the `target`, and `met`."""
 
 
 # -- growing the raw lake -----------------------------------------------------------------------
@@ -137,48 +131,6 @@ def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
         **{key: statistics.median(run[key] for run in runs) for key in keys},
         "rounds": [r["seconds"] for r in runs],
     }
-
-
-WRITE_CALLS = "write,pwrite64,pwritev,pwritev2,sendfile,copy_file_range"
-WRITE_STARTS = re.compile(r"^(\d+)\s+\w+\(\d+<([^>]*)>")
-WRITE_ENDS = re.compile(r"\)\s+=\s+(-?\d+)(?:\s|$)")
-"""A write in `strace -f -y` output: its process, the file it writes (the call's first descriptor,
-the target of sendfile and copy_file_range too) and, at the end of the line or of the line that
-resumes it, the bytes written."""
-
-
-def _written_by_place(env: dict[str, str], places: dict[str, Path], *args: str) -> dict[str, float] | None:
-    """`ces-pipeline ARGS…` once more under strace: the MB it wrote under each of `places` (the
-    first whose folder holds the file), and `other`. None where strace is not installed."""
-    if shutil.which("strace") is None:
-        return None
-    with tempfile.TemporaryDirectory(prefix="ces-scale-") as folder:
-        trace = Path(folder) / "writes"
-        command = ["strace", "-f", "-qq", "-y", "-e", f"trace={WRITE_CALLS}", "-o", str(trace)]
-        subprocess.run(
-            [*command, CES_PIPELINE, *args], env={**os.environ, **env}, stdout=subprocess.DEVNULL, check=True
-        )
-        with trace.open(errors="replace") as lines:
-            return writes_by_place(lines, places)
-
-
-def writes_by_place(lines: Iterable[str], places: dict[str, Path]) -> dict[str, float]:
-    """MB written under each of `places` (the first whose folder holds the file) and `other`, from
-    the lines of `strace -f -y -e trace=WRITE_CALLS`."""
-    written = dict.fromkeys([*places, "other"], 0)
-    pending: dict[str, str] = {}  # a call strace cut in two (another thread ran): its file by process
-    for line in lines:
-        started, ended = WRITE_STARTS.match(line), WRITE_ENDS.search(line)
-        pid = line.split(None, 1)[0] if line.strip() else ""
-        path = started.group(2) if started else pending.pop(pid, None)
-        if ended is None:
-            if started:
-                pending[pid] = started.group(2)
-            continue
-        if path is not None:
-            place = next((name for name, root in places.items() if path.startswith(str(root))), "other")
-            written[place] += max(0, int(ended.group(1)))  # -1: the call failed
-    return {place: count / 2**20 for place, count in written.items()}
 
 
 def _hourly(env: dict[str, str], spec: CorpusSpec, app: str, last_day: date) -> dict[str, Any]:
@@ -286,28 +238,27 @@ def measure_size(
     """The commands on a warehouse of `replicas` copies of the corpus `spec`, in a fresh run folder."""
     run = work / "run"
     shutil.rmtree(run, ignore_errors=True)
-    corpus_apps = sorted({app for app, _ in _partitions(corpus_lake)})
-    _link_raw(corpus_lake, run, corpus_apps)
+    corpus_apps = sorted({app for app, _ in partitions_of(corpus_lake)})
+    link_raw(corpus_lake, run, corpus_apps)
     replica_apps = [_replica_app(app, k) for k in range(1, replicas) for app in corpus_apps]
-    lake = _link_raw(str(work / "replicas"), run, replica_apps)
-    partitions = _partitions(lake)
-    env = _instance_env(run, lake, partitions, **_warehouse_env(run, warehouse))
+    lake = link_raw(str(work / "replicas"), run, replica_apps)
+    partitions = partitions_of(lake)
+    env = instance_env(run, lake, partitions, **_warehouse_env(run, warehouse))
     print(f"  ces-pipeline rebuild of {len(partitions)} partitions ...", flush=True)
-    rebuild = _run(env, *_command_args("rebuild", partitions))
+    rebuild = _run(env, *command_args("rebuild", partitions))
     rebuild["conversations_per_second"] = conversations / rebuild["seconds"]
     app, day = day_partition
     print(f"  ces-pipeline rebuild of {day} of {app}, {ROUNDS} times ...", flush=True)
     one_day = _median(
-        [_run(env, *_command_args("rebuild", [day_partition], ("--app", app))) for _ in range(ROUNDS)]
+        [_run(env, *command_args("rebuild", [day_partition], ("--app", app))) for _ in range(ROUNDS)]
     )
     one_day.update(app=app, day=day, partition_bytes=_partition_bytes(lake, app, day))
     places = {"warehouse": run / "warehouse", "lake": Path(lake), "dagster": run / "dagster_home"}
     if warehouse == "ducklake-sqlite":
         places["warehouse"] = run / "catalog.sqlite"
         places["warehouse data"] = run / "warehouse-data"
-    one_day["written_by"] = _written_by_place(
-        env, places, *_command_args("rebuild", [day_partition], ("--app", app))
-    )
+    one_day_command = [CES_PIPELINE, *command_args("rebuild", [day_partition], ("--app", app))]
+    one_day["written_by"] = written_by_place(one_day_command, env, places)
     print(f"  the hourly schedule's run: ingest of {app}'s last {LOOKBACK_DAYS + 1} days ...", flush=True)
     last_day = max(date.fromisoformat(day) for _, day in partitions)
     hourly = _hourly(env, spec, app, last_day)
@@ -343,146 +294,6 @@ def measure_size(
     return result  # the run folder stays for a look until the next size, which starts empty
 
 
-# -- targets and the report ---------------------------------------------------------------------
-
-
-def _ratio(value: float, base: float) -> float:
-    return value / base if base else float("inf")
-
-
-def checks(size: dict[str, Any], base: dict[str, Any]) -> list[Check]:
-    """Each target for one size, its figure set against `base` (the smallest size of the
-    invocation) where the target is a ratio or the ratio says how the figure grew."""
-    found: list[Check] = []
-
-    def check(what: str, measured: str, ratio: float | None, target: str, met: bool) -> None:
-        found.append({"measure": what, "measured": measured, "ratio": ratio, "target": target, "met": met})
-
-    rebuild = size["rebuild"]
-    speed = _ratio(rebuild["conversations_per_second"], base["rebuild"]["conversations_per_second"])
-    measured = f"{rebuild['conversations_per_second']:,.0f} conv/s"
-    check("whole rebuild throughput", measured, speed, ">= 0.8x base", speed >= 0.8)
-    day, base_day = size["one_day"], base["one_day"]
-    slower = _ratio(day["seconds"], base_day["seconds"])
-    check("one-app-day rebuild time", f"{day['seconds']:.2f} s", slower, "<= 1.5x base", slower <= 1.5)
-    rss = day["peak_rss_mb"]
-    check(
-        "one-app-day rebuild peak RSS",
-        f"{rss:,.0f} MB",
-        _ratio(rss, base_day["peak_rss_mb"]),
-        "< 400 MB",
-        rss < 400,
-    )
-    own, base_own = _warehouse_written(day), _warehouse_written(base_day)
-    written = _ratio(own * 2**20, day["partition_bytes"])
-    measured = f"{own:,.1f} MB, {written:,.1f}x the day's own data"
-    what = "by the warehouse" if day.get("written_by") else "in all"
-    target = "<= 2x the day's data"
-    check(f"one-app-day rebuild disk written {what}", measured, _ratio(own, base_own), target, written <= 2)
-    hourly, base_hourly = size["hourly"], base["hourly"]
-    slower = _ratio(hourly["seconds"], base_hourly["seconds"])
-    check("hourly schedule's run time", f"{hourly['seconds']:.2f} s", slower, "<= 1.5x base", slower <= 1.5)
-    rss = hourly["peak_rss_mb"]
-    ratio = _ratio(rss, base_hourly["peak_rss_mb"])
-    check("hourly schedule's run peak RSS", f"{rss:,.0f} MB", ratio, "< 400 MB", rss < 400)
-    for name, query in size["queries"].items():
-        ratio = _ratio(query["seconds"], base["queries"][name]["seconds"])
-        met = query["seconds"] <= 1.0 and ratio <= 1.5
-        check(f"`query {name}`", f"{query['seconds']:.2f} s", ratio, "<= 1.0 s and <= 1.5x base", met)
-    report = size["report"]
-    measured = f"{report['seconds']:.2f} s, {report['peak_rss_mb']:,.0f} MB"
-    ratio = _ratio(report["seconds"], base["report"]["seconds"])
-    check(
-        "`report`",
-        measured,
-        ratio,
-        "<= 5 s and < 500 MB",
-        report["seconds"] <= 5 and report["peak_rss_mb"] < 500,
-    )
-    for name, answer in size["mcp"].items():
-        same = "the CLI's rows" if answer["same_as_cli"] else "**rows differ from the CLI's**"
-        cut = f" (first {answer['rows']:,}: capped)" if answer["truncated"] else ""
-        measured = f"{answer['seconds']:.3f} s, {same}{cut}"
-        ratio = _ratio(answer["seconds"], base["mcp"][name]["seconds"])
-        met = answer["seconds"] <= 1 and answer["same_as_cli"]
-        check(f"`run_query {name}`", measured, ratio, "<= 1 s, the CLI's rows", met)
-    return found
-
-
-def _warehouse_written(day: dict[str, Any]) -> float:
-    """MB a one-day load wrote to the warehouse's own files, where traced; else all it wrote."""
-    by = day.get("written_by")
-    if not by:
-        return day["disk_written_mb"]
-    return sum(mb for place, mb in by.items() if place.startswith("warehouse"))
-
-
-def _places(by: dict[str, float] | None) -> str:
-    if not by:
-        return ""
-    return " (traced: " + ", ".join(f"{place} {mb:,.1f} MB" for place, mb in by.items()) + ")"
-
-
-def markdown(report: dict[str, Any]) -> str:
-    sizes = report["sizes"]
-    base = sizes[0] if sizes else {"conversations": BASE}
-    counts = ", ".join(f"{size['conversations']:,}" for size in sizes)
-    lines = [
-        f"# Scale: {report['shape']} shape, {report['warehouse']} warehouse, {counts} conversations "
-        f"({report['started_at']})",
-        "",
-        f"The bench corpus ({report['corpus']['stats']['conversations']:,} conversations over 60 days of two "
-        f"apps) replicated under new app names; each size rebuilt from an empty warehouse with "
-        f"`ces-pipeline rebuild`, then measured with the installed `ces-pipeline` (default settings), "
-        f"medians of {ROUNDS} where stated; ratios against {base['conversations']:,} conversations. "
-        f"{report['machine']['cpus']} CPUs, Python {report['machine']['python']}.",
-        "",
-    ]
-    for size in sizes:
-        rebuild, day, report_run, hourly = size["rebuild"], size["one_day"], size["report"], size["hourly"]
-        results = size["checks"]
-        lines += [
-            f"## {size['conversations']:,} conversations ({size['apps']} apps, "
-            f"{size['partitions']:,} partitions; "
-            f"{size['seconds']:,.0f} s in all, {size['growth_seconds']:,.0f} s of it writing "
-            f"{size['replica_files']:,} replica files)",
-            "",
-            f"Warehouse {size['warehouse_mb']:,.0f} MB holding "
-            f"{size['warehouse_conversations']:,} conversations. "
-            f"Whole rebuild: {rebuild['seconds']:,.1f} s, {rebuild['conversations_per_second']:,.0f} conv/s, "
-            f"peak RSS {rebuild['peak_rss_mb']:,.0f} MB, {rebuild['disk_written_mb']:,.0f} MB written. "
-            f"One app-day ({day['day']} of `{day['app'].rsplit('/', 1)[1]}`, median of {ROUNDS}): "
-            f"{day['seconds']:.2f} s, peak RSS {day['peak_rss_mb']:,.0f} MB, "
-            f"{day['disk_written_mb']:,.1f} MB written{_places(day.get('written_by'))} for "
-            f"{day['partition_bytes'] / 2**20:,.2f} MB of its own Parquet. "
-            f"The hourly schedule's run (`ces-pipeline ingest` of {hourly['since']} to {hourly['until']}, "
-            f"the simulator's rate limit lifted, median of {ROUNDS}): {hourly['seconds']:.2f} s, peak RSS "
-            f"{hourly['peak_rss_mb']:,.0f} MB, {hourly['disk_written_mb']:,.1f} MB written. Report: "
-            f"{report_run['seconds']:.2f} s, peak RSS {report_run['peak_rss_mb']:,.0f} MB. "
-            f"`ces-pipeline query --list`, which reads nothing, takes {size['startup']['seconds']:.2f} s: "
-            "each command's start, in every query's time below.",
-            "",
-            f"Targets met: {sum(c['met'] for c in results)} of {len(results)}.",
-            "",
-            f"| measure | measured | x {base['conversations']:,} | target | result |",
-            "| --- | ---: | ---: | --- | --- |",
-            *(
-                f"| {c['measure']} | {c['measured']} | {c['ratio']:.2f}x | {c['target']} | "
-                f"{'PASS' if c['met'] else '**FAIL**'} |"
-                for c in results
-            ),
-            "",
-        ]
-    if "failed" in report:
-        failed = report["failed"]
-        lines += [
-            f"## {failed['conversations']:,} conversations: FAILED after {failed['seconds']:,.0f} s",
-            "",
-        ]
-        lines += [f"{failed['error']} (its output above, in the terminal).", ""]
-    return "\n".join(lines)
-
-
 # -- the whole run ------------------------------------------------------------------------------
 
 
@@ -494,7 +305,7 @@ def run(
     spec = CorpusSpec.for_count(BASE, days=60, shape=shape)
     corpus_lake, corpus = ensure_corpus(spec, workers=workers)
     work = work or DATA_DIR / f"scale-{Path(corpus_lake).parent.name}"
-    partitions = _partitions(corpus_lake)
+    partitions = partitions_of(corpus_lake)
     day_partition = partitions[len(partitions) // 2]  # the same app-day at every size
     report: dict[str, Any] = {
         "shape": shape,

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
+import subprocess
+import sys
 
 from bench.corpus import PER_PARTITION, CorpusSpec
 from bench.shapes import SHAPES, reshape
@@ -31,6 +33,37 @@ def main() -> None:
     spec = dataclasses.replace(spec, seed=args.seed)
     faults = SimulatedFaults(corrupt=functools.partial(reshape, shape=spec.shape))
     serve(SimulatorConfig(scale=spec.scale, page_size_max=100, faults=faults), port=args.port)
+
+
+class Simulator:
+    """The simulator in its own process (its CPU is not the pipeline's), serving a corpus scale."""
+
+    def __init__(
+        self,
+        conversations: int,
+        per_partition: int | None = None,
+        seed: int = CorpusSpec.seed,
+        *,
+        days: int | None = None,
+        shape: str = "simulator",
+    ):
+        command = [sys.executable, "-m", "bench.simulator", "--conversations", str(conversations)]
+        command += ["--seed", str(seed), "--shape", shape]
+        if per_partition:
+            command += ["--per-partition", str(per_partition)]
+        if days:
+            command += ["--days", str(days)]
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+        assert self.process.stdout is not None
+        self.url = self.process.stdout.readline().strip()
+        self.apps = [self.process.stdout.readline().strip() for _ in range(2)]
+
+    def __enter__(self) -> Simulator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.scale import writes_by_place
+from bench.measure import writes_by_place
 
 PLACES = {"warehouse": Path("/run/warehouse"), "dagster": Path("/run/dagster_home")}
 TRACE = """\

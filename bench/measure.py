@@ -1,0 +1,207 @@
+"""A command measured from outside, as `make bench` reports it: wall time, CPU time (user + system
+of the process and its workers, from wait4's rusage, or the sum over the process tree sampled from
+/proc when that is more: a daemon's grandchildren are not always waited for), peak RSS of the
+largest process, and of the whole process tree the peak sum of RSS (every 20 ms) and of PSS
+(every 0.5 s), from /proc, and the bytes it wrote."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def process_tree(root: int) -> set[int]:
+    """`root` and all its descendants, from /proc: through each thread's `children` file where
+    the kernel has them (a few reads, not one per process on the machine: the sampler shares
+    the two cores with what it measures), else from every process's parent."""
+    try:
+        return _descendants(root)
+    except FileNotFoundError:
+        if not os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children"):
+            return _tree_by_parents(root)
+        return {root}  # it has just exited
+
+
+def _descendants(pid: int) -> set[int]:
+    members = {pid}
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/children", "rb") as handle:
+                children = [int(child) for child in handle.read().split()]
+        except FileNotFoundError:
+            continue  # that thread ended
+        for child in children:
+            try:
+                members |= _descendants(child)
+            except FileNotFoundError:
+                continue  # that child ended
+    return members
+
+
+def _tree_by_parents(root: int) -> set[int]:
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+            parents[int(entry)] = int(fields[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    members = {root}
+    changed = True
+    while changed:
+        changed = False
+        for pid, parent in parents.items():
+            if parent in members and pid not in members:
+                members.add(pid)
+                changed = True
+    return members
+
+
+def _rss(pid: int) -> int:
+    with open(f"/proc/{pid}/statm", "rb") as handle:
+        return int(handle.read().split()[1]) * PAGE_SIZE
+
+
+def _cpu(pid: int) -> float:
+    """User + system CPU seconds of one process so far (its own, not its children's)."""
+    with open(f"/proc/{pid}/stat", "rb") as handle:
+        fields = handle.read().rsplit(b")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def _pss(pid: int) -> int:
+    """Proportional set size: each shared page split between the processes mapping it, so the
+    modules a worker shares with the process it was forked from count once for the tree."""
+    with open(f"/proc/{pid}/smaps_rollup", "rb") as handle:
+        for line in handle:
+            if line.startswith(b"Pss:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _sum(pids: set[int], reader) -> int:
+    total = 0
+    for pid in pids:
+        try:
+            total += reader(pid)
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
+
+
+def measure(
+    command: list[str], *, env: dict[str, str] | None = None, json_result: bool = True
+) -> dict[str, Any]:
+    """Run `command`, sampling its process tree's memory and CPU; its last stdout line is its
+    JSON result, or (`json_result=False`, a command of the product's own, bench.scale) its whole
+    stdout is kept as `stdout`."""
+    out = tempfile.TemporaryFile()  # noqa: SIM115 (read after the process ends)
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdout=out, env={**os.environ, **(env or {})})
+    peak_rss = peak_pss = peak_process = 0
+    cpu_seen: dict[int, float] = {}  # each process's CPU when last seen
+    samples = 0
+    while True:
+        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+        if pid:
+            break
+        members = process_tree(process.pid)
+        sizes = {member: _read(_rss, member) for member in members}
+        peak_rss = max(peak_rss, sum(sizes.values()))
+        peak_process = max(peak_process, *sizes.values())
+        for member in members:
+            cpu_seen[member] = max(cpu_seen.get(member, 0.0), _read(_cpu, member))
+        if samples % 25 == 0:  # PSS costs the kernel ~5 ms per large process: every 0.5 s
+            peak_pss = max(peak_pss, _sum(members, _pss))
+        samples += 1
+        time.sleep(0.02)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - started
+    out.seek(0)
+    text = out.read().decode()
+    lines = text.strip().splitlines()
+    if process.returncode != 0 or (json_result and not lines):
+        raise RuntimeError(f"{' '.join(command[1:4])} failed with exit code {process.returncode}")
+    result = json.loads(lines[-1]) if json_result else {"stdout": text}
+    waited_cpu = usage.ru_utime + usage.ru_stime
+    result.update(
+        process_wall_seconds=wall,
+        # Both are lower bounds: rusage misses descendants nobody waited for (a daemon's code
+        # server and its runs), the samples each process's last 20 ms.
+        cpu_seconds=max(waited_cpu, sum(cpu_seen.values())),
+        waited_cpu_seconds=waited_cpu,
+        sampled_tree_cpu_seconds=sum(cpu_seen.values()),
+        processes=len(cpu_seen),
+        peak_rss_mb=max(usage.ru_maxrss * 1024, peak_process) / 2**20,
+        peak_tree_mb=peak_pss / 2**20,
+        peak_tree_rss_mb=peak_rss / 2**20,
+        # Bytes the process and its waited-for descendants wrote to storage (or dirtied in the
+        # page cache for it): the kernel's block-output count, in 512-byte units.
+        disk_written_mb=usage.ru_oublock * 512 / 2**20,
+    )
+    return result
+
+
+def _read(reader, pid: int) -> Any:
+    try:
+        return reader(pid)
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+WRITE_CALLS = "write,pwrite64,pwritev,pwritev2,sendfile,copy_file_range"
+WRITE_STARTS = re.compile(r"^(\d+)\s+\w+\(\d+<([^>]*)>")
+WRITE_ENDS = re.compile(r"\)\s+=\s+(-?\d+)(?:\s|$)")
+"""A write in `strace -f -y` output: its process, the file it writes (the call's first descriptor,
+the target of sendfile and copy_file_range too) and, at the end of the line or of the line that
+resumes it, the bytes written."""
+
+
+def written_by_place(
+    command: list[str], env: dict[str, str], places: dict[str, Path]
+) -> dict[str, float] | None:
+    """`command` run under strace: the MB it wrote under each of `places` (the first whose
+    folder holds the file), and `other`. None where strace is not installed."""
+    if shutil.which("strace") is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="ces-scale-") as folder:
+        trace = Path(folder) / "writes"
+        trace_command = ["strace", "-f", "-qq", "-y", "-e", f"trace={WRITE_CALLS}", "-o", str(trace)]
+        subprocess.run(
+            [*trace_command, *command], env={**os.environ, **env}, stdout=subprocess.DEVNULL, check=True
+        )
+        with trace.open(errors="replace") as lines:
+            return writes_by_place(lines, places)
+
+
+def writes_by_place(lines: Iterable[str], places: dict[str, Path]) -> dict[str, float]:
+    """MB written under each of `places` (the first whose folder holds the file) and `other`, from
+    the lines of `strace -f -y -e trace=WRITE_CALLS`."""
+    written = dict.fromkeys([*places, "other"], 0)
+    pending: dict[str, str] = {}  # a call strace cut in two (another thread ran): its file by process
+    for line in lines:
+        started, ended = WRITE_STARTS.match(line), WRITE_ENDS.search(line)
+        pid = line.split(None, 1)[0] if line.strip() else ""
+        path = started.group(2) if started else pending.pop(pid, None)
+        if ended is None:
+            if started:
+                pending[pid] = started.group(2)
+            continue
+        if path is not None:
+            place = next((name for name, root in places.items() if path.startswith(str(root))), "other")
+            written[place] += max(0, int(ended.group(1)))  # -1: the call failed
+    return {place: count / 2**20 for place, count in written.items()}
