@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pipelines.ces.client import CesMcpClient
-from pipelines.ces.concurrent import ordered_map
+from pipelines.ces.daemon_threads import ordered_map
 from pipelines.ces.ratelimit import RateLimiter
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
 from pipelines.ces.simulator.server.faults import SimulatedFaults

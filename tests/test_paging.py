@@ -391,7 +391,7 @@ def test_a_page_sent_only_as_text_content_is_kept_as_its_json() -> None:
 
 
 def test_the_next_page_is_fetched_while_the_caller_works_and_dropped_when_it_stops() -> None:
-    from pipelines.ces.tools import _one_ahead
+    from pipelines.ces.daemon_threads import prefetched
 
     produced: list[int] = []
     dropped: list[int] = []
@@ -405,7 +405,7 @@ def test_the_next_page_is_fetched_while_the_caller_works_and_dropped_when_it_sto
         finally:
             closed.set()
 
-    ahead = _one_ahead(pages(), on_drop=dropped.append)
+    ahead = prefetched(pages(), on_drop=dropped.append)
     assert next(ahead) == 0
     deadline = time.monotonic() + 5
     while len(produced) < 2 and time.monotonic() < deadline:  # page 1 comes without being asked for
@@ -422,7 +422,7 @@ class _Interrupted(BaseException):
 def test_a_caller_stopping_while_a_page_is_in_flight_does_not_wait_for_it() -> None:
     """A page held by its server (here, until released) does not hold a caller that stops: on a
     signal or on an early close alike, the page is dropped and the pages closed when it comes."""
-    from pipelines.ces.tools import _one_ahead
+    from pipelines.ces.daemon_threads import prefetched
 
     release = threading.Event()
     dropped: list[int] = []
@@ -437,7 +437,7 @@ def test_a_caller_stopping_while_a_page_is_in_flight_does_not_wait_for_it() -> N
             closed.set()
 
     def consume() -> None:
-        for _ in _one_ahead(pages(), on_drop=dropped.append):
+        for _ in prefetched(pages(), on_drop=dropped.append):
             raise _Interrupted
 
     started = time.monotonic()
@@ -449,7 +449,7 @@ def test_a_caller_stopping_while_a_page_is_in_flight_does_not_wait_for_it() -> N
 
 
 def test_an_error_of_the_pager_is_raised_where_its_page_would_have_come() -> None:
-    from pipelines.ces.tools import _one_ahead
+    from pipelines.ces.daemon_threads import prefetched
 
     def pages() -> Iterator[int]:
         yield 0
@@ -457,7 +457,7 @@ def test_an_error_of_the_pager_is_raised_where_its_page_would_have_come() -> Non
 
     taken: list[int] = []
     with pytest.raises(CesPagingError, match="refused"):
-        for page in _one_ahead(pages(), on_drop=taken.append):
+        for page in prefetched(pages(), on_drop=taken.append):
             taken.append(page)
     assert taken == [0]
 

@@ -339,7 +339,7 @@ class CesMcpClient:
                 self._stats.retry_seconds += delay
 
         return self._retry_policy.run(
-            lambda: _screened(exchange, self._post(exchange, attempt)),
+            lambda: _transient_tool_errors_raised(exchange, self._post(exchange, attempt)),
             idempotent=idempotent,
             label=exchange.label,
             on_retry=count,
@@ -412,7 +412,7 @@ class CesMcpClient:
             )
 
 
-def _screened(exchange: Exchange, reply: Reply) -> Reply:
+def _transient_tool_errors_raised(exchange: Exchange, reply: Reply) -> Reply:
     """Raise a tool result that failed transiently (UNAVAILABLE, ...) to the retry loop; return any other."""
     result = reply.result
     if exchange.tool is not None and isinstance(result, dict) and result.get("isError") is True:

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 
-from pipelines.ces.concurrent import DaemonPool
+from pipelines.ces.daemon_threads import DaemonPool, prefetched
 from pipelines.ces.errors import CesDataError
 from pipelines.ces.paging import (
     DEFAULT_MAX_EMPTY_PAGES,
@@ -159,7 +159,7 @@ def iter_conversation_records(
         items_key="conversations",
         max_empty_pages=listing.max_empty_pages,
     )
-    fetched = _one_ahead((with_hydrations(page) for page in pages), on_drop=_cancel_hydrations)
+    fetched = prefetched((with_hydrations(page) for page in pages), on_drop=_cancel_hydrations)
     try:
         for page, listed, futures in fetched:
             try:
@@ -177,31 +177,6 @@ def iter_conversation_records(
 def _cancel_hydrations(item: tuple[ApiRecord, PageCounts, list[Future[ApiRecord]]]) -> None:
     for future in item[2]:
         future.cancel()
-
-
-_DONE: Any = object()
-
-
-def _one_ahead(items: Generator[T], *, on_drop: Callable[[T], None]) -> Iterator[T]:
-    """`items`, each next one made on a thread meanwhile. However the caller stops (early, on an
-    error, or on Ctrl-C or SIGTERM, whichever exception a signal handler raised), it never waits
-    for the item in flight: that item goes to `on_drop` and `items` is closed once it arrives,
-    on its daemon thread (`items` cannot be closed while it runs)."""
-    pager = DaemonPool(1, "ces-pages")
-    upcoming = pager.submit(next, items, _DONE)
-    try:
-        while (item := upcoming.result()) is not _DONE:
-            upcoming = pager.submit(next, items, _DONE)
-            yield item
-    finally:
-
-        def settle(last: Future[T]) -> None:
-            if not last.cancelled() and last.exception() is None and (dropped := last.result()) is not _DONE:
-                on_drop(dropped)
-            items.close()
-
-        upcoming.cancel()
-        upcoming.add_done_callback(settle)
 
 
 def resolve_conversations(

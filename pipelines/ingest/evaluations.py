@@ -9,7 +9,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from pipelines.ces.client import CesMcpClient
-from pipelines.ces.concurrent import ordered_map
+from pipelines.ces.daemon_threads import ordered_map
 from pipelines.ces.errors import CesToolError
 from pipelines.ces.paging import fetch_record, page_items
 from pipelines.ces.records import ApiRecord, as_record

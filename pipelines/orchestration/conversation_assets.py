@@ -28,7 +28,8 @@ GROUP = "conversations"
 CONVERSATION_OUTPUT_TABLES = (*CONVERSATION_TABLES, REJECTS)
 
 
-def _span(partitions: Sequence[tuple[str, date]]) -> dict[str, object]:
+def _days(partitions: Sequence[tuple[str, date]]) -> dict[str, object]:
+    """The metadata naming what a run covered: how many partitions, from which day to which."""
     return {
         "partitions": len(partitions),
         "first_day": str(min(day for _, day in partitions)),
@@ -102,7 +103,7 @@ def conversation_assets(
                     "ignores the list_conversations filter, so every day pages through more history than "
                     "it holds (they are not loaded twice; the quota is spent on them)"
                 )
-            return dg.MaterializeResult(metadata={**totals, **_span(partitions), **stats_metadata(stats)})
+            return dg.MaterializeResult(metadata={**totals, **_days(partitions), **stats_metadata(stats)})
 
         @dg.asset(
             key=LAKE_CONVERSATIONS,
@@ -134,7 +135,7 @@ def conversation_assets(
                 f"flattened {len(partitions)} partitions: {rows['conversations']} conversations, "
                 f"{rows[REJECTS.name]} rejects"
             )
-            yield dg.MaterializeResult(metadata={**rows_metadata(rows, "conversations"), **_span(partitions)})
+            yield dg.MaterializeResult(metadata={**rows_metadata(rows, "conversations"), **_days(partitions)})
             yield dg.AssetCheckResult(
                 check_name="rows_in_partition",
                 asset_key=LAKE_CONVERSATIONS,
@@ -158,7 +159,7 @@ def conversation_assets(
             partitions = partitions_of(context)
             rows = load_conversation_partitions(lake.lake(), warehouse.warehouse(), partitions)
             context.log.info(f"loaded {len(partitions)} partitions: {rows}")
-            yield dg.MaterializeResult(metadata={**rows_metadata(rows, "conversations"), **_span(partitions)})
+            yield dg.MaterializeResult(metadata={**rows_metadata(rows, "conversations"), **_days(partitions)})
             apps = sorted({app for app, _ in partitions})
             days = [day for _, day in partitions]
             with warehouse.warehouse().connect(read_only=True) as conn:

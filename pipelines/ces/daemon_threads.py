@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
@@ -58,3 +58,28 @@ def ordered_map(
     finally:
         for future in pending:
             future.cancel()
+
+
+_END: Any = object()
+
+
+def prefetched(items: Generator[T], *, on_drop: Callable[[T], None]) -> Iterator[T]:
+    """`items`, each next one made on a thread meanwhile. However the caller stops (early, on an
+    error, or on Ctrl-C or SIGTERM, whichever exception a signal handler raised), it never waits
+    for the item in flight: that item goes to `on_drop` and `items` is closed once it arrives,
+    on its daemon thread (`items` cannot be closed while it runs)."""
+    pager = DaemonPool(1, "ces-pages")
+    upcoming = pager.submit(next, items, _END)
+    try:
+        while (item := upcoming.result()) is not _END:
+            upcoming = pager.submit(next, items, _END)
+            yield item
+    finally:
+
+        def settle(last: Future[T]) -> None:
+            if not last.cancelled() and last.exception() is None and (dropped := last.result()) is not _END:
+                on_drop(dropped)
+            items.close()
+
+        upcoming.cancel()
+        upcoming.add_done_callback(settle)
