@@ -39,6 +39,14 @@ _SESSION_REQUIRED = re.compile(r"session|not initiali[sz]ed", re.IGNORECASE)
 _UNSUPPORTED_VERSION = re.compile(r"unsupported protocol version", re.IGNORECASE)
 
 
+class Session(NamedTuple):
+    """What the `initialize` handshake of a session-era server negotiated (`session_id` None: the
+    server keeps no session)."""
+
+    protocol_version: str
+    session_id: str | None
+
+
 @dataclass(frozen=True)
 class Exchange:
     """One JSON-RPC message ready to POST; `request_id` is None for a notification."""
@@ -52,6 +60,37 @@ class Exchange:
     @property
     def label(self) -> str:
         return f"{self.method} {self.tool}" if self.tool else self.method
+
+
+def build_exchange(
+    method: str,
+    params: dict[str, Any] | None,
+    request_id: int | None,
+    session: Session | None,
+    tool: str | None = None,
+    input_schema: Any = None,
+) -> Exchange:
+    """One JSON-RPC message as it is POSTed: stateless, its protocol metadata in `_meta` and in
+    headers with the tool's `Mcp-Param` headers (from its `input_schema`), or within a session's
+    protocol version and id; the handshake itself carries its version in the body."""
+    headers = {"content-type": JSON_TYPE, "accept": f"{JSON_TYPE}, {SSE_TYPE}"}
+    if method == "initialize":
+        pass
+    elif session is None:
+        params = {**(params or {}), "_meta": protocol.modern_meta()}
+        headers.update(protocol.modern_headers(method, params))
+        if tool is not None:
+            headers.update(protocol.param_headers(input_schema, params.get("arguments") or {}))
+    else:
+        headers[protocol.PROTOCOL_VERSION_HEADER] = session.protocol_version
+        if session.session_id:
+            headers[protocol.SESSION_ID_HEADER] = session.session_id
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = params
+    if request_id is not None:
+        message["id"] = request_id
+    return Exchange(method, tool, request_id, orjson.dumps(message), headers)
 
 
 class Reply(NamedTuple):

@@ -18,16 +18,15 @@ from types import TracebackType
 from typing import Any, Self
 
 import httpx
-import orjson
 
 from pipelines import stop
 from pipelines.ces import protocol
 from pipelines.ces.answers import (
-    JSON_TYPE,
-    SSE_TYPE,
     CountingBody,
     Exchange,
     Reply,
+    Session,
+    build_exchange,
     read_answer,
     redact,
     wants_handshake,
@@ -38,11 +37,10 @@ from pipelines.ces.errors import (
     CesPagingError,
     CesProtocolError,
     CesRpcError,
-    CesToolError,
     CesTransportError,
 )
 from pipelines.ces.ratelimit import RateLimiter, rate_limiter_for
-from pipelines.ces.retry import RetryPolicy, is_transient
+from pipelines.ces.retry import RetryPolicy, raise_transient_tool_error
 from pipelines.config import CesSettings
 
 __all__ = ["CesMcpClient", "ClientStats", "RetryPolicy"]
@@ -72,14 +70,6 @@ class _Attempt:
     """The token the latest attempt sent (kept here only: never in an exception, log or record)."""
 
     token: str | None = None
-
-
-@dataclass(frozen=True)
-class _Session:
-    """What the `initialize` handshake negotiated. `session_id` is None for a stateless old server."""
-
-    protocol_version: str
-    session_id: str | None
 
 
 @functools.cache
@@ -125,7 +115,7 @@ class CesMcpClient:
         self._deadline_seconds = settings.request_deadline_seconds
         self._lock = threading.Lock()
         self._session_lock = threading.Lock()
-        self._session: _Session | None = None
+        self._session: Session | None = None
         self._ids = itertools.count(1)
         self._stats = ClientStats()
         self._tools: dict[str, dict[str, Any]] | None = None
@@ -250,37 +240,18 @@ class CesMcpClient:
         return tool is not None and code == protocol.HEADER_MISMATCH and unknown and self._session is None
 
     def _build(
-        self, method: str, params: dict[str, Any] | None, session: _Session | None, tool: str | None = None
+        self, method: str, params: dict[str, Any] | None, session: Session | None, tool: str | None = None
     ) -> Exchange:
-        headers = {"content-type": JSON_TYPE, "accept": f"{JSON_TYPE}, {SSE_TYPE}"}
-        if method == "initialize":
-            pass  # the handshake carries its version in the body, and no session yet
-        elif session is None:
-            params = {**(params or {}), "_meta": protocol.modern_meta()}
-            headers.update(protocol.modern_headers(method, params))
-            if tool is not None:
-                headers.update(
-                    protocol.param_headers(
-                        self._listed(tool).get("inputSchema"), params.get("arguments") or {}
-                    )
-                )
-        else:
-            headers[protocol.PROTOCOL_VERSION_HEADER] = session.protocol_version
-            if session.session_id:
-                headers[protocol.SESSION_ID_HEADER] = session.session_id
-        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = params
         request_id = None
         if not method.startswith("notifications/"):
             with self._lock:
                 request_id = next(self._ids)
-            message["id"] = request_id
-        return Exchange(method, tool, request_id, orjson.dumps(message), headers)
+        schema = self._listed(tool).get("inputSchema") if tool is not None else None
+        return build_exchange(method, params, request_id, session, tool, schema)
 
     # -- sessions (for servers of the session era) -------------------------------------------
 
-    def _open_session(self, *, stale: _Session | None) -> _Session:
+    def _open_session(self, *, stale: Session | None) -> Session:
         """Run the handshake, unless another thread already replaced `stale` meanwhile."""
         with self._session_lock:
             current = self._session
@@ -288,7 +259,7 @@ class CesMcpClient:
                 return current
             reply = self._send(self._build("initialize", protocol.initialize_params(), None), idempotent=True)
             version = reply.result.get("protocolVersion") if isinstance(reply.result, dict) else None
-            session = _Session(
+            session = Session(
                 version if isinstance(version, str) else protocol.HANDSHAKE_PROTOCOL_VERSION, reply.session_id
             )
             self._send(self._build("notifications/initialized", None, session), idempotent=True)
@@ -302,7 +273,7 @@ class CesMcpClient:
             )
             return session
 
-    def _terminate(self, session: _Session) -> None:
+    def _terminate(self, session: Session) -> None:
         """Best effort: the session would expire anyway."""
         headers = {
             protocol.SESSION_ID_HEADER: session.session_id or "",
@@ -339,7 +310,7 @@ class CesMcpClient:
                 self._stats.retry_seconds += delay
 
         return self._retry_policy.run(
-            lambda: _transient_tool_errors_raised(exchange, self._post(exchange, attempt)),
+            lambda: raise_transient_tool_error(exchange, self._post(exchange, attempt)),
             idempotent=idempotent,
             label=exchange.label,
             on_retry=count,
@@ -410,15 +381,3 @@ class CesMcpClient:
             logger.debug(
                 "POST %s status=%s elapsed=%.3fs bytes=%d", exchange.label, status, elapsed, received
             )
-
-
-def _transient_tool_errors_raised(exchange: Exchange, reply: Reply) -> Reply:
-    """Raise a tool result that failed transiently (UNAVAILABLE, ...) to the retry loop; return any other."""
-    result = reply.result
-    if exchange.tool is not None and isinstance(result, dict) and result.get("isError") is True:
-        try:
-            protocol.tool_result_payload(exchange.tool, result)
-        except CesToolError as exc:
-            if is_transient(exc):
-                raise
-    return reply

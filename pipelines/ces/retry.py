@@ -16,7 +16,9 @@ from typing import TypeVar
 
 import tenacity
 
-from pipelines.ces.errors import CesError, CesMalformedResponseError, CesTransportError
+from pipelines.ces import protocol
+from pipelines.ces.answers import Exchange, Reply
+from pipelines.ces.errors import CesError, CesMalformedResponseError, CesToolError, CesTransportError
 
 logger = logging.getLogger("pipelines.ces.retry")
 
@@ -178,3 +180,15 @@ def _note_gave_up(error: CesError, attempts: int, elapsed: float, policy: RetryP
         error.args = (f"{error.args[0]} ({why})", *error.args[1:])
     else:
         error.args = (why,)
+
+
+def raise_transient_tool_error(exchange: Exchange, reply: Reply) -> Reply:
+    """Raise a tool result that failed transiently (UNAVAILABLE, ...) to the retry loop; return any other."""
+    result = reply.result
+    if exchange.tool is not None and isinstance(result, dict) and result.get("isError") is True:
+        try:
+            protocol.tool_result_payload(exchange.tool, result)
+        except CesToolError as exc:
+            if is_transient(exc):
+                raise
+    return reply
