@@ -404,3 +404,50 @@ def test_a_toolset_tool_called_without_tool_id_counts_under_its_toolset(tmp_path
         rates = conn.execute("SELECT tool, responses, errors FROM daily_tool_error_rate").fetchall()
     assert calls == [(toolset, "crm", 1, 1)]
     assert rates == [(toolset, 1, 1)]
+
+
+def test_turn_log_has_one_row_per_turn_shaped_like_the_bigquery_export(warehouse: Warehouse) -> None:
+    expected = {}
+    for app, item in samples.all_conversations():
+        for position, turn in enumerate(item["turns"], start=1):
+            said = {"user": [], "agent": []}
+            tools, agents = [], []
+            for message in turn["messages"]:
+                for chunk in message["chunks"]:
+                    if "text" in chunk:
+                        said[message["role"]].append(chunk["text"])
+                    if "toolCall" in chunk:
+                        call = chunk["toolCall"]
+                        tools.append(call.get("displayName") or call.get("toolsetTool", {}).get("toolId"))
+                    if "agentTransfer" in chunk:
+                        target = chunk["agentTransfer"]
+                        agents.append(target.get("displayName") or target["targetAgent"].rsplit("/", 1)[-1])
+            expected[(item["name"], position)] = {
+                "project_id": "p1",
+                "agent_id": app.rsplit("/", 1)[-1],
+                "language_code": item.get("languageCode"),
+                "request_text": " ".join(said["user"]),
+                "responses": said["agent"],
+                "tools": tools,
+                "agents": agents,
+                "day": samples.utc_day(item["startTime"]),
+            }
+    found = rows(
+        warehouse,
+        "SELECT project_id, agent_id, conversation_name, turn_position, language_code, partition_date, "
+        "request ->> '$.queryInput.text.text' AS request_text, "
+        "json_extract_string(response, '$.queryResult.responseMessages[*].text.text[0]') AS responses, "
+        "json_extract_string(derived_data, '$.toolCalls[*]') AS tools, "
+        "json_extract_string(derived_data, '$.agentTransfers[*]') AS agents, "
+        "partial_responses, conversation_signals, bot_answer_feedback FROM turn_log",
+    )
+    keyed = by_key(found, "conversation_name", "turn_position")
+    assert set(keyed) == set(expected)
+    for key, want in expected.items():
+        row = keyed[key]
+        assert row["project_id"] == want["project_id"] and row["agent_id"] == want["agent_id"], key
+        assert row["language_code"] == want["language_code"] and row["partition_date"] == want["day"], key
+        assert row["request_text"] == want["request_text"], key
+        assert row["responses"] == want["responses"], key
+        assert (row["tools"], row["agents"]) == (want["tools"], want["agents"]), key
+        assert row["partial_responses"] is row["conversation_signals"] is row["bot_answer_feedback"] is None
