@@ -451,3 +451,58 @@ def test_turn_log_has_one_row_per_turn_shaped_like_the_bigquery_export(warehouse
         assert row["responses"] == want["responses"], key
         assert (row["tools"], row["agents"]) == (want["tools"], want["agents"]), key
         assert row["partial_responses"] is row["conversation_signals"] is row["bot_answer_feedback"] is None
+
+
+def _steps(item: dict) -> list[str]:
+    """A conversation's tool calls and transfers in order, named as the trajectories name them."""
+    found = []
+    for turn in item["turns"]:
+        for message in turn["messages"]:
+            for chunk in message["chunks"]:
+                if "toolCall" in chunk:
+                    call = chunk["toolCall"]
+                    found.append(call.get("displayName") or call["toolsetTool"]["toolId"])
+                if "agentTransfer" in chunk:
+                    target = chunk["agentTransfer"]
+                    found.append(
+                        "transfer:" + (target.get("displayName") or target["targetAgent"].rsplit("/", 1)[-1])
+                    )
+    return found
+
+
+def test_conversation_trajectories_and_their_daily_rollup(warehouse: Warehouse) -> None:
+    expected = {item["name"]: (app, _steps(item)) for app, item in samples.all_conversations()}
+    keyed = by_key(rows(warehouse, "SELECT * FROM conversation_trajectories"), "conversation_name")
+    found = {name: row for (name,), row in keyed.items()}
+    assert set(found) == set(expected)
+    for name, (app, steps) in expected.items():
+        row = found[name]
+        assert (row["app"], row["steps"], row["trajectory"]) == (app, steps, " > ".join(steps)), name
+        assert row["tool_calls"] == sum(not step.startswith("transfer:") for step in steps)
+        assert row["transfers"] == sum(step.startswith("transfer:") for step in steps)
+
+    durations: dict[tuple, list] = {}
+    for row in found.values():
+        durations.setdefault((row["day"], row["app"], row["trajectory"]), []).append(row["duration_seconds"])
+    daily = by_key(rows(warehouse, "SELECT * FROM daily_trajectories"), "day", "app", "trajectory")
+    assert set(daily) == set(durations)
+    for key, seconds in durations.items():
+        ended = [value for value in seconds if value is not None]
+        assert daily[key]["conversations"] == len(seconds), key
+        assert daily[key]["p90_seconds"] == approx(samples.quantile(ended, 0.9)), key
+
+
+def test_the_trajectories_query_ranks_each_days_trajectories_with_their_share(warehouse: Warehouse) -> None:
+    from pipelines.warehouse.queries import run_query
+
+    columns, answer = run_query(warehouse, "trajectories", {"top": 1})
+    daily = rows(warehouse, "SELECT day, app, trajectory, conversations FROM daily_trajectories")
+    totals: Counter = Counter()
+    for row in daily:
+        totals[(row["day"], row["app"])] += row["conversations"]
+    assert len(answer) == len(totals)  # one per app and day at top 1
+    for row in (dict(zip(columns, values, strict=True)) for values in answer):
+        day_rows = [r for r in daily if (r["day"], r["app"]) == (row["day"], row["app"])]
+        most = max(r["conversations"] for r in day_rows)
+        assert row["conversations"] == most
+        assert row["share"] == approx(round(most / totals[(row["day"], row["app"])], 4))
