@@ -15,6 +15,7 @@ from pipelines.cli.common import console, parse_day
 from pipelines.cli.loads import cmd_evaluate, cmd_ingest, cmd_rebuild
 from pipelines.cli.local import add_scale_options, cmd_demo, cmd_dev, cmd_simulate
 from pipelines.cli.reads import cmd_mcp, cmd_query, cmd_report
+from pipelines.cli.trace import cmd_trace
 from pipelines.config import ConfigError, Settings, load_dotenv_file
 from pipelines.errors import ActionableError
 
@@ -92,6 +93,14 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--since", type=parse_day, help="first UTC day included")
     report.add_argument("--until", type=parse_day, help="first UTC day excluded")
     report.set_defaults(func=cmd_report)
+
+    trace = _command(
+        commands,
+        "trace",
+        "print a conversation's turns and span trees, each span a bar on its turn's timeline",
+    )
+    trace.add_argument("conversation", help="the conversation's full resource name or id")
+    trace.set_defaults(func=cmd_trace)
 
     mcp = _command(commands, "mcp", "serve the warehouse to agents as read-only MCP tools (stdio, or --http)")
     mcp.add_argument("--http", action="store_true", help="Streamable HTTP instead of stdio")

@@ -113,7 +113,7 @@ def _chunk_key(row: dict[str, Any]) -> tuple[int, int, int]:
     return row["turn_index"], row["message_index"], row["chunk_index"]
 
 
-def _turns(conn: duckdb.DuckDBPyConnection, conversation: dict[str, Any]) -> list[dict[str, Any]]:
+def conversation_turns(conn: duckdb.DuckDBPyConnection, conversation: dict[str, Any]) -> list[dict[str, Any]]:
     """Every turn with its messages, their chunks (a tool call, tool response or agent transfer
     with its row of that table) and the turn's span tree."""
     rows = {
@@ -156,17 +156,23 @@ def _without(row: dict[str, Any], *keys: str) -> dict[str, Any]:
     return {key: value for key, value in row.items() if key not in keys}
 
 
-def conversation_trace(
-    reader: WarehouseReader, conn: duckdb.DuckDBPyConnection, name: str, first_turn: int
-) -> dict[str, Any]:
-    """The conversation's row and its turns from `first_turn` on, as many as the byte cap allows."""
-    conversation = _one(
+def find_conversation(conn: duckdb.DuckDBPyConnection, name: str) -> dict[str, Any]:
+    """The conversation's row, by its full resource name or its id (an AnswerError if none, or if
+    the id names several)."""
+    return _one(
         _rows(conn, sql_text("serve/find_conversation.sql"), {"name": name}),
         "conversation_name",
         "conversation",
         name,
     )
-    turns = [turn for turn in _turns(conn, conversation) if turn["turn_index"] >= first_turn]
+
+
+def conversation_trace(
+    reader: WarehouseReader, conn: duckdb.DuckDBPyConnection, name: str, first_turn: int
+) -> dict[str, Any]:
+    """The conversation's row and its turns from `first_turn` on, as many as the byte cap allows."""
+    conversation = find_conversation(conn, name)
+    turns = [turn for turn in conversation_turns(conn, conversation) if turn["turn_index"] >= first_turn]
     answer: dict[str, Any] = {
         "conversation": _without(conversation, "partition_date"),
         "turns": [],
