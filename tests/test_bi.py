@@ -13,6 +13,7 @@ import trend_samples as samples
 
 from pipelines.sqlfiles import sql_files
 from pipelines.transform.schemas import ALL_TABLES, CONVERSATION_TABLES
+from pipelines.warehouse import analysis
 from pipelines.warehouse.catalog import descriptions, view_names
 from pipelines.warehouse.duck import Warehouse
 from pipelines.warehouse.rollups import rollup_names
@@ -80,7 +81,8 @@ def test_every_table_view_and_column_is_described(tmp_path: Path) -> None:
 def test_description_files_name_their_relation_and_existing_columns() -> None:
     described = {d.relation for d in descriptions()}
     assert {path.stem for path in sql_files("comments")} == described
-    assert described == {spec.name for spec in ALL_TABLES} | set(view_names()) | set(rollup_names())
+    tables = {spec.name for spec in ALL_TABLES} | set(analysis.TABLES)
+    assert described == tables | set(view_names()) | set(rollup_names())
     for path in sql_files("comments"):
         statements = path.read_text().count("COMMENT ON")
         assert statements == sum(d.relation == path.stem for d in descriptions()), path.name

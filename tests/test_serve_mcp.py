@@ -104,7 +104,8 @@ def test_every_named_query_answers_as_the_cli_does(warehouse: Warehouse, capsys,
         found = answer.structured_content
         assert found["rows"] == cli_json(warehouse, name, capsys, monkeypatch), name
         assert found["row_count"] == len(found["rows"]) and not found["truncated"], name
-        assert found["rows"], f"{name}: the sample warehouse answers every query"
+        # anomalies needs weeks of history (tests/test_anomalies.py); the sample holds two days
+        assert found["rows"] or name == "anomalies", f"{name}: the sample warehouse answers every query"
         assert answer.content[0].text.splitlines()[0] == " | ".join(found["columns"]), name
 
 

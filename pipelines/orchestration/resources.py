@@ -68,6 +68,8 @@ class WarehouseResource(dg.ConfigurableResource):
     write_memory_limit: str
     data_path: str
     write_threads: int
+    model_prices: str
+    anomaly_z: float
     report_path: str
 
     @classmethod

@@ -52,6 +52,18 @@ def view_names() -> list[str]:
     return [path.stem for path in view_files()]
 
 
+@cache
+def views_over_rollups() -> frozenset[str]:
+    """The views that read a rollup table, themselves or through another view: they are made
+    after the rollups, which are computed from the other views."""
+    found: set[str] = set()
+    for path in view_files():
+        text = _without_comments(path.read_text())
+        if any(re.search(rf"\b{name}\b", text) for name in {*rollups.rollup_names(), *found}):
+            found.add(path.stem)
+    return frozenset(found)
+
+
 @dataclass(frozen=True)
 class Description:
     relation: str
@@ -81,10 +93,15 @@ def install(conn: duckdb.DuckDBPyConnection, *, view_columns: bool = True) -> No
     """(Re)create the views, the rollups not current (`rollups.ensure`) and the descriptions in
     one transaction (call it outside one).
     `view_columns=False` where views' columns take no comment (DuckLake: views and tables do)."""
+    later = views_over_rollups()
     with transaction(conn):
         for path in view_files():
-            conn.execute(path.read_text())
+            if path.stem not in later:
+                conn.execute(path.read_text())
         rollups.ensure(conn)
+        for path in view_files():
+            if path.stem in later:
+                conn.execute(path.read_text())
         apply_comments(conn, view_columns=view_columns)
 
 

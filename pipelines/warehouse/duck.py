@@ -18,6 +18,7 @@ from pipelines.config import DEFAULT_WRITE_MEMORY_LIMIT, StorageSettings
 from pipelines.errors import ActionableError
 from pipelines.sqlfiles import sql_text
 from pipelines.warehouse import ducklake
+from pipelines.warehouse.analysis import DEFAULT_ANOMALY_Z, DEFAULT_MODEL_PRICES
 from pipelines.warehouse.lock import WarehouseBusyError, warehouse_lock
 from pipelines.warehouse.publish import parts_root, record_publication, versions_folder, working_copy
 
@@ -46,6 +47,10 @@ class Warehouse:
     data_path: str = ""
     """Where a DuckLake warehouse keeps its data files."""
     write_threads: int = 1
+    model_prices: str = DEFAULT_MODEL_PRICES
+    """The price file each load writes into `model_prices` (`pipelines.warehouse.analysis`)."""
+    anomaly_z: float = DEFAULT_ANOMALY_Z
+    """The robust z-score beyond which `metric_anomalies` flags a day."""
 
     @classmethod
     def from_settings(cls, storage: StorageSettings) -> Warehouse:

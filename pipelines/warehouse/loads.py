@@ -30,7 +30,7 @@ from pipelines.transform.schemas import (
     RESULT_REJECT_SOURCE,
     RUN_REJECT_SOURCE,
 )
-from pipelines.warehouse import ducklake, parts, rollups
+from pipelines.warehouse import analysis, ducklake, parts, rollups
 from pipelines.warehouse.catalog import apply_comments
 from pipelines.warehouse.catalog import install as install_views_and_descriptions
 from pipelines.warehouse.duck import Warehouse, WarehouseSchemaError, relations, schema_version, tables
@@ -68,7 +68,9 @@ def ensure_schema(warehouse: Warehouse, conn: duckdb.DuckDBPyConnection) -> None
         )
     if not warehouse.is_ducklake:
         parts.adopt(conn, warehouse.parts_root)
+    analysis.create_tables(conn)  # the views read them
     install_views_and_descriptions(conn, view_columns=not warehouse.is_ducklake)
+    analysis.write(conn, warehouse.model_prices, warehouse.anomaly_z)
     ((written,),) = conn.execute(sql_text("warehouse/database_file.sql")).fetchall()
     _SCHEMA_ENSURED.add(_schema_key(warehouse, written, schema_version(conn)))
 

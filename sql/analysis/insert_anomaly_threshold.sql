@@ -1,0 +1,2 @@
+-- The robust z-score beyond which metric_anomalies flags a day ($z).
+INSERT INTO anomaly_threshold VALUES ($z);

@@ -1,0 +1,20 @@
+-- Days whose metrics stand out from the 28 days before them (robust z-score beyond CES_ANOMALY_Z), most extreme first.
+-- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
+-- param since DATE = 1970-01-01: first UTC day included
+-- param until DATE = 9999-12-31: first UTC day excluded
+-- param metric VARCHAR = NULL: only this metric (conversations, turn_p90_seconds, llm_p90_seconds, tool_error_rate, tokens, cost_usd, evaluation_pass_rate, …)
+SELECT
+    day,
+    app,
+    metric,
+    round(value, 6) AS value,
+    round(baseline_median, 6) AS baseline_median,
+    round(baseline_mad, 6) AS baseline_mad,
+    baseline_days,
+    round(z, 2) AS z
+FROM metric_anomalies
+WHERE anomalous
+    AND ($app IS NULL OR $app IN (app, split_part(app, '/', 6)))
+    AND ($metric IS NULL OR metric = $metric)
+    AND day >= $since AND day < $until
+ORDER BY abs(z) DESC NULLS FIRST, day, app, metric;

@@ -1,0 +1,19 @@
+-- The most common trajectories (tool calls and agent transfers in order) per app and day, with their share of the day's conversations and their duration.
+-- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
+-- param since DATE = 1970-01-01: first UTC day included
+-- param until DATE = 9999-12-31: first UTC day excluded
+-- param top INTEGER = 5: trajectories per app and day
+SELECT
+    day,
+    app,
+    trajectory,
+    conversations,
+    round(conversations / sum(conversations) OVER (PARTITION BY day, app), 4) AS share,
+    round(avg_turns, 2) AS avg_turns,
+    round(p50_seconds, 3) AS p50_seconds,
+    round(p90_seconds, 3) AS p90_seconds
+FROM daily_trajectories
+WHERE ($app IS NULL OR $app IN (app, split_part(app, '/', 6)))
+    AND day >= $since AND day < $until
+QUALIFY row_number() OVER (PARTITION BY day, app ORDER BY conversations DESC, trajectory) <= $top
+ORDER BY day, app, conversations DESC, trajectory;

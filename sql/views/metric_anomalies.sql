@@ -1,0 +1,62 @@
+-- Which days stand out from the weeks before them, metric by metric and app by app?
+-- Grain: one row per (day, app, metric), for every daily metric the dashboard draws: conversations,
+-- turn_p90_seconds (turn duration), llm_p90_seconds, tool_p90_seconds and the other components'
+-- p90 (daily_component_latency), tool_error_rate, tokens (input + output), cost_usd and
+-- evaluation_pass_rate (completed runs' results that passed).
+-- baseline_median and baseline_mad (median absolute deviation) are those of the metric's values on
+-- the 28 days before the day (baseline_days of them have a value); z is the robust z-score
+-- 0.6745 x (value - baseline_median) / baseline_mad, NULL with fewer than 7 baseline days or a
+-- baseline that never moved (MAD 0). A day is anomalous when |z| reaches anomaly_threshold.z
+-- (CES_ANOMALY_Z), or when its baseline never moved and the value differs from it.
+CREATE OR REPLACE VIEW metric_anomalies AS
+WITH daily AS (
+    SELECT day, app, 'conversations' AS metric, CAST(sum(conversations) AS DOUBLE) AS value
+    FROM daily_conversations GROUP BY day, app
+    UNION ALL
+    SELECT day, app, 'turn_p90_seconds', duration_p90_seconds FROM daily_turn_latency
+    UNION ALL
+    SELECT day, app, lower(component) || '_p90_seconds', p90_seconds
+    FROM daily_component_latency WHERE component <> 'Turn'
+    UNION ALL
+    SELECT day, app, 'tool_error_rate', sum(errors) / nullif(sum(responses), 0)
+    FROM daily_tool_error_rate GROUP BY day, app
+    UNION ALL
+    SELECT day, app, 'tokens', CAST(sum(input_tokens + output_tokens) AS DOUBLE)
+    FROM daily_llm_tokens GROUP BY day, app
+    UNION ALL
+    SELECT day, app, 'cost_usd', sum(cost_usd) FROM daily_costs GROUP BY day, app
+    UNION ALL
+    SELECT day, app, 'evaluation_pass_rate', sum(passed) / nullif(sum(results), 0)
+    FROM daily_evaluation_pass_rate GROUP BY day, app
+),
+scored AS (
+    SELECT
+        day,
+        app,
+        metric,
+        value,
+        median(value) OVER baseline AS baseline_median,
+        mad(value) OVER baseline AS baseline_mad,
+        count(value) OVER baseline AS baseline_days
+    FROM daily
+    WINDOW baseline AS (
+        PARTITION BY app, metric ORDER BY day
+        RANGE BETWEEN INTERVAL 28 DAYS PRECEDING AND INTERVAL 1 DAY PRECEDING
+    )
+)
+SELECT
+    s.day,
+    s.app,
+    s.metric,
+    s.value,
+    s.baseline_median,
+    s.baseline_mad,
+    s.baseline_days,
+    CASE WHEN s.baseline_days >= 7 AND s.baseline_mad > 0
+        THEN 0.6745 * (s.value - s.baseline_median) / s.baseline_mad END AS z,
+    s.baseline_days >= 7 AND s.value IS NOT NULL AND (
+        abs(0.6745 * (s.value - s.baseline_median) / nullif(s.baseline_mad, 0)) >= t.z
+        OR (s.baseline_mad = 0 AND s.value <> s.baseline_median)
+    ) AS anomalous
+FROM scored AS s
+CROSS JOIN (SELECT coalesce(max(z), 3.5) AS z FROM anomaly_threshold) AS t

@@ -1,0 +1,67 @@
+"""metric_anomalies scores every day's metrics against the 28 days before it (median and MAD, a
+robust z-score) and flags the days beyond CES_ANOMALY_Z: a spike planted in a steady history is
+found, the steady days are not, and the threshold the warehouse holds decides."""
+
+from __future__ import annotations
+
+import statistics
+from datetime import date, timedelta
+from pathlib import Path
+
+from conversation_samples import APP, full_conversation
+from pytest import approx
+from test_warehouse import write_partition
+
+from pipelines.ingest.load import load_conversation_partitions
+from pipelines.lake.store import Lake
+from pipelines.warehouse.duck import Warehouse
+from pipelines.warehouse.queries import run_query
+
+FIRST = date(2026, 9, 1)
+STEADY = [4, 5, 4, 6, 5, 4, 5] * 5  # 35 days
+SPIKE = 15  # the day after them
+
+
+def _history(root: Path) -> tuple[Lake, list[tuple[str, date]]]:
+    lake = Lake(str(root / "lake"))
+    partitions = []
+    for offset, count in enumerate([*STEADY, SPIKE]):
+        day = FIRST + timedelta(days=offset)
+        conversations = [
+            full_conversation(f"{day:%Y%m%d}-{n}", start=f"{day}T{8 + n:02d}:00:00Z") for n in range(count)
+        ]
+        write_partition(lake, APP, day, conversations)
+        partitions.append((APP, day))
+    return lake, partitions
+
+
+def _flagged(warehouse: Warehouse) -> list[tuple]:
+    columns, rows = run_query(warehouse, "anomalies", {"metric": "conversations"})
+    return [(row[columns.index("day")], row[columns.index("z")]) for row in rows]
+
+
+def test_a_planted_spike_is_flagged_and_the_steady_days_are_not(tmp_path: Path) -> None:
+    lake, partitions = _history(tmp_path)
+    warehouse = Warehouse(str(tmp_path / "w.duckdb"))
+    load_conversation_partitions(lake, warehouse, partitions)
+    spike_day = FIRST + timedelta(days=len(STEADY))
+    baseline = STEADY[-28:]
+    median = statistics.median(baseline)
+    mad = statistics.median(abs(value - median) for value in baseline)
+    z = 0.6745 * (SPIKE - median) / mad
+    assert _flagged(warehouse) == [(spike_day, approx(round(z, 2)))]
+    with warehouse.connect(read_only=True) as conn:
+        scored = conn.execute(
+            "SELECT day, baseline_days, z, anomalous FROM metric_anomalies "
+            "WHERE metric = 'conversations' ORDER BY day"
+        ).fetchall()
+    assert [days for _, days, _, _ in scored[:8]] == [0, 1, 2, 3, 4, 5, 6, 7]
+    assert all(z is None and not flagged for _, _, z, flagged in scored[:7])  # under 7 days of baseline
+    assert [day for day, _, _, flagged in scored if flagged] == [spike_day]
+
+
+def test_the_threshold_is_the_warehouses_setting(tmp_path: Path) -> None:
+    lake, partitions = _history(tmp_path)
+    warehouse = Warehouse(str(tmp_path / "w.duckdb"), anomaly_z=50.0)  # beyond the spike's z (~14)
+    load_conversation_partitions(lake, warehouse, partitions)
+    assert _flagged(warehouse) == []
