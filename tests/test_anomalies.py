@@ -14,6 +14,7 @@ from test_warehouse import write_partition
 
 from pipelines.ingest.load import load_conversation_partitions
 from pipelines.lake.store import Lake
+from pipelines.serve.changes import what_changed
 from pipelines.warehouse.duck import Warehouse
 from pipelines.warehouse.queries import run_query
 
@@ -58,6 +59,14 @@ def test_a_planted_spike_is_flagged_and_the_steady_days_are_not(tmp_path: Path) 
     assert [days for _, days, _, _ in scored[:8]] == [0, 1, 2, 3, 4, 5, 6, 7]
     assert all(z is None and not flagged for _, _, z, flagged in scored[:7])  # under 7 days of baseline
     assert [day for day, _, _, flagged in scored if flagged] == [spike_day]
+    with warehouse.connect(read_only=True) as conn:
+        changed = what_changed(conn, APP, spike_day, spike_day + timedelta(days=1))
+    flagged = {row["metric"]: row for row in changed["anomalies"]}
+    assert {row["day"] for row in changed["anomalies"]} == {str(spike_day)}
+    assert {"conversations", "tokens", "cost_usd"} <= set(flagged)  # volume drives tokens and cost
+    assert flagged["conversations"]["z"] == approx(z)
+    volume = next(metric for metric in changed["metrics"] if metric["metric"] == "conversations")
+    assert (volume["current"], volume["previous"]) == (SPIKE, STEADY[-1])
 
 
 def test_the_threshold_is_the_warehouses_setting(tmp_path: Path) -> None:

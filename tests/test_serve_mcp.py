@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ TOOLS = {
     "describe_warehouse",
     "get_conversation_trace",
     "explain_evaluation_result",
+    "what_changed",
 }
 
 
@@ -386,3 +388,44 @@ def test_a_port_in_use_is_one_line_and_exit_2(warehouse: Warehouse, capsys) -> N
         assert main(["mcp", "--http", "--port", str(port)]) == 2
     err = " ".join(capsys.readouterr().err.split())
     assert err == f"error: cannot listen on 127.0.0.1:{port}: Address already in use"
+
+
+def test_what_changed_sets_a_day_against_the_one_before_with_the_latest_runs_regressions(
+    warehouse: Warehouse, capsys, monkeypatch
+) -> None:
+    (day_one, day_two), app = samples.DAYS, samples.SUPPORT
+    _, (answer,) = call(
+        stdio(warehouse),
+        (
+            "what_changed",
+            {"app": "support", "since": str(day_two), "until": str(day_two + timedelta(days=1))},
+        ),
+    )
+    assert not answer.is_error, answer.content
+    found = answer.structured_content
+    assert (found["app"], found["compared_with"]) == (app, {"since": str(day_one), "until": str(day_two)})
+    held = samples.conversations()
+    metrics = {metric["metric"]: metric for metric in found["metrics"]}
+    volume = metrics["conversations"]
+    assert (volume["current"], volume["previous"]) == (len(held[(app, day_two)]), len(held[(app, day_one)]))
+    assert volume["change"] == volume["current"] - volume["previous"]
+    assert found["anomalies"] == []  # two days are no baseline
+    assert {cost["model"] for cost in found["costs"]} <= set(samples.MODELS)
+    monkeypatch.setenv("CES_WAREHOUSE", warehouse.path)
+    capsys.readouterr()
+    assert (
+        main(
+            [
+                "query",
+                "evaluation_regressions",
+                "--format",
+                "json",
+                "--param",
+                f"app={app}",
+                "--param",
+                "status=regressed",
+            ]
+        )
+        == 0
+    )
+    assert found["evaluation_regressions"] == json.loads(capsys.readouterr().out)

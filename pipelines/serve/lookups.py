@@ -37,7 +37,7 @@ SLOWEST_SPANS = 5
 """Spans listed per replayed conversation when explaining a result: enough to see where time went."""
 
 
-def _rows(conn: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+def rows(conn: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
     """The rows as JSON objects; a JSON column's text as the JSON value it holds, not a string."""
     cursor = conn.execute(sql, params)
     columns = [description[0] for description in cursor.description]
@@ -50,7 +50,7 @@ def _rows(conn: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any]) -> 
     return rows
 
 
-def _one(found: list[dict[str, Any]], key: str, what: str, name: str) -> dict[str, Any]:
+def one_row(found: list[dict[str, Any]], key: str, what: str, name: str) -> dict[str, Any]:
     if not found:
         raise AnswerError(f"no {what} {name!r} in the warehouse (give its full resource name or id)")
     if len(found) > 1:
@@ -91,9 +91,7 @@ def _conversation_rows(
     conn: duckdb.DuckDBPyConnection, spec: TableSpec, conversation: dict[str, Any]
 ) -> list[dict[str, Any]]:
     sql = sql_text("serve/conversation_rows.sql").format(table=spec.name, key=", ".join(spec.key))
-    return _rows(
-        conn, sql, {"name": conversation["conversation_name"], "day": conversation["partition_date"]}
-    )
+    return rows(conn, sql, {"name": conversation["conversation_name"], "day": conversation["partition_date"]})
 
 
 def _span_tree(spans: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -159,8 +157,8 @@ def _without(row: dict[str, Any], *keys: str) -> dict[str, Any]:
 def find_conversation(conn: duckdb.DuckDBPyConnection, name: str) -> dict[str, Any]:
     """The conversation's row, by its full resource name or its id (an AnswerError if none, or if
     the id names several)."""
-    return _one(
-        _rows(conn, sql_text("serve/find_conversation.sql"), {"name": name}),
+    return one_row(
+        rows(conn, sql_text("serve/find_conversation.sql"), {"name": name}),
         "conversation_name",
         "conversation",
         name,
@@ -202,7 +200,7 @@ def conversation_trace(
 
 def _result_rows(conn: duckdb.DuckDBPyConnection, spec: TableSpec, name: str) -> list[dict[str, Any]]:
     sql = sql_text("serve/evaluation_result_rows.sql").format(table=spec.name, key=", ".join(spec.key))
-    return _rows(conn, sql, {"name": name})
+    return rows(conn, sql, {"name": name})
 
 
 def explain_evaluation_result(
@@ -210,8 +208,8 @@ def explain_evaluation_result(
 ) -> dict[str, Any]:
     """The result's outcome and scores, why it failed, and each replayed conversation's slowest
     spans and erroring tool calls."""
-    result = _one(
-        _rows(conn, sql_text("serve/find_evaluation_result.sql"), {"name": name}),
+    result = one_row(
+        rows(conn, sql_text("serve/find_evaluation_result.sql"), {"name": name}),
         "evaluation_result_name",
         "evaluation result",
         name,
@@ -222,16 +220,16 @@ def explain_evaluation_result(
     replayed = sorted({row["conversation_name"] for row in (*turns, *scenario) if row["conversation_name"]})
     loaded = {
         row["conversation_name"]
-        for row in _rows(conn, sql_text("serve/loaded_conversations.sql"), {"names": replayed})
+        for row in rows(conn, sql_text("serve/loaded_conversations.sql"), {"names": replayed})
     }
-    spans = _rows(
+    spans = rows(
         conn, sql_text("serve/slowest_spans.sql"), {"conversations": replayed, "limit": SLOWEST_SPANS}
     )
-    errors = _rows(conn, sql_text("serve/erroring_tool_calls.sql"), {"conversations": replayed})
+    errors = rows(conn, sql_text("serve/erroring_tool_calls.sql"), {"conversations": replayed})
     answer = {
         "result": result,
         "scores": _result_rows(conn, EVALUATION_SCORES, full_name),
-        "failures": _rows(conn, sql_text("serve/evaluation_result_failures.sql"), {"name": full_name}),
+        "failures": rows(conn, sql_text("serve/evaluation_result_failures.sql"), {"name": full_name}),
         "turn_replays": turns,
         "scenario": scenario[0] if scenario else None,
         "expectation_results": _result_rows(conn, EVALUATION_EXPECTATION_RESULTS, full_name),

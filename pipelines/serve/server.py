@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import date
 from functools import partial
 from typing import Annotated, Any
 
@@ -20,7 +21,7 @@ from pydantic import BaseModel, Field
 
 from pipelines import __version__
 from pipelines.listening import endpoint_url, http_server, listening_socket
-from pipelines.serve import lookups
+from pipelines.serve import changes, lookups
 from pipelines.serve.reader import AnswerError, WarehouseReader, text_table
 from pipelines.serve.tool_outputs import (
     ConversationTrace,
@@ -32,6 +33,7 @@ from pipelines.serve.tool_outputs import (
     QueryList,
     Relation,
     WarehouseDescription,
+    WhatChanged,
 )
 from pipelines.warehouse.queries import NamedQueryError, QueryParameter, jsonable, named_queries, named_query
 
@@ -163,6 +165,23 @@ def build_server(reader: WarehouseReader) -> MCPServer:
         with _answering(), reader.connect() as conn:
             explanation = lookups.explain_evaluation_result(reader, conn, name)
         return _result(EvaluationExplanation.model_validate(explanation))
+
+    @read_only_tool(
+        description="What changed for one app over a range of days, against the same number of days "
+        "before: its anomalous days (metrics beyond the anomaly threshold), each daily metric then and "
+        "now (volume, latency p90s, tool error rate, tokens, cost, evaluation pass rate), the LLM cost "
+        "per model, and what regressed in its latest evaluation run.",
+    )
+    def what_changed(
+        app: Annotated[str, Field(description="the app's id or full resource name")],
+        since: Annotated[date, Field(description="first UTC day of the range (YYYY-MM-DD)")],
+        until: Annotated[date, Field(description="first UTC day after it")],
+    ) -> Annotated[CallToolResult, WhatChanged]:
+        with _answering(), reader.connect() as conn:
+            answer = WhatChanged.model_validate(jsonable(changes.what_changed(conn, app, since, until)))
+        if not reader.fits(answer.model_dump()):
+            raise ToolError(f"the answer is over {reader.limits.max_bytes} bytes: ask for fewer days")
+        return _result(answer)
 
     return server
 

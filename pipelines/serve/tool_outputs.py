@@ -103,3 +103,32 @@ class EvaluationExplanation(BaseModel):
     scenario: dict[str, Any] | None
     expectation_results: list[dict[str, Any]]
     conversations: list[ReplayedConversation]
+
+
+class MetricChange(BaseModel):
+    metric: str
+    current: float | None = Field(description="mean of its daily values over the days asked for")
+    previous: float | None = Field(description="the same over the period of the same length before")
+    current_days: int
+    previous_days: int
+    change: float | None = Field(description="current - previous")
+    ratio: float | None = Field(description="current / previous")
+
+
+class WhatChanged(BaseModel):
+    app: str
+    since: str
+    until: str
+    compared_with: dict[str, str] = Field(description="the period before, of the same length")
+    anomalies: list[dict[str, Any]] = Field(
+        description="the period's anomalous days, metric by metric (metric_anomalies), most extreme first"
+    )
+    metrics: list[MetricChange] = Field(
+        description="volume, turn and component p90s, tool error rate, tokens, cost and evaluation pass rate"
+    )
+    costs: list[dict[str, Any]] = Field(
+        description="LLM cost per model then and now; unpriced models have NULL cost"
+    )
+    evaluation_regressions: list[dict[str, Any]] = Field(
+        description="what regressed in the app's latest completed evaluation run (evaluation_regressions)"
+    )

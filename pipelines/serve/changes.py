@@ -1,0 +1,43 @@
+"""What changed for an app over a range of days, against the same number of days before: its
+anomalous days, every daily metric's mean then and now (volume, latency, errors, tokens, cost,
+pass rate), the cost per model, and the regressions of its latest evaluation run. One answer
+from the daily rollups and the views over them, so it costs the days asked for, not the history."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+import duckdb
+
+from pipelines.serve.lookups import one_row, rows
+from pipelines.serve.reader import AnswerError
+from pipelines.sqlfiles import sql_text
+from pipelines.warehouse.queries import json_row, named_query
+
+
+def what_changed(conn: duckdb.DuckDBPyConnection, app: str, since: date, until: date) -> dict[str, Any]:
+    if until <= since:
+        raise AnswerError(f"until ({until}) must be after since ({since})")
+    full = one_row(rows(conn, sql_text("serve/find_app.sql"), {"name": app}), "app", "app", app)["app"]
+    before = since - (until - since)
+    period = {"app": full, "since": since, "until": until, "before": before}
+    metrics = rows(conn, sql_text("serve/metric_changes.sql"), period)
+    for metric in metrics:
+        current, previous = metric["current"], metric["previous"]
+        metric["change"] = None if current is None or previous is None else current - previous
+        metric["ratio"] = None if metric["change"] is None or not previous else current / previous
+    regressed = {"app": full, "status": "regressed"}
+    columns, regressions = named_query("evaluation_regressions").execute(conn, regressed)
+    return {
+        "app": full,
+        "since": str(since),
+        "until": str(until),
+        "compared_with": {"since": str(before), "until": str(since)},
+        "anomalies": rows(
+            conn, sql_text("serve/period_anomalies.sql"), {"app": full, "since": since, "until": until}
+        ),
+        "metrics": metrics,
+        "costs": rows(conn, sql_text("serve/period_costs.sql"), period),
+        "evaluation_regressions": [json_row(columns, row) for row in regressions],
+    }

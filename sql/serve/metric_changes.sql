@@ -1,0 +1,12 @@
+-- Each daily metric of one app ($app) over [$since, $until) against the period of the same length
+-- before it ([$before, $since)): the mean of its daily values in each, from metric_anomalies.
+SELECT
+    metric,
+    avg(value) FILTER (WHERE day >= $since) AS current,
+    avg(value) FILTER (WHERE day < $since) AS previous,
+    count(value) FILTER (WHERE day >= $since) AS current_days,
+    count(value) FILTER (WHERE day < $since) AS previous_days
+FROM metric_anomalies
+WHERE app = $app AND day >= $before AND day < $until
+GROUP BY metric
+ORDER BY metric;
