@@ -8,12 +8,14 @@ import statistics
 from datetime import date, timedelta
 from pathlib import Path
 
+import dagster as dg
 from conversation_samples import APP, full_conversation
 from pytest import approx
 from test_warehouse import write_partition
 
 from pipelines.ingest.load import load_conversation_partitions
 from pipelines.lake.store import Lake
+from pipelines.orchestration.checks import conversation_check_results
 from pipelines.serve.changes import what_changed
 from pipelines.warehouse.duck import Warehouse
 from pipelines.warehouse.queries import run_query
@@ -74,3 +76,22 @@ def test_the_threshold_is_the_warehouses_setting(tmp_path: Path) -> None:
     warehouse = Warehouse(str(tmp_path / "w.duckdb"), anomaly_z=50.0)  # beyond the spike's z (~14)
     load_conversation_partitions(lake, warehouse, partitions)
     assert _flagged(warehouse) == []
+
+
+def test_the_asset_check_warns_when_the_newest_complete_day_loaded_is_anomalous(tmp_path: Path) -> None:
+    lake, partitions = _history(tmp_path)
+    warehouse = Warehouse(str(tmp_path / "w.duckdb"))
+    load_conversation_partitions(lake, warehouse, partitions)
+    spike_day = FIRST + timedelta(days=len(STEADY))
+
+    def check(last: date) -> dg.AssetCheckResult:
+        with warehouse.connect(read_only=True) as conn:
+            results = conversation_check_results(conn, [APP], FIRST, last, freshness_hours=10**6)
+            return next(result for result in results if result.check_name == "newest_day_not_anomalous")
+
+    flagged = check(spike_day)
+    assert not flagged.passed and flagged.severity == dg.AssetCheckSeverity.WARN
+    sample = flagged.metadata["sample"].value
+    assert {entry["day"] for entry in sample} == {str(spike_day)}
+    assert "conversations" in {entry["metric"] for entry in sample}
+    assert check(spike_day - timedelta(days=1)).passed  # the steady day before it

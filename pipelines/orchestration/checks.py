@@ -19,7 +19,14 @@ from pipelines.transform.schemas import (
 from pipelines.warehouse import checks
 from pipelines.warehouse.queries import named_query
 
-WARNING_CHECKS = frozenset({"turn_counts_agree", "conversations_are_fresh", "evaluation_results_plausible"})
+WARNING_CHECKS = frozenset(
+    {
+        "turn_counts_agree",
+        "conversations_are_fresh",
+        "newest_day_not_anomalous",
+        "evaluation_results_plausible",
+    }
+)
 """Checks that report without blocking: a mismatch there is information, not corruption."""
 
 
@@ -60,6 +67,8 @@ def conversation_check_specs(freshness_hours: float) -> list[dg.AssetCheckSpec]:
         "conversations_are_fresh": f"The app's newest conversation is under {freshness_hours:g} h old "
         "(CES_FRESHNESS_HOURS) at the end of the days loaded, or now if they end later: a schedule's "
         "run warns of an app gone quiet, a rebuild of past days only of a quiet last day",
+        "newest_day_not_anomalous": "No daily metric of each app's newest complete day loaded stands out "
+        "from its 28 days before beyond CES_ANOMALY_Z (metric_anomalies; warns)",
     }
     return [
         *(_unique_spec(WAREHOUSE_CONVERSATIONS, spec) for spec in CONVERSATION_TABLES),
@@ -82,6 +91,9 @@ def conversation_check_results(
     yield _check(WAREHOUSE_CONVERSATIONS, "spans_have_parents", conn, "orphan_spans", days)
     yield _check(WAREHOUSE_CONVERSATIONS, "no_negative_durations", conn, "negative_durations", days)
     yield _check(WAREHOUSE_CONVERSATIONS, "turn_counts_agree", conn, "turn_count_mismatches", days)
+    complete = min(last, datetime.now(UTC).date() - timedelta(days=1))
+    params = {"apps": list(apps), "last": complete}
+    yield _check(WAREHOUSE_CONVERSATIONS, "newest_day_not_anomalous", conn, "newest_day_anomalies", params)
     as_of = min(datetime.now(UTC), datetime.combine(last + timedelta(days=1), time.min, UTC))
     ages = {app: checks.newest_conversation(conn, app) for app in apps}
     stale = {app: freshness.age_hours(as_of) for app, freshness in ages.items()}
