@@ -8,7 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.config import ConfigError, Settings
+from pipelines.config import (
+    ConfigError,
+    Settings,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -80,3 +83,20 @@ def test_the_regression_gate_reads_its_thresholds_and_refuses_an_unknown_severit
         Settings.from_env({"CES_REGRESSION_SEVERITY": "fatal"})
     with pytest.raises(ConfigError, match="CES_REGRESSION_LATENCY_PCT"):
         Settings.from_env({"CES_REGRESSION_LATENCY_PCT": "-1"})
+
+
+def test_the_environment_wins_over_dotenv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = [
+        "CES_MAX_RPS=4",
+        "CES_WAREHOUSE_THREADS=3",
+        "CES_SERVE_MAX_ROWS=7",
+        "CES_APPS=projects/p/locations/us/apps/a",
+    ]
+    (tmp_path / ".env").write_text("\n".join(lines))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CES_MAX_RPS", "5")
+    monkeypatch.setenv("CES_ACCESS_TOKEN", "token\n")  # a secret mounted from a file
+    settings = Settings.from_env()
+    assert (settings.ces.max_rps, settings.ces.access_token) == (5.0, "token")
+    assert (settings.storage.write_threads, settings.serve.max_rows) == (3, 7)
+    assert settings.ces.apps == ("projects/p/locations/us/apps/a",)
