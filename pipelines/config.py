@@ -253,6 +253,16 @@ class Settings:
             ces = ces.model_copy(update={"rate_limit_file": os.path.join(home, "ces-rate-limit.state")})
         return cls(ces, StorageSettings.read(env), OrchestrationSettings.read(env), ServeSettings.read(env))
 
+    def environment(self) -> dict[str, str]:
+        """The environment of a process started from this one (`dagster dev`) that is to read the
+        same settings: this process's, with every setting written over it as its variable."""
+        env = dict(os.environ)
+        for group in (self.ces, self.storage, self.orchestration, self.serve):
+            for name, variable in group.variables().items():
+                if (value := getattr(group, name)) is not None:
+                    env[variable] = ",".join(value) if isinstance(value, tuple) else str(value)
+        return env
+
 
 def load_dotenv_file() -> None:
     """Load `.env` into this process's environment, never over it, as Dagster does for its own: the

@@ -85,7 +85,9 @@ def test_the_regression_gate_reads_its_thresholds_and_refuses_an_unknown_severit
         Settings.from_env({"CES_REGRESSION_LATENCY_PCT": "-1"})
 
 
-def test_the_environment_wins_over_dotenv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_environment_wins_over_dotenv_and_a_process_started_reads_the_same_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     lines = [
         "CES_MAX_RPS=4",
         "CES_WAREHOUSE_THREADS=3",
@@ -100,3 +102,4 @@ def test_the_environment_wins_over_dotenv(tmp_path: Path, monkeypatch: pytest.Mo
     assert (settings.ces.max_rps, settings.ces.access_token) == (5.0, "token")
     assert (settings.storage.write_threads, settings.serve.max_rows) == (3, 7)
     assert settings.ces.apps == ("projects/p/locations/us/apps/a",)
+    assert Settings.from_env(settings.environment()) == settings
