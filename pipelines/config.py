@@ -264,6 +264,12 @@ class Settings:
         return env
 
 
+def s3_endpoint_url() -> str | None:
+    """`AWS_ENDPOINT_URL`, an S3-compatible server (boto3 and s3fs read it too): DuckDB's httpfs reads
+    the other `AWS_*` variables, the credentials and the region, itself, but not this one."""
+    return os.environ.get("AWS_ENDPOINT_URL") or None
+
+
 def load_dotenv_file() -> None:
     """Load `.env` into this process's environment, never over it, as Dagster does for its own: the
     variables that libraries read there (`AWS_*`, `DAGSTER_HOME`, Google's credentials) and the
