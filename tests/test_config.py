@@ -9,8 +9,12 @@ from pathlib import Path
 import pytest
 
 from pipelines.config import (
+    CesSettings,
     ConfigError,
+    OrchestrationSettings,
+    ServeSettings,
     Settings,
+    StorageSettings,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -103,3 +107,10 @@ def test_the_environment_wins_over_dotenv_and_a_process_started_reads_the_same_s
     assert (settings.storage.write_threads, settings.serve.max_rows) == (3, 7)
     assert settings.ces.apps == ("projects/p/locations/us/apps/a",)
     assert Settings.from_env(settings.environment()) == settings
+
+
+def test_every_setting_is_in_the_reference() -> None:
+    reference = (ROOT / "docs" / "configuration.md").read_text()
+    groups = (CesSettings, StorageSettings, OrchestrationSettings, ServeSettings)
+    variables = [variable for group in groups for variable in group.variables().values()]
+    assert len(variables) == 42 and [v for v in variables if f"`{v}`" not in reference] == []
