@@ -8,7 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.config import ConfigError, Settings
+from pipelines.config import (
+    CesSettings,
+    ConfigError,
+    OrchestrationSettings,
+    ServeSettings,
+    Settings,
+    StorageSettings,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -80,3 +87,30 @@ def test_the_regression_gate_reads_its_thresholds_and_refuses_an_unknown_severit
         Settings.from_env({"CES_REGRESSION_SEVERITY": "fatal"})
     with pytest.raises(ConfigError, match="CES_REGRESSION_LATENCY_PCT"):
         Settings.from_env({"CES_REGRESSION_LATENCY_PCT": "-1"})
+
+
+def test_the_environment_wins_over_dotenv_and_a_process_started_reads_the_same_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = [
+        "CES_MAX_RPS=4",
+        "CES_WAREHOUSE_THREADS=3",
+        "CES_SERVE_MAX_ROWS=7",
+        "CES_APPS=projects/p/locations/us/apps/a",
+    ]
+    (tmp_path / ".env").write_text("\n".join(lines))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CES_MAX_RPS", "5")
+    monkeypatch.setenv("CES_ACCESS_TOKEN", "token\n")  # a secret mounted from a file
+    settings = Settings.from_env()
+    assert (settings.ces.max_rps, settings.ces.access_token) == (5.0, "token")
+    assert (settings.storage.write_threads, settings.serve.max_rows) == (3, 7)
+    assert settings.ces.apps == ("projects/p/locations/us/apps/a",)
+    assert Settings.from_env(settings.environment()) == settings
+
+
+def test_every_setting_is_in_the_reference() -> None:
+    reference = (ROOT / "docs" / "configuration.md").read_text()
+    groups = (CesSettings, StorageSettings, OrchestrationSettings, ServeSettings)
+    variables = [variable for group in groups for variable in group.variables().values()]
+    assert len(variables) == 42 and [v for v in variables if f"`{v}`" not in reference] == []

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import os
+import dataclasses
 import sys
 from collections.abc import Sequence
 from datetime import date, timedelta
@@ -20,7 +20,7 @@ from pipelines.cli.common import (
     serve_until_stopped,
 )
 from pipelines.cli.loads import load_conversations, load_evaluations
-from pipelines.config import Settings
+from pipelines.config import CesSettings, OrchestrationSettings, Settings
 
 
 def _simulator_config(args: argparse.Namespace):
@@ -64,11 +64,19 @@ def cmd_simulate(args: argparse.Namespace, settings: Settings) -> int:
     )
 
 
-def demo_load(args: argparse.Namespace, url: str, apps: Sequence[str]) -> tuple[Settings, int]:
-    """Point the settings at the simulator (its endpoint and apps, no quota) and ingest its days."""
-    os.environ.update(CES_MCP_URL=url, CES_APPS=",".join(apps))
-    os.environ.setdefault("CES_MAX_RPS", "200")  # a local server: no quota to respect
-    settings = Settings.from_env()
+def demo_load(
+    args: argparse.Namespace, settings: Settings, url: str, apps: Sequence[str]
+) -> tuple[Settings, int]:
+    """Point the settings at the simulator and ingest its days. The simulator's endpoint and apps;
+    unless set, no quota (a local server) and partitions from the demo's first day, not 2024's."""
+    ces, orchestration = settings.ces, settings.orchestration
+    quota = {} if "max_rps" in ces.model_fields_set else {"max_rps": 200.0}
+    start = {} if "start_date" in orchestration.model_fields_set else {"start_date": args.start_date}
+    settings = dataclasses.replace(
+        settings,
+        ces=CesSettings(**{**dict(ces), "mcp_url": url, "apps": tuple(apps), **quota}),
+        orchestration=OrchestrationSettings(**{**dict(orchestration), **start}),
+    )
     console.print(f"Simulator at {url} serving {len(apps)} apps")
     first = args.start_date
     window = days_between(first, first + timedelta(days=args.days))
@@ -84,7 +92,7 @@ def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
     from pipelines.warehouse.queries import run_query
 
     with running_simulator(_simulator_config(args)) as sim:
-        settings, code = demo_load(args, sim.url, sim.apps)
+        settings, code = demo_load(args, settings, sim.url, sim.apps)
     warehouse = Warehouse.from_settings(settings.storage)
     counts = warehouse.row_counts()
     table = Table("table", "rows", title=f"Warehouse {warehouse.path}")
@@ -109,7 +117,7 @@ def cmd_dev(args: argparse.Namespace, settings: Settings) -> int:
     from pipelines.ces.simulator import running_simulator
 
     with running_simulator(_simulator_config(args)) as sim:
-        demo_load(args, sim.url, sim.apps)
+        settings, _ = demo_load(args, settings, sim.url, sim.apps)
         console.print(
             f"Dagster UI on http://127.0.0.1:{args.ui_port} (Ctrl-C stops the UI and the simulator)"
         )
@@ -123,9 +131,7 @@ def cmd_dev(args: argparse.Namespace, settings: Settings) -> int:
             "-p",
             str(args.ui_port),
         ]
-        # The partitions start at the demo's first day, unless set: not 2024's, all but 3 missing.
-        env = {"CES_START_DATE": args.start_date.isoformat(), **os.environ}
-        with subprocess.Popen(command, env=env) as ui:
+        with subprocess.Popen(command, env=settings.environment()) as ui:
             try:
                 return ui.wait()
             except KeyboardInterrupt:

@@ -175,7 +175,7 @@ def unfinished_evaluation_runs_sensor(
     """Re-fetch the configured apps' unfinished runs: one run per app with some and no fetch in
     flight. Only apps of `CES_APPS`: a warehouse loaded from another endpoint (the simulator's)
     must not start fetches that can only fail."""
-    configured = set(ces.apps)
+    configured = set(ces.settings().apps)
     if not configured:
         return dg.SkipReason("CES_APPS is not set: no app's evaluation runs are followed")
     try:

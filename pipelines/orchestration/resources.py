@@ -5,10 +5,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, get_type_hints
+from typing import Any
 
 import dagster as dg
-import pydantic
 
 from pipelines.ces.client import CesMcpClient
 from pipelines.config import CesSettings, OrchestrationSettings, Settings, StorageSettings
@@ -17,32 +16,21 @@ from pipelines.warehouse import ducklake
 from pipelines.warehouse.duck import Warehouse
 
 
-def _config_fields(settings: type) -> dict[str, Any]:
-    """A settings dataclass's fields as Dagster config: tuples as lists, a None default optional."""
-    types = {
-        name: list[str] if kind == tuple[str, ...] else kind
-        for name, kind in get_type_hints(settings).items()
-    }
-    return {f.name: (types[f.name], None if f.default is None else ...) for f in dataclasses.fields(settings)}
+class CesResource(dg.ConfigurableResource):
+    """How to reach CES: the values of `CesSettings` as Dagster config, but the token, which is
+    `EnvVar("CES_ACCESS_TOKEN")`, read at run start: never in run config or events."""
 
-
-class CesResource(
-    pydantic.create_model("CesConfig", __base__=dg.ConfigurableResource, **_config_fields(CesSettings))
-):
-    """How to reach CES: the fields of `CesSettings`, their one definition, as Dagster config."""
+    values: dict[str, Any]
+    access_token: str | None = None
 
     @classmethod
     def from_settings(cls, settings: CesSettings) -> CesResource:
-        """The token is `EnvVar("CES_ACCESS_TOKEN")`, read at run start: never in run config or events."""
-        values = {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)}
-        values = {name: list(v) if isinstance(v, tuple) else v for name, v in values.items()}
-        values["access_token"] = dg.EnvVar("CES_ACCESS_TOKEN") if settings.access_token else None
-        return cls(**values)
+        token = dg.EnvVar("CES_ACCESS_TOKEN") if settings.access_token else None
+        values = settings.model_dump(mode="json", exclude={"access_token"}, exclude_none=True)
+        return cls(values=values, access_token=token)
 
     def settings(self) -> CesSettings:
-        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(CesSettings)}
-        values = {k: tuple(v) if isinstance(v, list) else (v if v != "" else None) for k, v in values.items()}
-        return CesSettings(**values)
+        return CesSettings(**self.values, access_token=self.access_token)
 
     @contextmanager
     def client(self) -> Iterator[CesMcpClient]:

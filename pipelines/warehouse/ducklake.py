@@ -21,6 +21,7 @@ from importlib import resources
 
 import duckdb
 
+from pipelines.config import s3_endpoint_url
 from pipelines.errors import ActionableError
 from pipelines.sqlfiles import quoted, sql_text
 
@@ -71,8 +72,9 @@ def attach(
             if catalog.startswith(prefix):
                 _load_extension(conn, extension)
         if data_path.startswith("s3://"):
-            _load_extension(conn, "httpfs")
-            _create_s3_secret(conn)
+            _load_extension(conn, "httpfs")  # which reads the AWS_* credentials and region itself
+            if endpoint := s3_endpoint_url():
+                _use_s3_endpoint(conn, endpoint)
             # A file being uploaded holds one part in the buffer pool: parts of 5 MB (S3's least;
             # files up to 50 GB) instead of 80 MB keep a load within CES_WAREHOUSE_MEMORY_LIMIT.
             conn.execute("SET s3_uploader_max_filesize = '50GB'")
@@ -128,26 +130,15 @@ def _load_extension(conn: duckdb.DuckDBPyConnection, name: str) -> None:
         ) from exc
 
 
-def _create_s3_secret(conn: duckdb.DuckDBPyConnection) -> None:
-    """httpfs's S3 secret from the variables boto3 and s3fs read: a custom `AWS_ENDPOINT_URL`
-    (an S3-compatible server) is reached with path-style URLs."""
-    env = os.environ.get
-    endpoint = urllib.parse.urlsplit(env("AWS_ENDPOINT_URL") or "https://s3.amazonaws.com")
-    statement = sql_text("warehouse/create_s3_secret.sql").format(
-        key_id=quoted(env("AWS_ACCESS_KEY_ID", "")),
-        secret=quoted(env("AWS_SECRET_ACCESS_KEY", "")),
-        session_token=quoted(env("AWS_SESSION_TOKEN", "")),
-        region=quoted(env("AWS_REGION") or env("AWS_DEFAULT_REGION") or "us-east-1"),
-        endpoint=quoted(endpoint.netloc),
-        url_style=quoted("path" if env("AWS_ENDPOINT_URL") else "vhost"),
-        use_ssl=quoted(str(endpoint.scheme == "https").lower()),
+def _use_s3_endpoint(conn: duckdb.DuckDBPyConnection, endpoint: str) -> None:
+    """httpfs's S3 secret for an S3-compatible server, reached with path-style URLs."""
+    url = urllib.parse.urlsplit(endpoint)
+    use_ssl = str(url.scheme == "https").lower()
+    conn.execute(
+        sql_text("warehouse/create_s3_secret.sql").format(
+            endpoint=quoted(url.netloc), use_ssl=quoted(use_ssl)
+        )
     )
-    try:
-        conn.execute(statement)
-    except duckdb.Error as exc:  # the statement holds the secret key: never in a message
-        raise DuckLakeSetupError(
-            f"cannot set up S3 access for the DuckLake's data files: {type(exc).__name__}"
-        ) from None
 
 
 def shown(text: str) -> str:
