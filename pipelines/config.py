@@ -26,6 +26,7 @@ from pipelines import resource_names
 
 DEFAULT_MCP_URL = "https://ces.googleapis.com/mcp"
 DEFAULT_MAX_RPS = 10.0
+DEFAULT_ANOMALY_Z = 3.5
 """The documented CES read quota is 600 requests per minute per project."""
 
 KNOWN_SOURCES = ("LIVE", "SIMULATOR", "EVAL", "AGENT_TOOL")
@@ -193,6 +194,10 @@ class StorageSettings(_Group):
         DEFAULT_WRITE_MEMORY_LIMIT, validation_alias="CES_WAREHOUSE_MEMORY_LIMIT"
     )
     write_threads: int = Field(1, ge=1, validation_alias="CES_WAREHOUSE_THREADS")
+    model_prices: str | None = None
+    """A CSV file of model prices for the cost views; unset: the bundled list prices."""
+    anomaly_z: float = Field(DEFAULT_ANOMALY_Z, gt=0)
+    """The robust z-score beyond which metric_anomalies flags a day."""
 
     @property
     def warehouse_data_root(self) -> str:

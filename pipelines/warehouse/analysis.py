@@ -18,7 +18,6 @@ from pipelines.sqlfiles import sql_text
 TABLES = ("model_prices", "anomaly_threshold")
 """The settings' tables (`sql/analysis/create_analysis_tables.sql`)."""
 DEFAULT_MODEL_PRICES = str(Path(__file__).with_name("model_prices.csv"))
-DEFAULT_ANOMALY_Z = 3.5
 PRICE_COLUMNS = (
     "model",
     "input_usd_per_million",

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, TypeVar
 import duckdb
 
 from pipelines import stop
-from pipelines.config import DEFAULT_WRITE_MEMORY_LIMIT, StorageSettings
+from pipelines.config import DEFAULT_ANOMALY_Z, DEFAULT_WRITE_MEMORY_LIMIT, StorageSettings
 from pipelines.errors import ActionableError
 from pipelines.sqlfiles import sql_text
 from pipelines.warehouse import ducklake
-from pipelines.warehouse.analysis import DEFAULT_ANOMALY_Z, DEFAULT_MODEL_PRICES
+from pipelines.warehouse.analysis import DEFAULT_MODEL_PRICES
 from pipelines.warehouse.lock import WarehouseBusyError, warehouse_lock
 from pipelines.warehouse.publish import parts_root, record_publication, versions_folder, working_copy
 
@@ -60,6 +60,8 @@ class Warehouse:
             storage.write_memory_limit,
             storage.warehouse_data_root,
             storage.write_threads,
+            storage.model_prices or DEFAULT_MODEL_PRICES,
+            storage.anomaly_z,
         )
 
     @property
