@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 import plotly.graph_objects as go
 
 from pipelines.report.data import ReportData, Rows
@@ -256,10 +254,3 @@ def build_charts(data: ReportData) -> list[Chart]:
         transfer_chart(data.agent_transfer_flows),
         *evaluation_charts(data),
     ]
-
-
-def sections(charts: Iterable[Chart]) -> dict[str, list[Chart]]:
-    grouped: dict[str, list[Chart]] = {}
-    for chart in charts:
-        grouped.setdefault(chart.heading.section, []).append(chart)
-    return grouped
