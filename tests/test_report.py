@@ -177,11 +177,14 @@ def test_a_directory_as_the_report_path_is_a_clear_error(tmp_path: Path) -> None
 def test_the_failure_panel_says_what_the_newest_run_failed_when_nothing_is_timed() -> None:
     """A run whose failures are all of scenarios has failures, no golden turn to time: the panel
     counts them rather than saying there are none."""
-    from pipelines.report.evaluation_charts import failure_latency_chart
+    from pipelines.report.evaluation_charts import EVALUATION_CHARTS
 
     app = "projects/p/locations/us/apps/sales"
+    failures = next(spec for spec in EVALUATION_CHARTS if spec.query == "evaluation_failures").format(
+        app="sales"
+    )
     untimed = [{"app": app, "turn_latency_seconds": None}, {"app": app, "turn_latency_seconds": None}]
-    (said,) = failure_latency_chart(app, untimed).figure.layout.annotations
-    (none,) = failure_latency_chart(app, []).figure.layout.annotations
+    (said,) = failures.chart(untimed).figure.layout.annotations
+    (none,) = failures.chart([]).figure.layout.annotations
     assert said.text.startswith("2 failures in the newest completed run, none of a golden turn")
     assert none.text == "No failure in the newest completed run"

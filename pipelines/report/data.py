@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import duckdb
@@ -19,39 +18,31 @@ Rows = list[dict[str, Any]]
 
 @dataclass
 class ReportData:
-    """The rows of each named query the dashboard reads, by the query's name."""
+    """The rows of each named query the dashboard reads, by its name (`conversation_volume by app`
+    for a query's rows with by=app), and the apps of the conversations."""
 
-    volume: dict[str, Rows] = field(default_factory=dict)
-    conversation_length: Rows = field(default_factory=list)
-    component_latency: Rows = field(default_factory=list)
-    turn_latency: Rows = field(default_factory=list)
-    tool_error_trend: Rows = field(default_factory=list)
-    token_usage: Rows = field(default_factory=list)
-    agent_transfer_flows: Rows = field(default_factory=list)
-    evaluation_pass_rates: Rows = field(default_factory=list)
-    evaluation_latency: Rows = field(default_factory=list)
-    evaluation_run_durations: Rows = field(default_factory=list)
-    evaluation_regressions: Rows = field(default_factory=list)
-    evaluation_score_distribution: Rows = field(default_factory=list)
-    evaluation_failures: Rows = field(default_factory=list)
-    apps: list[str] = field(default_factory=list)
+    rows: dict[str, Rows]
+
+    @property
+    def apps(self) -> list[str]:
+        return sorted({str(row["value"]) for row in self["conversation_volume by app"]})
+
+    def __getitem__(self, query: str) -> Rows:
+        return self.rows[query]
 
 
-def _rows(conn: duckdb.DuckDBPyConnection, name: str, params: Mapping[str, Any]) -> Rows:
-    query = named_query(name)
-    accepted = {parameter.name for parameter in query.parameters}
-    columns, rows = query.execute(conn, {k: v for k, v in params.items() if k in accepted})
+def _rows(conn: duckdb.DuckDBPyConnection, query: str, params: Mapping[str, Any]) -> Rows:
+    name, _, by = query.partition(" by ")
+    named = named_query(name)
+    accepted = {parameter.name for parameter in named.parameters}
+    given = {key: value for key, value in params.items() if key in accepted} | ({"by": by} if by else {})
+    columns, rows = named.execute(conn, given)
     return [dict(zip(columns, row, strict=True)) for row in rows]
 
 
-def read_report_data(conn: duckdb.DuckDBPyConnection, params: Mapping[str, Any] | None = None) -> ReportData:
-    """Run the report's queries; `params` (app, since, until) go to every query that takes them."""
-    params = dict(params or {})
-    data = ReportData()
-    for split in VOLUME_SPLITS:
-        data.volume[split] = _rows(conn, "conversation_volume", {**params, "by": split})
-    data.apps = sorted({str(row["value"]) for row in data.volume["app"]})
-    for query in dataclasses.fields(data):
-        if query.name not in ("volume", "apps"):
-            setattr(data, query.name, _rows(conn, query.name, params))
-    return data
+def read_report_data(
+    conn: duckdb.DuckDBPyConnection, queries: Iterable[str], params: Mapping[str, Any] | None = None
+) -> ReportData:
+    """Run `queries` (`NAME by X`: NAME with by=X); `params` (app, since, until) go to every query
+    that takes them."""
+    return ReportData({query: _rows(conn, query, params or {}) for query in sorted(queries)})

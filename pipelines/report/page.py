@@ -20,15 +20,11 @@ STATUS_ORDER = ("regressed", "gone", "new", "improved", "unchanged")
 METRIC_NAMES = {"pass_rate": "pass rate", "p50_seconds": "p50", "p90_seconds": "p90", "p99_seconds": "p99"}
 _WHITE = pio.templates["plotly_white"].to_plotly_json()
 TEMPLATE = {
-    "layout": {
-        key: value
-        for key, value in _WHITE["layout"].items()
-        if key not in ("geo", "polar", "scene", "ternary")
-    },
+    "layout": _WHITE["layout"],
     "data": {kind: _WHITE["data"][kind] for kind in ("bar", "heatmap", "scatter")},
 }
-"""plotly_white, which every figure carries (plotly.js has no page-wide template), less what the
-dashboard never draws (maps, polar, ternary and 3-D axes, other trace types)."""
+"""plotly_white, which every figure carries (plotly.js has no page-wide template), less the styles
+of traces the dashboard never draws."""
 
 
 def _chart_html(chart: Chart) -> str:
@@ -41,17 +37,17 @@ def _chart_html(chart: Chart) -> str:
         full_html=False,
         include_plotlyjs=False,
         config={"displaylogo": False},
-        div_id=chart.heading.id,
+        div_id=chart.spec.id,
         post_script="chartDrawn()",
         validate=False,  # validated as it was built
     )
-    wide = " wide" if chart.heading.wide else ""
-    return f'<div class="card{wide}" role="img" aria-label="{html.escape(chart.heading.title)}">{plot}</div>'
+    wide = " wide" if chart.spec.wide else ""
+    return f'<div class="card{wide}" role="img" aria-label="{html.escape(chart.spec.title)}">{plot}</div>'
 
 
 def _sections_html(charts: list[Chart]) -> str:
     parts = []
-    for section, members in groupby(charts, key=lambda chart: chart.heading.section):
+    for section, members in groupby(charts, key=lambda chart: chart.spec.section):
         parts += [
             f"<h2>{html.escape(section)}</h2>",
             '<div class="grid">',
