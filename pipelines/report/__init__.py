@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from pipelines.report.charts import QUERIES, build_charts
-from pipelines.report.data import ReportData, read_report_data
+from pipelines.report.data import ReportData, apps_of, read_report_data
 from pipelines.report.page import render_page
 from pipelines.warehouse.duck import Warehouse
 from pipelines.warehouse.lock import WarehouseBusyError
@@ -37,7 +37,7 @@ class ReportFile:
 
 def _subtitle(warehouse_path: str, data: ReportData, params: Mapping[str, Any]) -> str:
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    apps = ", ".join(app.rsplit("/", 1)[-1] for app in data.apps) or "none"
+    apps = ", ".join(app.rsplit("/", 1)[-1] for app in apps_of(data)) or "none"
     window = f"{params.get('since', 'first day')} to {params.get('until', 'last day')} (until excluded)"
     parts = [
         f"Warehouse <code>{html.escape(warehouse_path)}</code> · generated {generated}",

@@ -7,7 +7,7 @@ from functools import partial
 
 import plotly.graph_objects as go
 
-from pipelines.report.data import VOLUME_SPLITS, ReportData, Rows
+from pipelines.report.data import VOLUME_SPLITS, ReportData, Rows, apps_of, groups
 from pipelines.report.evaluation_charts import EVALUATION_CHARTS, evaluation_charts
 from pipelines.report.figures import (
     DAY_AXIS,
@@ -35,10 +35,10 @@ def component_latency_chart(spec: Spec, rows: Rows) -> Chart:
     components = [c for c in COMPONENT_ORDER if c in present] + sorted(present - set(COMPONENT_ORDER))
     figure, positions = subplot_grid(components, 3, vertical=0.36, horizontal=0.07)
     grid_rows = positions[-1]["row"]
+    by_component = groups(rows, lambda row: row["component"])
     for component, position in zip(components, positions, strict=True):
-        mine = [row for row in rows if row["component"] == component]
         columns = ("p50_seconds", "p90_seconds", "p99_seconds")
-        for trace in percentile_traces(mine, columns, legend=component == components[0]):
+        for trace in percentile_traces(by_component[component], columns, legend=component == components[0]):
             figure.add_trace(trace, **position)
     chart = finish(
         figure,
@@ -235,5 +235,5 @@ QUERIES = {spec.query for spec in (*CHARTS, *EVALUATION_CHARTS)} | {"evaluation_
 
 def build_charts(data: ReportData) -> list[Chart]:
     """The conversation charts (by app only with several apps), then the evaluation charts."""
-    specs = [spec for spec in CHARTS if spec.id != "volume-app" or len(data.apps) > 1]
+    specs = [spec for spec in CHARTS if spec.id != "volume-app" or len(apps_of(data)) > 1]
     return [spec.chart(data[spec.query]) for spec in specs] + evaluation_charts(data)

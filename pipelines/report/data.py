@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import duckdb
@@ -14,21 +13,22 @@ VOLUME_SPLITS = ("source", "channel_type", "input_type", "language", "app")
 """The `by` values of `conversation_volume` charted, in page order."""
 
 Rows = list[dict[str, Any]]
+ReportData = dict[str, Rows]
+"""The rows of each named query the dashboard reads, by its name (`conversation_volume by app`:
+its rows with by=app)."""
 
 
-@dataclass
-class ReportData:
-    """The rows of each named query the dashboard reads, by its name (`conversation_volume by app`
-    for a query's rows with by=app), and the apps of the conversations."""
+def groups(rows: Iterable[dict[str, Any]], key: Callable[[dict[str, Any]], Any]) -> dict[Any, Rows]:
+    """`rows` by their `key`, in the order keys first come."""
+    found: dict[Any, Rows] = {}
+    for row in rows:
+        found.setdefault(key(row), []).append(row)
+    return found
 
-    rows: dict[str, Rows]
 
-    @property
-    def apps(self) -> list[str]:
-        return sorted({str(row["value"]) for row in self["conversation_volume by app"]})
-
-    def __getitem__(self, query: str) -> Rows:
-        return self.rows[query]
+def apps_of(data: ReportData) -> list[str]:
+    """The apps of the conversations."""
+    return sorted({str(row["value"]) for row in data["conversation_volume by app"]})
 
 
 def _rows(conn: duckdb.DuckDBPyConnection, query: str, params: Mapping[str, Any]) -> Rows:
@@ -45,4 +45,4 @@ def read_report_data(
 ) -> ReportData:
     """Run `queries` (`NAME by X`: NAME with by=X); `params` (app, since, until) go to every query
     that takes them."""
-    return ReportData({query: _rows(conn, query, params or {}) for query in sorted(queries)})
+    return {query: _rows(conn, query, params or {}) for query in sorted(queries)}

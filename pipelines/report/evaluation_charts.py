@@ -4,11 +4,11 @@ turns' latency."""
 
 from __future__ import annotations
 
-from collections import defaultdict
+from typing import Any
 
 import plotly.graph_objects as go
 
-from pipelines.report.data import ReportData, Rows
+from pipelines.report.data import ReportData, Rows, groups
 from pipelines.report.figures import (
     Chart,
     Draw,
@@ -31,25 +31,19 @@ def _run_labels(rows: Rows) -> dict[str, str]:
     labels: dict[str, str] = {}
     for create_time, name, version in runs:
         label = f"{version or '?'}<br>{create_time:%m-%d %H:%M}"
-        if label in labels.values():
-            label = f"{label}<br>{short_name(name)}"
-        labels[name] = label
+        labels[name] = f"{label}<br>{short_name(name)}" if label in labels.values() else label
     return labels
+
+
+def _run_name(row: dict[str, Any]) -> str:
+    return row["run_display_name"] or short_name(row["evaluation_run_name"])
 
 
 def pass_rate_chart(spec: Spec, rows: Rows) -> Chart:
     labels = _run_labels(rows)
-    runs = [
-        {
-            **row,
-            "run": labels[row["evaluation_run_name"]],
-            "shown": row["run_display_name"] or short_name(row["evaluation_run_name"]),
-        }
-        for row in rows
-    ]
     return heatmap(
         spec,
-        runs,
+        [{**row, "run": labels[row["evaluation_run_name"]], "shown": _run_name(row)} for row in rows],
         x="run",
         y="evaluation_label",
         z="pass_rate",
@@ -64,44 +58,36 @@ def pass_rate_chart(spec: Spec, rows: Rows) -> Chart:
 
 
 def evaluation_latency_chart(spec: Spec, rows: Rows) -> Chart:
+    """p90 latency per run of each tool, model, guardrail and callback, a kind a subplot."""
     labels = _run_labels(rows)
-    kinds = [
-        (kind, title) for kind, title in LATENCY_KINDS.items() if any(row["kind"] == kind for row in rows)
-    ]
-    cols = 2 if len(kinds) > 1 else 1
-    figure, positions = subplot_grid([title for _, title in kinds], cols, vertical=0.32, horizontal=0.08)
-    for (kind, _), position in zip(kinds, positions, strict=True):
-        series: dict[str, Rows] = defaultdict(list)
-        for row in rows:
-            if row["kind"] == kind:
-                series[str(row["label"])].append(row)
+    kinds = {kind: title for kind, title in LATENCY_KINDS.items() if any(row["kind"] == kind for row in rows)}
+    figure, positions = subplot_grid(
+        list(kinds.values()), 2 if len(kinds) > 1 else 1, vertical=0.32, horizontal=0.08
+    )
+    runs = {
+        "type": "category",
+        "categoryorder": "array",
+        "categoryarray": list(labels.values()),
+        "tickangle": 0,
+    }
+    for (kind, title), position in zip(kinds.items(), positions, strict=True):
+        series = groups((row for row in rows if row["kind"] == kind), lambda row: str(row["label"]))
         for name in sorted(series, key=str.lower):
             points = sorted(series[name], key=lambda r: (r["create_time"], r["evaluation_run_name"]))
-            figure.add_trace(
-                go.Scatter(
-                    name=name,
-                    legendgroup=kind,
-                    legendgrouptitle={"text": LATENCY_KINDS[kind]},
-                    x=[labels[row["evaluation_run_name"]] for row in points],
-                    y=[row["p90_seconds"] for row in points],
-                    mode="lines+markers",
-                    customdata=[
-                        [row["p50_seconds"], row["p99_seconds"], row["call_count"]] for row in points
-                    ],
-                    hovertemplate="p90 %{y:.3f} s (p50 %{customdata[0]:.3f}, p99 %{customdata[1]:.3f},"
-                    " %{customdata[2]} calls)<extra>%{fullData.name}</extra>",
-                ),
-                **position,
+            trace = go.Scatter(
+                name=name,
+                legendgroup=kind,
+                legendgrouptitle={"text": title},
+                x=[labels[row["evaluation_run_name"]] for row in points],
+                y=[row["p90_seconds"] for row in points],
+                mode="lines+markers",
+                customdata=[[row["p50_seconds"], row["p99_seconds"], row["call_count"]] for row in points],
+                hovertemplate="p90 %{y:.3f} s (p50 %{customdata[0]:.3f}, p99 %{customdata[1]:.3f},"
+                " %{customdata[2]} calls)<extra>%{fullData.name}</extra>",
             )
-        figure.update_xaxes(
-            type="category",
-            categoryorder="array",
-            categoryarray=list(labels.values()),
-            tickangle=0,
-            **position,
-        )
-        figure.update_yaxes(title_text="p90 seconds", **position)
-    chart = finish(
+            figure.add_trace(trace, **position)
+        figure.update_xaxes(runs, **position)
+    return finish(
         figure,
         spec,
         "p90 seconds",
@@ -110,15 +96,11 @@ def evaluation_latency_chart(spec: Spec, rows: Rows) -> Chart:
         height=330 * positions[-1]["row"] + 130,
         legend={"orientation": "v", "x": 1.02, "y": 1, "yanchor": "top", "groupclick": "toggleitem"},
     )
-    figure.update_yaxes(rangemode="tozero")
-    return chart
 
 
 def score_distribution_chart(spec: Spec, rows: Rows) -> Chart:
     figure = go.Figure()
-    versions = list(dict.fromkeys(str(row["app_version_label"]) for row in rows))  # oldest first
-    for version in versions:
-        points = [row for row in rows if str(row["app_version_label"]) == version]
+    for version, points in groups(rows, lambda row: str(row["app_version_label"])).items():  # oldest first
         figure.add_trace(
             go.Box(
                 name=version,
@@ -128,14 +110,15 @@ def score_distribution_chart(spec: Spec, rows: Rows) -> Chart:
                 hovertemplate="%{x}: %{y:.3g}<extra>" + version + "</extra>",
             )
         )
-    chart = finish(figure, spec, "score", x_title="metric", hovermode="closest", boxmode="group")
-    figure.update_layout(legend={"title": {"text": "app version"}})
-    return chart
+    legend = {"title": {"text": "app version"}}
+    return finish(
+        figure, spec, "score", x_title="metric", hovermode="closest", boxmode="group", legend=legend
+    )
 
 
 def failure_latency_chart(spec: Spec, rows: Rows) -> Chart:
     timed = [row for row in rows if row["turn_latency_seconds"] is not None]
-    if not timed and rows:
+    if not timed:
         said = f"{len(rows)} failures in the newest completed run, none of a golden turn with a latency"
         return empty_chart(spec, f"{said} (ces-pipeline query evaluation_failures lists them)")
     labels = [
@@ -144,6 +127,7 @@ def failure_latency_chart(spec: Spec, rows: Rows) -> Chart:
         for row in timed
     ]
     slowest = [min(row["slowest_span_seconds"] or 0.0, row["turn_latency_seconds"]) for row in timed]
+    rest = [row["turn_latency_seconds"] - span for row, span in zip(timed, slowest, strict=True)]
     hover = [
         f"{row['explanation'] or row['failure']}<br>slowest span: {row['slowest_span'] or '?'}"
         f"<br>erroring tool: {short_name(row['erroring_tool']) if row['erroring_tool'] else 'none'}"
@@ -151,29 +135,22 @@ def failure_latency_chart(spec: Spec, rows: Rows) -> Chart:
     ]
     figure = go.Figure(
         [
-            go.Bar(name="slowest span", y=labels, x=slowest, orientation="h", customdata=hover),
-            go.Bar(
-                name="rest of the turn",
-                y=labels,
-                x=[row["turn_latency_seconds"] - span for row, span in zip(timed, slowest, strict=True)],
-                orientation="h",
-                customdata=hover,
-            ),
+            go.Bar(name=name, y=labels, x=seconds, orientation="h", customdata=hover)
+            for name, seconds in (("slowest span", slowest), ("rest of the turn", rest))
         ]
     )
     figure.update_traces(hovertemplate="%{x:.2f} s<br>%{customdata}<extra>%{fullData.name}</extra>")
-    chart = finish(
+    return finish(
         figure,
         spec,
         "",
         x_title="seconds",
+        yaxes={"autorange": "reversed", "rangemode": "normal"},
         hovermode="closest",
         barmode="stack",
         height=max(340, 120 + 28 * len(timed)),
         margin={"l": 320, "r": 20, "t": 86, "b": 60},
     )
-    figure.update_yaxes(autorange="reversed", rangemode="normal")
-    return chart
 
 
 RUN_STATE_COLORS = {"COMPLETED": "#2ca02c", "ERROR": "#d62728", "CANCELLED": "#7f7f7f"}
@@ -193,19 +170,14 @@ def run_duration_chart(spec: Spec, rows: Rows) -> Chart:
                 marker={"color": RUN_STATE_COLORS.get(state)},
                 line={"color": RUN_STATE_COLORS.get(state)},
                 customdata=[
-                    [
-                        row["run_display_name"] or short_name(row["evaluation_run_name"]),
-                        row["app_version_label"] or "?",
-                        row["results"],
-                    ]
-                    for row in points
+                    [_run_name(row), row["app_version_label"] or "?", row["results"]] for row in points
                 ],
                 hovertemplate="%{y:.1f} min · %{customdata[0]} (%{customdata[1]}, %{customdata[2]} results)"
                 "<extra>%{fullData.name}</extra>",
             )
         )
-    figure.update_xaxes(type="date", hoverformat="%Y-%m-%d %H:%M (UTC)")
-    return finish(figure, spec, "minutes", x_title="run created (UTC)", hovermode="closest")
+    xaxes = {"type": "date", "hoverformat": "%Y-%m-%d %H:%M (UTC)"}
+    return finish(figure, spec, "minutes", x_title="run created (UTC)", xaxes=xaxes, hovermode="closest")
 
 
 def _per_app(kind: str, title: str, subtitle: str, query: str, draw: Draw, empty: str = "") -> Spec:

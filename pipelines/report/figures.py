@@ -11,7 +11,7 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from pipelines.report.data import Rows
+from pipelines.report.data import Rows, groups
 
 DAY_AXIS = "Day (UTC)"
 HEIGHT = 390
@@ -82,20 +82,25 @@ def finish(
     *,
     x_title: str = DAY_AXIS,
     days: int = 0,
+    xaxes: dict[str, Any] | None = None,
+    yaxes: dict[str, Any] | None = None,
     **layout: Any,
 ) -> Chart:
-    figure.update_layout(
-        **_frame(spec),
-        legend={"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0},
-        hovermode="x unified",
-    )
-    figure.update_layout(**layout)
-    figure.update_yaxes(title_text=y_title, rangemode="tozero")
+    """`figure` framed: the spec's title, a legend below, y from zero, days (UTC) on x unless
+    `x_title` says otherwise; `layout`, `xaxes` and `yaxes` (every subplot's) update that."""
+    legend = {"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0}
+    figure.update_layout({**_frame(spec), "legend": legend, "hovermode": "x unified"}, **layout)
     if x_title == DAY_AXIS:
-        figure.update_xaxes(type="date", tickformat="%Y-%m-%d", hoverformat="%Y-%m-%d (UTC)")
-        if days and days <= 14:
-            figure.update_xaxes(dtick=86_400_000, tick0="2000-01-01")
-    figure.update_xaxes(title_text=x_title)
+        daily = {"dtick": 86_400_000, "tick0": "2000-01-01"} if 0 < days <= 14 else {}
+        xaxes = {
+            "type": "date",
+            "tickformat": "%Y-%m-%d",
+            "hoverformat": "%Y-%m-%d (UTC)",
+            **daily,
+            **(xaxes or {}),
+        }
+    figure.update_xaxes({"title_text": x_title, **(xaxes or {})})
+    figure.update_yaxes({"title_text": y_title, "rangemode": "tozero", **(yaxes or {})})
     return Chart(spec, figure, has_data=True)
 
 
@@ -169,11 +174,11 @@ def percentile_traces(
         parts = [short_name(row.get("app"))] if several_apps else []
         return " ".join(parts + ([str(row[by])] if by else []))
 
-    names = sorted({series(row) for row in rows})
+    by_label = groups(sorted(rows, key=lambda row: day_label(row["day"])), series)
     traces = []
-    for index, label in enumerate(names):
-        ordered = sorted((row for row in rows if series(row) == label), key=lambda r: day_label(r["day"]))
-        colour = APP_COLOURS[index % len(APP_COLOURS)] if len(names) > 1 else None
+    for index, label in enumerate(sorted(by_label)):
+        ordered = by_label[label]
+        colour = APP_COLOURS[index % len(APP_COLOURS)] if len(by_label) > 1 else None
         for column, (name, dash, percentile_colour) in zip(columns, PERCENTILES[: len(columns)], strict=True):
             traces.append(
                 go.Scatter(
@@ -247,11 +252,14 @@ def heatmap(
             ygap=2,
         )
     )
-    height = max(HEIGHT, 30 * len(lines) + 190)
-    chart = finish(
-        figure, spec, y_title, x_title=x_title, days=len(columns), hovermode="closest", height=height
+    return finish(
+        figure,
+        spec,
+        y_title,
+        x_title=x_title,
+        days=len(columns),
+        xaxes={} if x_title == DAY_AXIS else {"type": "category"},
+        yaxes={"rangemode": "normal", "autorange": "reversed"},
+        hovermode="closest",
+        height=max(HEIGHT, 30 * len(lines) + 190),
     )
-    figure.update_yaxes(rangemode="normal", autorange="reversed")
-    if x_title != DAY_AXIS:
-        figure.update_xaxes(type="category")
-    return chart

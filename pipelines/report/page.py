@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html
-from collections import defaultdict
 from importlib import resources
 from itertools import groupby
 from string import Template
@@ -12,7 +11,7 @@ from typing import Any
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
-from pipelines.report.data import Rows
+from pipelines.report.data import Rows, groups
 from pipelines.report.figures import Chart, short_name
 
 STATUS_ORDER = ("regressed", "gone", "new", "improved", "unchanged")
@@ -25,6 +24,13 @@ TEMPLATE = {
 }
 """plotly_white, which every figure carries (plotly.js has no page-wide template), less the styles
 of traces the dashboard never draws."""
+TO_HTML = {
+    "full_html": False,
+    "include_plotlyjs": False,  # on the page once
+    "config": {"displaylogo": False},
+    "post_script": "chartDrawn()",
+    "validate": False,  # validated as it was built
+}
 
 
 def _chart_html(chart: Chart) -> str:
@@ -32,29 +38,16 @@ def _chart_html(chart: Chart) -> str:
     it calls chartDrawn(), which marks the page complete after the last one."""
     figure = chart.figure.to_dict()
     figure["layout"]["template"] = TEMPLATE
-    plot = pio.to_html(
-        figure,
-        full_html=False,
-        include_plotlyjs=False,
-        config={"displaylogo": False},
-        div_id=chart.spec.id,
-        post_script="chartDrawn()",
-        validate=False,  # validated as it was built
-    )
+    plot = pio.to_html(figure, div_id=chart.spec.id, **TO_HTML)
     wide = " wide" if chart.spec.wide else ""
     return f'<div class="card{wide}" role="img" aria-label="{html.escape(chart.spec.title)}">{plot}</div>'
 
 
 def _sections_html(charts: list[Chart]) -> str:
-    parts = []
-    for section, members in groupby(charts, key=lambda chart: chart.spec.section):
-        parts += [
-            f"<h2>{html.escape(section)}</h2>",
-            '<div class="grid">',
-            *map(_chart_html, members),
-            "</div>",
-        ]
-    return "\n".join(parts)
+    return "\n".join(
+        f'<h2>{html.escape(section)}</h2>\n<div class="grid">\n{"".join(map(_chart_html, members))}\n</div>'
+        for section, members in groupby(charts, key=lambda chart: chart.spec.section)
+    )
 
 
 def _value(metric: str, value: Any) -> str:
@@ -103,18 +96,13 @@ def regressions_html(rows: Rows) -> str:
             '<p class="note">Nothing to compare: no app\'s newest completed evaluation run has an earlier '
             "completed run of the same evaluations (or dataset).</p>"
         )
-    by_app: dict[str, Rows] = defaultdict(list)
-    for row in rows:
-        by_app[row["app"]].append(row)
     parts = []
-    for app, members in sorted(by_app.items()):
+    for app, members in sorted(groups(rows, lambda row: row["app"]).items()):
         first = members[0]
         previous = f"{short_name(first['previous_run'])} ({first['previous_version'] or '?'})"
         latest = f"{short_name(first['latest_run'])} ({first['latest_version'] or '?'})"
         parts.append(f"<h3>{html.escape(f'{short_name(app)}: {previous} → {latest}')}</h3>")
-        subjects: dict[tuple[str, str], Rows] = defaultdict(list)
-        for row in members:
-            subjects[(row["kind"], str(row["subject"]))].append(row)
+        subjects = groups(members, lambda row: (row["kind"], str(row["subject"])))
         lines = []
         for metrics in subjects.values():
             status = min((row["status"] for row in metrics), key=STATUS_ORDER.index)
