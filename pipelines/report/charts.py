@@ -4,6 +4,7 @@ declared here; then each app's evaluation charts."""
 from __future__ import annotations
 
 from functools import partial
+from typing import Any
 
 import plotly.graph_objects as go
 
@@ -99,23 +100,19 @@ def _volume(split: str) -> Spec:
     note = "a conversation counts once under each input type it used" if split == "input_type" else ""
     title = f"Conversations per day by {split.replace('_', ' ')}"
     series = (lambda row: short_name(row["value"])) if split == "app" else (lambda row: str(row["value"]))
+    query = f"conversation_volume by {split}"
     draw = partial(
         bars_per_day, series=series, value="conversations", y_title="conversations", stacked=not note
     )
+    return Spec(f"volume-{split}", "Conversations", title, note, NO_CONVERSATIONS, query, draw)
+
+
+def _percentiles(*texts: str, query: str, column: str, y_title: str, **options: Any) -> Spec:
+    """A chart of percentile lines of `query`'s `column` (`percentile_lines`); `texts`: the Spec's
+    id, section, title, subtitle and what it says without data."""
     return Spec(
-        f"volume-{split}",
-        "Conversations",
-        title,
-        note,
-        NO_CONVERSATIONS,
-        f"conversation_volume by {split}",
-        draw,
+        *texts, query=query, draw=partial(percentile_lines, column=column, y_title=y_title, **options)
     )
-
-
-def _percentiles(*heading: str, query: str, column: str, y_title: str, **options: object) -> Spec:
-    """A chart of percentile lines (`percentile_lines`): `heading` is the Spec's first fields."""
-    return Spec(*heading, query, partial(percentile_lines, column=column, y_title=y_title, **options))
 
 
 CHARTS = (
