@@ -152,7 +152,7 @@ class DevToolsPipe:
 
 
 _CHART_STATE = """
-Array.from(document.querySelectorAll('div.chart')).map(function (div) {
+Array.from(document.querySelectorAll('div.plotly-graph-div')).map(function (div) {
   var title = div.querySelector('.gtitle');
   return {
     id: div.id,

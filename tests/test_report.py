@@ -10,6 +10,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 import trend_samples as samples
+from plotly.offline import get_plotlyjs
 from report_browser import ensure_chromium, visit
 
 from pipelines.config import Settings, StorageSettings
@@ -38,7 +39,7 @@ def test_the_page_is_one_file_that_needs_nothing_from_the_network(report) -> Non
     assert re.search(r"<script[^>]*\bsrc=", page) is None
     assert re.search(r"<link[^>]*\bhref=", page) is None
     assert re.search(r"<(img|iframe)[^>]*\bsrc=", page) is None
-    assert "Plotly" in page and page.count('class="chart"') == report.charts
+    assert page.count('class="plotly-graph-div"') == page.count("Plotly.newPlot(") == report.charts
     assert report.charts == report.charts_with_data  # the sample warehouse has data for every chart
     expected = {
         "volume-source",
@@ -69,6 +70,13 @@ def test_the_page_is_one_file_that_needs_nothing_from_the_network(report) -> Non
     # the latest regression, as a table: support's run-3 against run-2
     assert "support: run-2 (v2) → run-3 (v3)" in page
     assert re.search(r'status-regressed">regressed</td><td>evaluation</td><td[^>]*>refund</td>', page)
+
+
+def test_plotly_js_is_inside_the_page_once_and_no_script_comes_from_a_server(report) -> None:
+    page, plotly_js = Path(report.path).read_text(), get_plotlyjs()
+    assert page.count(plotly_js) == 1
+    assert re.search(r"<script[^>]*\bsrc=[\"']?(https?:)?//", page, re.IGNORECASE) is None
+    assert page.count("cdn.plot.ly") == plotly_js.count("cdn.plot.ly")  # only plotly.js's own defaults
 
 
 def test_chromium_renders_every_chart_without_a_console_message(report) -> None:
@@ -169,11 +177,14 @@ def test_a_directory_as_the_report_path_is_a_clear_error(tmp_path: Path) -> None
 def test_the_failure_panel_says_what_the_newest_run_failed_when_nothing_is_timed() -> None:
     """A run whose failures are all of scenarios has failures, no golden turn to time: the panel
     counts them rather than saying there are none."""
-    from pipelines.report.evaluation_charts import failure_latency_chart
+    from pipelines.report.evaluation_charts import EVALUATION_CHARTS
 
     app = "projects/p/locations/us/apps/sales"
+    failures = next(spec for spec in EVALUATION_CHARTS if spec.query == "evaluation_failures").format(
+        app="sales"
+    )
     untimed = [{"app": app, "turn_latency_seconds": None}, {"app": app, "turn_latency_seconds": None}]
-    (said,) = failure_latency_chart(app, untimed).figure.layout.annotations
-    (none,) = failure_latency_chart(app, []).figure.layout.annotations
+    (said,) = failures.chart(untimed).figure.layout.annotations
+    (none,) = failures.chart([]).figure.layout.annotations
     assert said.text.startswith("2 failures in the newest completed run, none of a golden turn")
     assert none.text == "No failure in the newest completed run"

@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pipelines.report.charts import build_charts
-from pipelines.report.data import ReportData, read_report_data
+from pipelines.report.charts import QUERIES, build_charts
+from pipelines.report.data import ReportData, apps_of, read_report_data
 from pipelines.report.page import render_page
 from pipelines.warehouse.duck import Warehouse
 from pipelines.warehouse.lock import WarehouseBusyError
@@ -37,7 +37,7 @@ class ReportFile:
 
 def _subtitle(warehouse_path: str, data: ReportData, params: Mapping[str, Any]) -> str:
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    apps = ", ".join(app.rsplit("/", 1)[-1] for app in data.apps) or "none"
+    apps = ", ".join(app.rsplit("/", 1)[-1] for app in apps_of(data)) or "none"
     window = f"{params.get('since', 'first day')} to {params.get('until', 'last day')} (until excluded)"
     parts = [
         f"Warehouse <code>{html.escape(warehouse_path)}</code> · generated {generated}",
@@ -59,12 +59,12 @@ def write_report(warehouse: Warehouse, out_path: str, params: Mapping[str, Any] 
     params = dict(params or {})
     try:
         with warehouse.connect(read_only=True) as conn:
-            data = read_report_data(conn, params)
+            data = read_report_data(conn, QUERIES, params)
     except (WarehouseBusyError, NamedQueryError) as exc:
         raise ReportError(str(exc)) from exc
     charts = build_charts(data)
     subtitle = _subtitle(warehouse.path, data, params)
-    page = render_page(charts, data.evaluation_regressions, title=TITLE, subtitle=subtitle)
+    page = render_page(charts, data["evaluation_regressions"], title=TITLE, subtitle=subtitle)
     target = Path(out_path)
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
@@ -80,5 +80,5 @@ def write_report(warehouse: Warehouse, out_path: str, params: Mapping[str, Any] 
         charts=len(charts),
         charts_with_data=sum(chart.has_data for chart in charts),
         size_bytes=target.stat().st_size,
-        chart_ids=tuple(chart.heading.id for chart in charts),
+        chart_ids=tuple(chart.spec.id for chart in charts),
     )

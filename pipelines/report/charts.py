@@ -1,21 +1,21 @@
-"""The dashboard's conversation charts (volume, latency, tools, LLM usage, agents): rows in, figures out."""
+"""The dashboard's charts in page order: conversation volume, latency, tools, LLM usage and agents,
+declared here; then each app's evaluation charts."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from functools import partial
+from typing import Any
 
 import plotly.graph_objects as go
 
-from pipelines.report.data import ReportData, Rows
-from pipelines.report.evaluation_charts import evaluation_charts
+from pipelines.report.data import VOLUME_SPLITS, ReportData, Rows, apps_of, groups
+from pipelines.report.evaluation_charts import EVALUATION_CHARTS, evaluation_charts
 from pipelines.report.figures import (
     DAY_AXIS,
-    PERCENTILES,
     Chart,
-    Heading,
+    Spec,
     bars_per_day,
     by_series,
-    day_label,
     days_of,
     empty_chart,
     finish,
@@ -27,30 +27,23 @@ from pipelines.report.figures import (
 )
 
 COMPONENT_ORDER = ("Turn", "LLM", "Tool", "Agent", "Callback", "Guardrail", "TTS", "VAD", "Other")
+NO_CONVERSATIONS = "No conversations in this window"
 
 
-def component_latency_chart(rows: Rows) -> Chart:
-    heading = Heading(
-        "component-latency",
-        "Latency",
-        "Span latency by component",
-        "p50, p90, p99 of span durations per day; TOOL:x and AGENT:x spans count as Tool and Agent",
-        wide=True,
-    )
-    if not rows:
-        return empty_chart(heading, "No spans in this window")
+def component_latency_chart(spec: Spec, rows: Rows) -> Chart:
+    """p50, p90 and p99 lines of span durations, a component a subplot."""
     present = {row["component"] for row in rows}
     components = [c for c in COMPONENT_ORDER if c in present] + sorted(present - set(COMPONENT_ORDER))
-    cols = 3
-    figure, grid_rows = subplot_grid(components, cols, vertical=0.36, horizontal=0.07)
-    for index, component in enumerate(components):
-        mine = [row for row in rows if row["component"] == component]
-        columns = [f"{name}_seconds" for name, _, _ in PERCENTILES]
-        for trace in percentile_traces(mine, columns, legend=index == 0):
-            figure.add_trace(trace, row=index // cols + 1, col=index % cols + 1)
+    figure, positions = subplot_grid(components, 3, vertical=0.36, horizontal=0.07)
+    grid_rows = positions[-1]["row"]
+    by_component = groups(rows, lambda row: row["component"])
+    for component, position in zip(components, positions, strict=True):
+        columns = ("p50_seconds", "p90_seconds", "p99_seconds")
+        for trace in percentile_traces(by_component[component], columns, legend=component == components[0]):
+            figure.add_trace(trace, **position)
     chart = finish(
         figure,
-        heading,
+        spec,
         "seconds",
         days=len(days_of(rows)),
         height=280 * grid_rows + 150,
@@ -62,40 +55,28 @@ def component_latency_chart(rows: Rows) -> Chart:
     return chart
 
 
-def tool_error_chart(rows: Rows) -> Chart:
-    heading = Heading("tool-error-rate", "Tools", "Tool error rate per day", "errored responses / responses")
+def tool_error_chart(spec: Spec, rows: Rows) -> Chart:
+    """Error rates of the tools and days with responses."""
     responded = [row for row in rows if row["responses"]]
     if not responded:
-        return empty_chart(heading, "No tool responses in this window")
-    cells = {(str(row["display_name"]), day_label(row["day"])): row for row in responded}
-    highest = max(float(row["error_rate"]) for row in responded)
-    days = days_of(responded)
+        return empty_chart(spec)
     return heatmap(
-        heading,
-        x=days,
-        y=sorted({tool for tool, _ in cells}, key=str.lower),
-        cells=cells,
-        value="error_rate",
-        text=lambda row: f"{row['error_rate']:.0%}",
-        hover=lambda row: f"{row['error_rate']:.1%}: {row['errors']} of {row['responses']} responses",
-        colorscale="Reds",
-        colorbar={"title": {"text": "error rate"}, "tickformat": ".0%"},
+        spec,
+        responded,
+        x="day",
+        y="display_name",
+        z="error_rate",
+        text="{error_rate:.0%}",
+        hover="{error_rate:.1%}: {errors} of {responses} responses",
+        colours=("Reds", "error rate", ".0%"),
         x_title=DAY_AXIS,
         y_title="tool",
-        zmax=max(highest, 0.05),
-        days=len(days),
+        zmax=0.05,
     )
 
 
-def token_chart(rows: Rows) -> Chart:
-    heading = Heading(
-        "token-usage",
-        "LLM usage",
-        "LLM tokens per day by model",
-        "input tokens (solid) and output tokens (hatched)",
-    )
-    if not rows:
-        return empty_chart(heading, "No LLM spans in this window")
+def token_chart(spec: Spec, rows: Rows) -> Chart:
+    """Input and output tokens of a model stacked in one bar a day, the output hatched."""
     days = days_of(rows)
     figure = go.Figure()
     for kind in ("input", "output"):
@@ -110,156 +91,146 @@ def token_chart(rows: Rows) -> Chart:
                     marker={"pattern": {"shape": "/" if kind == "output" else ""}},
                 )
             )
-    return finish(figure, heading, "tokens", days=len(days), barmode="relative")
+    return finish(figure, spec, "tokens", days=len(days), barmode="relative")
 
 
-def first_chunk_chart(rows: Rows) -> Chart:
-    heading = Heading(
-        "first-chunk", "LLM usage", "LLM time to first chunk by model", "p50 (dotted) and p90 (solid) per day"
+def _volume(split: str) -> Spec:
+    """Conversations per day by one of `conversation_volume`'s splits, stacked (input types side by
+    side: a conversation may have several)."""
+    note = "a conversation counts once under each input type it used" if split == "input_type" else ""
+    title = f"Conversations per day by {split.replace('_', ' ')}"
+    series = (lambda row: short_name(row["value"])) if split == "app" else (lambda row: str(row["value"]))
+    query = f"conversation_volume by {split}"
+    draw = partial(
+        bars_per_day, series=series, value="conversations", y_title="conversations", stacked=not note
     )
-    measured = [row for row in rows if row["first_chunk_p50_ms"] is not None]
-    if not measured:
-        return empty_chart(heading, "No LLM spans with a time to first chunk")
-    days = days_of(measured)
-    figure = go.Figure()
-    for percentile, dash in (("p50", "dot"), ("p90", "solid")):
-        column = f"first_chunk_{percentile}_ms"
-        several = len({row["app"] for row in measured}) > 1  # percentiles are per app and day
-        series = (
-            (lambda row: f"{short_name(row['app'])} {row['model']}")
-            if several
-            else (lambda row: str(row["model"]))
-        )
-        for model, points in by_series(measured, series, column).items():
-            figure.add_trace(
-                go.Scatter(
-                    name=f"{model} {percentile}",
-                    legendgroup=model,
-                    x=days,
-                    y=[points.get(day) for day in days],
-                    mode="lines+markers",
-                    line={"dash": dash},
-                )
-            )
-    return finish(figure, heading, "milliseconds", days=len(days))
+    return Spec(f"volume-{split}", "Conversations", title, note, NO_CONVERSATIONS, query, draw)
 
 
-def transfer_chart(rows: Rows) -> Chart:
-    heading = Heading(
+def _percentiles(*texts: str, query: str, column: str, y_title: str, **options: Any) -> Spec:
+    """A chart of percentile lines of `query`'s `column` (`percentile_lines`); `texts`: the Spec's
+    id, section, title, subtitle and what it says without data."""
+    return Spec(
+        *texts, query=query, draw=partial(percentile_lines, column=column, y_title=y_title, **options)
+    )
+
+
+CHARTS = (
+    *map(_volume, VOLUME_SPLITS),
+    _percentiles(
+        "turns-per-conversation",
+        "Conversations",
+        "Turns per conversation",
+        "p50, p90, p99 per day",
+        NO_CONVERSATIONS,
+        query="conversation_length",
+        column="turns_{}",
+        y_title="turns",
+    ),
+    _percentiles(
+        "conversation-duration",
+        "Conversations",
+        "Conversation duration",
+        "p50, p90, p99 per day, ended conversations",
+        "No ended conversations in this window",
+        query="conversation_length",
+        column="duration_{}_seconds",
+        y_title="seconds",
+    ),
+    Spec(
+        "component-latency",
+        "Latency",
+        "Span latency by component",
+        "p50, p90, p99 of span durations per day; TOOL:x and AGENT:x spans count as Tool and Agent",
+        "No spans in this window",
+        "component_latency",
+        component_latency_chart,
+        wide=True,
+    ),
+    _percentiles(
+        "perceived-latency",
+        "Latency",
+        "Perceived latency per turn",
+        "the root span's perceived latency (ms): p50, p90, p99 per day",
+        "No turns with a perceived latency in this window",
+        query="turn_latency",
+        column="perceived_{}_ms",
+        y_title="milliseconds",
+    ),
+    _percentiles(
+        "turn-duration",
+        "Latency",
+        "Turn duration",
+        "the root span's duration: p50, p90, p99 per day",
+        "No turns in this window",
+        query="turn_latency",
+        column="duration_{}_seconds",
+        y_title="seconds",
+    ),
+    Spec(
+        "tool-calls",
+        "Tools",
+        "Tool calls per day by tool",
+        "",
+        "No tool calls in this window",
+        "tool_error_trend",
+        partial(bars_per_day, series=lambda row: str(row["display_name"]), value="calls", y_title="calls"),
+    ),
+    Spec(
+        "tool-error-rate",
+        "Tools",
+        "Tool error rate per day",
+        "errored responses / responses",
+        "No tool responses in this window",
+        "tool_error_trend",
+        tool_error_chart,
+    ),
+    Spec(
+        "token-usage",
+        "LLM usage",
+        "LLM tokens per day by model",
+        "input tokens (solid) and output tokens (hatched)",
+        "No LLM spans in this window",
+        "token_usage",
+        token_chart,
+    ),
+    _percentiles(
+        "first-chunk",
+        "LLM usage",
+        "LLM time to first chunk by model",
+        "p50 (dotted) and p90 (solid) per day",
+        "No LLM spans with a time to first chunk",
+        query="token_usage",
+        column="first_chunk_{}_ms",
+        y_title="milliseconds",
+        by="model",
+        percentiles=2,
+    ),
+    Spec(
         "agent-transfers",
         "Agents",
         "Agent transfers",
         "from agent (rows) → to agent (columns); the first transfer leaves the entry agent",
-    )
-    if not rows:
-        return empty_chart(heading, "No agent transfers in this window")
-    return heatmap(
-        heading,
-        x=sorted({str(row["to_label"]) for row in rows}),
-        y=sorted({str(row["from_label"]) for row in rows}),
-        cells={(str(row["from_label"]), str(row["to_label"])): row for row in rows},
-        value="transfers",
-        text=lambda row: str(row["transfers"]),
-        hover=lambda row: f"{row['transfers']} transfers in {row['conversations']} conversations",
-        colorscale="Blues",
-        colorbar={"title": {"text": "transfers"}},
-        x_title="to agent",
-        y_title="from agent",
-    )
-
-
-def volume_charts(data: ReportData) -> list[Chart]:
-    """Conversations per day, split by source, channel type, input type, language and app."""
-    splits = {
-        "source": ("by source", ""),
-        "channel_type": ("by channel type", ""),
-        "input_type": ("by input type", "a conversation counts once under each input type it used"),
-        "language": ("by language", ""),
-        "app": ("by app", ""),
-    }
-    charts = []
-    for split, (by, subtitle) in splits.items():
-        if split == "app" and len(data.apps) < 2:
-            continue
-        heading = Heading(f"volume-{split}", "Conversations", f"Conversations per day {by}", subtitle)
-        charts.append(
-            bars_per_day(
-                heading,
-                data.volume.get(split, []),
-                (lambda row: short_name(row["value"])) if split == "app" else (lambda row: str(row["value"])),
-                "conversations",
-                "conversations",
-                empty="No conversations in this window",
-                stacked=split != "input_type",
-            )
-        )
-    return charts
+        "No agent transfers in this window",
+        "agent_transfer_flows",
+        partial(
+            heatmap,
+            x="to_label",
+            y="from_label",
+            z="transfers",
+            text="{transfers}",
+            hover="{transfers} transfers in {conversations} conversations",
+            colours=("Blues", "transfers", ""),
+            x_title="to agent",
+            y_title="from agent",
+        ),
+    ),
+)
+QUERIES = {spec.query for spec in (*CHARTS, *EVALUATION_CHARTS)} | {"evaluation_regressions"}
+"""The named queries the page reads (`conversation_volume by X`: with by=X)."""
 
 
 def build_charts(data: ReportData) -> list[Chart]:
-    return [
-        *volume_charts(data),
-        percentile_lines(
-            Heading(
-                "turns-per-conversation", "Conversations", "Turns per conversation", "p50, p90, p99 per day"
-            ),
-            data.conversation_length,
-            ("turns_p50", "turns_p90", "turns_p99"),
-            "turns",
-            empty="No conversations in this window",
-        ),
-        percentile_lines(
-            Heading(
-                "conversation-duration",
-                "Conversations",
-                "Conversation duration",
-                "p50, p90, p99 per day, ended conversations",
-            ),
-            data.conversation_length,
-            ("duration_p50_seconds", "duration_p90_seconds", "duration_p99_seconds"),
-            "seconds",
-            empty="No ended conversations in this window",
-        ),
-        component_latency_chart(data.component_latency),
-        percentile_lines(
-            Heading(
-                "perceived-latency",
-                "Latency",
-                "Perceived latency per turn",
-                "the root span's perceived latency (ms): p50, p90, p99 per day",
-            ),
-            data.turn_latency,
-            ("perceived_p50_ms", "perceived_p90_ms", "perceived_p99_ms"),
-            "milliseconds",
-            empty="No turns with a perceived latency in this window",
-        ),
-        percentile_lines(
-            Heading(
-                "turn-duration", "Latency", "Turn duration", "the root span's duration: p50, p90, p99 per day"
-            ),
-            data.turn_latency,
-            ("duration_p50_seconds", "duration_p90_seconds", "duration_p99_seconds"),
-            "seconds",
-            empty="No turns in this window",
-        ),
-        bars_per_day(
-            Heading("tool-calls", "Tools", "Tool calls per day by tool"),
-            data.tool_error_trend,
-            lambda row: str(row["display_name"]),
-            "calls",
-            "calls",
-            empty="No tool calls in this window",
-        ),
-        tool_error_chart(data.tool_error_trend),
-        token_chart(data.token_usage),
-        first_chunk_chart(data.token_usage),
-        transfer_chart(data.agent_transfer_flows),
-        *evaluation_charts(data),
-    ]
-
-
-def sections(charts: Iterable[Chart]) -> dict[str, list[Chart]]:
-    grouped: dict[str, list[Chart]] = {}
-    for chart in charts:
-        grouped.setdefault(chart.heading.section, []).append(chart)
-    return grouped
+    """The conversation charts (by app only with several apps), then the evaluation charts."""
+    specs = [spec for spec in CHARTS if spec.id != "volume-app" or len(apps_of(data)) > 1]
+    return [spec.chart(data[spec.query]) for spec in specs] + evaluation_charts(data)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import duckdb
@@ -15,43 +13,36 @@ VOLUME_SPLITS = ("source", "channel_type", "input_type", "language", "app")
 """The `by` values of `conversation_volume` charted, in page order."""
 
 Rows = list[dict[str, Any]]
+ReportData = dict[str, Rows]
+"""The rows of each named query the dashboard reads, by its name (`conversation_volume by app`:
+its rows with by=app)."""
 
 
-@dataclass
-class ReportData:
-    """The rows of each named query the dashboard reads, by the query's name."""
-
-    volume: dict[str, Rows] = field(default_factory=dict)
-    conversation_length: Rows = field(default_factory=list)
-    component_latency: Rows = field(default_factory=list)
-    turn_latency: Rows = field(default_factory=list)
-    tool_error_trend: Rows = field(default_factory=list)
-    token_usage: Rows = field(default_factory=list)
-    agent_transfer_flows: Rows = field(default_factory=list)
-    evaluation_pass_rates: Rows = field(default_factory=list)
-    evaluation_latency: Rows = field(default_factory=list)
-    evaluation_run_durations: Rows = field(default_factory=list)
-    evaluation_regressions: Rows = field(default_factory=list)
-    evaluation_score_distribution: Rows = field(default_factory=list)
-    evaluation_failures: Rows = field(default_factory=list)
-    apps: list[str] = field(default_factory=list)
+def groups(rows: Iterable[dict[str, Any]], key: Callable[[dict[str, Any]], Any]) -> dict[Any, Rows]:
+    """`rows` by their `key`, in the order keys first come."""
+    found: dict[Any, Rows] = {}
+    for row in rows:
+        found.setdefault(key(row), []).append(row)
+    return found
 
 
-def _rows(conn: duckdb.DuckDBPyConnection, name: str, params: Mapping[str, Any]) -> Rows:
-    query = named_query(name)
-    accepted = {parameter.name for parameter in query.parameters}
-    columns, rows = query.execute(conn, {k: v for k, v in params.items() if k in accepted})
+def apps_of(data: ReportData) -> list[str]:
+    """The apps of the conversations."""
+    return sorted({str(row["value"]) for row in data["conversation_volume by app"]})
+
+
+def _rows(conn: duckdb.DuckDBPyConnection, query: str, params: Mapping[str, Any]) -> Rows:
+    name, _, by = query.partition(" by ")
+    named = named_query(name)
+    accepted = {parameter.name for parameter in named.parameters}
+    given = {key: value for key, value in params.items() if key in accepted} | ({"by": by} if by else {})
+    columns, rows = named.execute(conn, given)
     return [dict(zip(columns, row, strict=True)) for row in rows]
 
 
-def read_report_data(conn: duckdb.DuckDBPyConnection, params: Mapping[str, Any] | None = None) -> ReportData:
-    """Run the report's queries; `params` (app, since, until) go to every query that takes them."""
-    params = dict(params or {})
-    data = ReportData()
-    for split in VOLUME_SPLITS:
-        data.volume[split] = _rows(conn, "conversation_volume", {**params, "by": split})
-    data.apps = sorted({str(row["value"]) for row in data.volume["app"]})
-    for query in dataclasses.fields(data):
-        if query.name not in ("volume", "apps"):
-            setattr(data, query.name, _rows(conn, query.name, params))
-    return data
+def read_report_data(
+    conn: duckdb.DuckDBPyConnection, queries: Iterable[str], params: Mapping[str, Any] | None = None
+) -> ReportData:
+    """Run `queries` (`NAME by X`: NAME with by=X); `params` (app, since, until) go to every query
+    that takes them."""
+    return {query: _rows(conn, query, params or {}) for query in sorted(queries)}

@@ -4,19 +4,23 @@ turns' latency."""
 
 from __future__ import annotations
 
-from collections import defaultdict
+from typing import Any
 
 import plotly.graph_objects as go
 
-from pipelines.report.data import ReportData, Rows
-from pipelines.report.figures import Chart, Heading, empty_chart, finish, heatmap, short_name, subplot_grid
-
-LATENCY_KINDS = (
-    ("tool", "Tools"),
-    ("llm_call", "Models"),
-    ("guardrail", "Guardrails"),
-    ("callback", "Callbacks"),
+from pipelines.report.data import ReportData, Rows, groups
+from pipelines.report.figures import (
+    Chart,
+    Draw,
+    Spec,
+    empty_chart,
+    finish,
+    heatmap,
+    short_name,
+    subplot_grid,
 )
+
+LATENCY_KINDS = {"tool": "Tools", "llm_call": "Models", "guardrail": "Guardrails", "callback": "Callbacks"}
 
 
 def _run_labels(rows: Rows) -> dict[str, str]:
@@ -27,109 +31,76 @@ def _run_labels(rows: Rows) -> dict[str, str]:
     labels: dict[str, str] = {}
     for create_time, name, version in runs:
         label = f"{version or '?'}<br>{create_time:%m-%d %H:%M}"
-        if label in labels.values():
-            label = f"{label}<br>{short_name(name)}"
-        labels[name] = label
+        labels[name] = f"{label}<br>{short_name(name)}" if label in labels.values() else label
     return labels
 
 
-def pass_rate_chart(app: str, rows: Rows) -> Chart:
-    heading = Heading(
-        f"evaluation-pass-rate-{short_name(app)}",
-        "Evaluations",
-        f"{short_name(app)}: evaluation pass rate per run",
-        "passed / results per evaluation in each completed run, oldest run left; errors count as failures",
-        wide=True,
-    )
+def _run_name(row: dict[str, Any]) -> str:
+    return row["run_display_name"] or short_name(row["evaluation_run_name"])
+
+
+def pass_rate_chart(spec: Spec, rows: Rows) -> Chart:
     labels = _run_labels(rows)
     return heatmap(
-        heading,
-        x=list(labels.values()),
-        y=sorted({str(row["evaluation_label"]) for row in rows}),
-        cells={(str(row["evaluation_label"]), labels[row["evaluation_run_name"]]): row for row in rows},
-        value="pass_rate",
-        text=lambda row: "" if row["pass_rate"] is None else f"{row['pass_rate']:.0%}",
-        hover=lambda row: (
-            f"{row['passed']} passed, {row['failed']} failed, {row['errors']} errors"
-            f" · {row['run_display_name'] or short_name(row['evaluation_run_name'])}"
-        ),
-        colorscale="RdYlGn",
-        colorbar={"title": {"text": "pass rate"}, "tickformat": ".0%"},
+        spec,
+        [{**row, "run": labels[row["evaluation_run_name"]], "shown": _run_name(row)} for row in rows],
+        x="run",
+        y="evaluation_label",
+        z="pass_rate",
+        text="{pass_rate:.0%}",
+        hover="{passed} passed, {failed} failed, {errors} errors · {shown}",
+        colours=("RdYlGn", "pass rate", ".0%"),
         x_title="completed run: app version, created (UTC)",
         y_title="evaluation",
+        columns=list(labels.values()),
         zmax=1.0,
     )
 
 
-def evaluation_latency_chart(app: str, rows: Rows) -> Chart:
-    heading = Heading(
-        f"evaluation-latency-{short_name(app)}",
-        "Evaluations",
-        f"{short_name(app)}: evaluation latency per run",
-        "p90 seconds of each tool, model, guardrail and callback in each completed run, oldest run left",
-        wide=True,
-    )
+def evaluation_latency_chart(spec: Spec, rows: Rows) -> Chart:
+    """p90 latency per run of each tool, model, guardrail and callback, a kind a subplot."""
     labels = _run_labels(rows)
-    kinds = [(kind, title) for kind, title in LATENCY_KINDS if any(row["kind"] == kind for row in rows)]
-    cols = 2 if len(kinds) > 1 else 1
-    figure, grid_rows = subplot_grid([title for _, title in kinds], cols, vertical=0.32, horizontal=0.08)
-    for index, (kind, _) in enumerate(kinds):
-        position = {"row": index // cols + 1, "col": index % cols + 1}
-        series: dict[str, Rows] = defaultdict(list)
-        for row in rows:
-            if row["kind"] == kind:
-                series[str(row["label"])].append(row)
+    kinds = {kind: title for kind, title in LATENCY_KINDS.items() if any(row["kind"] == kind for row in rows)}
+    figure, positions = subplot_grid(
+        list(kinds.values()), 2 if len(kinds) > 1 else 1, vertical=0.32, horizontal=0.08
+    )
+    runs = {
+        "type": "category",
+        "categoryorder": "array",
+        "categoryarray": list(labels.values()),
+        "tickangle": 0,
+    }
+    for (kind, title), position in zip(kinds.items(), positions, strict=True):
+        series = groups((row for row in rows if row["kind"] == kind), lambda row: str(row["label"]))
         for name in sorted(series, key=str.lower):
             points = sorted(series[name], key=lambda r: (r["create_time"], r["evaluation_run_name"]))
-            figure.add_trace(
-                go.Scatter(
-                    name=name,
-                    legendgroup=kind,
-                    legendgrouptitle={"text": dict(LATENCY_KINDS)[kind]},
-                    x=[labels[row["evaluation_run_name"]] for row in points],
-                    y=[row["p90_seconds"] for row in points],
-                    mode="lines+markers",
-                    customdata=[
-                        [row["p50_seconds"], row["p99_seconds"], row["call_count"]] for row in points
-                    ],
-                    hovertemplate="p90 %{y:.3f} s (p50 %{customdata[0]:.3f}, p99 %{customdata[1]:.3f},"
-                    " %{customdata[2]} calls)<extra>%{fullData.name}</extra>",
-                ),
-                **position,
+            trace = go.Scatter(
+                name=name,
+                legendgroup=kind,
+                legendgrouptitle={"text": title},
+                x=[labels[row["evaluation_run_name"]] for row in points],
+                y=[row["p90_seconds"] for row in points],
+                mode="lines+markers",
+                customdata=[[row["p50_seconds"], row["p99_seconds"], row["call_count"]] for row in points],
+                hovertemplate="p90 %{y:.3f} s (p50 %{customdata[0]:.3f}, p99 %{customdata[1]:.3f},"
+                " %{customdata[2]} calls)<extra>%{fullData.name}</extra>",
             )
-        figure.update_xaxes(
-            type="category",
-            categoryorder="array",
-            categoryarray=list(labels.values()),
-            tickangle=0,
-            **position,
-        )
-        figure.update_yaxes(title_text="p90 seconds", **position)
-    chart = finish(
+            figure.add_trace(trace, **position)
+        figure.update_xaxes(runs, **position)
+    return finish(
         figure,
-        heading,
+        spec,
         "p90 seconds",
         x_title="",
         hovermode="closest",
-        height=330 * grid_rows + 130,
+        height=330 * positions[-1]["row"] + 130,
         legend={"orientation": "v", "x": 1.02, "y": 1, "yanchor": "top", "groupclick": "toggleitem"},
     )
-    figure.update_yaxes(rangemode="tozero")
-    return chart
 
 
-def score_distribution_chart(app: str, rows: Rows) -> Chart:
-    heading = Heading(
-        f"evaluation-scores-{short_name(app)}",
-        "Evaluations",
-        f"{short_name(app)}: score distributions per metric and app version",
-        "every score of completed runs' results; higher is better, but hallucination (1: hallucinated)",
-        wide=True,
-    )
+def score_distribution_chart(spec: Spec, rows: Rows) -> Chart:
     figure = go.Figure()
-    versions = list(dict.fromkeys(str(row["app_version_label"]) for row in rows))  # oldest first
-    for version in versions:
-        points = [row for row in rows if str(row["app_version_label"]) == version]
+    for version, points in groups(rows, lambda row: str(row["app_version_label"])).items():  # oldest first
         figure.add_trace(
             go.Box(
                 name=version,
@@ -139,32 +110,24 @@ def score_distribution_chart(app: str, rows: Rows) -> Chart:
                 hovertemplate="%{x}: %{y:.3g}<extra>" + version + "</extra>",
             )
         )
-    chart = finish(figure, heading, "score", x_title="metric", hovermode="closest", boxmode="group")
-    figure.update_layout(legend={"title": {"text": "app version"}})
-    return chart
-
-
-def failure_latency_chart(app: str, rows: Rows) -> Chart:
-    heading = Heading(
-        f"evaluation-failures-{short_name(app)}",
-        "Evaluations",
-        f"{short_name(app)}: failures of the newest completed run and their turns' latency",
-        "per failing expectation or score of a golden turn: its slowest span and the rest of the turn "
-        "(hover: why it failed, the erroring tool)",
-        wide=True,
+    legend = {"title": {"text": "app version"}}
+    return finish(
+        figure, spec, "score", x_title="metric", hovermode="closest", boxmode="group", legend=legend
     )
+
+
+def failure_latency_chart(spec: Spec, rows: Rows) -> Chart:
     timed = [row for row in rows if row["turn_latency_seconds"] is not None]
-    if not timed and rows:
-        said = f"{len(rows)} failures in the newest completed run, none of a golden turn with a latency"
-        return empty_chart(heading, f"{said} (ces-pipeline query evaluation_failures lists them)")
     if not timed:
-        return empty_chart(heading, "No failure in the newest completed run")
+        said = f"{len(rows)} failures in the newest completed run, none of a golden turn with a latency"
+        return empty_chart(spec, f"{said} (ces-pipeline query evaluation_failures lists them)")
     labels = [
         f"{short_name(row['evaluation_name'])} · {row['failure']} · turn {row['turn_index']}"
         f" · {short_name(row['evaluation_result_name'])}"
         for row in timed
     ]
     slowest = [min(row["slowest_span_seconds"] or 0.0, row["turn_latency_seconds"]) for row in timed]
+    rest = [row["turn_latency_seconds"] - span for row, span in zip(timed, slowest, strict=True)]
     hover = [
         f"{row['explanation'] or row['failure']}<br>slowest span: {row['slowest_span'] or '?'}"
         f"<br>erroring tool: {short_name(row['erroring_tool']) if row['erroring_tool'] else 'none'}"
@@ -172,43 +135,29 @@ def failure_latency_chart(app: str, rows: Rows) -> Chart:
     ]
     figure = go.Figure(
         [
-            go.Bar(name="slowest span", y=labels, x=slowest, orientation="h", customdata=hover),
-            go.Bar(
-                name="rest of the turn",
-                y=labels,
-                x=[row["turn_latency_seconds"] - span for row, span in zip(timed, slowest, strict=True)],
-                orientation="h",
-                customdata=hover,
-            ),
+            go.Bar(name=name, y=labels, x=seconds, orientation="h", customdata=hover)
+            for name, seconds in (("slowest span", slowest), ("rest of the turn", rest))
         ]
     )
     figure.update_traces(hovertemplate="%{x:.2f} s<br>%{customdata}<extra>%{fullData.name}</extra>")
-    chart = finish(
+    return finish(
         figure,
-        heading,
+        spec,
         "",
         x_title="seconds",
+        yaxes={"autorange": "reversed", "rangemode": "normal"},
         hovermode="closest",
         barmode="stack",
         height=max(340, 120 + 28 * len(timed)),
         margin={"l": 320, "r": 20, "t": 86, "b": 60},
     )
-    figure.update_yaxes(autorange="reversed", rangemode="normal")
-    return chart
 
 
 RUN_STATE_COLORS = {"COMPLETED": "#2ca02c", "ERROR": "#d62728", "CANCELLED": "#7f7f7f"}
 
 
-def run_duration_chart(app: str, rows: Rows) -> Chart:
+def run_duration_chart(spec: Spec, rows: Rows) -> Chart:
     """Minutes from each final run's creation to its end, by when it was created, per final state."""
-    heading = Heading(
-        f"evaluation-run-duration-{short_name(app)}",
-        "Evaluations",
-        f"{short_name(app)}: evaluation run duration",
-        "minutes from a final run's creation to its end (its operation's create and end times)",
-        wide=True,
-    )
     figure = go.Figure()
     for state in sorted({str(row["state"]) for row in rows}):
         points = sorted((row for row in rows if row["state"] == state), key=lambda r: r["create_time"])
@@ -221,52 +170,84 @@ def run_duration_chart(app: str, rows: Rows) -> Chart:
                 marker={"color": RUN_STATE_COLORS.get(state)},
                 line={"color": RUN_STATE_COLORS.get(state)},
                 customdata=[
-                    [
-                        row["run_display_name"] or short_name(row["evaluation_run_name"]),
-                        row["app_version_label"] or "?",
-                        row["results"],
-                    ]
-                    for row in points
+                    [_run_name(row), row["app_version_label"] or "?", row["results"]] for row in points
                 ],
                 hovertemplate="%{y:.1f} min · %{customdata[0]} (%{customdata[1]}, %{customdata[2]} results)"
                 "<extra>%{fullData.name}</extra>",
             )
         )
-    figure.update_xaxes(type="date", hoverformat="%Y-%m-%d %H:%M (UTC)")
-    return finish(figure, heading, "minutes", x_title="run created (UTC)", hovermode="closest")
+    xaxes = {"type": "date", "hoverformat": "%Y-%m-%d %H:%M (UTC)"}
+    return finish(figure, spec, "minutes", x_title="run created (UTC)", xaxes=xaxes, hovermode="closest")
+
+
+def _per_app(kind: str, title: str, subtitle: str, query: str, draw: Draw, empty: str = "") -> Spec:
+    """An app's evaluation chart, as wide as the page; format(app=...) names the app."""
+    return Spec(
+        f"evaluation-{kind}-{{app}}", "Evaluations", f"{{app}}: {title}", subtitle, empty, query, draw, True
+    )
+
+
+EVALUATION_CHARTS = (
+    _per_app(
+        "pass-rate",
+        "evaluation pass rate per run",
+        "passed / results per evaluation in each completed run, oldest run left; errors count as failures",
+        "evaluation_pass_rates",
+        pass_rate_chart,
+    ),
+    _per_app(
+        "latency",
+        "evaluation latency per run",
+        "p90 seconds of each tool, model, guardrail and callback in each completed run, oldest run left",
+        "evaluation_latency",
+        evaluation_latency_chart,
+    ),
+    _per_app(
+        "run-duration",
+        "evaluation run duration",
+        "minutes from a final run's creation to its end (its operation's create and end times)",
+        "evaluation_run_durations",
+        run_duration_chart,
+    ),
+    _per_app(
+        "scores",
+        "score distributions per metric and app version",
+        "every score of completed runs' results; higher is better, but hallucination (1: hallucinated)",
+        "evaluation_score_distribution",
+        score_distribution_chart,
+    ),
+    _per_app(
+        "failures",
+        "failures of the newest completed run and their turns' latency",
+        "per failing expectation or score of a golden turn: its slowest span and the rest of the turn "
+        "(hover: why it failed, the erroring tool)",
+        "evaluation_failures",
+        failure_latency_chart,
+        empty="No failure in the newest completed run",
+    ),
+)
+"""An app's evaluation charts, those it has rows for (the failures' whenever it has scores)."""
+NO_RUNS = Spec(
+    "evaluation-pass-rate",
+    "Evaluations",
+    "Evaluation pass rate per run",
+    "completed runs only",
+    "No completed evaluation runs in this window",
+    wide=True,
+)
 
 
 def evaluation_charts(data: ReportData) -> list[Chart]:
-    """Per app with evaluation runs: pass rate, latency, run duration, scores and failures."""
-    apps = sorted(
-        {row["app"] for row in data.evaluation_pass_rates}
-        | {row["app"] for row in data.evaluation_latency}
-        | {row["app"] for row in data.evaluation_run_durations}
-    )
-    if not apps:
-        heading = Heading(
-            "evaluation-pass-rate",
-            "Evaluations",
-            "Evaluation pass rate per run",
-            "completed runs only",
-            wide=True,
-        )
-        return [empty_chart(heading, "No completed evaluation runs in this window")]
+    """Per app with completed evaluation runs, in its name's order: its EVALUATION_CHARTS."""
+    runs = ("evaluation_pass_rates", "evaluation_latency", "evaluation_run_durations")
     charts = []
-    for app in apps:
-        pass_rates = [row for row in data.evaluation_pass_rates if row["app"] == app]
-        latencies = [row for row in data.evaluation_latency if row["app"] == app]
-        if pass_rates:
-            charts.append(pass_rate_chart(app, pass_rates))
-        if latencies:
-            charts.append(evaluation_latency_chart(app, latencies))
-        durations = [row for row in data.evaluation_run_durations if row["app"] == app]
-        if durations:
-            charts.append(run_duration_chart(app, durations))
-        scores = [row for row in data.evaluation_score_distribution if row["app"] == app]
-        if scores:
-            charts.append(score_distribution_chart(app, scores))
-        failures = [row for row in data.evaluation_failures if row["app"] == app]
-        if scores or failures:
-            charts.append(failure_latency_chart(app, failures))
-    return charts
+    for app in sorted({row["app"] for query in runs for row in data[query]}):
+        mine = {
+            spec.query: [row for row in data[spec.query] if row["app"] == app] for spec in EVALUATION_CHARTS
+        }
+        for spec in EVALUATION_CHARTS:
+            if mine[spec.query] or (
+                spec.query == "evaluation_failures" and mine["evaluation_score_distribution"]
+            ):
+                charts.append(spec.format(app=short_name(app)).chart(mine[spec.query]))
+    return charts or [empty_chart(NO_RUNS)]

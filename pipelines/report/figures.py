@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from pipelines.report.data import Rows
+from pipelines.report.data import Rows, groups
 
 DAY_AXIS = "Day (UTC)"
 HEIGHT = 390
@@ -19,18 +19,37 @@ PERCENTILES = (("p50", "dot", "#2ca02c"), ("p90", "solid", "#1f77b4"), ("p99", "
 """Percentile lines: name, dash style and colour, the same on every chart."""
 
 
+Draw = Callable[["Spec", Rows], "Chart"]
+
+
 @dataclass(frozen=True)
-class Heading:
+class Spec:
+    """A chart declared: its id (the element plotly draws in), section, title and subtitle, what it
+    says without data, and the named query whose rows `draw` draws (a shape below, with its
+    arguments, or a function of its own)."""
+
     id: str
     section: str
     title: str
     subtitle: str = ""
+    empty: str = ""
+    query: str = ""
+    draw: Draw | None = None
     wide: bool = False
+
+    def format(self, **names: str) -> Spec:
+        """This chart with its id and title's `{name}` fields filled in (an app's charts)."""
+        return replace(self, id=self.id.format(**names), title=self.title.format(**names))
+
+    def chart(self, rows: Rows) -> Chart:
+        """The chart of `rows`, or, without any, its frame saying so."""
+        assert self.draw is not None, self.id
+        return self.draw(self, rows) if rows else empty_chart(self)
 
 
 @dataclass(frozen=True)
 class Chart:
-    heading: Heading
+    spec: Spec
     figure: go.Figure
     has_data: bool
 
@@ -47,52 +66,56 @@ def short_name(resource: Any) -> str:
     return str(resource).rsplit("/", 1)[-1]
 
 
-def _frame(heading: Heading) -> dict[str, Any]:
+def _frame(spec: Spec) -> dict[str, Any]:
     """The layout every chart shares: its title and subtitle, height and margins."""
-    title: dict[str, Any] = {"text": heading.title, "x": 0.01, "xanchor": "left", "font": {"size": 16}}
-    if heading.subtitle:
-        title["subtitle"] = {"text": heading.subtitle, "font": {"size": 12, "color": "#57606a"}}
-    margin = {"l": 70, "r": 20, "t": 86 if heading.subtitle else 60, "b": 60}
+    title: dict[str, Any] = {"text": spec.title, "x": 0.01, "xanchor": "left", "font": {"size": 16}}
+    if spec.subtitle:
+        title["subtitle"] = {"text": spec.subtitle, "font": {"size": 12, "color": "#57606a"}}
+    margin = {"l": 70, "r": 20, "t": 86 if spec.subtitle else 60, "b": 60}
     return {"title": title, "height": HEIGHT, "margin": margin}
 
 
 def finish(
     figure: go.Figure,
-    heading: Heading,
+    spec: Spec,
     y_title: str,
     *,
     x_title: str = DAY_AXIS,
     days: int = 0,
+    xaxes: dict[str, Any] | None = None,
+    yaxes: dict[str, Any] | None = None,
     **layout: Any,
 ) -> Chart:
-    figure.update_layout(
-        **_frame(heading),
-        legend={"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0},
-        hovermode="x unified",
-    )
-    figure.update_layout(**layout)
-    figure.update_yaxes(title_text=y_title, rangemode="tozero")
+    """`figure` framed: the spec's title, a legend below, y from zero, days (UTC) on x unless
+    `x_title` says otherwise; `layout`, `xaxes` and `yaxes` (every subplot's) update that."""
+    legend = {"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0}
+    figure.update_layout({**_frame(spec), "legend": legend, "hovermode": "x unified"}, **layout)
     if x_title == DAY_AXIS:
-        figure.update_xaxes(type="date", tickformat="%Y-%m-%d", hoverformat="%Y-%m-%d (UTC)")
-        if days and days <= 14:
-            figure.update_xaxes(dtick=86_400_000, tick0="2000-01-01")
-    figure.update_xaxes(title_text=x_title)
-    return Chart(heading, figure, has_data=True)
+        daily = {"dtick": 86_400_000, "tick0": "2000-01-01"} if 0 < days <= 14 else {}
+        xaxes = {
+            "type": "date",
+            "tickformat": "%Y-%m-%d",
+            "hoverformat": "%Y-%m-%d (UTC)",
+            **daily,
+            **(xaxes or {}),
+        }
+    figure.update_xaxes({"title_text": x_title, **(xaxes or {})})
+    figure.update_yaxes({"title_text": y_title, "rangemode": "tozero", **(yaxes or {})})
+    return Chart(spec, figure, has_data=True)
 
 
-def empty_chart(heading: Heading, message: str) -> Chart:
-    figure = go.Figure()
-    figure.add_annotation(
-        text=message, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper", font={"size": 14}
-    )
-    figure.update_layout(**_frame(heading), xaxis={"visible": False}, yaxis={"visible": False})
-    return Chart(heading, figure, has_data=False)
+def empty_chart(spec: Spec, message: str = "") -> Chart:
+    """The chart's frame saying `message`, or what its spec says without data."""
+    note = {"text": message or spec.empty, "showarrow": False, "x": 0.5, "y": 0.5, "font": {"size": 14}}
+    hidden = {"visible": False}
+    layout = {**_frame(spec), "annotations": [{**note, "xref": "paper", "yref": "paper"}]}
+    return Chart(spec, go.Figure(layout={**layout, "xaxis": hidden, "yaxis": hidden}), has_data=False)
 
 
 def subplot_grid(
     titles: list[str], cols: int, *, vertical: float, horizontal: float
-) -> tuple[go.Figure, int]:
-    """A subplot per title, `cols` a row (i at row i // cols + 1), and the rows; `vertical` is shared."""
+) -> tuple[go.Figure, list[dict[str, int]]]:
+    """A subplot per title, `cols` a row, and the row and col of each; `vertical` is shared."""
     rows = (len(titles) + cols - 1) // cols
     figure = make_subplots(
         rows=rows,
@@ -101,7 +124,7 @@ def subplot_grid(
         vertical_spacing=vertical / rows,
         horizontal_spacing=horizontal,
     )
-    return figure, rows
+    return figure, [{"row": index // cols + 1, "col": index % cols + 1} for index in range(len(titles))]
 
 
 def by_series(rows: Rows, series: Callable[[dict[str, Any]], str], value: str) -> dict[str, dict[str, Any]]:
@@ -119,112 +142,124 @@ def by_series(rows: Rows, series: Callable[[dict[str, Any]], str], value: str) -
 
 
 def bars_per_day(
-    heading: Heading,
+    spec: Spec,
     rows: Rows,
     series: Callable[[dict[str, Any]], str],
     value: str,
     y_title: str,
     *,
-    empty: str,
     stacked: bool = True,
 ) -> Chart:
     """One bar series per `series` value, days on x: stacked, or side by side."""
-    if not rows:
-        return empty_chart(heading, empty)
     days = days_of(rows)
     figure = go.Figure()
     for name, points in by_series(rows, series, value).items():
         figure.add_trace(go.Bar(name=name, x=days, y=[points.get(day, 0) for day in days]))
-    return finish(figure, heading, y_title, days=len(days), barmode="stack" if stacked else "group")
+    return finish(figure, spec, y_title, days=len(days), barmode="stack" if stacked else "group")
 
 
 APP_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
 
 
-def percentile_traces(rows: Rows, columns: Sequence[str], *, legend: bool = True) -> list[go.Scatter]:
-    """p50, p90 and p99 lines over the days of `rows` (`columns` name the three values). The
-    percentiles are those of each app and day (the rollups'), so rows of several apps are drawn
-    as lines of their own, an app a colour, a percentile a dash."""
-    apps = sorted({str(row.get("app")) for row in rows})
+def percentile_traces(
+    rows: Rows, columns: Sequence[str], *, by: str | None = None, legend: bool = True
+) -> list[go.Scatter]:
+    """Lines of p50, p90 and p99 (`columns` name them, or the first of them) over the days of
+    `rows`. The percentiles are those of each app and day (the rollups'), so the rows of several
+    apps are lines of their own, as are those of each `by` value (a model): a series a colour and
+    a percentile a dash, or, for one series, a percentile a colour."""
+    several_apps = len({str(row.get("app")) for row in rows}) > 1
+
+    def series(row: dict[str, Any]) -> str:
+        parts = [short_name(row.get("app"))] if several_apps else []
+        return " ".join(parts + ([str(row[by])] if by else []))
+
+    by_label = groups(sorted(rows, key=lambda row: day_label(row["day"])), series)
     traces = []
-    for index, app in enumerate(apps):
-        ordered = sorted(
-            (row for row in rows if str(row.get("app")) == app), key=lambda r: day_label(r["day"])
-        )
-        for column, (name, dash, colour) in zip(columns, PERCENTILES, strict=True):
+    for index, label in enumerate(sorted(by_label)):
+        ordered = by_label[label]
+        colour = APP_COLOURS[index % len(APP_COLOURS)] if len(by_label) > 1 else None
+        for column, (name, dash, percentile_colour) in zip(columns, PERCENTILES[: len(columns)], strict=True):
             traces.append(
                 go.Scatter(
-                    name=name if len(apps) == 1 else f"{short_name(app)} {name}",
-                    legendgroup=name if len(apps) == 1 else app,
+                    name=f"{label} {name}".strip(),
+                    legendgroup=label or name,
                     showlegend=legend,
                     x=[day_label(row["day"]) for row in ordered],
                     y=[row[column] for row in ordered],
                     mode="lines+markers",
-                    line={
-                        "dash": dash,
-                        "color": colour if len(apps) == 1 else APP_COLOURS[index % len(APP_COLOURS)],
-                    },
+                    line={"dash": dash, "color": colour or percentile_colour},
                 )
             )
     return traces
 
 
 def percentile_lines(
-    heading: Heading, rows: Rows, columns: Sequence[str], y_title: str, *, empty: str
+    spec: Spec, rows: Rows, column: str, y_title: str, *, by: str | None = None, percentiles: int = 3
 ) -> Chart:
-    """p50, p90 and p99 lines over the days of `rows` (`percentile_traces`)."""
+    """p50, p90 and p99 (the first `percentiles` of them) of `column` ("turns_{}": turns_p50, ...)
+    over the days of `rows`, drawn by `percentile_traces`."""
+    columns = [column.format(name) for name, _, _ in PERCENTILES[:percentiles]]
     measured = [row for row in rows if any(row[column] is not None for column in columns)]
     if not measured:
-        return empty_chart(heading, empty)
-    figure = go.Figure(percentile_traces(measured, columns))
-    return finish(figure, heading, y_title, days=len(days_of(measured)))
+        return empty_chart(spec)
+    figure = go.Figure(percentile_traces(measured, columns, by=by))
+    return finish(figure, spec, y_title, days=len(days_of(measured)))
 
 
 def heatmap(
-    heading: Heading,
+    spec: Spec,
+    rows: Rows,
     *,
-    x: list[str],
-    y: list[str],
-    cells: dict[tuple[str, str], dict[str, Any]],
-    value: str,
-    text: Callable[[dict[str, Any]], str],
-    hover: Callable[[dict[str, Any]], str],
-    colorscale: str,
-    colorbar: dict[str, Any],
+    x: str,
+    y: str,
+    z: str,
+    text: str,
+    hover: str,
+    colours: tuple[str, str, str],
     x_title: str,
     y_title: str,
+    columns: list[str] | None = None,
     zmax: float | None = None,
-    days: int = 0,
 ) -> Chart:
-    """A labelled grid: one cell per (y, x) of `cells`, coloured by `value`, written with `text`."""
-    grid = [[cells.get((row, column)) for column in x] for row in y]
+    """A labelled grid: a cell per row where its `x` and `y` values meet, coloured by its `z`,
+    written with `text` and hovered with `hover` (formats of the row; no text where `z` is None).
+    The columns are in the order of `columns` (or sorted), the lines sorted; `colours`: the colour
+    scale, its bar's title and tick format; the scale tops at `zmax` or at a cell above it."""
+    cells = {(day_label(row[y]), day_label(row[x])): row for row in rows}
+    columns = columns or sorted({column for _, column in cells})
+    lines = sorted({line for line, _ in cells}, key=str.lower)
+    grid = [[cells.get((line, column)) for column in columns] for line in lines]
+    scale, title, tickformat = colours
+    highest = max((float(row[z]) for row in rows if row[z] is not None), default=0.0)
     figure = go.Figure(
         go.Heatmap(
-            z=[[None if cell is None else cell[value] for cell in line] for line in grid],
-            x=x,
-            y=y,
-            text=[["" if cell is None else text(cell) for cell in line] for line in grid],
+            z=[[None if cell is None else cell[z] for cell in line] for line in grid],
+            x=columns,
+            y=lines,
+            text=[
+                ["" if cell is None or cell[z] is None else text.format(**cell) for cell in line]
+                for line in grid
+            ],
             texttemplate="%{text}",
-            customdata=[["" if cell is None else hover(cell) for cell in line] for line in grid],
+            customdata=[["" if cell is None else hover.format(**cell) for cell in line] for line in grid],
             hovertemplate="%{y} · %{x}<br>%{customdata}<extra></extra>",
-            colorscale=colorscale,
+            colorscale=scale,
             zmin=0,
-            zmax=zmax,
-            colorbar=colorbar,
+            zmax=None if zmax is None else max(zmax, highest),
+            colorbar={"title": {"text": title}, "tickformat": tickformat},
             xgap=2,
             ygap=2,
         )
     )
-    chart = finish(
+    return finish(
         figure,
-        heading,
+        spec,
         y_title,
         x_title=x_title,
-        days=days,
+        days=len(columns),
+        xaxes={} if x_title == DAY_AXIS else {"type": "category"},
+        yaxes={"rangemode": "normal", "autorange": "reversed"},
         hovermode="closest",
-        height=max(HEIGHT, 30 * len(y) + 190),
+        height=max(HEIGHT, 30 * len(lines) + 190),
     )
-    figure.update_yaxes(rangemode="normal", autorange="reversed")
-    if x_title != DAY_AXIS:
-        figure.update_xaxes(type="category")
-    return chart

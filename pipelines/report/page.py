@@ -1,54 +1,53 @@
-"""The dashboard page: one HTML file, plotly.js, figures and regressions inlined: it fetches nothing."""
+"""The dashboard page: one HTML file, plotly.js once and each figure as plotly writes it: no fetch."""
 
 from __future__ import annotations
 
 import html
-import json
-from collections import defaultdict
 from importlib import resources
+from itertools import groupby
 from string import Template
 from typing import Any
 
 import plotly.io as pio
-from plotly.io.json import to_json_plotly
 from plotly.offline import get_plotlyjs
 
-from pipelines.report.charts import sections
-from pipelines.report.data import Rows
+from pipelines.report.data import Rows, groups
 from pipelines.report.figures import Chart, short_name
 
 STATUS_ORDER = ("regressed", "gone", "new", "improved", "unchanged")
 """Worst news first: a subject takes the worst status of its metrics."""
 METRIC_NAMES = {"pass_rate": "pass rate", "p50_seconds": "p50", "p90_seconds": "p90", "p99_seconds": "p99"}
+_WHITE = pio.templates["plotly_white"].to_plotly_json()
+TEMPLATE = {
+    "layout": _WHITE["layout"],
+    "data": {kind: _WHITE["data"][kind] for kind in ("bar", "heatmap", "scatter")},
+}
+"""plotly_white, which every figure carries (plotly.js has no page-wide template), less the styles
+of traces the dashboard never draws."""
+TO_HTML = {
+    "full_html": False,
+    "include_plotlyjs": False,  # on the page once
+    "config": {"displaylogo": False},
+    "post_script": "chartDrawn()",
+    "validate": False,  # validated as it was built
+}
 
 
-def _script_json(value: Any) -> str:
-    """JSON safe inside a <script> element (no `</script>` or `<!--` can close it)."""
-    return value.replace("</", "<\\/").replace("<!--", "<\\!--")
-
-
-def _figures_json(charts: list[Chart]) -> str:
-    figures = []
-    for chart in charts:
-        figure = json.loads(to_json_plotly(chart.figure.to_plotly_json()))
-        figure["layout"].pop("template", None)
-        figures.append({"id": chart.heading.id, "data": figure["data"], "layout": figure["layout"]})
-    return _script_json(json.dumps(figures, separators=(",", ":")))
+def _chart_html(chart: Chart) -> str:
+    """The chart's card: plotly's own <div> and script (plotly.js is on the page once); once drawn,
+    it calls chartDrawn(), which marks the page complete after the last one."""
+    figure = chart.figure.to_dict()
+    figure["layout"]["template"] = TEMPLATE
+    plot = pio.to_html(figure, div_id=chart.spec.id, **TO_HTML)
+    wide = " wide" if chart.spec.wide else ""
+    return f'<div class="card{wide}" role="img" aria-label="{html.escape(chart.spec.title)}">{plot}</div>'
 
 
 def _sections_html(charts: list[Chart]) -> str:
-    parts = []
-    for section, members in sections(charts).items():
-        parts.append(f"<h2>{html.escape(section)}</h2>")
-        parts.append('<div class="grid">')
-        for chart in members:
-            wide = " wide" if chart.heading.wide else ""
-            parts.append(
-                f'<div class="card{wide}"><div id="{html.escape(chart.heading.id)}" class="chart" '
-                f'role="img" aria-label="{html.escape(chart.heading.title)}"></div></div>'
-            )
-        parts.append("</div>")
-    return "\n".join(parts)
+    return "\n".join(
+        f'<h2>{html.escape(section)}</h2>\n<div class="grid">\n{"".join(map(_chart_html, members))}\n</div>'
+        for section, members in groupby(charts, key=lambda chart: chart.spec.section)
+    )
 
 
 def _value(metric: str, value: Any) -> str:
@@ -97,18 +96,13 @@ def regressions_html(rows: Rows) -> str:
             '<p class="note">Nothing to compare: no app\'s newest completed evaluation run has an earlier '
             "completed run of the same evaluations (or dataset).</p>"
         )
-    by_app: dict[str, Rows] = defaultdict(list)
-    for row in rows:
-        by_app[row["app"]].append(row)
     parts = []
-    for app, members in sorted(by_app.items()):
+    for app, members in sorted(groups(rows, lambda row: row["app"]).items()):
         first = members[0]
         previous = f"{short_name(first['previous_run'])} ({first['previous_version'] or '?'})"
         latest = f"{short_name(first['latest_run'])} ({first['latest_version'] or '?'})"
         parts.append(f"<h3>{html.escape(f'{short_name(app)}: {previous} → {latest}')}</h3>")
-        subjects: dict[tuple[str, str], Rows] = defaultdict(list)
-        for row in members:
-            subjects[(row["kind"], str(row["subject"]))].append(row)
+        subjects = groups(members, lambda row: (row["kind"], str(row["subject"])))
         lines = []
         for metrics in subjects.values():
             status = min((row["status"] for row in metrics), key=STATUS_ORDER.index)
@@ -149,8 +143,7 @@ def render_page(charts: list[Chart], regressions: Rows, *, title: str, subtitle:
         title=html.escape(title),
         subtitle=subtitle,
         plotly_js=get_plotlyjs(),
+        charts=len(charts),
         sections=_sections_html(charts),
         regressions=regressions_html(regressions),
-        template_json=_script_json(to_json_plotly(pio.templates["plotly_white"].to_plotly_json())),
-        figures_json=_figures_json(charts),
     )
