@@ -38,7 +38,7 @@ from pipelines.transform.conversation_json import (
     ToolsetTool,
     has_error_member,
 )
-from pipelines.transform.rows import Reject
+from pipelines.transform.rejects import Reject
 from pipelines.transform.schemas import (
     CHUNKS,
     CONVERSATION_TABLES,
@@ -144,10 +144,7 @@ class ConversationFlattener:
         return [reject for _, reject in rejects]
 
     def _reject(self, ordinal: int, conversation: LakeConversation, reason: str) -> None:
-        value = conversation.value()
-        name = value.get("name") if isinstance(value, dict) else None
-        reject = Reject(REJECT_SOURCE, name if isinstance(name, str) else None, reason, value)
-        self._rejects.append((ordinal, reject))
+        self._rejects.append((ordinal, Reject.of(REJECT_SOURCE, conversation.value(), reason)))
 
     # -- checking and converting a batch -------------------------------------------------------
 

@@ -3,21 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 
 from pipelines.transform import values as v
+from pipelines.transform.rejects import Reject
 from pipelines.transform.schemas import TableSpec
-
-
-@dataclass(frozen=True)
-class Reject:
-    source: str
-    resource_name: str | None
-    reason: str
-    raw: Any
 
 
 class RowBuffer:
@@ -54,11 +46,8 @@ class TableBuffers:
         except (v.SchemaViolation, RecursionError) as exc:
             for table, mark in zip(self.tables.values(), marks, strict=True):
                 del table.rows[mark:]
-            name = obj.get("name") if isinstance(obj, dict) else None
             reason = str(exc) if isinstance(exc, v.SchemaViolation) else "object nested too deeply"
-            self.rejects.append(
-                Reject(self.reject_source, name if isinstance(name, str) else None, reason, obj)
-            )
+            self.rejects.append(Reject.of(self.reject_source, obj, reason))
             return False
         return True
 
