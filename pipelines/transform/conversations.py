@@ -17,6 +17,7 @@ from pipelines.transform.columns import (
     TIMESTAMP_COLUMNS,
     TableColumns,
     check_column,
+    derived_columns,
     positioned,
     seconds_between,
 )
@@ -55,7 +56,7 @@ class ConversationFlattener:
     """A batch per table each `take_batches()` (keeping nothing); `take_rejects()`: every reject, in order."""
 
     def __init__(self) -> None:
-        self._tables = {spec.name: TableColumns(spec) for spec in CONVERSATION_TABLES}
+        self._tables = {spec.name: TableColumns(spec, derived_columns(spec)) for spec in CONVERSATION_TABLES}
         self._conversations: list[LakeConversation] = []
         self._ordinals: list[int] = []
         self._names: list[str] = []

@@ -51,8 +51,8 @@ def observed_tool(observed: Any, where: str) -> str | None:
     """The tool of an observed tool call or response (a scenario's observed call is a pair)."""
     observed = v.message(observed, where)
     if "toolCall" in observed:
-        return tool_subject(v.message(observed["toolCall"], f"{where}.toolCall"), f"{where}.toolCall")
-    return tool_subject(observed, where)
+        return tool_subject(v.message(observed["toolCall"], f"{where}.toolCall"), f"{where}.toolCall.")
+    return tool_subject(observed, f"{where}.")
 
 
 def transfer_target(transfer: Any, response: dict[str, Any] | None, where: str) -> str | None:

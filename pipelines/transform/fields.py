@@ -1,0 +1,210 @@
+"""Field maps: a table's columns declared as paths into an object's JSON, each with its checked
+reader (`values`, enums), and the one walk that fills the tables' column buffers from them. An
+object with a bad value leaves no row in any table: it is a `Reject`, with the value's path."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Literal
+
+import pyarrow as pa
+
+from pipelines.protojson.enums import enum_name
+from pipelines.transform import values as v
+from pipelines.transform.columns import TableColumns
+from pipelines.transform.rejects import Reject
+from pipelines.transform.schemas import TableSpec
+
+Read = Callable[[Any, str], Any]
+"""A value's reader: (the JSON value, its path) → the column's value, or a `SchemaViolation`."""
+Column = Callable[[Any, str], Any]
+"""A column's reader: (the row's JSON object, its path with a trailing dot: `a.b[2].`, or `""`)."""
+
+
+def at(path: str, read: Read) -> Column:
+    """`read` of the value at the dotted `path` in the row's object (`""`: the object itself); the
+    messages on the way must be objects, and an absent one reads as empty."""
+    if not path:
+        return lambda obj, where: read(obj, where[:-1])
+    *parents, leaf = path.split(".")
+    labels = [".".join(parents[: depth + 1]) for depth in range(len(parents))]
+
+    def column(obj: Any, where: str) -> Any:
+        obj = v.message(obj, where[:-1])
+        for key, label in zip(parents, labels, strict=True):
+            obj = v.message(obj.get(key), where + label)
+        return read(obj.get(leaf), where + path)
+
+    return column
+
+
+def text(path: str) -> Column:
+    return at(path, v.text)
+
+
+def int32(path: str) -> Column:
+    return at(path, v.int32)
+
+
+def double(path: str) -> Column:
+    return at(path, v.double)
+
+
+def boolean(path: str) -> Column:
+    return at(path, v.boolean)
+
+
+def timestamp(path: str) -> Column:
+    return at(path, v.timestamp)
+
+
+def duration(path: str) -> Column:
+    return at(path, v.duration)
+
+
+def score(path: str) -> Column:
+    """An int32 score as a DOUBLE column."""
+    return at(path, lambda value, label: float(v.int32(value, label)))
+
+
+def enum(path: str, type_name: str) -> Column:
+    """An enum by its value's name (sent as a name or a number)."""
+    return at(path, lambda value, label: enum_name(value, type_name, label))
+
+
+def json(path: str, read: Read = v.message) -> Column:
+    """A message (or, read by `v.array`, a list) as JSON text; NULL when absent or empty."""
+
+    def as_json(value: Any, label: str) -> str | None:
+        value = read(value, label)
+        return v.json_text(value, label) if value else None
+
+    return at(path, as_json)
+
+
+def raw(value: Any, label: str) -> Any:
+    """The value as sent, unchecked."""
+    return value
+
+
+def const(value: Any) -> Column:
+    return lambda obj, where: value
+
+
+def given(path: str, test: Callable[[Any], bool], column: Column, read: Read = raw) -> Column:
+    """`column` where the value at `path` (read by `read`) passes `test`; NULL elsewhere."""
+    found = at(path, read)
+    return lambda obj, where: column(obj, where) if test(found(obj, where)) else None
+
+
+def _number(obj: Any, where: str) -> Any:
+    raise AssertionError("NUMBER is filled by the walk")
+
+
+NUMBER: Column = _number
+"""The row's number among its table's rows of the object added: lists numbered across the object."""
+
+
+def _message_or_none(value: Any, label: str) -> dict[str, Any] | None:
+    return None if value is None else v.message(value, label)
+
+
+@dataclass(frozen=True)
+class Rows:
+    """The rows an object yields: one of `table` per object found (none for a mere group) read by
+    `fields`, and those of its `children` in each. Which objects, at `path` in the parent (`""`:
+    the parent itself): `each` "one" message (none when null or when `when` fails), every item of a
+    "list", or every value of a "map" (an object keyed by name). Context, read by the object's row
+    and every descendant's: the columns given to `add`, the `index` column (a list item's position,
+    a map value's key) and the columns `derive` computes from the object."""
+
+    table: TableSpec | None
+    fields: Mapping[str, Column] = field(default_factory=dict)
+    path: str = ""
+    each: Literal["one", "list", "map"] = "one"
+    index: str | None = None
+    when: Callable[[dict[str, Any]], bool] | None = None
+    derive: Callable[[Any, str], dict[str, Any]] | None = None
+    children: tuple[Rows, ...] = ()
+
+    @cached_property
+    def find(self) -> Column:
+        """The objects in a parent: the message (None when null), the list, or the map."""
+        return at(self.path, {"one": _message_or_none, "list": v.array, "map": v.message}[self.each])
+
+    def specs(self) -> Iterator[TableSpec]:
+        if self.table is not None:
+            yield self.table
+        for child in self.children:
+            yield from child.specs()
+
+
+class FieldFlattener:
+    """The tables `specs` filled by `rows` from each object added (a `label` message, with the
+    values of the `given` columns); a batch per table each `take_batches()`, the rejects (of
+    `source`) each `take_rejects()`."""
+
+    def __init__(
+        self, specs: Iterable[TableSpec], rows: Rows, source: str, label: str, given: tuple[str, ...] = ()
+    ):
+        self.tables = {spec.name: TableColumns(spec) for spec in specs}
+        if missing := {spec.name for spec in rows.specs()} - self.tables.keys():
+            raise ValueError(f"rows of tables not flattened: {sorted(missing)}")
+        self.rows, self.source, self.label, self.given = rows, source, label, given
+        self.rejects: list[Reject] = []
+        self._marks: dict[str, int] = {}
+
+    def add(self, obj: Any, *given: Any) -> bool:
+        """Flatten one object; False when it is rejected (no row of it kept)."""
+        self._marks = {name: table.rows for name, table in self.tables.items()}
+        try:
+            context = dict(zip(self.given, given, strict=True))
+            self._row(self.rows, v.message(obj, self.label), "", context)
+        except (v.SchemaViolation, RecursionError) as exc:
+            for name, table in self.tables.items():
+                table.truncate(self._marks[name])
+            reason = str(exc) if isinstance(exc, v.SchemaViolation) else "object nested too deeply"
+            self.rejects.append(Reject.of(self.source, obj, reason))
+            return False
+        return True
+
+    def take_batches(self) -> dict[str, pa.RecordBatch]:
+        batches = {name: table.to_batch() for name, table in self.tables.items()}
+        for table in self.tables.values():
+            table.clear()
+        return batches
+
+    def take_rejects(self) -> list[Reject]:
+        rejects, self.rejects = self.rejects, []
+        return rejects
+
+    def _walk(self, rows: Rows, parent: dict[str, Any], where: str, context: dict[str, Any]) -> None:
+        """The rows of `rows` in `parent`, the object at `where`."""
+        found = rows.find(parent, where)
+        if rows.each == "one":
+            if found is not None and (rows.when is None or rows.when(found)):
+                self._row(rows, found, f"{where}{rows.path}." if rows.path else where, context)
+            return
+        for key, item in enumerate(found) if rows.each == "list" else found.items():
+            inherited = context if rows.index is None else {**context, rows.index: key}
+            self._row(rows, item, f"{where}{rows.path}[{key}].", inherited)
+
+    def _row(self, rows: Rows, obj: Any, where: str, context: dict[str, Any]) -> None:
+        if rows.derive is not None:
+            context = {**context, **rows.derive(obj, where)}
+        if rows.table is not None:
+            name = rows.table.name
+            table = self.tables[name]
+            row = []
+            for column in table.lists:
+                if column in context:
+                    row.append(context[column])
+                elif (read := rows.fields[column]) is NUMBER:
+                    row.append(table.rows - self._marks[name])
+                else:
+                    row.append(read(obj, where))
+            table.append(row)
+        for child in rows.children:
+            self._walk(child, obj, where, context)
