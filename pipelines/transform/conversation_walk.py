@@ -34,6 +34,11 @@ Lists = dict[str, dict[str, list[Any]]]
 """Each table's value lists by column."""
 
 
+def _appends(columns: dict[str, list[Any]], names: str) -> list[Callable[[Any], None]]:
+    """The `append` of each column named (by spaces), bound once: the walk calls them directly."""
+    return [columns[name].append for name in names.split()]
+
+
 def build_walk(t: Lists, source: Callable[[], Any]) -> Callable[[Conversation], str]:
     """The per-conversation walk as a closure over every column's `append` of the tables `t`;
     `source()`: the JSON of the conversation being walked, for unknown chunk kinds.
@@ -49,44 +54,29 @@ def build_walk(t: Lists, source: Callable[[], Any]) -> Callable[[Conversation], 
             return None, ABSENT
         return sent[0], Raw(v.json_text(chunk[sent[0]], sent[0]).encode())
 
-    conversations, turns, messages, chunks = t["conversations"], t["turns"], t["messages"], t["chunks"]
-    tool_calls, tool_responses, transfers, spans = (
-        t["tool_calls"],
-        t["tool_responses"],
-        t["agent_transfers"],
-        t["spans"],
+    c_app, c_id, c_start, c_end, c_turn_count, c_source, c_channel, c_inputs = _appends(
+        t["conversations"],
+        "app conversation_id start_time end_time turn_count source channel_type input_types",
     )
-    c_app, c_id = conversations["app"].append, conversations["conversation_id"].append
-    c_start, c_end = conversations["start_time"].append, conversations["end_time"].append
-    c_turn_count, c_source = conversations["turn_count"].append, conversations["source"].append
-    c_channel, c_inputs = conversations["channel_type"].append, conversations["input_types"].append
-    c_entry, c_deployment = conversations["entry_agent"].append, conversations["deployment"].append
-    c_version, c_language = conversations["app_version"].append, conversations["language_code"].append
-    t_index, t_text = turns["turn_index"].append, turns["user_intended_text"].append
-    t_messages, t_spans = turns["message_count"].append, turns["span_count"].append
-    t_start, t_duration = turns["start_time"].append, turns["duration_seconds"].append
-    m_turn, m_index, m_role = (
-        messages["turn_index"].append,
-        messages["message_index"].append,
-        messages["role"].append,
+    c_entry, c_deployment, c_version, c_language = _appends(
+        t["conversations"], "entry_agent deployment app_version language_code"
     )
-    m_time, m_chunks = messages["event_time"].append, messages["chunk_count"].append
-    k_type, k_text, k_mime = (
-        chunks["chunk_type"].append,
-        chunks["text"].append,
-        chunks["mime_type"].append,
+    t_index, t_text, t_messages, t_spans, t_start, t_duration = _appends(
+        t["turns"], "turn_index user_intended_text message_count span_count start_time duration_seconds"
     )
-    k_bytes, k_alt, k_payload = (
-        chunks["data_bytes"].append,
-        chunks["alt_text"].append,
-        chunks["payload"].append,
+    m_turn, m_index, m_role, m_time, m_chunks = _appends(
+        t["messages"], "turn_index message_index role event_time chunk_count"
     )
-    call_columns = [values.append for values in tool_calls.values()]
-    response_columns = [values.append for values in tool_responses.values()]
-    transfer_columns = [values.append for values in transfers.values()]
-    s_parent, s_depth = spans["parent_span_id"].append, spans["depth"].append
-    s_name, s_start, s_end = spans["name"].append, spans["start_time"].append, spans["end_time"].append
-    s_duration, s_attributes = spans["duration_seconds"].append, spans["attributes"].append
+    k_type, k_text, k_mime, k_bytes, k_alt, k_payload = _appends(
+        t["chunks"], "chunk_type text mime_type data_bytes alt_text payload"
+    )
+    call_columns, response_columns, transfer_columns = (
+        [values.append for values in t[table].values()]
+        for table in ("tool_calls", "tool_responses", "agent_transfers")
+    )
+    s_parent, s_depth, s_name, s_start, s_end, s_duration, s_attributes = _appends(
+        t["spans"], "parent_span_id depth name start_time end_time duration_seconds attributes"
+    )
     name_match = resource_names.CONVERSATION.fullmatch
     int32 = v.int32
     base64_size = v.base64_size

@@ -8,9 +8,15 @@ from __future__ import annotations
 from typing import Any
 
 from pipelines import resource_names
-from pipelines.transform import evaluation_messages as messages
 from pipelines.transform import values as v
-from pipelines.transform.evaluations import ERROR_TYPE, error_details, error_message, tool_subject
+from pipelines.transform.evaluation_messages import outcome_columns
+from pipelines.transform.evaluations import (
+    ERROR_INFO_MESSAGE,
+    ERROR_TYPE,
+    error_details,
+    error_message,
+    tool_subject,
+)
 from pipelines.transform.fields import (
     NUMBER,
     Column,
@@ -41,30 +47,9 @@ from pipelines.transform.schemas import (
 
 OUTCOME = "EvaluationResult.Outcome"
 
-_EXPECTATION_KINDS = (
-    ("toolCall", "tool_call"),
-    ("toolResponse", "tool_response"),
-    ("agentResponse", "agent_response"),
-    ("agentTransfer", "agent_transfer"),
-    ("updatedVariables", "updated_variables"),
-    ("mockToolResponse", "mock_tool_response"),
-)
-"""An expectation's kind: the first of these fields it sets (a golden one's `noToolCalls`
-otherwise; a scenario's `toolExpectation` is a tool call)."""
-_TOOL_FIELDS = ("toolCall", "toolResponse", "mockToolResponse")
-"""The fields of a golden expectation that name a tool (`expected_tool`)."""
-_OBSERVED = (
-    ("observedToolCall", "tool_call"),
-    ("observedToolResponse", "tool_response"),
-    ("observedAgentResponse", "agent_response"),
-    ("observedAgentTransfer", "agent_transfer"),
-    ("observedPayload", "payload"),
-)
-_SPAN_SUBJECTS = ("resource", "model", "callback")
 
-
-def _result_names(result: dict[str, Any], where: str) -> dict[str, Any]:
-    """The key of every row of a result (its name and run) and the evaluation it belongs to."""
+def _result_key(result: dict[str, Any], where: str) -> dict[str, Any]:
+    """The key of every row of a result (its name and run), and the evaluation it belongs to."""
     name = v.text(result.get("name"), "name")
     match = resource_names.EVALUATION_RESULT.fullmatch(name or "")
     if match is None:
@@ -99,19 +84,29 @@ RESULT = {
 
 
 def _scores(
-    metric: str, fields: dict[str, Column], path: str = "", each: Any = "one", when: Any = None
+    metric: str, fields: dict[str, Column], path: str = "", each: str = "one", when: Any = None
 ) -> Rows:
     """`evaluation_scores` rows of one metric, numbered across the result."""
     empty = dict.fromkeys(("rubric", "label", "outcome", "explanation"), const(None))
-    columns = {**empty, "score_index": NUMBER, "metric": const(metric), **fields}
-    return Rows(EVALUATION_SCORES, columns, path, each, when=when)
+    return Rows(
+        EVALUATION_SCORES,
+        {**empty, "score_index": NUMBER, "metric": const(metric), **fields},
+        path,
+        each,
+        when=when,
+    )
 
 
-def _judgement(metric: str, path: str, each: Any = "one") -> Rows:
-    """A HallucinationResult, SemanticSimilarityResult, TaskCompletionResult or
-    UserGoalSatisfactionResult (int32 score) as a score row; none when it is absent."""
-    fields = {"score": score("score"), "label": text("label"), "outcome": enum("outcome", OUTCOME)}
-    return _scores(metric, {**fields, "explanation": text("explanation")}, path, each)
+_JUDGEMENT = {
+    "score": score("score"),
+    "label": text("label"),
+    "outcome": enum("outcome", OUTCOME),
+    "explanation": text("explanation"),
+}
+"""A HallucinationResult, SemanticSimilarityResult, TaskCompletionResult or
+UserGoalSatisfactionResult (int32 score): a score row, none when it is absent."""
+_OVERALL = {"score": double("toolInvocationScore"), "outcome": enum("outcome", OUTCOME)}
+_RUBRIC = {"rubric": text("rubric"), "score": double("score"), "explanation": text("scoreExplanation")}
 
 
 def _invocation_score(field: str, metric: str) -> Rows:
@@ -123,7 +118,7 @@ def _span_subject(entry: Any, where: str) -> str | None:
     """What a span's latency is of: its resource, model or callback, or else its toolset's tool."""
     entry = v.message(entry, where[:-1])
     toolset = v.message(entry.get("toolset"), f"{where}toolset")
-    subject = next((entry[f] for f in _SPAN_SUBJECTS if entry.get(f)), None)
+    subject = next((entry[f] for f in ("resource", "model", "callback") if entry.get(f)), None)
     if subject is None and toolset:
         subject = tool_subject({"toolsetTool": toolset}, where)
     return v.text(subject, f"{where}subject")
@@ -136,86 +131,28 @@ _LATENCY = {
     "end_time": timestamp("endTime"),
     "latency_seconds": duration("executionLatency"),
 }
+_TOOL_CALL_LATENCY = {
+    **_LATENCY,
+    "kind": const("tool_call"),
+    "span_type": const(None),
+    "subject": text("tool"),
+}
+_SPAN_TYPE = enum("type", "EvaluationResult.SpanLatency.Type")
+_SPAN_LATENCY = {**_LATENCY, "kind": const("span"), "span_type": _SPAN_TYPE, "subject": _span_subject}
 _LATENCIES = (
-    Rows(
-        EVALUATION_RESULT_LATENCIES,
-        {**_LATENCY, "kind": const("tool_call"), "span_type": const(None), "subject": text("tool")},
-        "toolCallLatencies",
-        "list",
-    ),
-    Rows(
-        EVALUATION_RESULT_LATENCIES,
-        {
-            **_LATENCY,
-            "kind": const("span"),
-            "span_type": enum("type", "EvaluationResult.SpanLatency.Type"),
-            "subject": _span_subject,
-        },
-        "spanLatencies",
-        "list",
-    ),
+    Rows(EVALUATION_RESULT_LATENCIES, _TOOL_CALL_LATENCY, "toolCallLatencies", "list"),
+    Rows(EVALUATION_RESULT_LATENCIES, _SPAN_LATENCY, "spanLatencies", "list"),
 )
+_EXPECTATION_RESULT = {
+    "expectation_index": NUMBER,
+    "evaluation_expectation": text("evaluationExpectation"),
+    "prompt": text("prompt"),
+    "outcome": enum("outcome", OUTCOME),
+    "explanation": text("explanation"),
+}
 _EXPECTATION_RESULTS = Rows(
-    EVALUATION_EXPECTATION_RESULTS,
-    {
-        "expectation_index": NUMBER,
-        "evaluation_expectation": text("evaluationExpectation"),
-        "prompt": text("prompt"),
-        "outcome": enum("outcome", OUTCOME),
-        "explanation": text("explanation"),
-    },
-    "evaluationExpectationResults",
-    "list",
+    EVALUATION_EXPECTATION_RESULTS, _EXPECTATION_RESULT, "evaluationExpectationResults", "list"
 )
-
-
-def _outcome_columns(outcome: Any, where: str) -> dict[str, Any]:
-    """The columns of a golden turn's or a scenario's expectation outcome that take more than a
-    field. Their fields share names, but a scenario's expected tool call sits in `toolExpectation`
-    (with the response it mocks). An agent response, expected or observed, is kept as proto3 JSON
-    prints it, so that every legal form of it reads the same."""
-    outcome = v.message(outcome, where[:-1])
-    expectation = dict(v.message(outcome.get("expectation"), f"{where}expectation"))
-    scenario_tool = v.message(expectation.get("toolExpectation"), f"{where}expectation.toolExpectation")
-    if scenario_tool:
-        kind, call_field, parent = "tool_call", "expectedToolCall", scenario_tool
-    else:
-        kind = next((kind for field, kind in _EXPECTATION_KINDS if field in expectation), None)
-        if kind is None and expectation.get("noToolCalls"):
-            kind = "no_tool_calls"
-        call_field = next((f for f in _TOOL_FIELDS if f in expectation), "toolCall")
-        parent = expectation
-    call = v.message(parent.get(call_field), f"{where}expectation.{call_field}")
-    expected = expectation.get("agentResponse")
-    if expected is not None:
-        expected = messages.canonical_message(expected, f"{where}expectation.agentResponse")
-        expectation["agentResponse"] = expected
-    observed_field, observed_kind = next(((f, k) for f, k in _OBSERVED if f in outcome), (None, None))
-    observed = outcome.get(observed_field) if observed_field else None
-    response = None
-    if observed_kind == "agent_response":
-        observed = response = messages.canonical_message(observed, f"{where}{observed_field}")
-    return {
-        "expectation_kind": kind,
-        "expected_tool": tool_subject(call, f"{where}expectation.{call_field}.") if call else None,
-        "expectation": v.json_text(expectation, f"{where}expectation") if expectation else None,
-        "observed_kind": observed_kind,
-        "observed": v.json_text(observed, f"{where}{observed_field}") if observed is not None else None,
-        "expected_text": messages.said(expected),
-        "observed_text": messages.said(response),
-        "observed_time": v.timestamp(response.get("eventTime"), f"{where}{observed_field}.eventTime")
-        if response
-        else None,
-        "observed_tool": messages.observed_tool(observed, f"{where}{observed_field}")
-        if observed_kind in ("tool_call", "tool_response")
-        else None,
-        "expected_agent": messages.transfer_target(
-            expectation.get("agentTransfer"), expected, f"{where}expectation"
-        ),
-        "observed_agent": messages.transfer_target(
-            outcome.get("observedAgentTransfer"), response, f"{where}observed"
-        ),
-    }
 
 
 def _enabled(config: str, flag: str) -> Column:
@@ -225,10 +162,8 @@ def _enabled(config: str, flag: str) -> Column:
     return given(path, lambda value: value is not None, boolean(f"{path}.{flag}"))
 
 
-_THRESHOLDS, _CORRECTNESS = (
-    "expectation.expectationLevelMetricsThresholdsOverride",
-    "toolInvocationParameterCorrectnessThreshold",
-)
+_THRESHOLDS = "expectation.expectationLevelMetricsThresholdsOverride"
+_CORRECTNESS = "toolInvocationParameterCorrectnessThreshold"
 _SIMILARITY, _INVOCATION = "semanticSimilarityResult", "toolInvocationResult"
 _OUTCOME = {
     "outcome_index": NUMBER,
@@ -261,37 +196,40 @@ _OUTCOME = {
 
 
 def _outcomes(path: str) -> Rows:
-    return Rows(EVALUATION_EXPECTATION_OUTCOMES, _OUTCOME, path, "list", derive=_outcome_columns)
+    return Rows(EVALUATION_EXPECTATION_OUTCOMES, _OUTCOME, path, "list", derive=outcome_columns)
 
 
+_TURN_REPLAY = {
+    "conversation_name": text("conversation"),
+    "turn_latency_seconds": duration("turnLatency"),
+    "error_type": ERROR_TYPE,
+    "error_message": ERROR_INFO_MESSAGE,
+    "error_session_id": text("errorInfo.sessionId"),
+    "user_facing_error_message": text("errorInfo.userFacingErrorMessage"),
+}
 _TURN_REPLAYS = Rows(
     EVALUATION_TURN_REPLAYS,
-    {
-        "conversation_name": text("conversation"),
-        "turn_latency_seconds": duration("turnLatency"),
-        "error_type": ERROR_TYPE,
-        "error_message": text("errorInfo.errorMessage"),
-        "error_session_id": text("errorInfo.sessionId"),
-        "user_facing_error_message": text("errorInfo.userFacingErrorMessage"),
-    },
+    _TURN_REPLAY,
     "turnReplayResults",
     "list",
     "turn_index",
     children=(
-        _judgement("semantic_similarity", "semanticSimilarityResult"),
-        _judgement("hallucination", "hallucinationResult"),
+        _scores("semantic_similarity", _JUDGEMENT, "semanticSimilarityResult"),
+        _scores("hallucination", _JUDGEMENT, "hallucinationResult"),
         _invocation_score("toolInvocationScore", "tool_invocation"),
         _invocation_score("toolOrderedInvocationScore", "tool_ordered_invocation"),
-        _scores(
-            "overall_tool_invocation",
-            {"score": double("toolInvocationScore"), "outcome": enum("outcome", OUTCOME)},
-            "overallToolInvocationResult",
-            when=bool,
-        ),
+        _scores("overall_tool_invocation", _OVERALL, "overallToolInvocationResult", when=bool),
         _outcomes("expectationOutcome"),
         *_LATENCIES,
     ),
 )
+_SCENARIO = {
+    "conversation_name": text("conversation"),
+    "task": text("task"),
+    "user_facts": json("userFacts", v.array),
+    "all_expectations_satisfied": boolean("allExpectationsSatisfied"),
+    "task_completed": boolean("taskCompleted"),
+}
 
 
 def _no_turn(scenario: Any, where: str) -> dict[str, Any]:
@@ -301,35 +239,20 @@ def _no_turn(scenario: Any, where: str) -> dict[str, Any]:
 RESULT_ROWS = Rows(
     EVALUATION_RESULTS,
     RESULT,
-    derive=_result_names,
+    derive=_result_key,
     children=(
         Rows(None, path="goldenResult", when=bool, children=(_TURN_REPLAYS, _EXPECTATION_RESULTS)),
         Rows(
             EVALUATION_SCENARIO_RESULTS,
-            {
-                "conversation_name": text("conversation"),
-                "task": text("task"),
-                "user_facts": json("userFacts", v.array),
-                "all_expectations_satisfied": boolean("allExpectationsSatisfied"),
-                "task_completed": boolean("taskCompleted"),
-            },
+            _SCENARIO,
             "scenarioResult",
             when=bool,
             derive=_no_turn,
             children=(
-                _judgement("task_completion", "taskCompletionResult"),
-                _judgement("user_goal_satisfaction", "userGoalSatisfactionResult"),
-                _judgement("hallucination", "hallucinationResult", "list"),
-                _scores(
-                    "rubric",
-                    {
-                        "rubric": text("rubric"),
-                        "score": double("score"),
-                        "explanation": text("scoreExplanation"),
-                    },
-                    "rubricOutcomes",
-                    "list",
-                ),
+                _scores("task_completion", _JUDGEMENT, "taskCompletionResult"),
+                _scores("user_goal_satisfaction", _JUDGEMENT, "userGoalSatisfactionResult"),
+                _scores("hallucination", _JUDGEMENT, "hallucinationResult", "list"),
+                _scores("rubric", _RUBRIC, "rubricOutcomes", "list"),
                 _outcomes("expectationOutcomes"),
                 *_LATENCIES,
                 _EXPECTATION_RESULTS,

@@ -1,5 +1,5 @@
 """CES `EvaluationRun` JSON (and the operations that started runs) → the evaluation run tables, as
-field maps: each column's path in the run and its reader."""
+field maps: each column's path in the JSON and its reader."""
 
 from __future__ import annotations
 
@@ -39,6 +39,7 @@ from pipelines.transform.schemas import (
     EVALUATION_RUNS,
     OPERATION_REJECT_SOURCE,
     RUN_REJECT_SOURCE,
+    TableSpec,
 )
 
 
@@ -51,19 +52,18 @@ def run_name(run: dict[str, Any]) -> tuple[str, str, str]:
     return name, match.group(1), match.group(2)
 
 
-def _run_names(run: dict[str, Any], where: str) -> dict[str, Any]:
-    name, app, run_id = run_name(run)
-    return {"evaluation_run_name": name, "app": app, "evaluation_run_id": run_id}
+def _run_key(run: dict[str, Any], where: str) -> dict[str, Any]:
+    return dict(zip(("evaluation_run_name", "app", "evaluation_run_id"), run_name(run), strict=True))
 
 
 ERROR_TYPE = enum("errorInfo.errorType", "EvaluationErrorInfo.ErrorType")
+ERROR_INFO_MESSAGE, _STATUS_MESSAGE = text("errorInfo.errorMessage"), text("error.message")
 _ERROR_INFO = at("errorInfo", v.message)
-_INFO_MESSAGE, _STATUS_MESSAGE = text("errorInfo.errorMessage"), text("error.message")
 
 
 def error_message(obj: Any, where: str) -> str | None:
     """A run's or result's error message: its `errorInfo`'s if it has one, else its Status's."""
-    return (_INFO_MESSAGE if _ERROR_INFO(obj, where) else _STATUS_MESSAGE)(obj, where)
+    return (ERROR_INFO_MESSAGE if _ERROR_INFO(obj, where) else _STATUS_MESSAGE)(obj, where)
 
 
 def error_details(prefix: str) -> dict[str, Column]:
@@ -92,11 +92,7 @@ def tool_subject(entry: Any, where: str) -> str | None:
     return f"{toolset}/{tool_id}" if tool_id else toolset
 
 
-STATE = enum("state", "EvaluationRun.EvaluationRunState")
-PROGRESS = {
-    f"{count}_count": int32(f"progress.{count}Count")
-    for count in ("total", "passed", "failed", "error", "completed", "cancelled")
-}
+_PROGRESS = ("total", "passed", "failed", "error", "completed", "cancelled")
 RUN = {
     "display_name": text("displayName"),
     "create_time": timestamp("createTime"),
@@ -107,8 +103,8 @@ RUN = {
     "changelog_create_time": timestamp("changelogCreateTime"),
     "evaluation_dataset": text("evaluationDataset"),
     "evaluation_type": enum("evaluationType", "EvaluationRun.EvaluationType"),
-    "state": STATE,
-    **PROGRESS,
+    "state": enum("state", "EvaluationRun.EvaluationRunState"),
+    **{f"{count}_count": int32(f"progress.{count}Count") for count in _PROGRESS},
     "run_count": int32("runCount"),
     "golden_run_method": enum("goldenRunMethod", "GoldenRunMethod"),
     "evaluation_channel": enum("config.evaluationChannel", "EvaluationConfig.EvaluationChannel"),
@@ -120,58 +116,44 @@ RUN = {
     "operation": text("operation"),
     "optimization_status": enum("optimizationConfig.status", "OptimizationConfig.OptimizationStatus"),
 }
+_SUMMARY = {f"{n}_count": int32(f"{n}Count") for n in ("passed", "failed", "error")}
+_PERSONA = {"persona": text("persona"), "task_count": int32("taskCount")}
+_ERROR = {"error_type": ERROR_TYPE, "error_message": ERROR_INFO_MESSAGE, **error_details("")}
+_METRICS = {f"p{p}_seconds": duration(f"latencyMetrics.p{p}Latency") for p in (50, 90, 99)}
 
 
 def _latencies(field: str, kind: str, subject: Column, display: Column) -> Rows:
     """The entries of one list of the run's latency report, numbered within it."""
-    metrics = {f"p{p}_seconds": duration(f"latencyMetrics.p{p}Latency") for p in (50, 90, 99)} | {
-        "call_count": int32("latencyMetrics.callCount")
-    }
-    fields = {"kind": const(kind), "subject": subject, "display_name": display, **metrics}
+    fields = {"kind": const(kind), "subject": subject, "display_name": display, **_METRICS}
+    fields["call_count"] = int32("latencyMetrics.callCount")
     return Rows(EVALUATION_RUN_LATENCIES, fields, f"latencyReport.{field}", "list", "entry_index")
 
 
-def _listed(table: Any, field: str, column: str, index: str) -> Rows:
-    """A list of resource names of the run, a row each."""
+def _named(table: TableSpec, column: str, field: str, index: str) -> Rows:
+    """A list of resource names in the run, a row each."""
     return Rows(table, {column: text("")}, field, "list", index)
 
 
 RUN_ROWS = Rows(
     EVALUATION_RUNS,
     RUN,
-    derive=_run_names,
+    derive=_run_key,
     children=(
-        Rows(
-            EVALUATION_RUN_SUMMARIES,
-            {f"{count}_count": int32(f"{count}Count") for count in ("passed", "failed", "error")},
-            "evaluationRunSummaries",
-            "map",
-            "evaluation_name",
-        ),
+        Rows(EVALUATION_RUN_SUMMARIES, _SUMMARY, "evaluationRunSummaries", "map", "evaluation_name"),
         _latencies("toolLatencies", "tool", tool_subject, text("toolDisplayName")),
         _latencies("callbackLatencies", "callback", text("stage"), const(None)),
         _latencies("guardrailLatencies", "guardrail", text("guardrail"), text("guardrailDisplayName")),
         _latencies("llmCallLatencies", "llm_call", text("model"), const(None)),
-        Rows(
-            EVALUATION_RUN_PERSONAS,
-            {"persona": text("persona"), "task_count": int32("taskCount")},
-            "personaRunConfigs",
-            "list",
-            "persona_index",
-        ),
-        _listed(EVALUATION_RUN_EVALUATIONS, "evaluations", "evaluation_name", "evaluation_index"),
-        _listed(EVALUATION_RUN_RESULTS, "evaluationResults", "evaluation_result_name", "result_index"),
-        Rows(
-            EVALUATION_RUN_ERRORS,
-            {"error_type": ERROR_TYPE, "error_message": _INFO_MESSAGE, **error_details("")},
-            when=lambda run: bool(run.get("errorInfo") or run.get("error")),
-        ),
+        Rows(EVALUATION_RUN_PERSONAS, _PERSONA, "personaRunConfigs", "list", "persona_index"),
+        _named(EVALUATION_RUN_EVALUATIONS, "evaluation_name", "evaluations", "evaluation_index"),
+        _named(EVALUATION_RUN_RESULTS, "evaluation_result_name", "evaluationResults", "result_index"),
+        Rows(EVALUATION_RUN_ERRORS, _ERROR, when=lambda run: bool(run.get("errorInfo") or run.get("error"))),
     ),
 )
 
 
 class EvaluationRunFlattener(FieldFlattener):
-    """`add(run, observed_at)`: a run fetched then (epoch microseconds)."""
+    """`add(run, observed_at)`: a run fetched then (epoch microseconds); False if rejected."""
 
     def __init__(self) -> None:
         given = ("observed_at",)
@@ -179,12 +161,9 @@ class EvaluationRunFlattener(FieldFlattener):
 
 
 def snapshot_row(run: dict[str, Any], observed_at_micros: int) -> tuple[Any, ...]:
-    """The `evaluation_run_snapshots` row of a run (flattened without a reject) seen then."""
-    context = {"evaluation_run_name": run_name(run)[0], "observed_at": observed_at_micros}
-    return tuple(
-        context[column] if column in context else RUN[column](run, "")
-        for column in EVALUATION_RUN_SNAPSHOTS.schema.names
-    )
+    """A run's `evaluation_run_snapshots` row (of a run flattened without a reject)."""
+    key = {"evaluation_run_name": run_name(run)[0], "observed_at": observed_at_micros}
+    return tuple(key[c] if c in key else RUN[c](run, "") for c in EVALUATION_RUN_SNAPSHOTS.schema.names)
 
 
 def snapshots_batch(rows: Iterable[tuple[Any, ...]]) -> pa.RecordBatch:
@@ -207,20 +186,16 @@ def _operation_run(operation: dict[str, Any], where: str) -> dict[str, Any]:
     return {"evaluation_run_name": name, "app": app}
 
 
-OPERATION_ROWS = Rows(
-    EVALUATION_RUN_OPERATIONS,
-    {
-        "operation_name": text("name"),
-        "done": boolean("done"),
-        "create_time": timestamp("metadata.createTime"),
-        "end_time": timestamp("metadata.endTime"),
-        "verb": text("metadata.verb"),
-        "cancel_requested": boolean("metadata.cancelRequested"),
-        "error_code": given("error", bool, int32("error.code")),
-        "error_message": _STATUS_MESSAGE,
-    },
-    derive=_operation_run,
-)
+OPERATION = {
+    "operation_name": text("name"),
+    "done": boolean("done"),
+    "create_time": timestamp("metadata.createTime"),
+    "end_time": timestamp("metadata.endTime"),
+    "verb": text("metadata.verb"),
+    "cancel_requested": boolean("metadata.cancelRequested"),
+    "error_code": given("error", bool, int32("error.code")),
+    "error_message": _STATUS_MESSAGE,
+}
 
 
 class EvaluationOperationFlattener(FieldFlattener):
@@ -228,5 +203,5 @@ class EvaluationOperationFlattener(FieldFlattener):
     `add(operation, observed_at)`, one fetched then (epoch microseconds)."""
 
     def __init__(self) -> None:
-        specs, given = (EVALUATION_RUN_OPERATIONS,), ("observed_at",)
-        super().__init__(specs, OPERATION_ROWS, OPERATION_REJECT_SOURCE, "operation", given)
+        rows, given = Rows(EVALUATION_RUN_OPERATIONS, OPERATION, derive=_operation_run), ("observed_at",)
+        super().__init__((EVALUATION_RUN_OPERATIONS,), rows, OPERATION_REJECT_SOURCE, "operation", given)

@@ -1,13 +1,13 @@
-"""Field maps: a table's columns declared as paths into an object's JSON, each with its checked
-reader (`values`, enums), and the one walk that fills the tables' column buffers from them. An
-object with a bad value leaves no row in any table: it is a `Reject`, with the value's path."""
+"""Field maps: each column of a table as a path into an object's JSON with its checked reader
+(`values`, enums), and the one walk that fills the tables' column buffers from them. An object
+with a bad value leaves no row in any table: it is a `Reject`, with the bad value's path."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any
 
 import pyarrow as pa
 
@@ -20,110 +20,71 @@ from pipelines.transform.schemas import TableSpec
 Read = Callable[[Any, str], Any]
 """A value's reader: (the JSON value, its path) → the column's value, or a `SchemaViolation`."""
 Column = Callable[[Any, str], Any]
-"""A column's reader: (the row's JSON object, its path with a trailing dot: `a.b[2].`, or `""`)."""
+"""A column's reader: (the row's JSON object, its path with a trailing dot, `a.b[2].`, or "")."""
 
 
 def at(path: str, read: Read) -> Column:
     """`read` of the value at the dotted `path` in the row's object (`""`: the object itself); the
-    messages on the way must be objects, and an absent one reads as empty."""
+    messages on the way must be objects, an absent one reads as empty."""
     if not path:
         return lambda obj, where: read(obj, where[:-1])
-    *parents, leaf = path.split(".")
-    labels = [".".join(parents[: depth + 1]) for depth in range(len(parents))]
+    keys = path.split(".")
 
     def column(obj: Any, where: str) -> Any:
         obj = v.message(obj, where[:-1])
-        for key, label in zip(parents, labels, strict=True):
-            obj = v.message(obj.get(key), where + label)
-        return read(obj.get(leaf), where + path)
+        for depth, key in enumerate(keys[:-1], 1):
+            obj = v.message(obj.get(key), where + ".".join(keys[:depth]))
+        return read(obj.get(keys[-1]), where + path)
 
     return column
 
 
-def text(path: str) -> Column:
-    return at(path, v.text)
+def _at(read: Read) -> Callable[[str], Column]:
+    return lambda path: at(path, read)
 
 
-def int32(path: str) -> Column:
-    return at(path, v.int32)
-
-
-def double(path: str) -> Column:
-    return at(path, v.double)
-
-
-def boolean(path: str) -> Column:
-    return at(path, v.boolean)
-
-
-def timestamp(path: str) -> Column:
-    return at(path, v.timestamp)
-
-
-def duration(path: str) -> Column:
-    return at(path, v.duration)
-
-
-def score(path: str) -> Column:
-    """An int32 score as a DOUBLE column."""
-    return at(path, lambda value, label: float(v.int32(value, label)))
+text, int32, double, boolean, timestamp, duration = map(
+    _at, (v.text, v.int32, v.double, v.boolean, v.timestamp, v.duration)
+)
+score = _at(lambda value, label: float(v.int32(value, label)))
+"""An int32 score in a DOUBLE column."""
 
 
 def enum(path: str, type_name: str) -> Column:
-    """An enum by its value's name (sent as a name or a number)."""
     return at(path, lambda value, label: enum_name(value, type_name, label))
 
 
 def json(path: str, read: Read = v.message) -> Column:
     """A message (or, read by `v.array`, a list) as JSON text; NULL when absent or empty."""
-
-    def as_json(value: Any, label: str) -> str | None:
-        value = read(value, label)
-        return v.json_text(value, label) if value else None
-
-    return at(path, as_json)
-
-
-def raw(value: Any, label: str) -> Any:
-    """The value as sent, unchecked."""
-    return value
+    return at(path, lambda value, label: v.json_text(sent, label) if (sent := read(value, label)) else None)
 
 
 def const(value: Any) -> Column:
     return lambda obj, where: value
 
 
-def given(path: str, test: Callable[[Any], bool], column: Column, read: Read = raw) -> Column:
-    """`column` where the value at `path` (read by `read`) passes `test`; NULL elsewhere."""
-    found = at(path, read)
+def given(path: str, test: Callable[[Any], bool], column: Column, read: Read | None = None) -> Column:
+    """`column` where the value at `path` (as sent, or read by `read`) passes `test`; else NULL."""
+    found = at(path, read or (lambda value, label: value))
     return lambda obj, where: column(obj, where) if test(found(obj, where)) else None
 
 
-def _number(obj: Any, where: str) -> Any:
-    raise AssertionError("NUMBER is filled by the walk")
-
-
-NUMBER: Column = _number
-"""The row's number among its table's rows of the object added: lists numbered across the object."""
-
-
-def _message_or_none(value: Any, label: str) -> dict[str, Any] | None:
-    return None if value is None else v.message(value, label)
+NUMBER: Column = const(None)
+"""The row's number among its table's rows of the object added (lists numbered across the object)."""
 
 
 @dataclass(frozen=True)
 class Rows:
-    """The rows an object yields: one of `table` per object found (none for a mere group) read by
-    `fields`, and those of its `children` in each. Which objects, at `path` in the parent (`""`:
-    the parent itself): `each` "one" message (none when null or when `when` fails), every item of a
-    "list", or every value of a "map" (an object keyed by name). Context, read by the object's row
-    and every descendant's: the columns given to `add`, the `index` column (a list item's position,
-    a map value's key) and the columns `derive` computes from the object."""
+    """The rows of `table` (none: a mere group) read by `fields` from the objects at `path` in the
+    parent (`""`: the parent itself), and in each the rows of `children`. `each`: "one" message
+    (none when null or when `when` fails), every item of a "list", every value of a "map" (keyed
+    by name). Context, which the object's rows and all below read: the columns given to `add`, the
+    `index` column (a list item's position, a map value's key), the columns `derive` computes."""
 
     table: TableSpec | None
     fields: Mapping[str, Column] = field(default_factory=dict)
     path: str = ""
-    each: Literal["one", "list", "map"] = "one"
+    each: str = "one"
     index: str | None = None
     when: Callable[[dict[str, Any]], bool] | None = None
     derive: Callable[[Any, str], dict[str, Any]] | None = None
@@ -132,19 +93,19 @@ class Rows:
     @cached_property
     def find(self) -> Column:
         """The objects in a parent: the message (None when null), the list, or the map."""
-        return at(self.path, {"one": _message_or_none, "list": v.array, "map": v.message}[self.each])
+        one = lambda value, label: None if value is None else v.message(value, label)  # noqa: E731
+        return at(self.path, {"one": one, "list": v.array, "map": v.message}[self.each])
 
     def specs(self) -> Iterator[TableSpec]:
-        if self.table is not None:
-            yield self.table
+        yield from [self.table] if self.table else []
         for child in self.children:
             yield from child.specs()
 
 
 class FieldFlattener:
-    """The tables `specs` filled by `rows` from each object added (a `label` message, with the
-    values of the `given` columns); a batch per table each `take_batches()`, the rejects (of
-    `source`) each `take_rejects()`."""
+    """The tables `specs` filled by `rows` from each object added (a `label` message, then the
+    values of the `given` columns); a batch per table each `take_batches()`, the rejects each
+    `take_rejects()`."""
 
     def __init__(
         self, specs: Iterable[TableSpec], rows: Rows, source: str, label: str, given: tuple[str, ...] = ()
@@ -181,7 +142,6 @@ class FieldFlattener:
         return rejects
 
     def _walk(self, rows: Rows, parent: dict[str, Any], where: str, context: dict[str, Any]) -> None:
-        """The rows of `rows` in `parent`, the object at `where`."""
         found = rows.find(parent, where)
         if rows.each == "one":
             if found is not None and (rows.when is None or rows.when(found)):
@@ -195,14 +155,12 @@ class FieldFlattener:
         if rows.derive is not None:
             context = {**context, **rows.derive(obj, where)}
         if rows.table is not None:
-            name = rows.table.name
-            table = self.tables[name]
-            row = []
+            table, row = self.tables[rows.table.name], []
             for column in table.lists:
                 if column in context:
                     row.append(context[column])
                 elif (read := rows.fields[column]) is NUMBER:
-                    row.append(table.rows - self._marks[name])
+                    row.append(table.rows - self._marks[rows.table.name])
                 else:
                     row.append(read(obj, where))
             table.append(row)
