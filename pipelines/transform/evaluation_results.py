@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from pipelines import resource_names
+from pipelines.transform import fields as f
 from pipelines.transform import values as v
 from pipelines.transform.evaluation_messages import outcome_columns
 from pipelines.transform.evaluations import (
@@ -17,22 +18,7 @@ from pipelines.transform.evaluations import (
     error_message,
     tool_subject,
 )
-from pipelines.transform.fields import (
-    NUMBER,
-    Column,
-    FieldFlattener,
-    Rows,
-    boolean,
-    const,
-    double,
-    duration,
-    enum,
-    given,
-    json,
-    score,
-    text,
-    timestamp,
-)
+from pipelines.transform.fields import Column, FieldFlattener, Rows
 from pipelines.transform.schemas import (
     EVALUATION_EXPECTATION_OUTCOMES,
     EVALUATION_EXPECTATION_RESULTS,
@@ -63,23 +49,23 @@ def _result_type(result: dict[str, Any], where: str) -> str | None:
 
 
 RESULT = {
-    "display_name": text("displayName"),
-    "create_time": timestamp("createTime"),
-    "evaluation_status": enum("evaluationStatus", OUTCOME),
-    "execution_state": enum("executionState", "EvaluationResult.ExecutionState"),
+    "display_name": f.text("displayName"),
+    "create_time": f.timestamp("createTime"),
+    "evaluation_status": f.enum("evaluationStatus", OUTCOME),
+    "execution_state": f.enum("executionState", "EvaluationResult.ExecutionState"),
     "result_type": _result_type,
-    "persona": text("persona.name"),
-    "app_version": text("appVersion"),
-    "initiated_by": text("initiatedBy"),
+    "persona": f.text("persona.name"),
+    "app_version": f.text("appVersion"),
+    "initiated_by": f.text("initiatedBy"),
     "error_type": ERROR_TYPE,
     "error_message": error_message,
-    "app_version_display_name": text("appVersionDisplayName"),
-    "changelog": text("changelog"),
-    "golden_run_method": enum("goldenRunMethod", "GoldenRunMethod"),
-    "evaluation_metrics_thresholds": json("evaluationMetricsThresholds"),
-    "changelog_create_time": timestamp("changelogCreateTime"),
+    "app_version_display_name": f.text("appVersionDisplayName"),
+    "changelog": f.text("changelog"),
+    "golden_run_method": f.enum("goldenRunMethod", "GoldenRunMethod"),
+    "evaluation_metrics_thresholds": f.json("evaluationMetricsThresholds"),
+    "changelog_create_time": f.timestamp("changelogCreateTime"),
     **error_details("error_"),
-    "persona_speech_config": json("persona.speechConfig"),
+    "persona_speech_config": f.json("persona.speechConfig"),
 }
 
 
@@ -87,10 +73,10 @@ def _scores(
     metric: str, fields: dict[str, Column], path: str = "", each: str = "one", when: Any = None
 ) -> Rows:
     """`evaluation_scores` rows of one metric, numbered across the result."""
-    empty = dict.fromkeys(("rubric", "label", "outcome", "explanation"), const(None))
+    empty = dict.fromkeys(("rubric", "label", "outcome", "explanation"), f.const(None))
     return Rows(
         EVALUATION_SCORES,
-        {**empty, "score_index": NUMBER, "metric": const(metric), **fields},
+        {**empty, "score_index": f.NUMBER, "metric": f.const(metric), **fields},
         path,
         each,
         when=when,
@@ -98,57 +84,57 @@ def _scores(
 
 
 _JUDGEMENT = {
-    "score": score("score"),
-    "label": text("label"),
-    "outcome": enum("outcome", OUTCOME),
-    "explanation": text("explanation"),
+    "score": f.score("score"),
+    "label": f.text("label"),
+    "outcome": f.enum("outcome", OUTCOME),
+    "explanation": f.text("explanation"),
 }
 """A HallucinationResult, SemanticSimilarityResult, TaskCompletionResult or
 UserGoalSatisfactionResult (int32 score): a score row, none when it is absent."""
-_OVERALL = {"score": double("toolInvocationScore"), "outcome": enum("outcome", OUTCOME)}
-_RUBRIC = {"rubric": text("rubric"), "score": double("score"), "explanation": text("scoreExplanation")}
+_OVERALL = {"score": f.double("toolInvocationScore"), "outcome": f.enum("outcome", OUTCOME)}
+_RUBRIC = {"rubric": f.text("rubric"), "score": f.double("score"), "explanation": f.text("scoreExplanation")}
 
 
 def _invocation_score(field: str, metric: str) -> Rows:
     """A turn's tool invocation score (a double), where the turn sends it."""
-    return _scores(metric, {"score": double(field)}, when=lambda replay: field in replay)
+    return _scores(metric, {"score": f.double(field)}, when=lambda replay: field in replay)
 
 
 def _span_subject(entry: Any, where: str) -> str | None:
     """What a span's latency is of: its resource, model or callback, or else its toolset's tool."""
     entry = v.message(entry, where[:-1])
     toolset = v.message(entry.get("toolset"), f"{where}toolset")
-    subject = next((entry[f] for f in ("resource", "model", "callback") if entry.get(f)), None)
+    subject = next((entry[key] for key in ("resource", "model", "callback") if entry.get(key)), None)
     if subject is None and toolset:
         subject = tool_subject({"toolsetTool": toolset}, where)
     return v.text(subject, f"{where}subject")
 
 
 _LATENCY = {
-    "latency_index": NUMBER,
-    "display_name": text("displayName"),
-    "start_time": timestamp("startTime"),
-    "end_time": timestamp("endTime"),
-    "latency_seconds": duration("executionLatency"),
+    "latency_index": f.NUMBER,
+    "display_name": f.text("displayName"),
+    "start_time": f.timestamp("startTime"),
+    "end_time": f.timestamp("endTime"),
+    "latency_seconds": f.duration("executionLatency"),
 }
 _TOOL_CALL_LATENCY = {
     **_LATENCY,
-    "kind": const("tool_call"),
-    "span_type": const(None),
-    "subject": text("tool"),
+    "kind": f.const("tool_call"),
+    "span_type": f.const(None),
+    "subject": f.text("tool"),
 }
-_SPAN_TYPE = enum("type", "EvaluationResult.SpanLatency.Type")
-_SPAN_LATENCY = {**_LATENCY, "kind": const("span"), "span_type": _SPAN_TYPE, "subject": _span_subject}
+_SPAN_TYPE = f.enum("type", "EvaluationResult.SpanLatency.Type")
+_SPAN_LATENCY = {**_LATENCY, "kind": f.const("span"), "span_type": _SPAN_TYPE, "subject": _span_subject}
 _LATENCIES = (
     Rows(EVALUATION_RESULT_LATENCIES, _TOOL_CALL_LATENCY, "toolCallLatencies", "list"),
     Rows(EVALUATION_RESULT_LATENCIES, _SPAN_LATENCY, "spanLatencies", "list"),
 )
 _EXPECTATION_RESULT = {
-    "expectation_index": NUMBER,
-    "evaluation_expectation": text("evaluationExpectation"),
-    "prompt": text("prompt"),
-    "outcome": enum("outcome", OUTCOME),
-    "explanation": text("explanation"),
+    "expectation_index": f.NUMBER,
+    "evaluation_expectation": f.text("evaluationExpectation"),
+    "prompt": f.text("prompt"),
+    "outcome": f.enum("outcome", OUTCOME),
+    "explanation": f.text("explanation"),
 }
 _EXPECTATION_RESULTS = Rows(
     EVALUATION_EXPECTATION_RESULTS, _EXPECTATION_RESULT, "evaluationExpectationResults", "list"
@@ -159,29 +145,29 @@ def _enabled(config: str, flag: str) -> Column:
     """A metric override of a golden expectation: NULL where it overrides nothing; a config
     message set without its flag switches its metric off (False)."""
     path = f"expectation.{config}"
-    return given(path, lambda value: value is not None, boolean(f"{path}.{flag}"))
+    return f.given(path, lambda value: value is not None, f.boolean(f"{path}.{flag}"))
 
 
 _THRESHOLDS = "expectation.expectationLevelMetricsThresholdsOverride"
 _CORRECTNESS = "toolInvocationParameterCorrectnessThreshold"
 _SIMILARITY, _INVOCATION = "semanticSimilarityResult", "toolInvocationResult"
 _OUTCOME = {
-    "outcome_index": NUMBER,
-    "outcome": enum("outcome", OUTCOME),
-    "semantic_similarity_score": given(_SIMILARITY, bool, score(f"{_SIMILARITY}.score")),
-    "semantic_similarity_outcome": enum(f"{_SIMILARITY}.outcome", OUTCOME),
-    "parameter_correctness_score": given(
-        _INVOCATION, bool, double(f"{_INVOCATION}.parameterCorrectnessScore")
+    "outcome_index": f.NUMBER,
+    "outcome": f.enum("outcome", OUTCOME),
+    "semantic_similarity_score": f.given(_SIMILARITY, bool, f.score(f"{_SIMILARITY}.score")),
+    "semantic_similarity_outcome": f.enum(f"{_SIMILARITY}.outcome", OUTCOME),
+    "parameter_correctness_score": f.given(
+        _INVOCATION, bool, f.double(f"{_INVOCATION}.parameterCorrectnessScore")
     ),
-    "tool_invocation_outcome": enum(f"{_INVOCATION}.outcome", OUTCOME),
-    "tool_invocation_explanation": text(f"{_INVOCATION}.explanation"),
-    "note": text("expectation.note"),
-    "skip_evaluation": boolean("expectation.skipEvaluation"),
-    "comparison_type": enum("expectation.comparisonType", "EvaluationMetricsConfig.ComparisonType"),
-    "parameter_correctness_threshold": given(
+    "tool_invocation_outcome": f.enum(f"{_INVOCATION}.outcome", OUTCOME),
+    "tool_invocation_explanation": f.text(f"{_INVOCATION}.explanation"),
+    "note": f.text("expectation.note"),
+    "skip_evaluation": f.boolean("expectation.skipEvaluation"),
+    "comparison_type": f.enum("expectation.comparisonType", "EvaluationMetricsConfig.ComparisonType"),
+    "parameter_correctness_threshold": f.given(
         _THRESHOLDS,
         lambda override: _CORRECTNESS in override,
-        double(f"{_THRESHOLDS}.{_CORRECTNESS}"),
+        f.double(f"{_THRESHOLDS}.{_CORRECTNESS}"),
         v.message,
     ),
     "semantic_similarity_enabled": _enabled(
@@ -190,8 +176,8 @@ _OUTCOME = {
     "hallucination_enabled": _enabled(
         "agentResponseHallucinationMetricsConfigOverride", "enableHallucinationMetrics"
     ),
-    "semantic_similarity_label": text(f"{_SIMILARITY}.label"),
-    "semantic_similarity_explanation": text(f"{_SIMILARITY}.explanation"),
+    "semantic_similarity_label": f.text(f"{_SIMILARITY}.label"),
+    "semantic_similarity_explanation": f.text(f"{_SIMILARITY}.explanation"),
 }
 
 
@@ -200,12 +186,12 @@ def _outcomes(path: str) -> Rows:
 
 
 _TURN_REPLAY = {
-    "conversation_name": text("conversation"),
-    "turn_latency_seconds": duration("turnLatency"),
+    "conversation_name": f.text("conversation"),
+    "turn_latency_seconds": f.duration("turnLatency"),
     "error_type": ERROR_TYPE,
     "error_message": ERROR_INFO_MESSAGE,
-    "error_session_id": text("errorInfo.sessionId"),
-    "user_facing_error_message": text("errorInfo.userFacingErrorMessage"),
+    "error_session_id": f.text("errorInfo.sessionId"),
+    "user_facing_error_message": f.text("errorInfo.userFacingErrorMessage"),
 }
 _TURN_REPLAYS = Rows(
     EVALUATION_TURN_REPLAYS,
@@ -224,11 +210,11 @@ _TURN_REPLAYS = Rows(
     ),
 )
 _SCENARIO = {
-    "conversation_name": text("conversation"),
-    "task": text("task"),
-    "user_facts": json("userFacts", v.array),
-    "all_expectations_satisfied": boolean("allExpectationsSatisfied"),
-    "task_completed": boolean("taskCompleted"),
+    "conversation_name": f.text("conversation"),
+    "task": f.text("task"),
+    "user_facts": f.json("userFacts", v.array),
+    "all_expectations_satisfied": f.boolean("allExpectationsSatisfied"),
+    "task_completed": f.boolean("taskCompleted"),
 }
 
 

@@ -9,23 +9,10 @@ from typing import Any
 import pyarrow as pa
 
 from pipelines import resource_names
+from pipelines.transform import fields as f
 from pipelines.transform import values as v
 from pipelines.transform.columns import TableColumns
-from pipelines.transform.fields import (
-    Column,
-    FieldFlattener,
-    Rows,
-    at,
-    boolean,
-    const,
-    duration,
-    enum,
-    given,
-    int32,
-    json,
-    text,
-    timestamp,
-)
+from pipelines.transform.fields import Column, FieldFlattener, Rows
 from pipelines.transform.schemas import (
     EVALUATION_RUN_ERRORS,
     EVALUATION_RUN_EVALUATIONS,
@@ -56,9 +43,9 @@ def _run_key(run: dict[str, Any], where: str) -> dict[str, Any]:
     return dict(zip(("evaluation_run_name", "app", "evaluation_run_id"), run_name(run), strict=True))
 
 
-ERROR_TYPE = enum("errorInfo.errorType", "EvaluationErrorInfo.ErrorType")
-ERROR_INFO_MESSAGE, _STATUS_MESSAGE = text("errorInfo.errorMessage"), text("error.message")
-_ERROR_INFO = at("errorInfo", v.message)
+ERROR_TYPE = f.enum("errorInfo.errorType", "EvaluationErrorInfo.ErrorType")
+ERROR_INFO_MESSAGE, _STATUS_MESSAGE = f.text("errorInfo.errorMessage"), f.text("error.message")
+_ERROR_INFO = f.at("errorInfo", v.message)
 
 
 def error_message(obj: Any, where: str) -> str | None:
@@ -70,11 +57,11 @@ def error_details(prefix: str) -> dict[str, Column]:
     """The columns every error row shares: `errorInfo`'s session and user-facing message, and the
     Status's code, message and details (JSON); `prefix` starts the names of all but one."""
     return {
-        f"{prefix}session_id": text("errorInfo.sessionId"),
-        "user_facing_error_message": text("errorInfo.userFacingErrorMessage"),
-        f"{prefix}status_code": given("error", bool, int32("error.code")),
+        f"{prefix}session_id": f.text("errorInfo.sessionId"),
+        "user_facing_error_message": f.text("errorInfo.userFacingErrorMessage"),
+        f"{prefix}status_code": f.given("error", bool, f.int32("error.code")),
         f"{prefix}status_message": _STATUS_MESSAGE,
-        f"{prefix}status_details": json("error.details", v.array),
+        f"{prefix}status_details": f.json("error.details", v.array),
     }
 
 
@@ -94,44 +81,44 @@ def tool_subject(entry: Any, where: str) -> str | None:
 
 _PROGRESS = ("total", "passed", "failed", "error", "completed", "cancelled")
 RUN = {
-    "display_name": text("displayName"),
-    "create_time": timestamp("createTime"),
-    "initiated_by": text("initiatedBy"),
-    "app_version": text("appVersion"),
-    "app_version_display_name": text("appVersionDisplayName"),
-    "changelog": text("changelog"),
-    "changelog_create_time": timestamp("changelogCreateTime"),
-    "evaluation_dataset": text("evaluationDataset"),
-    "evaluation_type": enum("evaluationType", "EvaluationRun.EvaluationType"),
-    "state": enum("state", "EvaluationRun.EvaluationRunState"),
-    **{f"{count}_count": int32(f"progress.{count}Count") for count in _PROGRESS},
-    "run_count": int32("runCount"),
-    "golden_run_method": enum("goldenRunMethod", "GoldenRunMethod"),
-    "evaluation_channel": enum("config.evaluationChannel", "EvaluationConfig.EvaluationChannel"),
-    "tool_call_behaviour": enum("config.toolCallBehaviour", "EvaluationToolCallBehaviour"),
+    "display_name": f.text("displayName"),
+    "create_time": f.timestamp("createTime"),
+    "initiated_by": f.text("initiatedBy"),
+    "app_version": f.text("appVersion"),
+    "app_version_display_name": f.text("appVersionDisplayName"),
+    "changelog": f.text("changelog"),
+    "changelog_create_time": f.timestamp("changelogCreateTime"),
+    "evaluation_dataset": f.text("evaluationDataset"),
+    "evaluation_type": f.enum("evaluationType", "EvaluationRun.EvaluationType"),
+    "state": f.enum("state", "EvaluationRun.EvaluationRunState"),
+    **{f"{count}_count": f.int32(f"progress.{count}Count") for count in _PROGRESS},
+    "run_count": f.int32("runCount"),
+    "golden_run_method": f.enum("goldenRunMethod", "GoldenRunMethod"),
+    "evaluation_channel": f.enum("config.evaluationChannel", "EvaluationConfig.EvaluationChannel"),
+    "tool_call_behaviour": f.enum("config.toolCallBehaviour", "EvaluationToolCallBehaviour"),
     "error_type": ERROR_TYPE,
     "error_message": error_message,
-    "latency_session_count": int32("latencyReport.sessionCount"),
-    "scheduled_evaluation_run": text("scheduledEvaluationRun"),
-    "operation": text("operation"),
-    "optimization_status": enum("optimizationConfig.status", "OptimizationConfig.OptimizationStatus"),
+    "latency_session_count": f.int32("latencyReport.sessionCount"),
+    "scheduled_evaluation_run": f.text("scheduledEvaluationRun"),
+    "operation": f.text("operation"),
+    "optimization_status": f.enum("optimizationConfig.status", "OptimizationConfig.OptimizationStatus"),
 }
-_SUMMARY = {f"{n}_count": int32(f"{n}Count") for n in ("passed", "failed", "error")}
-_PERSONA = {"persona": text("persona"), "task_count": int32("taskCount")}
+_SUMMARY = {f"{n}_count": f.int32(f"{n}Count") for n in ("passed", "failed", "error")}
+_PERSONA = {"persona": f.text("persona"), "task_count": f.int32("taskCount")}
 _ERROR = {"error_type": ERROR_TYPE, "error_message": ERROR_INFO_MESSAGE, **error_details("")}
-_METRICS = {f"p{p}_seconds": duration(f"latencyMetrics.p{p}Latency") for p in (50, 90, 99)}
+_METRICS = {f"p{p}_seconds": f.duration(f"latencyMetrics.p{p}Latency") for p in (50, 90, 99)}
 
 
 def _latencies(field: str, kind: str, subject: Column, display: Column) -> Rows:
     """The entries of one list of the run's latency report, numbered within it."""
-    fields = {"kind": const(kind), "subject": subject, "display_name": display, **_METRICS}
-    fields["call_count"] = int32("latencyMetrics.callCount")
+    fields = {"kind": f.const(kind), "subject": subject, "display_name": display, **_METRICS}
+    fields["call_count"] = f.int32("latencyMetrics.callCount")
     return Rows(EVALUATION_RUN_LATENCIES, fields, f"latencyReport.{field}", "list", "entry_index")
 
 
 def _named(table: TableSpec, column: str, field: str, index: str) -> Rows:
     """A list of resource names in the run, a row each."""
-    return Rows(table, {column: text("")}, field, "list", index)
+    return Rows(table, {column: f.text("")}, field, "list", index)
 
 
 RUN_ROWS = Rows(
@@ -140,10 +127,10 @@ RUN_ROWS = Rows(
     derive=_run_key,
     children=(
         Rows(EVALUATION_RUN_SUMMARIES, _SUMMARY, "evaluationRunSummaries", "map", "evaluation_name"),
-        _latencies("toolLatencies", "tool", tool_subject, text("toolDisplayName")),
-        _latencies("callbackLatencies", "callback", text("stage"), const(None)),
-        _latencies("guardrailLatencies", "guardrail", text("guardrail"), text("guardrailDisplayName")),
-        _latencies("llmCallLatencies", "llm_call", text("model"), const(None)),
+        _latencies("toolLatencies", "tool", tool_subject, f.text("toolDisplayName")),
+        _latencies("callbackLatencies", "callback", f.text("stage"), f.const(None)),
+        _latencies("guardrailLatencies", "guardrail", f.text("guardrail"), f.text("guardrailDisplayName")),
+        _latencies("llmCallLatencies", "llm_call", f.text("model"), f.const(None)),
         Rows(EVALUATION_RUN_PERSONAS, _PERSONA, "personaRunConfigs", "list", "persona_index"),
         _named(EVALUATION_RUN_EVALUATIONS, "evaluation_name", "evaluations", "evaluation_index"),
         _named(EVALUATION_RUN_RESULTS, "evaluation_result_name", "evaluationResults", "result_index"),
@@ -173,7 +160,7 @@ def snapshots_batch(rows: Iterable[tuple[Any, ...]]) -> pa.RecordBatch:
     return table.to_batch()
 
 
-_METADATA_RUN, _RESPONSE = text("metadata.evaluationRun"), at("response", v.message)
+_METADATA_RUN, _RESPONSE = f.text("metadata.evaluationRun"), f.at("response", v.message)
 
 
 def _operation_run(operation: dict[str, Any], where: str) -> dict[str, Any]:
@@ -187,13 +174,13 @@ def _operation_run(operation: dict[str, Any], where: str) -> dict[str, Any]:
 
 
 OPERATION = {
-    "operation_name": text("name"),
-    "done": boolean("done"),
-    "create_time": timestamp("metadata.createTime"),
-    "end_time": timestamp("metadata.endTime"),
-    "verb": text("metadata.verb"),
-    "cancel_requested": boolean("metadata.cancelRequested"),
-    "error_code": given("error", bool, int32("error.code")),
+    "operation_name": f.text("name"),
+    "done": f.boolean("done"),
+    "create_time": f.timestamp("metadata.createTime"),
+    "end_time": f.timestamp("metadata.endTime"),
+    "verb": f.text("metadata.verb"),
+    "cancel_requested": f.boolean("metadata.cancelRequested"),
+    "error_code": f.given("error", bool, f.int32("error.code")),
     "error_message": _STATUS_MESSAGE,
 }
 
