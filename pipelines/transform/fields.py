@@ -28,13 +28,15 @@ def at(path: str, read: Read) -> Column:
     messages on the way must be objects, an absent one reads as empty."""
     if not path:
         return lambda obj, where: read(obj, where[:-1])
-    keys = path.split(".")
+    *parents, leaf = path.split(".")
+    steps = [(key, ".".join(parents[: depth + 1])) for depth, key in enumerate(parents)]
 
     def column(obj: Any, where: str) -> Any:
-        obj = v.message(obj, where[:-1])
-        for depth, key in enumerate(keys[:-1], 1):
-            obj = v.message(obj.get(key), where + ".".join(keys[:depth]))
-        return read(obj.get(keys[-1]), where + path)
+        if type(obj) is not dict:
+            obj = v.message(obj, where[:-1])
+        for key, label in steps:
+            obj = v.message(obj.get(key), where + label)
+        return read(obj.get(leaf), where + path)
 
     return column
 
@@ -69,6 +71,14 @@ def given(path: str, test: Callable[[Any], bool], column: Column, read: Read | N
     return lambda obj, where: column(obj, where) if test(found(obj, where)) else None
 
 
+def _missing(obj: Any, where: str) -> Any:
+    raise KeyError(f"{where}: a column neither read by the field map nor given by the context")
+
+
+def _message_or_none(value: Any, label: str) -> dict[str, Any] | None:
+    return None if value is None else v.message(value, label)
+
+
 NUMBER: Column = const(None)
 """The row's number among its table's rows of the object added (lists numbered across the object)."""
 
@@ -93,8 +103,18 @@ class Rows:
     @cached_property
     def find(self) -> Column:
         """The objects in a parent: the message (None when null), the list, or the map."""
-        one = lambda value, label: None if value is None else v.message(value, label)  # noqa: E731
-        return at(self.path, {"one": one, "list": v.array, "map": v.message}[self.each])
+        return at(self.path, {"one": _message_or_none, "list": v.array, "map": v.message}[self.each])
+
+    @cached_property
+    def columns(self) -> list[tuple[str, Column]]:
+        """The table's columns in order, each with its reader (none: a context column)."""
+        assert self.table is not None
+        return [(column, self.fields.get(column, _missing)) for column in self.table.schema.names]
+
+    @cached_property
+    def numbered(self) -> str | None:
+        """The column that numbers the table's rows of the object added, if any."""
+        return next((column for column, read in self.fields.items() if read is NUMBER), None)
 
     def specs(self) -> Iterator[TableSpec]:
         yield from [self.table] if self.table else []
@@ -155,14 +175,9 @@ class FieldFlattener:
         if rows.derive is not None:
             context = {**context, **rows.derive(obj, where)}
         if rows.table is not None:
-            table, row = self.tables[rows.table.name], []
-            for column in table.lists:
-                if column in context:
-                    row.append(context[column])
-                elif (read := rows.fields[column]) is NUMBER:
-                    row.append(table.rows - self._marks[rows.table.name])
-                else:
-                    row.append(read(obj, where))
-            table.append(row)
+            table, known = self.tables[rows.table.name], context
+            if rows.numbered:
+                known = {**context, rows.numbered: table.rows - self._marks[rows.table.name]}
+            table.append([known[c] if c in known else read(obj, where) for c, read in rows.columns])
         for child in rows.children:
             self._walk(child, obj, where, context)
