@@ -61,7 +61,6 @@ PHASE_RULES: tuple[tuple[str, str | None], ...] = (
     ("/isal/", "decode"),
     ("pipelines/transform/", "flatten"),
     ("pipelines/ingest/flatten.py", "flatten"),
-    ("pipelines/ingest/rejects.py", "flatten"),
     ("pyarrow/parquet", "parquet"),
     ("pipelines/ces/tools.py", INHERIT),  # the listing's judgment serves the fetch and the flatten
     ("pipelines/ces/paging.py", INHERIT),

@@ -15,3 +15,10 @@ EVALUATION_RUN = re.compile(rf"({_APP})/evaluationRuns/([^/]+)")
 """An evaluation run: its app, its id."""
 EVALUATION_RESULT = re.compile(rf"({_APP}/evaluations/[^/]+)/results/[^/]+")
 """An evaluation result: the evaluation it belongs to."""
+
+
+def name_of(obj: object) -> str | None:
+    """The `name` of a JSON object when it is a string (the resource it is), else None: what a
+    reject records of a bad object, and how listed objects are told apart."""
+    name = obj.get("name") if isinstance(obj, dict) else None
+    return name if isinstance(name, str) else None

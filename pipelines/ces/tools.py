@@ -24,6 +24,7 @@ from pipelines.ces.records import ApiRecord, as_record
 from pipelines.ces.window import TimeWindow, lacks_traces
 from pipelines.config import KNOWN_SOURCES, CesSettings
 from pipelines.protojson.timeparse import parse_timestamp_micros
+from pipelines.resource_names import name_of
 
 logger = logging.getLogger("pipelines.ces.tools")
 
@@ -66,8 +67,8 @@ class ListingJudge:
     def judge(self, item: Any) -> tuple[Verdict, str]:
         if not isinstance(item, dict):
             return Verdict.REJECT, "listed conversation is not a JSON object"
-        name = item.get("name")
-        if not isinstance(name, str) or not name:
+        name = name_of(item)
+        if not name:
             return Verdict.REJECT, "conversation has no name"
         if name in self._seen:
             return Verdict.DUPLICATE, ""
@@ -204,8 +205,7 @@ def resolve_conversations(
                 elif verdict is Verdict.REJECT and on_reject is not None:
                     on_reject(item, reason)
                 elif verdict is Verdict.REJECT:
-                    name = item.get("name") if isinstance(item, dict) else None
-                    raise CesDataError(f"conversation {name or '(no name)'}: {reason}")
+                    raise CesDataError(f"conversation {name_of(item) or '(no name)'}: {reason}")
         elif record.tool == GET_CONVERSATION:
             name = record.arguments.get("name")
             if not isinstance(name, str) or name not in pending:

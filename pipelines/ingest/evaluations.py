@@ -21,11 +21,11 @@ from pipelines.ces.tools import (
     iter_evaluation_result_records,
     iter_evaluation_run_records,
 )
-from pipelines.ingest.rejects import rejects_batch
 from pipelines.lake.store import Lake
 from pipelines.protojson.enums import enum_name
 from pipelines.protojson.timeparse import parse_timestamp_micros
 from pipelines.protojson.violations import SchemaViolation
+from pipelines.resource_names import name_of
 from pipelines.transform.evaluation_results import EvaluationResultFlattener
 from pipelines.transform.evaluations import (
     EvaluationOperationFlattener,
@@ -33,6 +33,7 @@ from pipelines.transform.evaluations import (
     snapshot_row,
     snapshots_batch,
 )
+from pipelines.transform.rejects import rejects_batch
 from pipelines.transform.schemas import EVALUATION_RUN_OPERATIONS
 from pipelines.warehouse.duck import Warehouse
 from pipelines.warehouse.loads import upsert_evaluations
@@ -85,11 +86,8 @@ def fetch_evaluation_runs(
         if discover and client.has_tool(LIST_EVALUATION_RUNS):
             for page in iter_evaluation_run_records(client, app, page_size=page_size):
                 yield page.to_dict()
-                wanted.extend(
-                    run["name"]
-                    for run in page_items(page.result, "evaluationRuns", LIST_EVALUATION_RUNS)
-                    if isinstance(run, dict) and isinstance(run.get("name"), str)
-                )
+                run_names = map(name_of, page_items(page.result, "evaluationRuns", LIST_EVALUATION_RUNS))
+                wanted.extend(name for name in run_names if name is not None)
         wanted = [
             name
             for name in dict.fromkeys([*wanted, *names, *runs_started_here(lake, app)])
@@ -130,12 +128,7 @@ def fetch_evaluation_runs(
             for pages in listings:
                 for page in pages:
                     items = page_items(page.result, "evaluationResults", LIST_EVALUATION_RESULTS)
-                    listed.update(
-                        item["name"]
-                        if isinstance(item, dict) and isinstance(item.get("name"), str)
-                        else repr(item)
-                        for item in items
-                    )
+                    listed.update(name_of(item) or repr(item) for item in items)
                     result.results = len(listed)
                     yield page.to_dict()
 
@@ -186,8 +179,8 @@ def replay_evaluation_records(records: Iterable[ApiRecord | Mapping[str, Any]]) 
         observed = parse_timestamp_micros(record.fetched_at) if record.fetched_at else 0
         if record.tool == LIST_EVALUATION_RUNS:
             for run in page_items(record.result, "evaluationRuns", LIST_EVALUATION_RUNS):
-                name = run.get("name") if isinstance(run, dict) else None
-                if isinstance(name, str):
+                name = name_of(run)
+                if name is not None:
                     runs.setdefault(name, (run, observed))
                 else:
                     unnamed.append((run, observed))
@@ -195,8 +188,8 @@ def replay_evaluation_records(records: Iterable[ApiRecord | Mapping[str, Any]]) 
             runs[str(record.arguments.get("name"))] = (record.result, observed)
         elif record.tool == LIST_EVALUATION_RESULTS:
             for item in page_items(record.result, "evaluationResults", LIST_EVALUATION_RESULTS):
-                key = item.get("name") if isinstance(item, dict) else None
-                results[key if isinstance(key, str) else f"#{len(results)}"] = item
+                key = name_of(item)
+                results[key if key is not None else f"#{len(results)}"] = item
         elif record.tool == GET_OPERATION:
             operations.append((record.result, observed))
     return EvaluationObservation([*runs.values(), *unnamed], list(results.values()), operations)

@@ -13,12 +13,11 @@ import msgspec
 from pipelines.ces.records import ApiRecord
 from pipelines.ces.tools import GET_CONVERSATION, LIST_CONVERSATIONS, resolve_conversations
 from pipelines.ces.window import TimeWindow
-from pipelines.ingest.rejects import rejects_batch
 from pipelines.lake.store import Lake
 from pipelines.protojson import deepjson
 from pipelines.transform.conversation_json import LakeConversation
 from pipelines.transform.conversations import REJECT_SOURCE, ConversationFlattener
-from pipelines.transform.rows import Reject
+from pipelines.transform.rejects import Reject, rejects_batch
 from pipelines.transform.schemas import CONVERSATION_TABLES, REJECTS
 
 CONVERSATIONS_DATASET = "conversations"
@@ -40,10 +39,8 @@ def flatten_conversation_partition(lake: Lake, app: str, day: date) -> FlattenRe
     rejects: list[Reject] = []
 
     def reject(obj: Any, reason: str) -> None:
-        if isinstance(obj, LakeConversation):
-            obj = obj.value()
-        name = obj.get("name") if isinstance(obj, dict) else None
-        rejects.append(Reject(REJECT_SOURCE, name if isinstance(name, str) else None, reason, obj))
+        value = obj.value() if isinstance(obj, LakeConversation) else obj
+        rejects.append(Reject.of(REJECT_SOURCE, value, reason))
 
     result = FlattenResult()
     with ExitStack() as stack:

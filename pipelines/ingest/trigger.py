@@ -18,6 +18,7 @@ from pipelines.ces.errors import CesError, CesRpcError, CesToolError
 from pipelines.ces.tools import get_evaluation_run, get_operation, run_evaluation
 from pipelines.ingest.evaluations import FINAL_RUN_STATES, STARTED_RUNS_STATE, run_state
 from pipelines.lake.store import Lake
+from pipelines.resource_names import name_of
 
 
 class EvaluationTriggerError(RuntimeError):
@@ -78,8 +79,8 @@ def start_evaluation(
             f"run_evaluation did not answer ({exc}); it may or may not have started a run: check the "
             "app's evaluation runs before trying again"
         ) from exc
-    name = operation.get("name")
-    if not isinstance(name, str) or not name:
+    name = name_of(operation)
+    if not name:
         raise EvaluationTriggerError(f"run_evaluation returned no operation name: {str(operation)[:200]}")
     if on_operation:
         on_operation(name)

@@ -1,9 +1,10 @@
-"""The flattener's column buffers, converted to Arrow a column at a time and checked on the way (row
-by row only to say which value fails, and why); span and chunk positions come from owner counts."""
+"""The flatteners' column buffers, converted to Arrow a column at a time; a conversation batch's
+times and JSON checked on the way (row by row only to say which value fails, and why), its span
+and chunk positions from owner counts."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,24 +58,40 @@ POSITIONS = {
 }
 
 
+def derived_columns(spec: TableSpec) -> set[str]:
+    """The columns of a conversation table filled when its batch is converted, not by the walk."""
+    derived = {"conversation_name"} | ({"duration_seconds"} if spec is CONVERSATIONS else set())
+    if spec.name in POSITIONS:
+        positions = POSITIONS[spec.name]
+        derived |= {*positions.inherited, positions.position}
+    return derived
+
+
 class TableColumns:
-    """The value lists of one table (but its derived columns), and where each conversation's rows end."""
+    """The value lists of one table, in its schema's order (but its `derived` columns, filled when a
+    batch is converted), and where each object's rows end."""
 
     __slots__ = ("lists", "offsets", "spec")
 
-    def __init__(self, spec: TableSpec):
+    def __init__(self, spec: TableSpec, derived: Collection[str] = ()):
         self.spec = spec
-        skip = {"conversation_name"} | ({"duration_seconds"} if spec is CONVERSATIONS else set())
-        if spec.name in POSITIONS:
-            positions = POSITIONS[spec.name]
-            skip |= {*positions.inherited, positions.position}
-        self.lists: dict[str, list[Any]] = {f.name: [] for f in spec.schema if f.name not in skip}
+        self.lists: dict[str, list[Any]] = {f.name: [] for f in spec.schema if f.name not in derived}
         self.offsets: list[int] = [0]
         """Row count after each conversation of the batch: which rows belong to which."""
 
     @property
     def rows(self) -> int:
         return len(next(iter(self.lists.values())))
+
+    def append(self, row: Sequence[Any]) -> None:
+        for values, value in zip(self.lists.values(), row, strict=True):
+            values.append(value)
+
+    def to_batch(self) -> pa.RecordBatch:
+        """Every column converted to its type as it is (a table without derived columns)."""
+        schema = self.spec.schema
+        arrays = [pa.array(self.lists[field.name], type=field.type) for field in schema]
+        return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
     def truncate(self, rows: int) -> None:
         for values in self.lists.values():

@@ -1,4 +1,5 @@
-"""Flatten CES `EvaluationRun` JSON (and the operations that started runs) into the evaluation run tables."""
+"""CES `EvaluationRun` JSON (and the operations that started runs) → the evaluation run tables, as
+field maps: each column's path in the JSON and its reader."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from typing import Any
 import pyarrow as pa
 
 from pipelines import resource_names
-from pipelines.protojson.enums import enum_name
+from pipelines.transform import fields as f
 from pipelines.transform import values as v
-from pipelines.transform.rows import RowBuffer, TableBuffers
+from pipelines.transform.columns import TableColumns
+from pipelines.transform.fields import Column, FieldFlattener, Rows
 from pipelines.transform.schemas import (
     EVALUATION_RUN_ERRORS,
     EVALUATION_RUN_EVALUATIONS,
@@ -24,23 +26,7 @@ from pipelines.transform.schemas import (
     EVALUATION_RUNS,
     OPERATION_REJECT_SOURCE,
     RUN_REJECT_SOURCE,
-)
-
-PROGRESS_FIELDS = (
-    "totalCount",
-    "passedCount",
-    "failedCount",
-    "errorCount",
-    "completedCount",
-    "cancelledCount",
-)
-
-_LATENCY_KINDS = (
-    # (report field, kind, subject reader, display-name field)
-    ("toolLatencies", "tool", None, "toolDisplayName"),
-    ("callbackLatencies", "callback", "stage", None),
-    ("guardrailLatencies", "guardrail", "guardrail", "guardrailDisplayName"),
-    ("llmCallLatencies", "llm_call", "model", None),
+    TableSpec,
 )
 
 
@@ -53,228 +39,156 @@ def run_name(run: dict[str, Any]) -> tuple[str, str, str]:
     return name, match.group(1), match.group(2)
 
 
-def progress_counts(run: dict[str, Any]) -> tuple[int, ...]:
-    progress = v.message(run.get("progress"), "progress")
-    return tuple(v.int32(progress.get(field), f"progress.{field}") for field in PROGRESS_FIELDS)
+def _run_key(run: dict[str, Any], where: str) -> dict[str, Any]:
+    return dict(zip(("evaluation_run_name", "app", "evaluation_run_id"), run_name(run), strict=True))
 
 
-def error_fields(obj: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], str | None, str | None]:
-    """A run's or result's `errorInfo`, `error` (a Status), error type, and message: errorInfo's if any."""
-    info = v.message(obj.get("errorInfo"), "errorInfo")
-    status = v.message(obj.get("error"), "error")
-    error_type = enum_name(info.get("errorType"), "EvaluationErrorInfo.ErrorType", "errorInfo.errorType")
-    if info:
-        return info, status, error_type, v.text(info.get("errorMessage"), "errorInfo.errorMessage")
-    return info, status, error_type, v.text(status.get("message"), "error.message")
+ERROR_TYPE = f.enum("errorInfo.errorType", "EvaluationErrorInfo.ErrorType")
+ERROR_INFO_MESSAGE, _STATUS_MESSAGE = f.text("errorInfo.errorMessage"), f.text("error.message")
+_ERROR_INFO = f.at("errorInfo", v.message)
 
 
-def error_detail_columns(info: dict[str, Any], status: dict[str, Any]) -> tuple[Any, ...]:
+def error_message(obj: Any, where: str) -> str | None:
+    """A run's or result's error message: its `errorInfo`'s if it has one, else its Status's."""
+    return (ERROR_INFO_MESSAGE if _ERROR_INFO(obj, where) else _STATUS_MESSAGE)(obj, where)
+
+
+def error_details(prefix: str) -> dict[str, Column]:
     """The columns every error row shares: `errorInfo`'s session and user-facing message, and the
-    Status's code, message and details (JSON), from what `error_fields` returned."""
-    details = v.array(status.get("details"), "error.details")
-    return (
-        v.text(info.get("sessionId"), "errorInfo.sessionId"),
-        v.text(info.get("userFacingErrorMessage"), "errorInfo.userFacingErrorMessage"),
-        v.int32(status.get("code"), "error.code") if status else None,
-        v.text(status.get("message"), "error.message"),
-        v.json_text(details, "error.details") if details else None,
-    )
+    Status's code, message and details (JSON); `prefix` starts the names of all but one."""
+    return {
+        f"{prefix}session_id": f.text("errorInfo.sessionId"),
+        "user_facing_error_message": f.text("errorInfo.userFacingErrorMessage"),
+        f"{prefix}status_code": f.given("error", bool, f.int32("error.code")),
+        f"{prefix}status_message": _STATUS_MESSAGE,
+        f"{prefix}status_details": f.json("error.details", v.array),
+    }
 
 
-class EvaluationRunFlattener(TableBuffers):
-    def __init__(self) -> None:
-        super().__init__(EVALUATION_RUN_TABLES, RUN_REJECT_SOURCE)
-
-    def __len__(self) -> int:
-        return len(self.rows(EVALUATION_RUNS))
-
-    def add(self, run: Any, observed_at: int) -> bool:
-        """Flatten one run fetched at `observed_at` (epoch microseconds); False if rejected."""
-        return self.flatten(run, lambda obj: self._add(obj, observed_at))
-
-    def _add(self, run: Any, observed_at: int) -> None:
-        run = v.message(run, "evaluationRun")
-        name, app, run_id = run_name(run)
-        config = v.message(run.get("config"), "config")
-        error_info, status, error_type, error_message = error_fields(run)
-        report = v.message(run.get("latencyReport"), "latencyReport")
-        optimization = v.message(run.get("optimizationConfig"), "optimizationConfig")
-        self.rows(EVALUATION_RUNS).append(
-            (
-                name,
-                app,
-                run_id,
-                v.text(run.get("displayName"), "displayName"),
-                v.timestamp(run.get("createTime"), "createTime"),
-                v.text(run.get("initiatedBy"), "initiatedBy"),
-                v.text(run.get("appVersion"), "appVersion"),
-                v.text(run.get("appVersionDisplayName"), "appVersionDisplayName"),
-                v.text(run.get("changelog"), "changelog"),
-                v.timestamp(run.get("changelogCreateTime"), "changelogCreateTime"),
-                v.text(run.get("evaluationDataset"), "evaluationDataset"),
-                enum_name(run.get("evaluationType"), "EvaluationRun.EvaluationType", "evaluationType"),
-                enum_name(run.get("state"), "EvaluationRun.EvaluationRunState", "state"),
-                *progress_counts(run),
-                v.int32(run.get("runCount"), "runCount"),
-                enum_name(run.get("goldenRunMethod"), "GoldenRunMethod", "goldenRunMethod"),
-                enum_name(
-                    config.get("evaluationChannel"),
-                    "EvaluationConfig.EvaluationChannel",
-                    "config.evaluationChannel",
-                ),
-                enum_name(
-                    config.get("toolCallBehaviour"), "EvaluationToolCallBehaviour", "config.toolCallBehaviour"
-                ),
-                error_type,
-                error_message,
-                v.int32(report.get("sessionCount"), "latencyReport.sessionCount"),
-                v.text(run.get("scheduledEvaluationRun"), "scheduledEvaluationRun"),
-                v.text(run.get("operation"), "operation"),
-                enum_name(
-                    optimization.get("status"),
-                    "OptimizationConfig.OptimizationStatus",
-                    "optimizationConfig.status",
-                ),
-                observed_at,
-            )
-        )
-        self._add_summaries(name, run)
-        self._add_latencies(name, report)
-        self._add_lists(name, run)
-        if error_info or status:
-            self.rows(EVALUATION_RUN_ERRORS).append(
-                (
-                    name,
-                    error_type,
-                    v.text(error_info.get("errorMessage"), "errorInfo.errorMessage"),
-                    *error_detail_columns(error_info, status),
-                )
-            )
-
-    def _add_summaries(self, name: str, run: dict[str, Any]) -> None:
-        summaries = v.message(run.get("evaluationRunSummaries"), "evaluationRunSummaries")
-        rows = self.rows(EVALUATION_RUN_SUMMARIES)
-        for evaluation, summary in summaries.items():
-            summary = v.message(summary, f"evaluationRunSummaries[{evaluation}]")
-            rows.append(
-                (
-                    name,
-                    evaluation,
-                    v.int32(summary.get("passedCount"), "passedCount"),
-                    v.int32(summary.get("failedCount"), "failedCount"),
-                    v.int32(summary.get("errorCount"), "errorCount"),
-                )
-            )
-
-    def _add_latencies(self, name: str, report: dict[str, Any]) -> None:
-        rows = self.rows(EVALUATION_RUN_LATENCIES)
-        for field, kind, subject_field, display_field in _LATENCY_KINDS:
-            for index, entry in enumerate(v.array(report.get(field), f"latencyReport.{field}")):
-                label = f"latencyReport.{field}[{index}]"
-                entry = v.message(entry, label)
-                metrics = v.message(entry.get("latencyMetrics"), f"{label}.latencyMetrics")
-                if subject_field is None:
-                    subject = tool_subject(entry, label)
-                else:
-                    subject = v.text(entry.get(subject_field), f"{label}.{subject_field}")
-                rows.append(
-                    (
-                        name,
-                        kind,
-                        subject,
-                        v.text(entry.get(display_field), f"{label}.{display_field}")
-                        if display_field
-                        else None,
-                        v.duration(metrics.get("p50Latency"), f"{label}.p50Latency"),
-                        v.duration(metrics.get("p90Latency"), f"{label}.p90Latency"),
-                        v.duration(metrics.get("p99Latency"), f"{label}.p99Latency"),
-                        v.int32(metrics.get("callCount"), f"{label}.callCount"),
-                        index,
-                    )
-                )
-
-    def _add_lists(self, name: str, run: dict[str, Any]) -> None:
-        personas = self.rows(EVALUATION_RUN_PERSONAS)
-        for index, config in enumerate(v.array(run.get("personaRunConfigs"), "personaRunConfigs")):
-            config = v.message(config, f"personaRunConfigs[{index}]")
-            personas.append(
-                (
-                    name,
-                    index,
-                    v.text(config.get("persona"), "personaRunConfigs.persona"),
-                    v.int32(config.get("taskCount"), "personaRunConfigs.taskCount"),
-                )
-            )
-        evaluations = self.rows(EVALUATION_RUN_EVALUATIONS)
-        for index, evaluation in enumerate(v.array(run.get("evaluations"), "evaluations")):
-            evaluations.append((name, index, v.text(evaluation, "evaluations[]")))
-        results = self.rows(EVALUATION_RUN_RESULTS)
-        for index, result in enumerate(v.array(run.get("evaluationResults"), "evaluationResults")):
-            results.append((name, index, v.text(result, "evaluationResults[]")))
-
-
-def tool_subject(entry: dict[str, Any], label: str) -> str | None:
+def tool_subject(entry: Any, where: str) -> str | None:
     """The tool's name, or `{toolset}/{toolId}` (or the toolset alone), as `tool_label` in the views."""
-    tool = v.text(entry.get("tool"), f"{label}.tool")
+    entry = v.message(entry, where[:-1])
+    tool = v.text(entry.get("tool"), f"{where}tool")
     if tool:
         return tool
-    toolset_tool = v.message(entry.get("toolsetTool"), f"{label}.toolsetTool")
-    toolset = v.text(toolset_tool.get("toolset"), f"{label}.toolsetTool.toolset")
-    tool_id = v.text(toolset_tool.get("toolId"), f"{label}.toolsetTool.toolId")
+    toolset_tool = v.message(entry.get("toolsetTool"), f"{where}toolsetTool")
+    toolset = v.text(toolset_tool.get("toolset"), f"{where}toolsetTool.toolset")
+    tool_id = v.text(toolset_tool.get("toolId"), f"{where}toolsetTool.toolId")
     if toolset is None:
         return None
     return f"{toolset}/{tool_id}" if tool_id else toolset
 
 
+_PROGRESS = ("total", "passed", "failed", "error", "completed", "cancelled")
+RUN = {
+    "display_name": f.text("displayName"),
+    "create_time": f.timestamp("createTime"),
+    "initiated_by": f.text("initiatedBy"),
+    "app_version": f.text("appVersion"),
+    "app_version_display_name": f.text("appVersionDisplayName"),
+    "changelog": f.text("changelog"),
+    "changelog_create_time": f.timestamp("changelogCreateTime"),
+    "evaluation_dataset": f.text("evaluationDataset"),
+    "evaluation_type": f.enum("evaluationType", "EvaluationRun.EvaluationType"),
+    "state": f.enum("state", "EvaluationRun.EvaluationRunState"),
+    **{f"{count}_count": f.int32(f"progress.{count}Count") for count in _PROGRESS},
+    "run_count": f.int32("runCount"),
+    "golden_run_method": f.enum("goldenRunMethod", "GoldenRunMethod"),
+    "evaluation_channel": f.enum("config.evaluationChannel", "EvaluationConfig.EvaluationChannel"),
+    "tool_call_behaviour": f.enum("config.toolCallBehaviour", "EvaluationToolCallBehaviour"),
+    "error_type": ERROR_TYPE,
+    "error_message": error_message,
+    "latency_session_count": f.int32("latencyReport.sessionCount"),
+    "scheduled_evaluation_run": f.text("scheduledEvaluationRun"),
+    "operation": f.text("operation"),
+    "optimization_status": f.enum("optimizationConfig.status", "OptimizationConfig.OptimizationStatus"),
+}
+_SUMMARY = {f"{n}_count": f.int32(f"{n}Count") for n in ("passed", "failed", "error")}
+_PERSONA = {"persona": f.text("persona"), "task_count": f.int32("taskCount")}
+_ERROR = {"error_type": ERROR_TYPE, "error_message": ERROR_INFO_MESSAGE, **error_details("")}
+_METRICS = {f"p{p}_seconds": f.duration(f"latencyMetrics.p{p}Latency") for p in (50, 90, 99)}
+
+
+def _latencies(field: str, kind: str, subject: Column, display: Column) -> Rows:
+    """The entries of one list of the run's latency report, numbered within it."""
+    fields = {"kind": f.const(kind), "subject": subject, "display_name": display, **_METRICS}
+    fields["call_count"] = f.int32("latencyMetrics.callCount")
+    return Rows(EVALUATION_RUN_LATENCIES, fields, f"latencyReport.{field}", "list", "entry_index")
+
+
+def _named(table: TableSpec, column: str, field: str, index: str) -> Rows:
+    """A list of resource names in the run, a row each."""
+    return Rows(table, {column: f.text("")}, field, "list", index)
+
+
+RUN_ROWS = Rows(
+    EVALUATION_RUNS,
+    RUN,
+    derive=_run_key,
+    children=(
+        Rows(EVALUATION_RUN_SUMMARIES, _SUMMARY, "evaluationRunSummaries", "map", "evaluation_name"),
+        _latencies("toolLatencies", "tool", tool_subject, f.text("toolDisplayName")),
+        _latencies("callbackLatencies", "callback", f.text("stage"), f.const(None)),
+        _latencies("guardrailLatencies", "guardrail", f.text("guardrail"), f.text("guardrailDisplayName")),
+        _latencies("llmCallLatencies", "llm_call", f.text("model"), f.const(None)),
+        Rows(EVALUATION_RUN_PERSONAS, _PERSONA, "personaRunConfigs", "list", "persona_index"),
+        _named(EVALUATION_RUN_EVALUATIONS, "evaluation_name", "evaluations", "evaluation_index"),
+        _named(EVALUATION_RUN_RESULTS, "evaluation_result_name", "evaluationResults", "result_index"),
+        Rows(EVALUATION_RUN_ERRORS, _ERROR, when=lambda run: bool(run.get("errorInfo") or run.get("error"))),
+    ),
+)
+
+
+class EvaluationRunFlattener(FieldFlattener):
+    """`add(run, observed_at)`: a run fetched then (epoch microseconds); False if rejected."""
+
+    def __init__(self) -> None:
+        given = ("observed_at",)
+        super().__init__(EVALUATION_RUN_TABLES, RUN_ROWS, RUN_REJECT_SOURCE, "evaluationRun", given)
+
+
 def snapshot_row(run: dict[str, Any], observed_at_micros: int) -> tuple[Any, ...]:
-    name, _, _ = run_name(run)
-    return (
-        name,
-        observed_at_micros,
-        enum_name(run.get("state"), "EvaluationRun.EvaluationRunState", "state"),
-        *progress_counts(run),
-    )
+    """A run's `evaluation_run_snapshots` row (of a run flattened without a reject)."""
+    key = {"evaluation_run_name": run_name(run)[0], "observed_at": observed_at_micros}
+    return tuple(key[c] if c in key else RUN[c](run, "") for c in EVALUATION_RUN_SNAPSHOTS.schema.names)
 
 
 def snapshots_batch(rows: Iterable[tuple[Any, ...]]) -> pa.RecordBatch:
-    buffer = RowBuffer(EVALUATION_RUN_SNAPSHOTS)
-    buffer.rows.extend(rows)
-    return buffer.to_batch()
+    table = TableColumns(EVALUATION_RUN_SNAPSHOTS)
+    for row in rows:
+        table.append(row)
+    return table.to_batch()
 
 
-class EvaluationOperationFlattener(TableBuffers):
-    """Operations of `run_evaluation` (google.longrunning.Operation with RunEvaluationOperationMetadata)."""
+_METADATA_RUN, _RESPONSE = f.text("metadata.evaluationRun"), f.at("response", v.message)
+
+
+def _operation_run(operation: dict[str, Any], where: str) -> dict[str, Any]:
+    """The run an operation started, named by its metadata or its response."""
+    response = _RESPONSE(operation, where)
+    run = _METADATA_RUN(operation, where) or v.text(response.get("evaluationRun"), "response.evaluationRun")
+    if run is None:
+        raise v.SchemaViolation("metadata.evaluationRun: the operation names no evaluation run")
+    name, app, _ = run_name({"name": run})
+    return {"evaluation_run_name": name, "app": app}
+
+
+OPERATION = {
+    "operation_name": f.text("name"),
+    "done": f.boolean("done"),
+    "create_time": f.timestamp("metadata.createTime"),
+    "end_time": f.timestamp("metadata.endTime"),
+    "verb": f.text("metadata.verb"),
+    "cancel_requested": f.boolean("metadata.cancelRequested"),
+    "error_code": f.given("error", bool, f.int32("error.code")),
+    "error_message": _STATUS_MESSAGE,
+}
+
+
+class EvaluationOperationFlattener(FieldFlattener):
+    """Operations of `run_evaluation` (google.longrunning.Operation with RunEvaluationOperationMetadata):
+    `add(operation, observed_at)`, one fetched then (epoch microseconds)."""
 
     def __init__(self) -> None:
-        super().__init__((EVALUATION_RUN_OPERATIONS,), OPERATION_REJECT_SOURCE)
-
-    def add(self, operation: Any, observed_at: int) -> bool:
-        """Flatten one operation fetched at `observed_at` (epoch microseconds); False if rejected."""
-        return self.flatten(operation, lambda obj: self._add(obj, observed_at))
-
-    def _add(self, operation: Any, observed_at: int) -> None:
-        operation = v.message(operation, "operation")
-        metadata = v.message(operation.get("metadata"), "metadata")
-        response = v.message(operation.get("response"), "response")
-        error = v.message(operation.get("error"), "error")
-        run = v.text(metadata.get("evaluationRun"), "metadata.evaluationRun") or v.text(
-            response.get("evaluationRun"), "response.evaluationRun"
-        )
-        if run is None:
-            raise v.SchemaViolation("metadata.evaluationRun: the operation names no evaluation run")
-        name, app, _ = run_name({"name": run})
-        self.rows(EVALUATION_RUN_OPERATIONS).append(
-            (
-                name,
-                app,
-                v.text(operation.get("name"), "name"),
-                v.boolean(operation.get("done"), "done"),
-                v.timestamp(metadata.get("createTime"), "metadata.createTime"),
-                v.timestamp(metadata.get("endTime"), "metadata.endTime"),
-                v.text(metadata.get("verb"), "metadata.verb"),
-                v.boolean(metadata.get("cancelRequested"), "metadata.cancelRequested"),
-                v.int32(error.get("code"), "error.code") if error else None,
-                v.text(error.get("message"), "error.message"),
-                observed_at,
-            )
-        )
+        rows, given = Rows(EVALUATION_RUN_OPERATIONS, OPERATION, derive=_operation_run), ("observed_at",)
+        super().__init__((EVALUATION_RUN_OPERATIONS,), rows, OPERATION_REJECT_SOURCE, "operation", given)

@@ -1,16 +1,32 @@
-"""Rejected objects as rows of the `rejects` table."""
+"""Rejected objects: what a flattener records of one (its source, name, reason and JSON), and
+their rows of the `rejects` table."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import date
+from typing import Any
 
 import orjson
 import pyarrow as pa
 
 from pipelines.protojson import deepjson
-from pipelines.transform.rows import Reject
+from pipelines.resource_names import name_of
 from pipelines.transform.schemas import REJECTS
+
+
+@dataclass(frozen=True)
+class Reject:
+    source: str
+    resource_name: str | None
+    reason: str
+    raw: Any
+
+    @classmethod
+    def of(cls, source: str, obj: Any, reason: str) -> Reject:
+        """The reject of `obj` (parsed JSON), named by its `name` when that is a string."""
+        return cls(source, name_of(obj), reason, obj)
 
 
 def _raw_json(raw: object) -> str | None:
