@@ -8,6 +8,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from pipelines.report.cost_charts import COST_CHARTS, mark_anomalies
 from pipelines.report.data import VOLUME_SPLITS, ReportData, Rows, apps_of, groups
 from pipelines.report.evaluation_charts import EVALUATION_CHARTS, evaluation_charts
 from pipelines.report.figures import (
@@ -226,11 +227,18 @@ CHARTS = (
         ),
     ),
 )
-QUERIES = {spec.query for spec in (*CHARTS, *EVALUATION_CHARTS)} | {"evaluation_regressions"}
+QUERIES = {spec.query for spec in (*CHARTS, *COST_CHARTS, *EVALUATION_CHARTS)} | {
+    "evaluation_regressions",
+    "anomalies",
+}
 """The named queries the page reads (`conversation_volume by X`: with by=X)."""
 
 
 def build_charts(data: ReportData) -> list[Chart]:
-    """The conversation charts (by app only with several apps), then the evaluation charts."""
-    specs = [spec for spec in CHARTS if spec.id != "volume-app" or len(apps_of(data)) > 1]
-    return [spec.chart(data[spec.query]) for spec in specs] + evaluation_charts(data)
+    """The conversation and cost charts (by app only with several apps), anomalous days marked,
+    then the evaluation charts."""
+    specs = [spec for spec in (*CHARTS, *COST_CHARTS) if spec.id != "volume-app" or len(apps_of(data)) > 1]
+    charts = [spec.chart(data[spec.query]) for spec in specs]
+    for chart in charts:
+        mark_anomalies(chart, data["anomalies"])
+    return charts + evaluation_charts(data)
