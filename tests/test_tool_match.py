@@ -59,10 +59,21 @@ def conn() -> duckdb.DuckDBPyConnection:
                 evaluation_result_name=result,
                 outcome_index=index,
                 turn_index=1,
+                expectation_kind="tool_call",
                 expected_tool=tool,
                 observed_tool=observed,
                 outcome="PASS" if case == "exact" else "FAIL",
             )
+        _insert(  # a response expectation names its tool too: not a call to match
+            conn,
+            "evaluation_expectation_outcomes",
+            evaluation_result_name=result,
+            outcome_index=len(expected),
+            turn_index=1,
+            expectation_kind="tool_response",
+            expected_tool=expected[0],
+            outcome="PASS",
+        )
         if calls is not None:
             _insert(conn, "conversations", conversation_name=conversation, app=APP)
             _insert(

@@ -1,6 +1,6 @@
 -- Did each evaluated turn call the tools its expectations name, and in their order?
--- Grain: one row per (evaluation_result_name, turn_index) whose expectations name at least one
--- tool call (turn_index NULL: a scenario result's expectations, over its whole conversation).
+-- Grain: one row per (evaluation_result_name, turn_index) with at least one tool_call expectation
+-- (turn_index NULL: a scenario result's expectations, over its whole conversation).
 -- expected: the expected tools in the order of the expectations (a tool's resource name, else
 -- {toolset}/{toolId}); observed: the tools the replayed conversation called in that turn (in every
 -- turn for a scenario) from tool_calls when the warehouse holds that conversation
@@ -19,7 +19,7 @@ WITH expected AS (
         list(observed_tool ORDER BY outcome_index) FILTER (WHERE observed_tool IS NOT NULL) AS reported,
         bool_and(outcome = 'PASS') AS turn_passed
     FROM evaluation_expectation_outcomes
-    WHERE expected_tool IS NOT NULL
+    WHERE expectation_kind = 'tool_call' AND expected_tool IS NOT NULL
     GROUP BY evaluation_result_name, turn_index
 ),
 replayed AS (
