@@ -202,6 +202,8 @@ class OrchestrationSettings:
     """... or the golden turns' p90 latency rises by more than this percentage."""
     regression_severity: str = _setting("CES_REGRESSION_SEVERITY", "warn")
     """`warn` or `error`: the severity of a failed regression gate."""
+    dagster_home: str = _setting("DAGSTER_HOME", "dagster_home")
+    """The Dagster instance's folder (its `dagster.yaml`), relative to the working directory."""
     queue_runs: bool = _setting("CES_QUEUE_RUNS", False)
     """Whether the CLI queues its runs for the instance's `dagster-daemon` instead of executing
     them itself: asked for, never guessed from a heartbeat (see `orchestration/run_queue.py`)."""

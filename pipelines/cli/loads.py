@@ -40,7 +40,7 @@ _JOBS = {"ingest": ("ingest_conversations", "ingested"), "rebuild": ("rebuild_co
 def _instance(settings: Settings) -> dg.DagsterInstance:
     """The instance, with the runs a killed ces-pipeline left unfinished recorded as failed."""
     from pipelines.orchestration.abandoned import fail_abandoned_runs
-    from pipelines.orchestration.launch import dagster_instance
+    from pipelines.orchestration.runs import dagster_instance
 
     instance = dagster_instance(settings)
     for run_id in fail_abandoned_runs(instance):
@@ -55,8 +55,8 @@ def _instance(settings: Settings) -> dg.DagsterInstance:
 def load_conversations(settings: Settings, command: str, partitions: list[tuple[str, date]]) -> int:
     """Run the command's job over the partitions, one run per range, with a live progress display."""
     from pipelines.definitions import build_definitions
-    from pipelines.orchestration.launch import PlannedRun, RunOutcome, execute_runs
     from pipelines.orchestration.partitions import plan_runs, register_apps
+    from pipelines.orchestration.runs import PlannedRun, RunOutcome, execute_runs
 
     job_name, verb = _JOBS[command]
     orchestration = settings.orchestration
@@ -102,9 +102,9 @@ def load_conversations(settings: Settings, command: str, partitions: list[tuple[
             build_definitions(settings),
             job_name,
             [PlannedRun.for_range(run) for run in ranges],
+            settings=settings,
             instance=instance,
             on_outcome=on_outcome,
-            queue=orchestration.queue_runs,
             notice=lambda line: progress.console.print(f"[yellow]{escape(line)}", soft_wrap=True),
         )
     if totals["rejects"]:
@@ -131,8 +131,8 @@ def load_evaluations(
 ) -> int:
     """Run the evaluation job per app (`replay`: reload each fetch kept in the raw lake) and report it."""
     from pipelines.definitions import build_definitions
-    from pipelines.orchestration.launch import PlannedRun, execute_runs
     from pipelines.orchestration.partitions import register_apps
+    from pipelines.orchestration.runs import PlannedRun, execute_runs
 
     instance = _instance(settings)
     register_apps(instance, apps)
@@ -141,9 +141,9 @@ def load_evaluations(
             build_definitions(settings),
             "rebuild_evaluation_runs" if replay else "ingest_evaluation_runs",
             [PlannedRun.for_partition(app) for app in apps],
+            settings=settings,
             instance=instance,
             run_config=run_config,
-            queue=settings.orchestration.queue_runs,
             notice=lambda line: console.print(f"[yellow]{escape(line)}", soft_wrap=True),
         )
     failed = [outcome for outcome in outcomes if not outcome.success]

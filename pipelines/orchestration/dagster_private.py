@@ -7,11 +7,29 @@ every one against a real instance, so the break shows as a failing test, not in 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import dagster as dg
 
 QUEUE_DAEMON = "QUEUED_RUN_COORDINATOR"
 """The daemon type that takes runs off a QueuedRunCoordinator's queue."""
+
+
+def open_instance(home: Path) -> dg.DagsterInstance:
+    """The instance configured by `home`'s `dagster.yaml`: what `DagsterInstance.get()` opens for
+    `DAGSTER_HOME=home`, without the variable (the public call reads nothing else)."""
+    return dg.DagsterInstance.from_config(str(home))
+
+
+def run_coordinator(instance: dg.DagsterInstance) -> object:
+    """The instance's run coordinator (`dagster.yaml`'s `run_coordinator`): a
+    `dg.QueuedRunCoordinator` when submitted runs wait in a queue for a daemon."""
+    return instance.run_coordinator
+
+
+def cancel_queued_run(instance: dg.DagsterInstance, run_id: str) -> bool:
+    """Cancel a run still waiting in the queue, as the UI's Terminate does; whether it was."""
+    return instance.run_coordinator.cancel_run(run_id)
 
 
 def queue_daemon_heartbeat(instance: dg.DagsterInstance) -> float | None:
