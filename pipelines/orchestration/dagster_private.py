@@ -16,14 +16,12 @@ QUEUE_DAEMON = "QUEUED_RUN_COORDINATOR"
 
 
 def open_instance(home: Path) -> dg.DagsterInstance:
-    """The instance configured by `home`'s `dagster.yaml`: what `DagsterInstance.get()` opens for
-    `DAGSTER_HOME=home`, without the variable (the public call reads nothing else)."""
+    """The instance of `home`'s `dagster.yaml`, as `DagsterInstance.get()` opens `$DAGSTER_HOME`'s."""
     return dg.DagsterInstance.from_config(str(home))
 
 
 def run_coordinator(instance: dg.DagsterInstance) -> object:
-    """The instance's run coordinator (`dagster.yaml`'s `run_coordinator`): a
-    `dg.QueuedRunCoordinator` when submitted runs wait in a queue for a daemon."""
+    """The instance's run coordinator: a `dg.QueuedRunCoordinator` when runs wait for a daemon."""
     return instance.run_coordinator
 
 

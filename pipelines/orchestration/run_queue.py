@@ -39,8 +39,6 @@ FOLLOW_SECONDS = 1.0
 SUBMITTERS = 4
 """Runs put on the queue at once (each `dagster job launch` loads the code location: ~5 s)."""
 
-Report = Callable[[RunOutcome], None]
-
 
 class QueueNotServedError(ActionableError, RuntimeError):
     """`CES_QUEUE_RUNS` is set, but no daemon takes runs off the instance's queue: nothing queued."""
@@ -105,7 +103,7 @@ def submit_and_follow(
     instance: dg.DagsterInstance,
     home: Path,
     run_config: Mapping[str, Any],
-    report: Report,
+    report: Callable[[RunOutcome], None],
     notice: Notice,
 ) -> None:
     """Queue every run on the instance in `home`, then `report` each outcome as its run ends, in

@@ -16,7 +16,7 @@ import dagster as dg
 
 from pipelines import stop
 from pipelines.config import Settings
-from pipelines.orchestration.abandoned import process_tags
+from pipelines.orchestration.abandoned import fail_abandoned_runs, process_tags
 from pipelines.orchestration.dagster_private import open_instance, run_log, set_pool_limit
 from pipelines.orchestration.partitions import CES_API_POOL, RunRange
 
@@ -34,8 +34,9 @@ def dagster_home(settings: Settings) -> Path:
     return Path(settings.orchestration.dagster_home).expanduser().resolve()
 
 
-def dagster_instance(settings: Settings) -> dg.DagsterInstance:
-    """The instance in `DAGSTER_HOME`, the `ces_api` pool's limit set to `CES_API_CONCURRENCY`.
+def dagster_instance(settings: Settings, notice: Notice = print) -> dg.DagsterInstance:
+    """The instance in `DAGSTER_HOME`, the `ces_api` pool's limit set to `CES_API_CONCURRENCY`,
+    and every run a killed `ces-pipeline` left unfinished recorded as failed (`notice` names each).
 
     The limit is set explicitly, never left to `concurrency.pools.default_limit`: on PostgreSQL,
     two steps initializing one pool's default at once fail (dagster-io/dagster#33552). Warehouse
@@ -46,6 +47,11 @@ def dagster_instance(settings: Settings) -> dg.DagsterInstance:
     home.mkdir(parents=True, exist_ok=True)
     instance = open_instance(home)
     set_pool_limit(instance, CES_API_POOL, settings.orchestration.api_concurrency)
+    for run_id in fail_abandoned_runs(instance):
+        notice(
+            f"run {run_id} was left unfinished by a ces-pipeline that was killed: recorded as failed, "
+            "its pool slot freed"
+        )
     return instance
 
 
