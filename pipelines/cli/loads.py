@@ -174,7 +174,7 @@ def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
     its evaluation run is followed to its end (`--gate`) and loaded."""
     from pipelines.ces.client import CesMcpClient
     from pipelines.definitions import build_definitions
-    from pipelines.ingest.trigger import EvaluationTriggerError, wait_for_evaluation_run
+    from pipelines.ingest.trigger import wait_for_evaluation_run
     from pipelines.orchestration.runs import PlannedRun, dagster_instance, execute_runs
 
     evaluations = [e.strip() for e in (args.evaluations or "").split(",") if e.strip()]
@@ -202,21 +202,14 @@ def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
     out.print(f"operation {operation}")
     out.print(f"evaluation run {run}")
     state = None
-    if args.gate:
-        try:
-            with (
-                CesMcpClient(settings.ces) as client,
-                console.status("waiting for the evaluation run to end") as status,
-            ):
-                state = wait_for_evaluation_run(
-                    client,
-                    run,
-                    poll_seconds=args.poll_seconds,
-                    on_run=lambda found: status.update(f"evaluation run: {_progress(found)}"),
-                )
-        except EvaluationTriggerError as exc:
-            console.print(f"[red]error: {escape(str(exc))}")
-            return 1
+    if args.gate:  # following it may fail: an error of its own (exit code 1)
+        with CesMcpClient(settings.ces) as client, console.status("following the evaluation run") as status:
+            state = wait_for_evaluation_run(
+                client,
+                run,
+                poll_seconds=args.poll_seconds,
+                on_run=lambda found: status.update(f"evaluation run: {_progress(found)}"),
+            )
     config = {"ops": {"raw__evaluation_runs": {"config": {"names": [run], "discover": False}}}}
     code = load_evaluations(settings, [args.app], config)
     if not args.gate:

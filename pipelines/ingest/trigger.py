@@ -16,11 +16,12 @@ from typing import Any
 from pipelines.ces.client import CesMcpClient
 from pipelines.ces.errors import CesError, CesRpcError, CesToolError
 from pipelines.ces.tools import get_evaluation_run, get_operation, run_evaluation
+from pipelines.errors import ActionableError
 from pipelines.ingest.evaluations import FINAL_RUN_STATES, STARTED_RUNS_STATE, run_state
 from pipelines.lake.store import Lake
 
 
-class EvaluationTriggerError(RuntimeError):
+class EvaluationTriggerError(ActionableError, RuntimeError):
     """Starting or following an evaluation failed; `operation` is set once the server named one."""
 
     def __init__(self, message: str, operation: str | None = None):

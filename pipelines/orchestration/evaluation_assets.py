@@ -257,8 +257,7 @@ def start_evaluation_op(
             )
     except EvaluationTriggerError as exc:
         raise dg.Failure(str(exc), metadata={"operation": exc.operation} if exc.operation else None) from exc
-    context.log.info(f"evaluation run {started.evaluation_run} named after {started.polls} operation polls")
-    named = {"operation": started.operation, "evaluation_run": started.evaluation_run}
+    named = {"operation": started.operation, "evaluation_run": started.evaluation_run, "polls": started.polls}
     return dg.Output(started.evaluation_run, metadata=named)
 
 
