@@ -38,8 +38,8 @@ def backfill(args: argparse.Namespace) -> dict[str, Any]:
     from pipelines.config import Settings
     from pipelines.definitions import build_definitions
     from pipelines.orchestration.keys import LAKE_CONVERSATIONS, WAREHOUSE_CONVERSATIONS
-    from pipelines.orchestration.launch import dagster_instance
     from pipelines.orchestration.partitions import partition_key, register_apps
+    from pipelines.orchestration.runs import dagster_instance
 
     settings = Settings.from_env()
     definitions = build_definitions(settings)

@@ -225,6 +225,8 @@ class OrchestrationSettings(_Group):
     regression_score_pct: float = Field(10.0, ge=0)
     regression_latency_pct: float = Field(20.0, ge=0)
     regression_severity: Literal["warn", "error"] = "warn"
+    dagster_home: str = Field("dagster_home", validation_alias="DAGSTER_HOME")
+    """The Dagster instance's folder (its `dagster.yaml`), relative to the working directory."""
     queue_runs: bool = False
 
 
@@ -266,6 +268,8 @@ class Settings:
             for name, variable in group.variables().items():
                 if (value := getattr(group, name)) is not None:
                     env[variable] = ",".join(value) if isinstance(value, tuple) else str(value)
+        # Dagster takes its instance's folder as an absolute path only (`./dagster_home` unless set)
+        env["DAGSTER_HOME"] = str(Path(self.orchestration.dagster_home).expanduser().resolve())
         return env
 
 

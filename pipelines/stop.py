@@ -2,7 +2,7 @@
 is inside a DuckDB query, where no Python signal handler runs until the query returns (hours,
 for a large one; Dagster's own handler only takes note). So the signal's wakeup byte is read by
 a thread of its own, which interrupts every open DuckDB connection and records that a stop was
-asked: the run in progress fails at once, and no further run starts (`launch.execute_runs`)."""
+asked: the run in progress fails at once, and no further run starts (`runs.execute_runs`)."""
 
 from __future__ import annotations
 

@@ -28,6 +28,7 @@ from pathlib import Path
 import dagster as dg
 import fsspec
 
+from pipelines.orchestration.dagster_private import open_instance
 from pipelines.orchestration.run_queue import HEARTBEAT_FRESH_SECONDS, daemon_silence
 
 KINDS = ("s3", "gs")
@@ -205,7 +206,7 @@ def libpq_url(conninfo: str, scheme: str = "postgresql") -> str:
 def dagster_instance_at(env: dict[str, str]) -> Iterator[dg.DagsterInstance]:
     """The instance of `env["DAGSTER_HOME"]`, its `dagster.yaml` read with `env`'s variables."""
     with _environment(env):
-        instance = dg.DagsterInstance.from_config(env["DAGSTER_HOME"])
+        instance = open_instance(Path(env["DAGSTER_HOME"]))
     with instance:
         yield instance
 

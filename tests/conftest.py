@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pipelines import stop
 from scale.servers import ServerUnavailable, postgres_server
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,6 +26,13 @@ def postgres() -> Iterator[str]:
         yield conninfo
     finally:
         server.__exit__(None, None, None)
+
+
+@pytest.fixture(autouse=True)
+def no_stop_asked() -> None:
+    """No stop left asked by an earlier test that sent its process Ctrl-C, as a user does (a
+    command clears it as it starts; a test running jobs without the command would inherit it)."""
+    stop.requested.clear()
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import date
@@ -13,8 +12,9 @@ import dagster as dg
 
 from pipelines.config import Settings
 from pipelines.definitions import build_definitions
-from pipelines.orchestration.launch import PlannedRun, RunOutcome, execute_runs
+from pipelines.orchestration.dagster_private import open_instance
 from pipelines.orchestration.partitions import plan_runs, register_apps
+from pipelines.orchestration.runs import PlannedRun, RunOutcome, execute_runs
 
 
 def run_partitions(
@@ -27,7 +27,8 @@ def run_partitions(
     """`job_name` over the partitions, one run per app's range of days, as `ces-pipeline` runs it."""
     runs = [PlannedRun.for_range(run) for run in plan_runs(partitions, days_per_run)]
     register_apps(instance, [app for app, _ in partitions])
-    return execute_runs(_definitions(), job_name, runs, instance=instance)
+    settings = Settings.from_env()
+    return execute_runs(build_definitions(settings), job_name, runs, settings=settings, instance=instance)
 
 
 def run_app_job(
@@ -40,24 +41,15 @@ def run_app_job(
     """An app-partitioned job once per app."""
     runs = [PlannedRun.for_partition(app) for app in apps]
     register_apps(instance, apps)
-    return execute_runs(_definitions(), job_name, runs, instance=instance, run_config=run_config)
-
-
-def _definitions() -> dg.Definitions:
-    """The definitions the environment describes now (tests point it at their own folders)."""
-    return build_definitions(Settings.from_env())
+    settings = Settings.from_env()
+    definitions = build_definitions(settings)
+    return execute_runs(
+        definitions, job_name, runs, settings=settings, instance=instance, run_config=run_config
+    )
 
 
 @contextmanager
 def instance_at(home: Path) -> Iterator[dg.DagsterInstance]:
     """The Dagster instance whose home is `home` (what a CLI run there used)."""
-    previous = os.environ.get("DAGSTER_HOME")
-    os.environ["DAGSTER_HOME"] = str(home)
-    try:
-        with dg.DagsterInstance.get() as instance:
-            yield instance
-    finally:
-        if previous is None:
-            del os.environ["DAGSTER_HOME"]
-        else:
-            os.environ["DAGSTER_HOME"] = previous
+    with open_instance(home) as instance:
+        yield instance

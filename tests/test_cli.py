@@ -16,10 +16,18 @@ import sys
 from pathlib import Path
 
 import dagster as dg
+import pytest
 from dagster_runs import instance_at
 
+from pipelines.ces.client import CesMcpClient
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
+from pipelines.ces.tools import get_evaluation_run
 from pipelines.cli import main
+from pipelines.config import CesSettings
+from pipelines.ingest.evaluations import STARTED_RUNS_STATE
+from pipelines.ingest.trigger import EvaluationTriggerError
+from pipelines.lake.store import Lake
+from pipelines.orchestration import evaluation_assets
 from pipelines.transform.schemas import ALL_TABLES
 from pipelines.warehouse.duck import Warehouse
 
@@ -235,7 +243,22 @@ def test_demo_prints_row_counts_and_a_trend(workdir: Path) -> None:
     assert len(list(csv.DictReader(io.StringIO(failures.stdout)))) > 0, failures.stdout
 
 
+def start_runs(workdir: Path) -> list[tuple[str, dict]]:
+    """Each `start_evaluation_job` run of the instance in the work folder: its status, its config."""
+    with instance_at(workdir / "dagster_home") as instance:
+        records = instance.get_run_records(dg.RunsFilter(job_name="start_evaluation_job"), ascending=True)
+    return [
+        (
+            record.dagster_run.status.value,
+            record.dagster_run.run_config["ops"]["start_evaluation_op"]["config"],
+        )
+        for record in records
+    ]
+
+
 def test_evaluate_starts_a_run_and_loads_it(workdir: Path) -> None:
+    """`evaluate` starts the evaluation with a run of `start_evaluation_job`, which records the run
+    it started in the lake; then it loads the run, as the server has it, into the warehouse."""
     with running_simulator(SimulatorConfig(scale=SCALE)) as sim:
         env = base_env(workdir) | {"CES_MCP_URL": sim.url, "CES_APPS": ",".join(sim.apps)}
         app = sim.apps[0]
@@ -267,11 +290,54 @@ def test_evaluate_starts_a_run_and_loads_it(workdir: Path) -> None:
             line.split()[-1] for line in result.stdout.splitlines() if line.startswith("operation ")
         )
         assert row[1] == operation
+        with CesMcpClient(CesSettings(mcp_url=sim.url)) as client:
+            assert get_evaluation_run(client, run_name)["displayName"] == "from the CLI"
+        (started,) = Lake(str(workdir / "lake")).read_states(STARTED_RUNS_STATE)
+        assert (started["app"], started["operation"], started["evaluation_run"]) == (app, operation, run_name)
+        assert start_runs(workdir) == [
+            (
+                "SUCCESS",
+                {
+                    "app": app,
+                    "evaluations": ["refund-happy-path", "angry-customer"],
+                    "evaluation_dataset": None,
+                    "display_name": "from the CLI",
+                    "app_version": None,
+                    "poll_seconds": 0.05,
+                },
+            )
+        ]
+
         refused = cli("evaluate", "--app", app, "--evaluations", "no-such-evaluation", env=env, cwd=workdir)
         assert refused.returncode == 1 and "refused to start the evaluation" in refused.stderr
-        assert "NOT_FOUND" in refused.stderr
+        assert "NOT_FOUND" in refused.stderr and "get_operation" not in refused.stderr  # none started
+        assert [status for status, _ in start_runs(workdir)] == ["SUCCESS", "FAILURE"]
+        assert len(Lake(str(workdir / "lake")).read_states(STARTED_RUNS_STATE)) == 1
         conflicting = cli("evaluate", "--app", app, env=env, cwd=workdir)
         assert conflicting.returncode == 2 and "exactly one of" in conflicting.stderr
+        assert len(start_runs(workdir)) == 2
+
+
+def test_evaluate_names_the_operation_of_a_start_that_failed_once_it_was_named(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Starting fails after the server named the operation (its polls failed): the Dagster run
+    fails, and the command says which operation to follow up rather than start another run."""
+    operation = "projects/p/locations/us/operations/op-1"
+
+    def polls_failed(*_args: object, **_kwargs: object) -> None:
+        raise EvaluationTriggerError("get_operation failed: UNAVAILABLE", operation)
+
+    monkeypatch.setattr(evaluation_assets, "start_evaluation", polls_failed)
+    env = base_env(workdir) | {"CES_MCP_URL": "http://127.0.0.1:9/mcp"}
+    done = cli(
+        "evaluate", "--app", "projects/p/locations/us/apps/a", "--evaluations", "e", env=env, cwd=workdir
+    )
+    said = " ".join(done.stderr.split())
+    assert done.returncode == 1 and done.stdout == "", said
+    assert f"error: get_operation failed: UNAVAILABLE (operation {operation})" in said
+    assert f"Follow it up with get_operation {operation}; do not re-run blindly." in said
+    assert [status for status, _ in start_runs(workdir)] == ["FAILURE"]
 
 
 def test_evaluate_gate_waits_for_the_run_and_exits_3_on_a_regression(workdir: Path) -> None:

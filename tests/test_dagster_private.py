@@ -3,22 +3,30 @@ upgrade of Dagster that renames or reshapes one fails here first."""
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import dagster as dg
 import pytest
+from dagster._core.remote_origin import InProcessCodeLocationOrigin, RemoteJobOrigin, RemoteRepositoryOrigin
+from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
 from dagster._daemon.types import DaemonHeartbeat
 
 from pipelines.orchestration.dagster_private import (
     QUEUE_DAEMON,
+    cancel_queued_run,
     free_pool_slots,
+    open_instance,
     queue_daemon_heartbeat,
     record_run_failed,
+    run_coordinator,
     run_log,
     set_pool_limit,
 )
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
@@ -70,3 +78,31 @@ def test_a_run_is_recorded_failed_and_its_log_read_in_order(instance: dg.Dagster
     assert stored is not None and stored.status == dg.DagsterRunStatus.FAILURE
     failure = [entry for entry in run_log(instance, run.run_id) if entry.dagster_event_type]
     assert failure[-1].dagster_event.message == "its process ended before the run"
+
+
+def test_an_instance_is_opened_from_its_folders_dagster_yaml(tmp_path: Path) -> None:
+    (tmp_path / "dagster.yaml").write_text(
+        "run_coordinator:\n  module: dagster.core.run_coordinator\n  class: DefaultRunCoordinator\n"
+    )
+    with open_instance(tmp_path) as instance:
+        # Dagster's default coordinator queues: this one, as the file says, does not
+        assert not isinstance(run_coordinator(instance), dg.QueuedRunCoordinator)
+        assert hello.execute_in_process(instance=instance).success
+    assert (tmp_path / "history" / "runs.db").exists()  # its storage is in the folder
+
+
+def test_the_projects_instance_opens_without_dagster_home_and_cancels_a_queued_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    shutil.copy(ROOT / "dagster_home" / "dagster.yaml", tmp_path)
+    with open_instance(tmp_path) as instance:
+        assert isinstance(run_coordinator(instance), dg.QueuedRunCoordinator)
+        location = InProcessCodeLocationOrigin(LoadableTargetOrigin(python_file=__file__))
+        origin = RemoteJobOrigin(RemoteRepositoryOrigin(location, "__repository__"), "hello")
+        queued = dg.DagsterRun(job_name="hello", status=dg.DagsterRunStatus.QUEUED, remote_job_origin=origin)
+        run = instance.add_run(queued)  # as `dagster job launch` leaves a run for the daemon
+        assert cancel_queued_run(instance, run.run_id)
+        stored = instance.get_run_by_id(run.run_id)
+        assert stored is not None and stored.status == dg.DagsterRunStatus.CANCELED
+    assert (tmp_path / "history" / "runs.db").exists()

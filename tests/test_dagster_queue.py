@@ -110,3 +110,29 @@ def test_ingest_queues_its_runs_for_the_daemon_and_follows_them(
     window = 10  # any 10 consecutive responses span at least 9 intervals, less network jitter
     spans = [times[i + window - 1] - times[i] for i in range(len(times) - window + 1)]
     assert min(spans) >= (window - 1) / MAX_RPS * 0.9, min(spans)
+
+
+def test_evaluate_queues_the_start_of_an_evaluation_for_the_daemon(
+    queued_home: tuple[Path, dict[str, str]],
+) -> None:
+    """`evaluate` starts the evaluation with a run of `start_evaluation_job` that the daemon
+    launches from the queue, then loads the run it names, as without a daemon."""
+    work, env = queued_home
+    app = env["CES_APPS"].split(",")[0]
+    done = cli("evaluate", "--app", app, "--evaluations", "refund-happy-path", env=env, cwd=work)
+    assert done.returncode == 0, done.stderr
+    run_name = done.stdout.split("evaluation run ", 1)[1].split()[0]
+    assert run_name.startswith(f"{app}/evaluationRuns/")
+    with Warehouse(env["CES_WAREHOUSE"]).connect(read_only=True) as conn:
+        assert conn.execute(
+            "SELECT count(*) FROM evaluation_runs WHERE evaluation_run_name = ?", [run_name]
+        ).fetchone() == (1,)
+    with dagster_instance_at(env) as instance:
+        (started,) = instance.get_run_records(dg.RunsFilter(job_name="start_evaluation_job"))
+        assert started.dagster_run.status == dg.DagsterRunStatus.SUCCESS
+        kinds = [
+            entry.dagster_event.event_type
+            for entry in instance.all_logs(started.dagster_run.run_id)
+            if entry.dagster_event is not None
+        ]
+        assert kinds.index(dg.DagsterEventType.RUN_ENQUEUED) < kinds.index(dg.DagsterEventType.RUN_STARTING)

@@ -15,9 +15,9 @@ from pipelines.orchestration.evaluation_assets import (
     started_evaluation_sensor,
     unfinished_evaluation_runs_sensor,
 )
-from pipelines.orchestration.launch import QUIET_LOGS
 from pipelines.orchestration.partitions import register_apps
 from pipelines.orchestration.resources import resources_from_settings
+from pipelines.orchestration.runs import QUIET_LOGS
 from pipelines.warehouse.duck import Warehouse
 
 SCALE = SimulatorScale(seed=9, apps=1, days=1, conversations_per_day=1, evaluation_runs_per_app=6)

@@ -7,16 +7,12 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
-from typing import TYPE_CHECKING
 
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from pipelines.cli.common import UserError, console, days_between, out
 from pipelines.config import CesSettings, Settings
-
-if TYPE_CHECKING:
-    import dagster as dg
 
 
 def _window(settings: Settings, since: date, until: date) -> list[date]:
@@ -37,30 +33,20 @@ def _window(settings: Settings, since: date, until: date) -> list[date]:
 _JOBS = {"ingest": ("ingest_conversations", "ingested"), "rebuild": ("rebuild_conversations", "rebuilt")}
 
 
-def _instance(settings: Settings) -> dg.DagsterInstance:
-    """The instance, with the runs a killed ces-pipeline left unfinished recorded as failed."""
-    from pipelines.orchestration.abandoned import fail_abandoned_runs
-    from pipelines.orchestration.launch import dagster_instance
-
-    instance = dagster_instance(settings)
-    for run_id in fail_abandoned_runs(instance):
-        console.print(
-            f"[yellow]run {run_id} was left unfinished by a ces-pipeline that was killed: "
-            "recorded as failed, its pool slot freed",
-            soft_wrap=True,
-        )
-    return instance
+def _notice(line: str) -> None:
+    """A line from the runs' machinery for the person waiting (above a progress display)."""
+    console.print(f"[yellow]{escape(line)}", soft_wrap=True)
 
 
 def load_conversations(settings: Settings, command: str, partitions: list[tuple[str, date]]) -> int:
     """Run the command's job over the partitions, one run per range, with a live progress display."""
     from pipelines.definitions import build_definitions
-    from pipelines.orchestration.launch import PlannedRun, RunOutcome, execute_runs
     from pipelines.orchestration.partitions import plan_runs, register_apps
+    from pipelines.orchestration.runs import PlannedRun, RunOutcome, dagster_instance, execute_runs
 
     job_name, verb = _JOBS[command]
     orchestration = settings.orchestration
-    instance = _instance(settings)
+    instance = dagster_instance(settings, _notice)
     register_apps(instance, [app for app, _ in partitions])
     ranges = plan_runs(partitions, orchestration.days_per_run)
     totals = {"conversations": 0, "pages": 0, "requests": 0, "rejects": 0}
@@ -102,10 +88,10 @@ def load_conversations(settings: Settings, command: str, partitions: list[tuple[
             build_definitions(settings),
             job_name,
             [PlannedRun.for_range(run) for run in ranges],
+            settings=settings,
             instance=instance,
             on_outcome=on_outcome,
-            queue=orchestration.queue_runs,
-            notice=lambda line: progress.console.print(f"[yellow]{escape(line)}", soft_wrap=True),
+            notice=_notice,
         )
     if totals["rejects"]:
         console.print(f"[yellow]{totals['rejects']} objects rejected: see the rejects table.")
@@ -131,20 +117,20 @@ def load_evaluations(
 ) -> int:
     """Run the evaluation job per app (`replay`: reload each fetch kept in the raw lake) and report it."""
     from pipelines.definitions import build_definitions
-    from pipelines.orchestration.launch import PlannedRun, execute_runs
     from pipelines.orchestration.partitions import register_apps
+    from pipelines.orchestration.runs import PlannedRun, dagster_instance, execute_runs
 
-    instance = _instance(settings)
+    instance = dagster_instance(settings, _notice)
     register_apps(instance, apps)
     with console.status("replaying evaluation run fetches" if replay else "fetching evaluation runs"):
         outcomes = execute_runs(
             build_definitions(settings),
             "rebuild_evaluation_runs" if replay else "ingest_evaluation_runs",
             [PlannedRun.for_partition(app) for app in apps],
+            settings=settings,
             instance=instance,
             run_config=run_config,
-            queue=settings.orchestration.queue_runs,
-            notice=lambda line: console.print(f"[yellow]{escape(line)}", soft_wrap=True),
+            notice=_notice,
         )
     failed = [outcome for outcome in outcomes if not outcome.success]
     for outcome in failed:
@@ -180,56 +166,58 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     return max(conversations, evaluations)
 
 
+START_STEP = "start_evaluation_op"
+
+
 def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
+    """A run of `start_evaluation_job` starts the evaluation (`run_evaluation`, sent once), then
+    its evaluation run is followed to its end (`--gate`) and loaded."""
     from pipelines.ces.client import CesMcpClient
-    from pipelines.ingest.trigger import EvaluationTriggerError, start_evaluation, wait_for_evaluation_run
-    from pipelines.lake.store import Lake
+    from pipelines.definitions import build_definitions
+    from pipelines.ingest.trigger import wait_for_evaluation_run
+    from pipelines.orchestration.runs import PlannedRun, dagster_instance, execute_runs
 
     evaluations = [e.strip() for e in (args.evaluations or "").split(",") if e.strip()]
     if bool(evaluations) == bool(args.dataset):
         raise UserError("give exactly one of --evaluations a,b or --dataset D")
-    lake = Lake(settings.storage.lake)
-    try:
-        with (
-            CesMcpClient(settings.ces) as client,
-            console.status("waiting for the evaluation to start") as status,
-        ):
-            started = start_evaluation(
-                client,
-                lake,
-                args.app,
-                evaluations=evaluations or None,
-                evaluation_dataset=args.dataset,
-                display_name=args.display_name,
-                app_version=args.app_version,
-                poll_seconds=args.poll_seconds,
-                on_operation=lambda name: status.update(f"operation {name}: waiting for it to name the run"),
-            )
-            state = None
-            if args.gate:
-                state = wait_for_evaluation_run(
-                    client,
-                    started.evaluation_run,
-                    poll_seconds=args.poll_seconds,
-                    on_run=lambda run: status.update(f"evaluation run: {_progress(run)}"),
-                )
-    except EvaluationTriggerError as exc:
-        console.print(f"[red]error: {escape(str(exc))}")
-        if exc.operation:
-            console.print(f"Follow it up with get_operation {exc.operation}; do not re-run blindly.")
+    start = {"app": args.app, "evaluations": evaluations, "evaluation_dataset": args.dataset}
+    start |= {key: getattr(args, key) for key in ("display_name", "app_version", "poll_seconds")}
+    with console.status("waiting for the evaluation to start"):
+        (started,) = execute_runs(
+            build_definitions(settings),
+            "start_evaluation_job",
+            [PlannedRun(args.app, {}, 1)],
+            settings=settings,
+            instance=dagster_instance(settings, _notice),
+            run_config={"ops": {START_STEP: {"config": start}}},
+            notice=_notice,
+        )
+    operation = started.value(START_STEP, "operation", None)
+    if not started.success:
+        console.print(f"[red]error: {escape(str(started.error).removeprefix(f'{START_STEP}: '))}")
+        if operation:
+            console.print(f"Follow it up with get_operation {operation}; do not re-run blindly.")
         return 1
-    out.print(f"operation {started.operation}")
-    out.print(f"evaluation run {started.evaluation_run}")
-    config = {
-        "ops": {"raw__evaluation_runs": {"config": {"names": [started.evaluation_run], "discover": False}}}
-    }
+    run = started.value(START_STEP, "evaluation_run")
+    out.print(f"operation {operation}")
+    out.print(f"evaluation run {run}")
+    state = None
+    if args.gate:  # following it may fail: an error of its own (exit code 1)
+        with CesMcpClient(settings.ces) as client, console.status("following the evaluation run") as status:
+            state = wait_for_evaluation_run(
+                client,
+                run,
+                poll_seconds=args.poll_seconds,
+                on_run=lambda found: status.update(f"evaluation run: {_progress(found)}"),
+            )
+    config = {"ops": {"raw__evaluation_runs": {"config": {"names": [run], "discover": False}}}}
     code = load_evaluations(settings, [args.app], config)
     if not args.gate:
         return code
     if state != "COMPLETED":
         console.print(f"[red]evaluation run ended {state}: no completed run to gate")
         return max(code, 1)
-    return max(code, regression_gate(settings, args.app, started.evaluation_run))
+    return max(code, regression_gate(settings, args.app, run))
 
 
 def _progress(run: dict) -> str:

@@ -16,12 +16,13 @@ from typing import Any
 from pipelines.ces.client import CesMcpClient
 from pipelines.ces.errors import CesError, CesRpcError, CesToolError
 from pipelines.ces.tools import get_evaluation_run, get_operation, run_evaluation
+from pipelines.errors import ActionableError
 from pipelines.ingest.evaluations import FINAL_RUN_STATES, STARTED_RUNS_STATE, run_state
 from pipelines.lake.store import Lake
 from pipelines.resource_names import name_of
 
 
-class EvaluationTriggerError(RuntimeError):
+class EvaluationTriggerError(ActionableError, RuntimeError):
     """Starting or following an evaluation failed; `operation` is set once the server named one."""
 
     def __init__(self, message: str, operation: str | None = None):
@@ -31,7 +32,6 @@ class EvaluationTriggerError(RuntimeError):
 
 @dataclass
 class StartedEvaluation:
-    app: str
     operation: str
     evaluation_run: str
     polls: int
@@ -58,7 +58,6 @@ def start_evaluation(
     poll_seconds: float = 2.0,
     timeout_seconds: float = 600.0,
     on_operation: Callable[[str], None] | None = None,
-    sleep: Callable[[float], None] = time.sleep,
 ) -> StartedEvaluation:
     """Start a run, poll its operation until it names the run, and record the run as started here."""
     if bool(evaluations) == bool(evaluation_dataset):
@@ -90,7 +89,7 @@ def start_evaluation(
     while evaluation_run_of(operation) is None and not operation.get("done"):
         if time.monotonic() > deadline:
             raise EvaluationTriggerError(f"operation named no run after {timeout_seconds:.0f} s", name)
-        sleep(poll_seconds)
+        time.sleep(poll_seconds)
         try:
             operation = get_operation(client, name)
         except CesError as exc:
@@ -103,7 +102,7 @@ def start_evaluation(
     if run is None:
         raise EvaluationTriggerError("the finished operation names no evaluation run", name)
     lake.write_state(STARTED_RUNS_STATE, name, _started(app, name, run))
-    return StartedEvaluation(app, name, run, polls)
+    return StartedEvaluation(name, run, polls)
 
 
 def wait_for_evaluation_run(
@@ -113,7 +112,6 @@ def wait_for_evaluation_run(
     poll_seconds: float = 2.0,
     timeout_seconds: float = 6 * 3600.0,
     on_run: Callable[[dict[str, Any]], None] | None = None,
-    sleep: Callable[[float], None] = time.sleep,
 ) -> str:
     """Poll `get_evaluation_run` until the run is COMPLETED, ERROR or CANCELLED; that state."""
     deadline = time.monotonic() + timeout_seconds
@@ -129,7 +127,7 @@ def wait_for_evaluation_run(
             return state
         if time.monotonic() > deadline:
             raise EvaluationTriggerError(f"evaluation run {name} not finished after {timeout_seconds:.0f} s")
-        sleep(poll_seconds)
+        time.sleep(poll_seconds)
 
 
 def _started(app: str, operation: str, run: str | None) -> dict[str, Any]:

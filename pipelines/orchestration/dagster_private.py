@@ -7,11 +7,27 @@ every one against a real instance, so the break shows as a failing test, not in 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import dagster as dg
 
 QUEUE_DAEMON = "QUEUED_RUN_COORDINATOR"
 """The daemon type that takes runs off a QueuedRunCoordinator's queue."""
+
+
+def open_instance(home: Path) -> dg.DagsterInstance:
+    """The instance of `home`'s `dagster.yaml`, as `DagsterInstance.get()` opens `$DAGSTER_HOME`'s."""
+    return dg.DagsterInstance.from_config(str(home))
+
+
+def run_coordinator(instance: dg.DagsterInstance) -> object:
+    """The instance's run coordinator: a `dg.QueuedRunCoordinator` when runs wait for a daemon."""
+    return instance.run_coordinator
+
+
+def cancel_queued_run(instance: dg.DagsterInstance, run_id: str) -> bool:
+    """Cancel a run still waiting in the queue, as the UI's Terminate does; whether it was."""
+    return instance.run_coordinator.cancel_run(run_id)
 
 
 def queue_daemon_heartbeat(instance: dg.DagsterInstance) -> float | None:

@@ -7,7 +7,7 @@ import dagster as dg
 from pydantic import Field
 
 from pipelines.ingest.evaluations import fetch_evaluation_runs, load_observation_file, replay_observations
-from pipelines.ingest.trigger import start_evaluation
+from pipelines.ingest.trigger import EvaluationTriggerError, start_evaluation
 from pipelines.orchestration.checks import EVALUATION_CHECK_SPECS, evaluation_check_results
 from pipelines.orchestration.keys import (
     RAW_EVALUATION_RUNS,
@@ -224,33 +224,41 @@ def unfinished_evaluation_runs_sensor(
 
 
 class StartEvaluationConfig(dg.Config):
-    """What `run_evaluation` should run: `evaluations` or `evaluation_dataset` of `app`."""
+    """What `run_evaluation` should run: `evaluations` or `evaluation_dataset` of `app`; the
+    seconds between two polls of its operation."""
 
     app: str
     evaluations: list[str] = Field(default_factory=list)
     evaluation_dataset: str | None = None
     display_name: str | None = None
     app_version: str | None = None
+    poll_seconds: float = 2.0
 
 
 @dg.op(pool=CES_API_POOL)
 def start_evaluation_op(
     context: dg.OpExecutionContext, config: StartEvaluationConfig, ces: CesResource, lake: LakeResource
-) -> str:
-    """Start one evaluation run (its operation polled until it names the run); returns the run's name."""
-    with ces.client() as client:
-        started = start_evaluation(
-            client,
-            lake.lake(),
-            config.app,
-            evaluations=config.evaluations or None,
-            evaluation_dataset=config.evaluation_dataset,
-            display_name=config.display_name,
-            app_version=config.app_version,
-            on_operation=lambda name: context.log.info(f"run_evaluation started operation {name}"),
-        )
-    context.log.info(f"evaluation run {started.evaluation_run} named after {started.polls} operation polls")
-    return started.evaluation_run
+) -> dg.Output[str]:
+    """Start one evaluation run (its operation polled until it names the run); returns the run's
+    name. The operation is in the output's metadata, and in the failure's once it was named: a
+    person follows it up rather than start another run."""
+    try:
+        with ces.client() as client:
+            started = start_evaluation(
+                client,
+                lake.lake(),
+                config.app,
+                evaluations=config.evaluations or None,
+                evaluation_dataset=config.evaluation_dataset,
+                display_name=config.display_name,
+                app_version=config.app_version,
+                poll_seconds=config.poll_seconds,
+                on_operation=lambda name: context.log.info(f"run_evaluation started operation {name}"),
+            )
+    except EvaluationTriggerError as exc:
+        raise dg.Failure(str(exc), metadata={"operation": exc.operation} if exc.operation else None) from exc
+    named = {"operation": started.operation, "evaluation_run": started.evaluation_run, "polls": started.polls}
+    return dg.Output(started.evaluation_run, metadata=named)
 
 
 @dg.job(description="Start an evaluation run with run_evaluation (never retried automatically).")

@@ -15,7 +15,6 @@ never left waiting on nothing:
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -28,8 +27,8 @@ from typing import Any
 import dagster as dg
 
 from pipelines.errors import ActionableError
-from pipelines.orchestration.dagster_private import queue_daemon_heartbeat
-from pipelines.orchestration.runs import PlannedRun, RunOutcome, run_outcome
+from pipelines.orchestration.dagster_private import cancel_queued_run, queue_daemon_heartbeat, run_coordinator
+from pipelines.orchestration.runs import Notice, PlannedRun, RunOutcome, run_outcome
 
 HEARTBEAT_FRESH_SECONDS = 90.0
 """A daemon serves the queue while its last heartbeat is younger: three of its 30 s intervals."""
@@ -39,10 +38,6 @@ FOLLOW_SECONDS = 1.0
 """How often the followed runs' states (and the daemon's heartbeat) are read back."""
 SUBMITTERS = 4
 """Runs put on the queue at once (each `dagster job launch` loads the code location: ~5 s)."""
-
-Report = Callable[[RunOutcome], None]
-Notice = Callable[[str], None]
-"""Where a line for the person waiting goes (the CLI prints it above its progress display)."""
 
 
 class QueueNotServedError(ActionableError, RuntimeError):
@@ -72,13 +67,13 @@ def _silent(silence: float | None) -> bool:
     return silence is None or silence > HEARTBEAT_FRESH_SECONDS
 
 
-def require_served(instance: dg.DagsterInstance) -> None:
+def require_served(instance: dg.DagsterInstance, home: Path) -> None:
     """Raise `QueueNotServedError` unless the instance queues runs and a daemon serves it now."""
-    home = os.environ.get("DAGSTER_HOME", "dagster_home")
-    if not isinstance(instance.run_coordinator, dg.QueuedRunCoordinator):
+    coordinator = run_coordinator(instance)
+    if not isinstance(coordinator, dg.QueuedRunCoordinator):
         raise QueueNotServedError(
             f"CES_QUEUE_RUNS is set, but the instance in {home} does not queue runs (its run coordinator "
-            f"is {type(instance.run_coordinator).__name__}): configure the QueuedRunCoordinator, as "
+            f"is {type(coordinator).__name__}): configure the QueuedRunCoordinator, as "
             "scale/dagster.yaml does, or unset CES_QUEUE_RUNS to execute the runs here"
         )
     silence = daemon_silence(instance)
@@ -98,7 +93,7 @@ def cancel_queued(instance: dg.DagsterInstance, run_ids: Sequence[str]) -> list[
     return [
         record.dagster_run.run_id
         for record in instance.get_run_records(queued)
-        if instance.run_coordinator.cancel_run(record.dagster_run.run_id)
+        if cancel_queued_run(instance, record.dagster_run.run_id)
     ]
 
 
@@ -106,13 +101,15 @@ def submit_and_follow(
     job_name: str,
     runs: Sequence[PlannedRun],
     instance: dg.DagsterInstance,
+    home: Path,
     run_config: Mapping[str, Any],
-    report: Report,
+    report: Callable[[RunOutcome], None],
     notice: Notice,
 ) -> None:
-    """Queue every run, then `report` each outcome as its run ends, in any order. A run the queue
-    refused, or one given up with its daemon, is a failed outcome saying why."""
-    require_served(instance)
+    """Queue every run on the instance in `home`, then `report` each outcome as its run ends, in
+    any order. A run the queue refused, or one given up with its daemon, is a failed outcome
+    saying why."""
+    require_served(instance, home)
     planned = {str(uuid.uuid4()): run for run in runs}
     ended: set[str] = set()
 
@@ -121,7 +118,7 @@ def submit_and_follow(
         report(outcome)
 
     try:
-        queued = _submit(job_name, planned, run_config, reported)
+        queued = _submit(_launch_command(job_name, home, run_config), planned, reported)
         _follow(queued, instance, reported, notice)
     except KeyboardInterrupt:
         unfinished = [run_id for run_id in planned if run_id not in ended]
@@ -134,14 +131,25 @@ def submit_and_follow(
         raise StoppedFollowing(canceled, going_on) from None
 
 
+def _launch_command(job_name: str, home: Path, run_config: Mapping[str, Any]) -> list[str]:
+    """`dagster job launch` on the instance in `home`, with the code location of its
+    `workspace.yaml` (the daemon's) when there is one, else this package's definitions. The
+    command opens the instance of `$DAGSTER_HOME` and has no option for another: `env` gives it
+    `home` on top of the environment it inherits (which its code location's settings read)."""
+    workspace = home / "workspace.yaml"
+    location = ["-w", str(workspace)] if workspace.exists() else ["-m", "pipelines.definitions"]
+    command = ["/usr/bin/env", f"DAGSTER_HOME={home}", sys.executable, "-m", "dagster", "job", "launch"]
+    return [*command, "-j", job_name, *location, "--config-json", json.dumps(run_config)]
+
+
 def _submit(
-    job_name: str,
+    command: Sequence[str],
     planned: Mapping[str, PlannedRun],
-    run_config: Mapping[str, Any],
     reported: Callable[[str, RunOutcome], None],
 ) -> dict[str, PlannedRun]:
-    """Put the runs on the queue, `SUBMITTERS` launches at a time; the runs queued. A launch still
-    going when this is interrupted is killed (the caller cancels what it managed to queue)."""
+    """Put the runs on the queue with `command`, `SUBMITTERS` launches at a time; the runs queued.
+    A launch still going when this is interrupted is killed (the caller cancels what it managed
+    to queue)."""
     waiting = list(planned.items())
     launching: dict[str, _Launch] = {}
     queued: dict[str, PlannedRun] = {}
@@ -149,7 +157,9 @@ def _submit(
         while waiting or launching:
             while waiting and len(launching) < SUBMITTERS:
                 run_id, run = waiting.pop(0)
-                launching[run_id] = _Launch(job_name, run, run_config, run_id)
+                launching[run_id] = _Launch(
+                    [*command, "--tags", json.dumps(dict(run.tags)), "--run-id", run_id]
+                )
             time.sleep(0.1)
             for run_id, launch in list(launching.items()):
                 if launch.running():
@@ -167,18 +177,11 @@ def _submit(
 
 
 class _Launch:
-    """`dagster job launch` of one run, with the code location of `$DAGSTER_HOME/workspace.yaml`
-    (the daemon's) when there is one, else this package's definitions."""
+    """One run's `dagster job launch`, what it writes to stderr kept for the reason of a refusal."""
 
-    def __init__(self, job_name: str, run: PlannedRun, run_config: Mapping[str, Any], run_id: str):
-        workspace = Path(os.environ["DAGSTER_HOME"]) / "workspace.yaml"
-        location = ["-w", str(workspace)] if workspace.exists() else ["-m", "pipelines.definitions"]
-        command = [sys.executable, "-m", "dagster", "job", "launch", "-j", job_name, *location]
-        command += ["--tags", json.dumps(dict(run.tags)), "--config-json", json.dumps(run_config)]
+    def __init__(self, command: list[str]):
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed when the launch ends)
-        self._process = subprocess.Popen(
-            [*command, "--run-id", run_id], stdout=subprocess.DEVNULL, stderr=self._stderr
-        )
+        self._process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=self._stderr)
 
     def running(self) -> bool:
         return self._process.poll() is None
@@ -222,9 +225,8 @@ def _follow(
         waiting = sum(1 for record in records if record.dagster_run.status == dg.DagsterRunStatus.QUEUED)
         if waiting and not warned and time.monotonic() - changed > START_PATIENCE_SECONDS:
             warned = True
-            ahead = instance.get_runs_count(
-                dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED])
-            )
+            in_progress = [dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED]
+            ahead = len(instance.get_run_records(dg.RunsFilter(statuses=in_progress)))
             notice(
                 f"{waiting} runs have waited in the queue for {START_PATIENCE_SECONDS:.0f} s: the daemon "
                 f"is alive and {ahead} runs of the instance are in progress; each starts when one of the "

@@ -1,19 +1,58 @@
-"""A run the CLI plans (`PlannedRun`) and what it did once it ended (`RunOutcome`), read back
-from the instance's event log whoever executed it: the CLI's process or a daemon's launcher."""
+"""How the CLI runs its runs: each a recorded Dagster run of the instance in the settings'
+`DAGSTER_HOME`, executed here one after another, or, when `CES_QUEUE_RUNS` asks for it, queued for
+the instance's daemon (`run_queue`), whose run launcher places them (this host, Docker,
+Kubernetes). Either way what each run did (`RunOutcome`) is read back from its event log."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import dagster as dg
 
-from pipelines.orchestration.dagster_private import run_log
-from pipelines.orchestration.partitions import RunRange
+from pipelines import stop
+from pipelines.config import Settings
+from pipelines.orchestration.abandoned import fail_abandoned_runs, process_tags
+from pipelines.orchestration.dagster_private import open_instance, run_log, set_pool_limit
+from pipelines.orchestration.partitions import CES_API_POOL, RunRange
 
+QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+"""Runs executed for the CLI print nothing themselves: a failure's stack trace stays in the
+run (the UI shows it), and the CLI reports each run's error and warnings in a line each."""
 INTERRUPTED = "DagsterExecutionInterruptedError"
+
+Notice = Callable[[str], None]
+"""Where a line for the person waiting goes (the CLI prints it above its progress display)."""
+
+
+def dagster_home(settings: Settings) -> Path:
+    """The instance's folder, `DAGSTER_HOME` (`./dagster_home` when unset), as an absolute path."""
+    return Path(settings.orchestration.dagster_home).expanduser().resolve()
+
+
+def dagster_instance(settings: Settings, notice: Notice = print) -> dg.DagsterInstance:
+    """The instance in `DAGSTER_HOME`, the `ces_api` pool's limit set to `CES_API_CONCURRENCY`,
+    and every run a killed `ces-pipeline` left unfinished recorded as failed (`notice` names each).
+
+    The limit is set explicitly, never left to `concurrency.pools.default_limit`: on PostgreSQL,
+    two steps initializing one pool's default at once fail (dagster-io/dagster#33552). Warehouse
+    loads need no pool: a DuckDB file's writers queue on its lock, which a killed process frees
+    (a pool slot of a run killed outside a daemon would stay taken), and a DuckLake's commit
+    side by side."""
+    home = dagster_home(settings)
+    home.mkdir(parents=True, exist_ok=True)
+    instance = open_instance(home)
+    set_pool_limit(instance, CES_API_POOL, settings.orchestration.api_concurrency)
+    for run_id in fail_abandoned_runs(instance):
+        notice(
+            f"run {run_id} was left unfinished by a ces-pipeline that was killed: recorded as failed, "
+            "its pool slot freed"
+        )
+    return instance
 
 
 @dataclass(frozen=True)
@@ -38,6 +77,7 @@ class RunOutcome:
     partitions: int
     error: str | None = None
     metadata: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Each asset's materialization metadata; each op's output metadata (or its `dg.Failure`'s)."""
     failed_checks: list[str] = field(default_factory=list)
     """`asset:check (SEVERITY)` for every asset check of the run that did not pass."""
     warnings: list[str] = field(default_factory=list)
@@ -51,6 +91,50 @@ class RunOutcome:
     def not_run(cls, run: PlannedRun, error: str) -> RunOutcome:
         """A run that never ended in the instance: refused, canceled, or given up on."""
         return cls(run.label, False, run.partitions, error)
+
+
+def execute_runs(
+    definitions: dg.Definitions,
+    job_name: str,
+    runs: Sequence[PlannedRun],
+    *,
+    settings: Settings,
+    instance: dg.DagsterInstance,
+    run_config: Mapping[str, Any] | None = None,
+    on_outcome: Callable[[RunOutcome], None] | None = None,
+    notice: Notice = print,
+) -> list[RunOutcome]:
+    """Run `job_name` per planned run: here in order, or (the settings' `CES_QUEUE_RUNS`) on the
+    instance's queue for its daemon. A failure stops none; an interruption (Ctrl-C) starts no
+    further run."""
+    config = {**QUIET_LOGS, **(run_config or {})}
+    outcomes: list[RunOutcome] = []
+
+    def report(outcome: RunOutcome) -> None:
+        outcomes.append(outcome)
+        if on_outcome is not None:
+            on_outcome(outcome)
+
+    if settings.orchestration.queue_runs:
+        from pipelines.orchestration.run_queue import submit_and_follow
+
+        submit_and_follow(job_name, runs, instance, dagster_home(settings), config, report, notice)
+        return outcomes
+    job = definitions.resolve_job_def(job_name)
+    for run in runs:
+        result = job.execute_in_process(
+            instance=instance,
+            tags={**run.tags, **process_tags()},
+            run_config=config,
+            raise_on_error=False,
+        )
+        outcome = run_outcome(run, result.run_id, instance)
+        if stop.requested.is_set():  # a DuckDB query it interrupted ended with an error of its own
+            outcome = dataclasses.replace(outcome, interrupted=True)
+        report(outcome)
+        if outcome.interrupted:
+            raise KeyboardInterrupt
+    return outcomes
 
 
 def run_outcome(run: PlannedRun, run_id: str, instance: dg.DagsterInstance) -> RunOutcome:
@@ -85,7 +169,7 @@ def run_outcome(run: PlannedRun, run_id: str, instance: dg.DagsterInstance) -> R
 
 def _first_error(events: Sequence[dg.DagsterEvent], success: bool) -> str | None:
     for event in events:
-        data = event.step_failure_data if event.is_step_failure else None
+        data: Any = event.event_specific_data if event.is_step_failure else None
         if data is not None and data.error is not None:
             error = data.error
             while error.cause is not None and "Error occurred while executing" in error.message:
@@ -98,18 +182,26 @@ def _first_error(events: Sequence[dg.DagsterEvent], success: bool) -> str | None
     ends = [
         event.message
         for event in events
-        if event.is_run_failure or event.event_type == dg.DagsterEventType.RUN_CANCELED
+        if event.event_type in (dg.DagsterEventType.RUN_FAILURE, dg.DagsterEventType.RUN_CANCELED)
     ]
     return ends[-1] if ends and ends[-1] else "run failed"
 
 
 def _metadata(events: Sequence[dg.DagsterEvent]) -> dict[str, dict[str, Any]]:
-    """Each asset's materialization metadata (the same for every partition of a range run)."""
+    """Each asset's materialization metadata (the same for every partition of a range run), and
+    each op's output metadata, or that of the `dg.Failure` it raised, by its step."""
     found: dict[str, dict[str, Any]] = {}
     for event in events:
+        data: Any = event.event_specific_data
         if event.is_step_materialization:
-            materialization = event.step_materialization_data.materialization
-            found[materialization.asset_key.to_user_string()] = {
-                key: getattr(value, "value", value) for key, value in materialization.metadata.items()
-            }
+            key, metadata = data.materialization.asset_key.to_user_string(), data.materialization.metadata
+        elif event.is_successful_output:
+            key, metadata = event.step_key, data.metadata
+        elif event.is_step_failure and data.user_failure_data is not None:
+            key, metadata = event.step_key, data.user_failure_data.metadata
+        else:
+            continue
+        found.setdefault(key, {}).update(
+            {name: getattr(value, "value", value) for name, value in metadata.items()}
+        )
     return found
