@@ -506,3 +506,33 @@ def test_the_trajectories_query_ranks_each_days_trajectories_with_their_share(wa
         most = max(r["conversations"] for r in day_rows)
         assert row["conversations"] == most
         assert row["share"] == approx(round(most / totals[(row["day"], row["app"])], 4))
+
+
+def test_a_days_trajectories_beyond_its_20_most_followed_share_one_other_row(tmp_path: Path) -> None:
+    """However varied a day's conversations, its rollup holds at most 21 rows (a bounded cost per
+    partition); the conversations all count, and the share of every kept trajectory stays right."""
+    from conversation_samples import APP, full_conversation
+    from test_warehouse import DAY, write_partition
+
+    from pipelines.ingest.load import load_conversation_partitions
+    from pipelines.lake.store import Lake
+
+    conversations = []
+    for n in range(30):
+        item = full_conversation(f"c{n}", start=f"{DAY}T{n // 3:02d}:{n % 3 * 10:02d}:00Z")
+        for turn in item["turns"]:
+            for message in turn.get("messages", []):
+                for chunk in message.get("chunks", []):
+                    if "toolCall" in chunk:  # one trajectory per conversation, but c0 and c1 alike
+                        chunk["toolCall"]["displayName"] = f"tool{max(n, 1)}"
+        conversations.append(item)
+    lake = Lake(str(tmp_path / "lake"))
+    write_partition(lake, APP, DAY, conversations)
+    warehouse = Warehouse(str(tmp_path / "w.duckdb"))
+    load_conversation_partitions(lake, warehouse, [(APP, DAY)])
+    found = rows(warehouse, "SELECT trajectory, steps, conversations FROM daily_trajectories")
+    assert len(found) == 21 and sum(row["conversations"] for row in found) == 30
+    other = next(row for row in found if row["trajectory"] == "(other)")
+    assert other["steps"] is None and other["conversations"] == 30 - 2 - 19  # the shared one, 19 more
+    kept = [row for row in found if row["trajectory"] != "(other)"]
+    assert max(row["conversations"] for row in kept) == 2 and all(row["steps"] for row in kept)

@@ -1,22 +1,14 @@
 -- How many LLM calls and tokens does each agent spend on each model per day (what the cost views price)?
 -- Grain: one row per (day, app, agent, model); day is the UTC day of the conversation's start_time (the day of its partition).
--- Read from LLM spans (component_spans.component = 'LLM') and their attributes "agent", "model",
--- "input token count" and "output token count"; a span without an agent or a model is counted
--- under "unknown". conversations counts the distinct conversations that made such a call.
+-- Read from llm_calls (LLM spans, their attributes typed): a span without an agent or a model is
+-- counted under "unknown". conversations counts the distinct conversations that made such a call.
 -- A table kept by every load: the rows of the (app, day) partitions it replaced are computed
 -- again from those partitions alone ($first..$last, rollup_partitions), in its transaction.
 WITH llm AS (
-    SELECT
-        day,
-        app,
-        conversation_name,
-        coalesce(agent, 'unknown') AS agent,
-        coalesce(attributes ->> 'model', 'unknown') AS model,
-        CAST(round(TRY_CAST(attributes ->> 'input token count' AS DOUBLE)) AS BIGINT) AS input_tokens,
-        CAST(round(TRY_CAST(attributes ->> 'output token count' AS DOUBLE)) AS BIGINT) AS output_tokens
-    FROM component_spans
+    SELECT day, app, conversation_name, agent, model, input_tokens, output_tokens
+    FROM llm_calls
     SEMI JOIN rollup_partitions USING (app, day)
-    WHERE day BETWEEN $first AND $last AND component = 'LLM'
+    WHERE day BETWEEN $first AND $last
 )
 SELECT
     day,

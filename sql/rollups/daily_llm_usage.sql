@@ -1,22 +1,14 @@
 -- How many LLM calls and tokens does each model use per day, and how fast is its first chunk?
 -- Grain: one row per (day, app, model); day is the UTC day of the conversation's start_time (the day of its partition).
--- Read from LLM spans (component_spans.component = 'LLM') and their attributes "model",
--- "input token count", "output token count" and "time to first chunk (ms)"; a span without a
--- model is counted under "unknown". Token sums skip spans that lack the count.
+-- Read from llm_calls (LLM spans, their attributes typed): a span without a model is counted
+-- under "unknown". Token sums skip spans that lack the count.
 -- A table kept by every load: the rows of the (app, day) partitions it replaced are computed
 -- again from those partitions alone ($first..$last, rollup_partitions), in its transaction.
 WITH llm AS (
-    SELECT
-        day,
-        app,
-        coalesce(attributes ->> 'model', 'unknown') AS model,
-        CAST(round(TRY_CAST(attributes ->> 'input token count' AS DOUBLE)) AS BIGINT) AS input_tokens,
-        CAST(round(TRY_CAST(attributes ->> 'output token count' AS DOUBLE)) AS BIGINT) AS output_tokens,
-        TRY_CAST(attributes ->> 'time to first chunk (ms)' AS DOUBLE) AS first_chunk_ms,
-        duration_seconds
-    FROM component_spans
+    SELECT day, app, model, input_tokens, output_tokens, first_chunk_ms, duration_seconds
+    FROM llm_calls
     SEMI JOIN rollup_partitions USING (app, day)
-    WHERE day BETWEEN $first AND $last AND component = 'LLM'
+    WHERE day BETWEEN $first AND $last
 )
 SELECT
     day,

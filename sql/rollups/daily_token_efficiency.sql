@@ -1,18 +1,15 @@
 -- How many tokens does a turn take, and a conversation that ended without an error, per day?
 -- Grain: one row per (day, app); day is the UTC day of the conversation's start_time (the day of its partition).
--- tokens: input and output tokens of the day's LLM spans (component_spans); turns: the day's
+-- tokens: input and output tokens of the day's LLM calls (llm_calls); turns: the day's
 -- turns (conversations.turn_count). A clean conversation has ended (it has an end_time) and no
 -- tool response of it is an error; clean_tokens are the tokens of those conversations.
 -- A table kept by every load: the rows of the (app, day) partitions it replaced are computed
 -- again from those partitions alone ($first..$last, rollup_partitions), in its transaction.
 WITH spent AS (
-    SELECT
-        conversation_name,
-        sum(coalesce(CAST(round(TRY_CAST(attributes ->> 'input token count' AS DOUBLE)) AS BIGINT), 0)
-            + coalesce(CAST(round(TRY_CAST(attributes ->> 'output token count' AS DOUBLE)) AS BIGINT), 0)) AS tokens
-    FROM component_spans
+    SELECT conversation_name, sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0)) AS tokens
+    FROM llm_calls
     SEMI JOIN rollup_partitions USING (app, day)
-    WHERE day BETWEEN $first AND $last AND component = 'LLM'
+    WHERE day BETWEEN $first AND $last
     GROUP BY conversation_name
 ),
 failed AS (

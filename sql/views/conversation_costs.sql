@@ -1,21 +1,20 @@
 -- What did each conversation's LLM calls cost, at the prices of model_prices?
 -- Grain: one row per conversation that made an LLM call, with its app and day (the UTC day of its
 -- start_time, the day of its partition: filter on it to read only those days).
--- Read from its LLM spans (component_spans): tokens per conversation, cost_usd over the calls of
+-- Read from its LLM calls (llm_calls): tokens per conversation, cost_usd over the calls of
 -- priced models (input and output tokens at their prices per million), and the calls of models
 -- without a price, counted and named (unpriced_models) rather than costed at zero: cost_usd is
 -- NULL when no call was priced.
 CREATE OR REPLACE VIEW conversation_costs AS
 WITH calls AS (
     SELECT
-        s.conversation_name,
-        s.app,
-        s.day,
-        coalesce(s.attributes ->> 'model', 'unknown') AS model,
-        coalesce(CAST(round(TRY_CAST(s.attributes ->> 'input token count' AS DOUBLE)) AS BIGINT), 0) AS input_tokens,
-        coalesce(CAST(round(TRY_CAST(s.attributes ->> 'output token count' AS DOUBLE)) AS BIGINT), 0) AS output_tokens
-    FROM component_spans AS s
-    WHERE s.component = 'LLM'
+        conversation_name,
+        app,
+        day,
+        model,
+        coalesce(input_tokens, 0) AS input_tokens,
+        coalesce(output_tokens, 0) AS output_tokens
+    FROM llm_calls
 )
 SELECT
     c.conversation_name,
