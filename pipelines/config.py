@@ -262,14 +262,13 @@ class Settings:
 
     def environment(self) -> dict[str, str]:
         """The environment of a process started from this one (`dagster dev`) that is to read the
-        same settings: this process's, with every setting written over it as its variable."""
+        same settings: this process's, with every setting it was given written over it as its variable."""
         env = dict(os.environ)
         for group in (self.ces, self.storage, self.orchestration, self.serve):
             for name, variable in group.variables().items():
-                if (value := getattr(group, name)) is not None:
+                # a default stays unwritten: the child derives it as this process did
+                if name in group.model_fields_set and (value := getattr(group, name)) is not None:
                     env[variable] = ",".join(value) if isinstance(value, tuple) else str(value)
-        # Dagster takes its instance's folder as an absolute path only (`./dagster_home` unless set)
-        env["DAGSTER_HOME"] = str(Path(self.orchestration.dagster_home).expanduser().resolve())
         return env
 
 

@@ -115,6 +115,7 @@ def cmd_dev(args: argparse.Namespace, settings: Settings) -> int:
     import subprocess
 
     from pipelines.ces.simulator import running_simulator
+    from pipelines.orchestration.runs import dagster_home
 
     with running_simulator(_simulator_config(args)) as sim:
         settings, _ = demo_load(args, settings, sim.url, sim.apps)
@@ -131,7 +132,9 @@ def cmd_dev(args: argparse.Namespace, settings: Settings) -> int:
             "-p",
             str(args.ui_port),
         ]
-        with subprocess.Popen(command, env=settings.environment()) as ui:
+        # Dagster takes its instance's folder as an absolute path only (`./dagster_home` unless set)
+        env = settings.environment() | {"DAGSTER_HOME": str(dagster_home(settings))}
+        with subprocess.Popen(command, env=env) as ui:
             try:
                 return ui.wait()
             except KeyboardInterrupt:
