@@ -61,6 +61,16 @@ def test_a_planted_spike_is_flagged_and_the_steady_days_are_not(tmp_path: Path) 
     assert [days for _, days, _, _ in scored[:8]] == [0, 1, 2, 3, 4, 5, 6, 7]
     assert all(z is None and not flagged for _, _, z, flagged in scored[:7])  # under 7 days of baseline
     assert [day for day, _, _, flagged in scored if flagged] == [spike_day]
+    with warehouse.connect(read_only=True) as conn:  # 36 days: rolled up in two chunks of partitions
+        rolled = conn.execute(
+            "SELECT day, agent, model, llm_calls, input_tokens, output_tokens "
+            "FROM daily_llm_tokens ORDER BY ALL"
+        ).fetchall()
+        direct = conn.execute(
+            "SELECT day, agent, model, count(*), coalesce(sum(input_tokens), 0), "
+            "coalesce(sum(output_tokens), 0) FROM llm_calls GROUP BY ALL ORDER BY ALL"
+        ).fetchall()
+    assert rolled == direct and len({row[0] for row in rolled}) == len(STEADY) + 1
     with warehouse.connect(read_only=True) as conn:
         changed = what_changed(conn, APP, spike_day, spike_day + timedelta(days=1))
     flagged = {row["metric"]: row for row in changed["anomalies"]}

@@ -81,6 +81,7 @@ def refresh(
     """Compute every rollup's (or `files`') rows of these partitions again from the raw tables,
     inside the caller's transaction: a partition left with no rows keeps none."""
     ordered = sorted(set(partitions), key=lambda partition: (partition[1], partition[0]))
+    ((database,),) = conn.execute(sql_text("warehouse/current_database.sql")).fetchall()
     for start in range(0, len(ordered), CHUNK_PARTITIONS):
         chunk = ordered[start : start + CHUNK_PARTITIONS]
         conn.execute(sql_text("warehouse/create_rollup_partitions.sql"))
@@ -89,8 +90,11 @@ def refresh(
             [{"app": app, "day": day} for app, day in chunk],
         )
         bounds = {"first": chunk[0][1], "last": chunk[-1][1]}
+        staging = sql_text("warehouse/stage_llm_calls.sql").format(database=database.replace('"', '""'))
+        conn.execute(staging, bounds)
         for path in files or rollup_files():
             conn.execute(sql_text("warehouse/delete_rollup_rows.sql").format(table=path.stem), bounds)
             text = sql_text("warehouse/insert_rollup_rows.sql").format(table=path.stem, rollup=_select(path))
             conn.execute(text, bounds)
+    conn.execute(sql_text("warehouse/drop_staged_llm_calls.sql"))
     conn.execute(sql_text("warehouse/drop_rollup_partitions.sql"))
