@@ -209,8 +209,18 @@ def test_sql_text_never_holds_values() -> None:
     `quoted_list`; `rollup`: the SELECT of a sql/rollups/ file, whose values are bound parameters
     too; `columns`: a table's columns from the schema registry; `temporary`: TEMP or nothing;
     `query`: a sql/queries/ file, prepared; `arguments`: its parameters' parsed values as typed
-    literals, `typed_arguments`)."""
-    identifier_slots = {"table", "relation", "key", "rollup", "columns", "temporary", "query", "arguments"}
+    literals, `typed_arguments`; `database`: the connection's own database, a quoted identifier)."""
+    identifier_slots = {
+        "table",
+        "relation",
+        "key",
+        "rollup",
+        "columns",
+        "temporary",
+        "query",
+        "arguments",
+        "database",
+    }
     problems = []
     for path in sorted((ROOT / "pipelines").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
