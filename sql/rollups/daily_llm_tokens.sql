@@ -4,12 +4,6 @@
 -- counted under "unknown". conversations counts the distinct conversations that made such a call.
 -- A table kept by every load: the rows of the (app, day) partitions it replaced are computed
 -- again from those partitions alone ($first..$last, rollup_partitions), in its transaction.
-WITH llm AS (
-    SELECT day, app, conversation_name, agent, model, input_tokens, output_tokens
-    FROM llm_calls
-    SEMI JOIN rollup_partitions USING (app, day)
-    WHERE day BETWEEN $first AND $last
-)
 SELECT
     day,
     app,
@@ -19,5 +13,7 @@ SELECT
     count(DISTINCT conversation_name) AS conversations,
     CAST(coalesce(sum(input_tokens), 0) AS BIGINT) AS input_tokens,
     CAST(coalesce(sum(output_tokens), 0) AS BIGINT) AS output_tokens
-FROM llm
+FROM llm_calls
+SEMI JOIN rollup_partitions USING (app, day)
+WHERE day BETWEEN $first AND $last
 GROUP BY day, app, agent, model

@@ -4,12 +4,6 @@
 -- under "unknown". Token sums skip spans that lack the count.
 -- A table kept by every load: the rows of the (app, day) partitions it replaced are computed
 -- again from those partitions alone ($first..$last, rollup_partitions), in its transaction.
-WITH llm AS (
-    SELECT day, app, model, input_tokens, output_tokens, first_chunk_ms, duration_seconds
-    FROM llm_calls
-    SEMI JOIN rollup_partitions USING (app, day)
-    WHERE day BETWEEN $first AND $last
-)
 SELECT
     day,
     app,
@@ -23,5 +17,7 @@ SELECT
     quantile_cont(first_chunk_ms, 0.99) AS first_chunk_p99_ms,
     quantile_cont(duration_seconds, 0.5) AS p50_seconds,
     quantile_cont(duration_seconds, 0.9) AS p90_seconds
-FROM llm
+FROM llm_calls
+SEMI JOIN rollup_partitions USING (app, day)
+WHERE day BETWEEN $first AND $last
 GROUP BY day, app, model
