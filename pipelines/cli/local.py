@@ -22,6 +22,10 @@ from pipelines.cli.common import (
 from pipelines.cli.loads import load_conversations, load_evaluations
 from pipelines.config import CesSettings, OrchestrationSettings, Settings
 
+DEMO_DAYS = 10
+"""The simulator's days by default: enough for the anomaly views, which need a week before a day,
+to find the incident the simulator plants on the tenth (`SimulatorScale.incident_day`)."""
+
 
 def _simulator_config(args: argparse.Namespace):
     from pipelines.ces.simulator import SimulatorConfig, SimulatorScale
@@ -102,6 +106,12 @@ def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
     columns, rows = run_query(warehouse, "daily_volume", {})
     out.print("[bold]Conversations per day (sql/queries/daily_volume.sql)")
     print_rows(columns, rows, "table")
+    columns, rows = run_query(warehouse, "anomalies", {})
+    out.print(
+        "[bold]Days that stand out from the week before (sql/queries/anomalies.sql); the simulator "
+        "plants an incident on its tenth day"
+    )
+    print_rows(columns, rows, "table")
     report = write_report(warehouse, settings.storage.report_path, {})
     out.print(f"Dashboard: {report.path} ({report.charts} charts, opens offline)", markup=False)
     out.print("Agents: `ces-pipeline mcp` serves this warehouse as read-only MCP tools", markup=False)
@@ -146,7 +156,7 @@ def cmd_dev(args: argparse.Namespace, settings: Settings) -> int:
 def add_scale_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=7, help="data seed (same seed, same data)")
     parser.add_argument("--apps", type=int, default=2, help="number of apps")
-    parser.add_argument("--days", type=int, default=3, help="number of days of conversations")
+    parser.add_argument("--days", type=int, default=DEMO_DAYS, help="number of days of conversations")
     parser.add_argument("--start-date", type=parse_day, default=date(2026, 11, 1), help="first day (UTC)")
     parser.add_argument("--conversations-per-day", type=int, default=24, help="per app and day")
     parser.add_argument("--max-turns", type=int, default=8, help="maximum turns per conversation")

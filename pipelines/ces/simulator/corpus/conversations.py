@@ -80,6 +80,12 @@ _IMAGE_MAGIC = (
     ("image/jpeg", b"\xff\xd8\xff\xe0"),
     ("image/webp", b"RIFF"),
 )
+UNPRICED_MODEL = "support-tuned-flash"
+"""A tuned model no price file lists: every UNPRICED_EVERY-th text conversation of a day uses it,
+so the demo's costs name a model they cannot price."""
+UNPRICED_EVERY = 8
+INCIDENT_SLOWDOWN = 6
+"""How many times slower tools answer on the scale's incident day (`SimulatorScale.incident_day`)."""
 _PAYLOAD_OPTIONS = ("Track my order", "Talk to an agent", "See return policy", "Book a demo", "Pricing")
 
 
@@ -120,6 +126,9 @@ class _ConversationBuilder:
         )
         self.agent = self.entry_agent or self.catalog.root_agent
         self.model = self.catalog.audio_model if self.audio else rng.choice(self.catalog.text_models)
+        if not self.audio and key.index % UNPRICED_EVERY == UNPRICED_EVERY - 1:
+            self.model = UNPRICED_MODEL
+        self.tool_slowdown = INCIDENT_SLOWDOWN if scale.has_incident(key.app, key.day) else 1
         self.context_tokens = between(rng, 900, 2400)
         self.simulated_caller = self.audio and header.source in ("SIMULATOR", "EVAL")
         self.input_types: set[str] = set()
@@ -455,7 +464,7 @@ class _ConversationBuilder:
                 )
             )
         chunks.append(self._tool_response(tool, call_id, agent, parent_id))
-        return clock.close(span, 60, 400)
+        return clock.close(span, 60 * self.tool_slowdown, 400 * self.tool_slowdown)
 
     # ----------------------------------------------------------------------------- other spans
     def _llm(self, agent: Agent, output_tokens: tuple[int, int]) -> Span:

@@ -29,6 +29,10 @@ class SimulatorScale:
     max_turns: int = 8
     span_depth: int = 3
     evaluation_runs_per_app: int = 6
+    incident_day: int | None = 9
+    """The day (counted from start_date) on which the first app's tools answer six times slower
+    than on the others: an incident for `metric_anomalies` to find once a week of days precedes
+    it (the demo's history has ten days). None: no incident."""
 
     def __post_init__(self) -> None:
         if self.apps < 1:
@@ -47,6 +51,10 @@ class SimulatorScale:
             raise ValueError(
                 f"evaluation_runs_per_app must not be negative, got {self.evaluation_runs_per_app}"
             )
+
+    def has_incident(self, app: int, day: int) -> bool:
+        """Whether the conversations of app index `app` on day index `day` live through the incident."""
+        return app == 0 and day == self.incident_day
 
     @property
     def location_name(self) -> str:
