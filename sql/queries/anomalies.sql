@@ -12,9 +12,6 @@ SELECT
     round(baseline_mad, 6) AS baseline_mad,
     baseline_days,
     round(z, 2) AS z
-FROM metric_anomalies
-WHERE anomalous
-    AND ($app IS NULL OR $app IN (app, split_part(app, '/', 6)))
-    AND ($metric IS NULL OR metric = $metric)
-    AND day >= $since AND day < $until
+FROM metric_anomalies_in($since, $until, $app)
+WHERE anomalous AND ($metric IS NULL OR metric = $metric)
 ORDER BY abs(z) DESC NULLS FIRST, day, app, metric;
