@@ -18,6 +18,7 @@ from rich.markup import escape
 
 from pipelines.cli.common import console, out
 from pipelines.config import Settings
+from pipelines.warehouse.span_rows import span_failed, span_label
 
 BAR_WIDTH = 40
 NAME_WIDTH = 36
@@ -76,11 +77,8 @@ def trace_lines(conversation: dict[str, Any], turns: list[dict[str, Any]]) -> li
 
 
 def _span_lines(span: dict[str, Any], root: dict[str, Any], depth: int) -> Iterator[str]:
-    attributes = span.get("attributes") if isinstance(span.get("attributes"), dict) else {}
-    subject = next((attributes[key] for key in ("model", "name", "stage") if attributes.get(key)), None)
-    named = f"{span['name']} {subject}" if subject and str(subject) not in span["name"] else span["name"]
-    label = ("  " * depth + named)[:NAME_WIDTH].ljust(NAME_WIDTH)
-    failed = _failed(span)
+    label = ("  " * depth + span_label(span))[:NAME_WIDTH].ljust(NAME_WIDTH)
+    failed = span_failed(span)
     mark = "  [red]✗ error[/red]" if failed else ""
     style = "red" if failed else "cyan"
     yield (
@@ -101,12 +99,6 @@ def _bar(span: dict[str, Any], root: dict[str, Any]) -> str:
     length = max(1, round((span["duration_seconds"] or 0.0) / total * BAR_WIDTH))
     length = min(length, BAR_WIDTH - first)
     return " " * first + FILLED * length + " " * (BAR_WIDTH - first - length)
-
-
-def _failed(span: dict[str, Any]) -> bool:
-    attributes = span.get("attributes") if isinstance(span.get("attributes"), dict) else {}
-    status = attributes.get("http status")
-    return bool(attributes.get("error")) or (isinstance(status, int | float) and status >= 400)
 
 
 def _tool_lines(turn: dict[str, Any]) -> list[str]:

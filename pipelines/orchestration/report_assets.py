@@ -4,7 +4,6 @@ import dagster as dg
 
 from pipelines.orchestration.keys import WAREHOUSE_CONVERSATIONS, WAREHOUSE_EVALUATIONS
 from pipelines.orchestration.resources import WarehouseResource
-from pipelines.report import ReportError, write_report
 
 REPORT_KEY = dg.AssetKey(["report", "dashboard"])
 WAREHOUSE_TABLE_KEYS = [WAREHOUSE_CONVERSATIONS, WAREHOUSE_EVALUATIONS]
@@ -28,6 +27,9 @@ AFTER_WAREHOUSE_LOADS = (
     "regression (CES_REPORT, default report.html beside the warehouse).",
 )
 def dashboard(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    # plotly (~15 MB) is imported by the run that draws, not by every process loading the definitions
+    from pipelines.report import ReportError, write_report
+
     try:
         report = write_report(warehouse.warehouse(), warehouse.report_path)
     except ReportError as exc:

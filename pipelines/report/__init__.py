@@ -13,6 +13,7 @@ from typing import Any
 from pipelines.report.charts import QUERIES, build_charts
 from pipelines.report.data import ReportData, apps_of, read_report_data
 from pipelines.report.page import render_page
+from pipelines.report.waterfalls import read_traces, traced_conversations
 from pipelines.warehouse.duck import Warehouse
 from pipelines.warehouse.lock import WarehouseBusyError
 from pipelines.warehouse.queries import NamedQueryError
@@ -60,9 +61,11 @@ def write_report(warehouse: Warehouse, out_path: str, params: Mapping[str, Any] 
     try:
         with warehouse.connect(read_only=True) as conn:
             data = read_report_data(conn, QUERIES, params)
+            traced = traced_conversations(data)
+            traces = read_traces(conn, traced)
     except (WarehouseBusyError, NamedQueryError) as exc:
         raise ReportError(str(exc)) from exc
-    charts = build_charts(data)
+    charts = build_charts(data, traced, traces)
     subtitle = _subtitle(warehouse.path, data, params)
     page = render_page(charts, data["evaluation_regressions"], title=TITLE, subtitle=subtitle)
     target = Path(out_path)

@@ -4,6 +4,7 @@ turns' latency."""
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 import plotly.graph_objects as go
@@ -121,11 +122,7 @@ def failure_latency_chart(spec: Spec, rows: Rows) -> Chart:
     if not timed:
         said = f"{len(rows)} failures in the newest completed run, none of a golden turn with a latency"
         return empty_chart(spec, f"{said} (ces-pipeline query evaluation_failures lists them)")
-    labels = [
-        f"{short_name(row['evaluation_name'])} · {row['failure']} · turn {row['turn_index']}"
-        f" · {short_name(row['evaluation_result_name'])}"
-        for row in timed
-    ]
+    labels = [_linked(row) for row in timed]
     slowest = [min(row["slowest_span_seconds"] or 0.0, row["turn_latency_seconds"]) for row in timed]
     rest = [row["turn_latency_seconds"] - span for row, span in zip(timed, slowest, strict=True)]
     hover = [
@@ -151,6 +148,16 @@ def failure_latency_chart(spec: Spec, rows: Rows) -> Chart:
         height=max(340, 120 + 28 * len(timed)),
         margin={"l": 320, "r": 20, "t": 86, "b": 60},
     )
+
+
+def _linked(row: dict[str, Any]) -> str:
+    """A failure's label; a link to its conversation's waterfall where the page draws one."""
+    label = html.escape(
+        f"{short_name(row['evaluation_name'])} · {row['failure']} · turn {row['turn_index']}"
+        f" · {short_name(row['evaluation_result_name'])}"
+    )
+    anchor = row.get("trace_anchor")
+    return f'<a href="#{anchor}">{label}</a>' if anchor else label
 
 
 RUN_STATE_COLORS = {"COMPLETED": "#2ca02c", "ERROR": "#d62728", "CANCELLED": "#7f7f7f"}
@@ -220,7 +227,7 @@ EVALUATION_CHARTS = (
         "failures",
         "failures of the newest completed run and their turns' latency",
         "per failing expectation or score of a golden turn: its slowest span and the rest of the turn "
-        "(hover: why it failed, the erroring tool)",
+        "(hover: why it failed, the erroring tool; a label links to its conversation's trace below)",
         "evaluation_failures",
         failure_latency_chart,
         empty="No failure in the newest completed run",

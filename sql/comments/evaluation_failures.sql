@@ -15,6 +15,7 @@ COMMENT ON COLUMN evaluation_failures.conversation_name IS 'The EVAL conversatio
 COMMENT ON COLUMN evaluation_failures.turn_index IS 'The golden turn that failed (0-based); NULL for a scenario''s or a whole result''s failures.';
 COMMENT ON COLUMN evaluation_failures.turn_latency_seconds IS 'How long the agent took to answer that golden turn, in seconds.';
 COMMENT ON COLUMN evaluation_failures.conversation_loaded IS 'Whether the conversation is in the warehouse (ingest it with source EVAL to drill down).';
+COMMENT ON COLUMN evaluation_failures.conversation_day IS 'UTC day of the replayed conversation''s start_time (its partition), when it is loaded.';
 COMMENT ON COLUMN evaluation_failures.slowest_span IS 'Name of the slowest span below the turn''s root span (the turn itself) in that turn (in the whole conversation for a scenario).';
 COMMENT ON COLUMN evaluation_failures.slowest_span_seconds IS 'Duration of that slowest span, in seconds.';
 COMMENT ON COLUMN evaluation_failures.erroring_tool IS 'The first tool whose response was an error in that turn (in the whole conversation for a scenario).';

@@ -20,6 +20,7 @@ SELECT
     f.score,
     f.explanation,
     f.conversation_name,
+    f.conversation_day,
     f.turn_index,
     f.turn_latency_seconds,
     f.slowest_span,

@@ -15,5 +15,8 @@ SELECT
 FROM daily_trajectories
 WHERE ($app IS NULL OR $app IN (app, split_part(app, '/', 6)))
     AND day >= $since AND day < $until
-QUALIFY row_number() OVER (PARTITION BY day, app ORDER BY conversations DESC, trajectory) <= $top
-ORDER BY day, app, conversations DESC, trajectory;
+-- '(other)' (the conversations beyond the day's 20 most followed trajectories) ranks last
+QUALIFY row_number() OVER (
+    PARTITION BY day, app ORDER BY trajectory = '(other)', conversations DESC, trajectory
+) <= $top
+ORDER BY day, app, trajectory = '(other)', conversations DESC, trajectory;

@@ -92,6 +92,7 @@ SELECT
     l.turn_index,
     l.turn_latency_seconds,
     c.conversation_name IS NOT NULL AS conversation_loaded,
+    c.partition_date AS conversation_day,
     ts.slowest_span,
     ts.slowest_span_seconds,
     te.erroring_tool,

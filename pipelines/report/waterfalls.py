@@ -1,0 +1,172 @@
+"""The dashboard's trace waterfalls: a few conversations' spans on the conversation's timeline, a
+chart each, as `ces-pipeline trace` prints them.
+
+Drawn are the window's slowest and failing conversations of each app (`notable_conversations`,
+read from a daily rollup: a few rows a day however long the history) and the conversations that
+the newest evaluation runs' failures replayed, to which the failures chart links. Each trace reads
+its own day's part of `spans`, so the section costs a few small reads, not the history."""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+import duckdb
+import plotly.graph_objects as go
+
+from pipelines.report.data import ReportData, Rows
+from pipelines.report.figures import Chart, Spec, empty_chart, finish, short_name
+from pipelines.warehouse.span_rows import conversation_spans, span_failed, span_label
+
+NOTABLE_PER_KIND = 2
+"""Slowest and failing conversations drawn per app."""
+MAX_REPLAYED = 12
+"""Conversations of evaluation failures drawn (and linked from the failures chart), at most."""
+MAX_SPANS = 150
+"""Spans drawn per conversation; `ces-pipeline trace` prints them all."""
+LABEL_WIDTH = 46
+COLOURS = {"Turn": "#8c959f", "LLM": "#1f77b4", "Tool": "#ff7f0e", "failed": "#cf222e"}
+OTHER_COLOUR = "#2ca02c"
+
+
+@dataclass(frozen=True)
+class Traced:
+    """A conversation the page draws, the day of its partition, and why it is drawn."""
+
+    conversation_name: str
+    app: str
+    day: date
+    why: str
+
+    @property
+    def anchor(self) -> str:
+        """The id of its chart on the page: its id, and a hash of its name (ids repeat across apps)."""
+        digest = hashlib.sha1(self.conversation_name.encode()).hexdigest()[:6]
+        return f"trace-{re.sub(r'[^A-Za-z0-9_-]', '-', short_name(self.conversation_name))}-{digest}"
+
+
+def traced_conversations(data: ReportData) -> list[Traced]:
+    """The notable conversations (NOTABLE_PER_KIND slowest and failing per app), then those the
+    failures of the newest evaluation runs replayed and the warehouse holds (MAX_REPLAYED); each
+    once, with every reason it has."""
+    found: dict[str, tuple[str, date]] = {}
+    reasons: dict[str, list[str]] = defaultdict(list)
+    drawn: Counter[tuple[str, str]] = Counter()
+    for row in data["notable_conversations"]:  # per app and kind, the most notable first
+        drawn[row["app"], row["kind"]] += 1
+        if drawn[row["app"], row["kind"]] <= NOTABLE_PER_KIND:
+            found.setdefault(row["conversation_name"], (row["app"], row["day"]))
+            reasons[row["conversation_name"]].append(
+                f"among the slowest ({row['duration_seconds']:,.1f} s)"
+                if row["kind"] == "slowest"
+                else f"{row['erroring_tool_calls']} erroring tool calls"
+            )
+    replayed: set[str] = set()
+    for row in data["evaluation_failures"]:
+        name = row["conversation_name"]
+        if row["conversation_day"] is None or (name not in replayed and len(replayed) >= MAX_REPLAYED):
+            continue
+        replayed.add(name)
+        found.setdefault(name, (row["app"], row["conversation_day"]))
+        reason = f"replayed by the failed evaluation {short_name(row['evaluation_name'])}"
+        if reason not in reasons[name]:
+            reasons[name].append(reason)
+    return [Traced(name, app, day, "; ".join(reasons[name])) for name, (app, day) in found.items()]
+
+
+def link_failures(data: ReportData, traced: list[Traced]) -> None:
+    """Give each evaluation failure whose conversation has a waterfall its chart's anchor."""
+    anchors = {conversation.conversation_name: conversation.anchor for conversation in traced}
+    for row in data["evaluation_failures"]:
+        row["trace_anchor"] = anchors.get(row["conversation_name"])
+
+
+def read_traces(conn: duckdb.DuckDBPyConnection, traced: list[Traced]) -> dict[str, Rows]:
+    """Each drawn conversation's spans, from its day's part only."""
+    return {one.conversation_name: conversation_spans(conn, one.conversation_name, one.day) for one in traced}
+
+
+def _instant(value: Any) -> float:
+    return (value if isinstance(value, datetime) else datetime.fromisoformat(str(value))).timestamp()
+
+
+def _label(span: dict[str, Any]) -> str:
+    """`turn N · name`, indented by depth and padded to LABEL_WIDTH with no-break spaces: plotly
+    right-aligns tick labels, and in a monospace font labels of one width line up on the left."""
+    text = f"turn {span['turn_index']} · " + "  " * (span["depth"] or 0) + span_label(span)
+    return html.escape(text[:LABEL_WIDTH].ljust(LABEL_WIDTH)).replace(" ", "\u00a0")
+
+
+def _colour(span: dict[str, Any]) -> str:
+    return COLOURS["failed"] if span_failed(span) else COLOURS.get(span["name"], OTHER_COLOUR)
+
+
+def waterfall_chart(conversation: Traced, spans: Rows) -> Chart:
+    """The spans as bars on the conversation's timeline, a row each in turn and tree order,
+    failed spans red; hover gives each its start and duration."""
+    spec = Spec(
+        conversation.anchor,
+        "Traces",
+        f"{short_name(conversation.app)} · conversation {short_name(conversation.conversation_name)}",
+        f"{conversation.why} · each span from its turn's start, in seconds "
+        f"(ces-pipeline trace {short_name(conversation.conversation_name)} prints it)",
+        wide=True,
+    )
+    timed = [span for span in spans if span["start_time"] is not None][:MAX_SPANS]
+    if not timed:
+        return empty_chart(spec, "No spans of this conversation in the warehouse")
+    starts: dict[int, float] = {}
+    for span in timed:  # a turn's root span comes first
+        starts.setdefault(span["turn_index"], _instant(span["start_time"]))
+    labels = [_label(span) for span in timed]
+    figure = go.Figure(
+        go.Bar(
+            y=list(range(len(timed))),
+            base=[_instant(span["start_time"]) - starts[span["turn_index"]] for span in timed],
+            x=[span["duration_seconds"] or 0.0 for span in timed],
+            orientation="h",
+            marker={"color": [_colour(span) for span in timed]},
+            customdata=[
+                [label, "failed" if span_failed(span) else "ok"]
+                for label, span in zip(labels, timed, strict=True)
+            ],
+            hovertemplate="%{customdata[0]}<br>from %{base:.3f} s, %{x:.3f} s (%{customdata[1]})"
+            "<extra></extra>",
+            showlegend=False,
+        )
+    )
+    if len(spans) > len(timed):
+        figure.add_annotation(
+            text=f"the first {len(timed)} of {len(spans)} spans",
+            xref="paper",
+            yref="paper",
+            x=1,
+            y=1.02,
+            showarrow=False,
+            xanchor="right",
+        )
+    return finish(
+        figure,
+        spec,
+        "",
+        x_title="seconds",
+        yaxes={
+            "tickvals": list(range(len(timed))),
+            "ticktext": labels,
+            "autorange": "reversed",
+            "rangemode": "normal",
+            "tickfont": {"family": "monospace", "size": 11},
+        },
+        hovermode="closest",
+        height=max(320, 110 + 17 * len(timed)),
+        margin={"l": 330, "r": 20, "t": 86, "b": 60},
+    )
+
+
+def waterfall_charts(traced: list[Traced], traces: dict[str, Rows]) -> list[Chart]:
+    return [waterfall_chart(conversation, traces[conversation.conversation_name]) for conversation in traced]
