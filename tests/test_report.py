@@ -57,6 +57,8 @@ def test_the_page_is_one_file_that_needs_nothing_from_the_network(report) -> Non
         "token-usage",
         "first-chunk",
         "agent-transfers",
+        "trajectories",
+        "tool-match",
         "llm-cost",
         "token-efficiency",
         "evaluation-pass-rate-support",

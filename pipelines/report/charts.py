@@ -26,6 +26,7 @@ from pipelines.report.figures import (
     short_name,
     subplot_grid,
 )
+from pipelines.report.trajectory_charts import TRAJECTORY_CHARTS
 from pipelines.report.waterfalls import Traced, link_failures, waterfall_charts
 
 COMPONENT_ORDER = ("Turn", "LLM", "Tool", "Agent", "Callback", "Guardrail", "TTS", "VAD", "Other")
@@ -228,7 +229,7 @@ CHARTS = (
         ),
     ),
 )
-QUERIES = {spec.query for spec in (*CHARTS, *COST_CHARTS, *EVALUATION_CHARTS)} | {
+QUERIES = {spec.query for spec in (*CHARTS, *TRAJECTORY_CHARTS, *COST_CHARTS, *EVALUATION_CHARTS)} | {
     "evaluation_regressions",
     "anomalies",
     "notable_conversations",
@@ -239,7 +240,11 @@ QUERIES = {spec.query for spec in (*CHARTS, *COST_CHARTS, *EVALUATION_CHARTS)} |
 def build_charts(data: ReportData, traced: list[Traced], traces: dict[str, Rows]) -> list[Chart]:
     """The conversation and cost charts (by app only with several apps), anomalous days marked,
     then the evaluation charts, their failures linked to the traces drawn last."""
-    specs = [spec for spec in (*CHARTS, *COST_CHARTS) if spec.id != "volume-app" or len(apps_of(data)) > 1]
+    specs = [
+        spec
+        for spec in (*CHARTS, *TRAJECTORY_CHARTS, *COST_CHARTS)
+        if spec.id != "volume-app" or len(apps_of(data)) > 1
+    ]
     charts = [spec.chart(data[spec.query]) for spec in specs]
     for chart in charts:
         mark_anomalies(chart, data["anomalies"])
