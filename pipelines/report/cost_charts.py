@@ -12,7 +12,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from pipelines.report.data import Rows
-from pipelines.report.figures import Chart, Spec, bars_per_day, days_of, finish, short_name
+from pipelines.report.figures import Chart, Spec, add_note, bars_per_day, days_of, finish, short_name
 
 ANOMALY_METRICS = {
     "volume-source": "conversations",
@@ -39,16 +39,7 @@ def cost_chart(spec: Spec, rows: Rows) -> Chart:
     )
     if calls:
         named = ", ".join(f"{model} ({count:,} calls)" for model, count in sorted(calls.items()))
-        chart.figure.add_annotation(
-            text=f"not costed, no price in model_prices: {named}",
-            xref="paper",
-            yref="paper",
-            x=0,
-            y=1.02,
-            showarrow=False,
-            xanchor="left",
-            font={"size": 11, "color": "#9a6700"},
-        )
+        add_note(chart.figure, f"not costed, no price in model_prices: {named}", colour="#9a6700")
     return chart
 
 

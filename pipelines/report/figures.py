@@ -104,6 +104,20 @@ def finish(
     return Chart(spec, figure, has_data=True)
 
 
+def add_note(figure: go.Figure, text: str, *, right: bool = False, colour: str = "#57606a") -> None:
+    """A line of text just above the plot area, at its left or right end."""
+    figure.add_annotation(
+        text=text,
+        xref="paper",
+        yref="paper",
+        x=1 if right else 0,
+        y=1.02,
+        showarrow=False,
+        xanchor="right" if right else "left",
+        font={"size": 11, "color": colour},
+    )
+
+
 def empty_chart(spec: Spec, message: str = "") -> Chart:
     """The chart's frame saying `message`, or what its spec says without data."""
     note = {"text": message or spec.empty, "showarrow": False, "x": 0.5, "y": 0.5, "font": {"size": 14}}

@@ -20,7 +20,7 @@ import duckdb
 import plotly.graph_objects as go
 
 from pipelines.report.data import ReportData, Rows
-from pipelines.report.figures import Chart, Spec, empty_chart, finish, short_name
+from pipelines.report.figures import Chart, Spec, add_note, empty_chart, finish, short_name
 from pipelines.warehouse.span_rows import conversation_spans, span_failed, span_label
 
 NOTABLE_PER_KIND = 2
@@ -141,15 +141,7 @@ def waterfall_chart(conversation: Traced, spans: Rows) -> Chart:
         )
     )
     if len(spans) > len(timed):
-        figure.add_annotation(
-            text=f"the first {len(timed)} of {len(spans)} spans",
-            xref="paper",
-            yref="paper",
-            x=1,
-            y=1.02,
-            showarrow=False,
-            xanchor="right",
-        )
+        add_note(figure, f"the first {len(timed)} of {len(spans)} spans", right=True)
     return finish(
         figure,
         spec,
