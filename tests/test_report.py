@@ -4,7 +4,7 @@ no console message; the report/dashboard asset and the condition that regenerate
 from __future__ import annotations
 
 import re
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 import dagster as dg
@@ -193,3 +193,20 @@ def test_the_failure_panel_says_what_the_newest_run_failed_when_nothing_is_timed
     (none,) = failures.chart([]).figure.layout.annotations
     assert said.text.startswith("2 failures in the newest completed run, none of a golden turn")
     assert none.text == "No failure in the newest completed run"
+
+
+def test_the_report_draws_the_30_days_up_to_the_newest_loaded_unless_told(tmp_path: Path) -> None:
+    from test_anomalies import FIRST, _history
+
+    from pipelines.ingest.load import load_conversation_partitions
+
+    lake, partitions = _history(tmp_path)  # 36 days
+    warehouse = Warehouse(str(tmp_path / "w.duckdb"))
+    load_conversation_partitions(lake, warehouse, partitions)
+    newest = max(day for _, day in partitions)
+    first_shown = newest - timedelta(days=29)
+    recent = Path(write_report(warehouse, str(tmp_path / "recent.html")).path).read_text()
+    assert f"{first_shown} to last day" in recent
+    assert str(first_shown) in recent and str(FIRST) not in recent  # no day before the window drawn
+    everything = Path(write_report(warehouse, str(tmp_path / "all.html"), {"since": FIRST}).path).read_text()
+    assert f"{FIRST} to last day" in everything and str(FIRST + timedelta(days=1)) in everything

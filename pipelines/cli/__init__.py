@@ -90,7 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     report.add_argument("--out", help="where to write it (default: report.html beside the warehouse)")
     report.add_argument("--app", help="only this app (full resource name or app id)")
-    report.add_argument("--since", type=parse_day, help="first UTC day included")
+    report.add_argument(
+        "--since", type=parse_day, help="first UTC day included (default: 30 days up to the newest loaded)"
+    )
     report.add_argument("--until", type=parse_day, help="first UTC day excluded")
     report.set_defaults(func=cmd_report)
 

@@ -6,14 +6,17 @@ import html
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+import duckdb
 
 from pipelines.report.charts import QUERIES, build_charts
 from pipelines.report.data import ReportData, apps_of, read_report_data
 from pipelines.report.page import render_page
 from pipelines.report.waterfalls import read_traces, traced_conversations
+from pipelines.sqlfiles import sql_text
 from pipelines.warehouse.duck import Warehouse
 from pipelines.warehouse.lock import WarehouseBusyError
 from pipelines.warehouse.queries import NamedQueryError
@@ -21,6 +24,9 @@ from pipelines.warehouse.queries import NamedQueryError
 __all__ = ["ReportError", "ReportFile", "write_report"]
 
 TITLE = "CES conversations and evaluations"
+DEFAULT_DAYS = 30
+"""Days drawn unless `since` is given: the 30 up to the newest day loaded, so the page costs a
+month's rollups however long the history (`--since` reaches further)."""
 
 
 class ReportError(RuntimeError):
@@ -49,6 +55,12 @@ def _subtitle(warehouse_path: str, data: ReportData, params: Mapping[str, Any]) 
     return "<br>".join(parts)
 
 
+def _default_since(conn: duckdb.DuckDBPyConnection, until: date | None) -> dict[str, date]:
+    """`since`: DEFAULT_DAYS before the newest day loaded (before `until`); none without data."""
+    (newest,) = conn.execute(sql_text("report/newest_day.sql"), {"until": until or date.max}).fetchone()
+    return {} if newest is None else {"since": newest - timedelta(days=DEFAULT_DAYS - 1)}
+
+
 def write_report(warehouse: Warehouse, out_path: str, params: Mapping[str, Any] | None = None) -> ReportFile:
     """Read the warehouse read-only and write the dashboard to `out_path` atomically."""
     if Path(out_path).is_dir():
@@ -60,6 +72,8 @@ def write_report(warehouse: Warehouse, out_path: str, params: Mapping[str, Any] 
     params = dict(params or {})
     try:
         with warehouse.connect(read_only=True) as conn:
+            if "since" not in params:
+                params |= _default_since(conn, params.get("until"))
             data = read_report_data(conn, QUERIES, params)
             traced = traced_conversations(data)
             traces = read_traces(conn, traced)
