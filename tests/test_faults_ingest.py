@@ -34,7 +34,10 @@ DAYS = [SCALE.start_date + timedelta(days=i) for i in range(SCALE.days)]
 APP = SCALE.app_names[0]
 PAGE_SIZE = 6
 TABLES = [spec.name for spec in (*CONVERSATION_TABLES, REJECTS)]
-FAST = "seed=5,retry-after=0.02,slow-seconds=1.5"
+TIMEOUT_SECONDS = 2.0
+"""The client's deadline: past it, a `slow` answer (a second longer) is retried. Long enough that a
+loaded machine's ordinary answer never is, or the retry counts the tests check would drift."""
+FAST = f"seed=5,retry-after=0.02,slow-seconds={TIMEOUT_SECONDS + 1.0}"
 
 
 def config(faults: SimulatedFaults | None = None) -> SimulatorConfig:
@@ -44,7 +47,12 @@ def config(faults: SimulatedFaults | None = None) -> SimulatorConfig:
 
 
 def settings(url: str, **overrides: Any) -> CesSettings:
-    values = {"timeout_seconds": 0.5, "retry_backoff_seconds": 0.01, "page_size": PAGE_SIZE, **overrides}
+    values = {
+        "timeout_seconds": TIMEOUT_SECONDS,
+        "retry_backoff_seconds": 0.01,
+        "page_size": PAGE_SIZE,
+        **overrides,
+    }
     return CesSettings(mcp_url=url, **values)
 
 
@@ -170,7 +178,7 @@ def test_every_fault_at_once_through_dagster_counts_the_retries(
             "CES_WAREHOUSE": str(tmp_path / "warehouse.duckdb"),
             "CES_MAX_RPS": "1000",
             "CES_PAGE_SIZE": str(PAGE_SIZE),
-            "CES_TIMEOUT_SECONDS": "0.5",
+            "CES_TIMEOUT_SECONDS": str(TIMEOUT_SECONDS),
             "CES_RETRY_BACKOFF_SECONDS": "0.01",
         }.items():
             monkeypatch.setenv(name, value)
