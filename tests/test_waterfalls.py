@@ -1,11 +1,11 @@
-"""The dashboard's trace waterfalls: the window's slowest and failing conversations of each app and
+"""The dashboard's trace waterfalls: the window's slowest and failing conversations of all apps and
 the conversations the newest evaluation runs' failures replayed, each a chart whose bars sit on
 the conversation's timeline, and each failure's label a link to its conversation's chart."""
 
 from __future__ import annotations
 
 import json
-from collections import Counter, defaultdict
+from collections import Counter
 from datetime import date
 from pathlib import Path
 
@@ -14,7 +14,14 @@ import trend_samples as samples
 from pytest import approx
 
 from pipelines.report import write_report
-from pipelines.report.waterfalls import COLOURS, MAX_SPANS, NOTABLE_PER_KIND, Traced, waterfall_chart
+from pipelines.report.waterfalls import (
+    COLOURS,
+    MAX_REPLAYED,
+    MAX_SPANS,
+    NOTABLE_PER_KIND,
+    Traced,
+    waterfall_chart,
+)
 from pipelines.warehouse.duck import Warehouse
 from pipelines.warehouse.queries import run_query
 
@@ -33,29 +40,28 @@ def _select(warehouse: Warehouse, sql: str) -> list[tuple]:
 
 
 def _expected(warehouse: Warehouse) -> dict[str, date]:
-    """By hand from the tables: per app the NOTABLE_PER_KIND longest conversations and those with
-    the most erroring tool responses (then the longer), and every loaded conversation an
-    evaluation failure of the newest completed runs replayed."""
+    """By hand from the tables: of all apps, the NOTABLE_PER_KIND longest conversations and those
+    with the most erroring tool responses (then the longer), and every loaded conversation an
+    evaluation failure of the newest completed runs replayed (MAX_REPLAYED at most)."""
     conversations = _select(
-        warehouse, "SELECT conversation_name, app, partition_date, duration_seconds FROM conversations"
+        warehouse, "SELECT conversation_name, partition_date, duration_seconds FROM conversations"
     )
     errors = Counter(
         name for (name,) in _select(warehouse, "SELECT conversation_name FROM tool_responses WHERE is_error")
     )
-    by_app = defaultdict(list)
-    for name, app, day, seconds in conversations:
-        by_app[app].append((name, day, seconds))
-    expected = {}
-    for rows in by_app.values():
-        slowest = sorted((r for r in rows if r[2] is not None), key=lambda r: (-r[2], r[0]))
-        failing = sorted((r for r in rows if errors[r[0]]), key=lambda r: (-errors[r[0]], -(r[2] or 0), r[0]))
-        for name, day, _ in slowest[:NOTABLE_PER_KIND] + failing[:NOTABLE_PER_KIND]:
-            expected[name] = day
+    slowest = sorted((r for r in conversations if r[2] is not None), key=lambda r: (-r[2], r[0]))
+    failing = sorted(
+        (r for r in conversations if errors[r[0]]), key=lambda r: (-errors[r[0]], -(r[2] or 0), r[0])
+    )
+    expected = {name: day for name, day, _ in slowest[:NOTABLE_PER_KIND] + failing[:NOTABLE_PER_KIND]}
     columns, rows = run_query(warehouse, "evaluation_failures", {})
+    replayed = []
     for row in rows:
         found = dict(zip(columns, row, strict=True))
-        if found["conversation_day"] is not None:
-            expected[found["conversation_name"]] = found["conversation_day"]
+        if found["conversation_day"] is not None and found["conversation_name"] not in replayed:
+            replayed.append(found["conversation_name"])
+            expected.setdefault(found["conversation_name"], found["conversation_day"])
+    assert len(replayed) <= MAX_REPLAYED
     return expected
 
 

@@ -1,9 +1,10 @@
 """The dashboard's trace waterfalls: a few conversations' spans on the conversation's timeline, a
 chart each, as `ces-pipeline trace` prints them.
 
-Drawn are the window's slowest and failing conversations of each app (`notable_conversations`,
-read from a daily rollup: a few rows a day however long the history) and the conversations that
-the newest evaluation runs' failures replayed, to which the failures chart links. Each trace reads
+Drawn are the window's 3 slowest and 3 most failing conversations of all the apps shown
+(`notable_conversations`, read from a daily rollup: a few rows a day however long the history),
+so a page of 200 apps has a few traces, not hundreds; and the conversations that the newest
+evaluation runs' failures replayed (6 at most), to which the failures chart links. Each trace reads
 its own day's part of `spans`, so the section costs a few small reads, not the history."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import html
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -23,9 +24,10 @@ from pipelines.report.data import ReportData, Rows
 from pipelines.report.figures import Chart, Spec, add_note, empty_chart, finish, short_name
 from pipelines.warehouse.span_rows import conversation_spans, span_failed, span_label
 
-NOTABLE_PER_KIND = 2
-"""Slowest and failing conversations drawn per app."""
-MAX_REPLAYED = 12
+NOTABLE_PER_KIND = 3
+"""Slowest and most failing conversations drawn, of all the apps shown (the query keeps 3 of each
+per app)."""
+MAX_REPLAYED = 6
 """Conversations of evaluation failures drawn (and linked from the failures chart), at most."""
 MAX_SPANS = 150
 """Spans drawn per conversation; `ces-pipeline trace` prints them all."""
@@ -51,21 +53,31 @@ class Traced:
 
 
 def traced_conversations(data: ReportData) -> list[Traced]:
-    """The notable conversations (NOTABLE_PER_KIND slowest and failing per app), then those the
-    failures of the newest evaluation runs replayed and the warehouse holds (MAX_REPLAYED); each
-    once, with every reason it has."""
+    """The window's NOTABLE_PER_KIND slowest and most failing conversations (of every app the
+    page shows: a few charts however many apps), then those the failures of the newest
+    evaluation runs replayed and the warehouse holds (MAX_REPLAYED); each once, with every reason."""
     found: dict[str, tuple[str, date]] = {}
     reasons: dict[str, list[str]] = defaultdict(list)
-    drawn: Counter[tuple[str, str]] = Counter()
-    for row in data["notable_conversations"]:  # per app and kind, the most notable first
-        drawn[row["app"], row["kind"]] += 1
-        if drawn[row["app"], row["kind"]] <= NOTABLE_PER_KIND:
-            found.setdefault(row["conversation_name"], (row["app"], row["day"]))
-            reasons[row["conversation_name"]].append(
-                f"among the slowest ({row['duration_seconds']:,.1f} s)"
-                if row["kind"] == "slowest"
-                else f"{row['erroring_tool_calls']} erroring tool calls"
-            )
+    notable = data["notable_conversations"]
+    slowest = sorted(
+        (row for row in notable if row["kind"] == "slowest"),
+        key=lambda row: (-(row["duration_seconds"] or 0), row["conversation_name"]),
+    )
+    failing = sorted(
+        (row for row in notable if row["kind"] == "failing"),
+        key=lambda row: (
+            -row["erroring_tool_calls"],
+            -(row["duration_seconds"] or 0),
+            row["conversation_name"],
+        ),
+    )
+    for row in slowest[:NOTABLE_PER_KIND] + failing[:NOTABLE_PER_KIND]:
+        found.setdefault(row["conversation_name"], (row["app"], row["day"]))
+        reasons[row["conversation_name"]].append(
+            f"among the slowest ({row['duration_seconds']:,.1f} s)"
+            if row["kind"] == "slowest"
+            else f"{row['erroring_tool_calls']} erroring tool calls"
+        )
     replayed: set[str] = set()
     for row in data["evaluation_failures"]:
         name = row["conversation_name"]
