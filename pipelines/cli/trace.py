@@ -18,7 +18,7 @@ from rich.markup import escape
 
 from pipelines.cli.common import console, out
 from pipelines.config import Settings
-from pipelines.warehouse.span_rows import span_failed, span_label
+from pipelines.warehouse.span_rows import span_failed, span_label, span_start
 
 BAR_WIDTH = 40
 NAME_WIDTH = 36
@@ -91,10 +91,10 @@ def _span_lines(span: dict[str, Any], root: dict[str, Any], depth: int) -> Itera
 
 def _bar(span: dict[str, Any], root: dict[str, Any]) -> str:
     """The span's place on the turn's timeline, BAR_WIDTH characters wide (at least one filled)."""
-    start, total = _instant(root["start_time"]), root["duration_seconds"] or 0.0
+    start, total = span_start(root), root["duration_seconds"] or 0.0
     if not total or span["start_time"] is None:
         return FILLED * BAR_WIDTH if span is root else " " * BAR_WIDTH
-    offset = (_instant(span["start_time"]) - start) / total
+    offset = (span_start(span) - start) / total
     first = min(BAR_WIDTH - 1, max(0, int(offset * BAR_WIDTH)))
     length = max(1, round((span["duration_seconds"] or 0.0) / total * BAR_WIDTH))
     length = min(length, BAR_WIDTH - first)
@@ -133,10 +133,6 @@ def _said(turn: dict[str, Any], role: str) -> str:
         for chunk in message["chunks"]
         if chunk.get("text")
     )
-
-
-def _instant(value: str) -> float:
-    return datetime.fromisoformat(value).timestamp()
 
 
 def _clock(value: str | None, *, with_day: bool = False) -> str:

@@ -14,7 +14,7 @@ import html
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date
 from typing import Any
 
 import duckdb
@@ -22,7 +22,7 @@ import plotly.graph_objects as go
 
 from pipelines.report.data import ReportData, Rows
 from pipelines.report.figures import Chart, Spec, add_note, empty_chart, finish, short_name
-from pipelines.warehouse.span_rows import conversation_spans, span_failed, span_label
+from pipelines.warehouse.span_rows import conversation_spans, span_failed, span_label, span_start
 
 NOTABLE_PER_KIND = 3
 """Slowest and most failing conversations drawn, of all the apps shown (the query keeps 3 of each
@@ -103,10 +103,6 @@ def read_traces(conn: duckdb.DuckDBPyConnection, traced: list[Traced]) -> dict[s
     return {one.conversation_name: conversation_spans(conn, one.conversation_name, one.day) for one in traced}
 
 
-def _instant(value: Any) -> float:
-    return (value if isinstance(value, datetime) else datetime.fromisoformat(str(value))).timestamp()
-
-
 def _label(span: dict[str, Any]) -> str:
     """`turn N · name`, indented by depth and padded to LABEL_WIDTH with no-break spaces: plotly
     right-aligns tick labels, and in a monospace font labels of one width line up on the left."""
@@ -134,12 +130,12 @@ def waterfall_chart(conversation: Traced, spans: Rows) -> Chart:
         return empty_chart(spec, "No spans of this conversation in the warehouse")
     starts: dict[int, float] = {}
     for span in timed:  # a turn's root span comes first
-        starts.setdefault(span["turn_index"], _instant(span["start_time"]))
+        starts.setdefault(span["turn_index"], span_start(span))
     labels = [_label(span) for span in timed]
     figure = go.Figure(
         go.Bar(
             y=list(range(len(timed))),
-            base=[_instant(span["start_time"]) - starts[span["turn_index"]] for span in timed],
+            base=[span_start(span) - starts[span["turn_index"]] for span in timed],
             x=[span["duration_seconds"] or 0.0 for span in timed],
             orientation="h",
             marker={"color": [_colour(span) for span in timed]},

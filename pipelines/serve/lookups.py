@@ -6,7 +6,6 @@ tables' own columns (`sql/tables/`), nested: no second definition of any table."
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
@@ -31,23 +30,10 @@ from pipelines.transform.schemas import (
     TableSpec,
 )
 from pipelines.warehouse.parts import BOOKKEEPING
-from pipelines.warehouse.queries import json_row
+from pipelines.warehouse.queries import json_rows as rows
 
 SLOWEST_SPANS = 5
 """Spans listed per replayed conversation when explaining a result: enough to see where time went."""
-
-
-def rows(conn: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-    """The rows as JSON objects; a JSON column's text as the JSON value it holds, not a string."""
-    cursor = conn.execute(sql, params)
-    columns = [description[0] for description in cursor.description]
-    json_columns = [column for column, kind, *_ in cursor.description if str(kind) == "JSON"]
-    rows = [json_row(columns, row) for row in cursor.fetchall()]
-    for row in rows:
-        for column in json_columns:
-            if isinstance(row[column], str):
-                row[column] = json.loads(row[column])
-    return rows
 
 
 def one_row(found: list[dict[str, Any]], key: str, what: str, name: str) -> dict[str, Any]:

@@ -9,6 +9,7 @@ DuckDB's Python binding of any value imports pandas (half a second, more than mo
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -286,6 +287,19 @@ def jsonable(value: Any) -> Any:
 def json_row(columns: Sequence[str], row: Sequence[Any]) -> dict[str, Any]:
     """One row as `query --format json` and the MCP server give it."""
     return {column: jsonable(value) for column, value in zip(columns, row, strict=True)}
+
+
+def json_rows(conn: duckdb.DuckDBPyConnection, sql: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The rows of `sql` as JSON objects; a JSON column's text as the JSON value it holds."""
+    cursor = conn.execute(sql, dict(params))
+    columns = [description[0] for description in cursor.description]
+    json_columns = [column for column, kind, *_ in cursor.description if str(kind) == "JSON"]
+    found = [json_row(columns, row) for row in cursor.fetchall()]
+    for row in found:
+        for column in json_columns:
+            if isinstance(row[column], str):
+                row[column] = json.loads(row[column])
+    return found
 
 
 def parse_param_options(items: Sequence[str]) -> dict[str, str]:

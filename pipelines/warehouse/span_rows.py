@@ -4,7 +4,7 @@ at the start: `ces-pipeline trace` imports this at every command's start.)"""
 
 from __future__ import annotations
 
-import json
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from pipelines.sqlfiles import sql_text
@@ -27,16 +27,16 @@ def span_failed(span: dict[str, Any]) -> bool:
     return bool(attributes.get("error")) or (isinstance(status, int | float) and status >= 400)
 
 
+def span_start(span: dict[str, Any]) -> float:
+    """The span's start as seconds since the epoch (its `start_time` as JSON rows give it)."""
+    return datetime.fromisoformat(span["start_time"]).timestamp()
+
+
 def conversation_spans(conn: duckdb.DuckDBPyConnection, name: str, day: Any) -> list[dict[str, Any]]:
     """The spans of the conversation `name` of partition `day` (one day's part read), each turn's
-    in pre-order, their attributes as JSON values."""
+    in pre-order, as JSON rows (attributes as JSON values)."""
     from pipelines.transform.schemas import SPANS  # pyarrow: not at every command's start
+    from pipelines.warehouse.queries import json_rows  # duckdb: likewise
 
     sql = sql_text("serve/conversation_rows.sql").format(table=SPANS.name, key=", ".join(SPANS.key))
-    cursor = conn.execute(sql, {"name": name, "day": day})
-    columns = [description[0] for description in cursor.description]
-    spans = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
-    for span in spans:
-        if isinstance(span["attributes"], str):
-            span["attributes"] = json.loads(span["attributes"])
-    return spans
+    return json_rows(conn, sql, {"name": name, "day": day})
