@@ -195,10 +195,13 @@ def test_the_failure_panel_says_what_the_newest_run_failed_when_nothing_is_timed
     assert none.text == "No failure in the newest completed run"
 
 
-def test_the_report_draws_the_30_days_up_to_the_newest_loaded_unless_told(tmp_path: Path) -> None:
+def test_the_report_and_the_trend_queries_show_the_30_days_up_to_the_newest_loaded_unless_told(
+    tmp_path: Path,
+) -> None:
     from test_anomalies import FIRST, _history
 
     from pipelines.ingest.load import load_conversation_partitions
+    from pipelines.warehouse.queries import run_query
 
     lake, partitions = _history(tmp_path)  # 36 days
     warehouse = Warehouse(str(tmp_path / "w.duckdb"))
@@ -210,3 +213,13 @@ def test_the_report_draws_the_30_days_up_to_the_newest_loaded_unless_told(tmp_pa
     assert str(first_shown) in recent and str(FIRST) not in recent  # no day before the window drawn
     everything = Path(write_report(warehouse, str(tmp_path / "all.html"), {"since": FIRST}).path).read_text()
     assert f"{FIRST} to last day" in everything and str(FIRST + timedelta(days=1)) in everything
+
+    def days(params: dict[str, object]) -> tuple[object, object]:
+        columns, rows = run_query(warehouse, "daily_volume", params)
+        found = [row[columns.index("day")] for row in rows]
+        return min(found), max(found)
+
+    assert days({}) == (first_shown, newest)
+    assert days({"since": str(FIRST)}) == (FIRST, newest)
+    until = newest - timedelta(days=3)  # excluded: the window is the 30 days before it
+    assert days({"until": str(until)}) == (until - timedelta(days=30), until - timedelta(days=1))

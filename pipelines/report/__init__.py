@@ -6,7 +6,7 @@ import html
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +24,6 @@ from pipelines.warehouse.queries import NamedQueryError
 __all__ = ["ReportError", "ReportFile", "write_report"]
 
 TITLE = "CES conversations and evaluations"
-DEFAULT_DAYS = 30
-"""Days drawn unless `since` is given: the 30 up to the newest day loaded, so the page costs a
-month's rollups however long the history (`--since` reaches further)."""
 
 
 class ReportError(RuntimeError):
@@ -56,9 +53,11 @@ def _subtitle(warehouse_path: str, data: ReportData, params: Mapping[str, Any]) 
 
 
 def _default_since(conn: duckdb.DuckDBPyConnection, until: date | None) -> dict[str, date]:
-    """`since`: DEFAULT_DAYS before the newest day loaded (before `until`); none without data."""
-    (newest,) = conn.execute(sql_text("report/newest_day.sql"), {"until": until or date.max}).fetchone()
-    return {} if newest is None else {"since": newest - timedelta(days=DEFAULT_DAYS - 1)}
+    """`since` unless given: the named queries' default window (`window_start`), the 30 days up to
+    the newest day loaded before `until`, so the page costs a month's rollups however long the
+    history; none on a warehouse without conversations."""
+    found = conn.execute(sql_text("report/window_start.sql"), {"until": until or date.max}).fetchone()
+    return {} if found is None else {"since": found[0]}
 
 
 def write_report(warehouse: Warehouse, out_path: str, params: Mapping[str, Any] | None = None) -> ReportFile:

@@ -1,5 +1,5 @@
-"""The warehouse's views (`sql/views/`, in dependency order), rollup tables (`sql/rollups/`) and
-descriptions (`sql/comments/`, if changed)."""
+"""The warehouse's views (`sql/views/`, in dependency order), rollup tables (`sql/rollups/`),
+macros over them (`sql/macros/`) and descriptions (`sql/comments/`, if changed)."""
 
 from __future__ import annotations
 
@@ -90,8 +90,9 @@ def descriptions() -> tuple[Description, ...]:
 
 
 def install(conn: duckdb.DuckDBPyConnection, *, view_columns: bool = True) -> None:
-    """(Re)create the views, the rollups not current (`rollups.ensure`) and the descriptions in
-    one transaction (call it outside one).
+    """(Re)create the views, the rollups not current (`rollups.ensure`), the macros (DuckDB binds
+    a macro's tables when it is made: after the rollups) and the descriptions in one transaction
+    (call it outside one).
     `view_columns=False` where views' columns take no comment (DuckLake: views and tables do)."""
     later = views_over_rollups()
     with transaction(conn):
@@ -99,6 +100,8 @@ def install(conn: duckdb.DuckDBPyConnection, *, view_columns: bool = True) -> No
             if path.stem not in later:
                 conn.execute(path.read_text())
         rollups.ensure(conn)
+        for path in sql_files("macros"):
+            conn.execute(path.read_text())
         for path in view_files():
             if path.stem in later:
                 conn.execute(path.read_text())

@@ -4,7 +4,7 @@
 -- entry agent is "(unknown entry agent)". Read from the daily_agent_transfers rollup (a conversation
 -- belongs to one app and day, so its sums count each conversation once).
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
--- param since DATE = 1970-01-01: first UTC day included
+-- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day loaded
 -- param until DATE = 9999-12-31: first UTC day excluded
 WITH agent_names AS (
     SELECT to_agent AS agent, max(to_display_name) AS display_name
@@ -16,7 +16,7 @@ flows AS (
         CAST(sum(conversations) AS BIGINT) AS conversations
     FROM daily_agent_transfers
     WHERE ($app IS NULL OR $app IN (app, split_part(app, '/', 6)))
-        AND day >= $since AND day < $until
+        AND day >= window_start($since, $until) AND day < $until
     GROUP BY from_agent, to_agent
 )
 SELECT

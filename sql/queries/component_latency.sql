@@ -2,7 +2,7 @@
 -- Percentiles are exact over each app's day (read from the daily_component_latency rollup).
 -- param component VARCHAR = NULL: only this component (e.g. LLM); every component when unset
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
--- param since DATE = 1970-01-01: first UTC day included
+-- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day loaded
 -- param until DATE = 9999-12-31: first UTC day excluded
 SELECT
     day,
@@ -14,6 +14,6 @@ SELECT
     round(p99_seconds, 4) AS p99_seconds
 FROM daily_component_latency
 WHERE ($app IS NULL OR $app IN (app, split_part(app, '/', 6)))
-    AND day >= $since AND day < $until
+    AND day >= window_start($since, $until) AND day < $until
     AND ($component IS NULL OR lower(component) = lower($component))
 ORDER BY day, app, component;

@@ -2,7 +2,7 @@
 -- Turns are turn_count as the API reports it; durations cover ended conversations only.
 -- Read from the daily_conversation_length rollup; percentiles are exact over each app's day.
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
--- param since DATE = 1970-01-01: first UTC day included
+-- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day loaded
 -- param until DATE = 9999-12-31: first UTC day excluded
 SELECT
     day,
@@ -17,5 +17,5 @@ SELECT
     round(duration_p99_seconds, 3) AS duration_p99_seconds
 FROM daily_conversation_length
 WHERE ($app IS NULL OR $app IN (app, split_part(app, '/', 6)))
-    AND day >= $since AND day < $until
+    AND day >= window_start($since, $until) AND day < $until
 ORDER BY day, app;

@@ -2,7 +2,7 @@
 -- A conversation with several input types counts under each of them.
 -- param by CHOICE(source|channel_type|language|input_type|app) = source: what to split by
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
--- param since DATE = 1970-01-01: first UTC day included
+-- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day loaded
 -- param until DATE = 9999-12-31: first UTC day excluded
 WITH split AS (
     SELECT
@@ -25,6 +25,6 @@ WITH split AS (
 SELECT day, value, sum(conversations) AS conversations
 FROM split
 WHERE ($app IS NULL OR $app IN (app, split_part(app, '/', 6)))
-    AND day >= $since AND day < $until
+    AND day >= window_start($since, $until) AND day < $until
 GROUP BY day, value
 ORDER BY day, value;

@@ -1,6 +1,6 @@
 -- LLM cost per day and app at the prices of model_prices, by model or by agent, with the calls of unpriced models counted and named.
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
--- param since DATE = 1970-01-01: first UTC day included
+-- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day loaded
 -- param until DATE = 9999-12-31: first UTC day excluded
 -- param by CHOICE(model|agent|app) = model: one row per day, app and this (app: the whole app)
 SELECT
@@ -15,6 +15,6 @@ SELECT
     string_agg(DISTINCT model, ', ' ORDER BY model) FILTER (WHERE NOT priced) AS unpriced_models
 FROM daily_costs
 WHERE ($app IS NULL OR $app IN (app, split_part(app, '/', 6)))
-    AND day >= $since AND day < $until
+    AND day >= window_start($since, $until) AND day < $until
 GROUP BY ALL
 ORDER BY day, app, cost_usd DESC NULLS LAST, subject;

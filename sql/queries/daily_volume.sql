@@ -1,6 +1,6 @@
 -- Conversations per UTC day, in total and by source, with turns and in-progress counts.
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
--- param since DATE = 1970-01-01: first UTC day included
+-- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day loaded
 -- param until DATE = 9999-12-31: first UTC day excluded
 SELECT
     day,
@@ -13,6 +13,6 @@ SELECT
     sum(in_progress) AS in_progress
 FROM daily_conversations_by_source
 WHERE ($app IS NULL OR $app IN (app, split_part(app, '/', 6)))
-    AND day >= $since AND day < $until
+    AND day >= window_start($since, $until) AND day < $until
 GROUP BY day
 ORDER BY day;

@@ -1,6 +1,6 @@
 -- The window's slowest conversations and those with the most erroring tool calls, per app: the traces worth a look (ces-pipeline trace NAME).
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
--- param since DATE = 1970-01-01: first UTC day included
+-- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day loaded
 -- param until DATE = 9999-12-31: first UTC day excluded
 -- param top INTEGER = 3: conversations per app and kind, at most 3 (what each day keeps)
 SELECT
@@ -13,7 +13,7 @@ SELECT
     erroring_tool_calls
 FROM daily_notable_conversations
 WHERE ($app IS NULL OR $app IN (app, split_part(app, '/', 6)))
-    AND day >= $since AND day < $until
+    AND day >= window_start($since, $until) AND day < $until
 QUALIFY row_number() OVER (
     PARTITION BY app, kind
     ORDER BY

@@ -1,6 +1,6 @@
 -- Tokens per turn and per conversation that ended without an error, and the LLM cost per conversation, per day and app.
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
--- param since DATE = 1970-01-01: first UTC day included
+-- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day loaded
 -- param until DATE = 9999-12-31: first UTC day excluded
 WITH cost AS (
     SELECT day, app, sum(cost_usd) AS cost_usd, sum(llm_calls) FILTER (WHERE NOT priced) AS unpriced_calls
@@ -21,5 +21,5 @@ SELECT
 FROM daily_token_efficiency AS e
 LEFT JOIN cost AS c USING (day, app)
 WHERE ($app IS NULL OR $app IN (e.app, split_part(e.app, '/', 6)))
-    AND e.day >= $since AND e.day < $until
+    AND e.day >= window_start($since, $until) AND e.day < $until
 ORDER BY e.day, e.app;

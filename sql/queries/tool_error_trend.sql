@@ -1,6 +1,6 @@
 -- Tool calls, errors and error rate per tool per UTC day.
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
--- param since DATE = 1970-01-01: first UTC day included
+-- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day loaded
 -- param until DATE = 9999-12-31: first UTC day excluded
 SELECT
     day,
@@ -12,6 +12,6 @@ SELECT
     sum(errors) / nullif(sum(responses), 0) AS error_rate
 FROM daily_tool_calls
 WHERE ($app IS NULL OR $app IN (app, split_part(app, '/', 6)))
-    AND day >= $since AND day < $until
+    AND day >= window_start($since, $until) AND day < $until
 GROUP BY day, tool
 ORDER BY day, tool;

@@ -1,6 +1,6 @@
 -- Tool calls, responses and error rate per tool, most errors first.
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
--- param since DATE = 1970-01-01: first UTC day included
+-- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day loaded
 -- param until DATE = 9999-12-31: first UTC day excluded
 SELECT
     tool,
@@ -11,6 +11,6 @@ SELECT
     round(sum(errors) / nullif(sum(responses), 0), 4) AS error_rate
 FROM daily_tool_calls
 WHERE ($app IS NULL OR $app IN (app, split_part(app, '/', 6)))
-    AND day >= $since AND day < $until
+    AND day >= window_start($since, $until) AND day < $until
 GROUP BY tool
 ORDER BY errors DESC, tool;

@@ -1,13 +1,13 @@
 -- The window's most followed trajectories per app (summed from each day's 20 most followed), with their share of the window's conversations and mean turns.
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
--- param since DATE = 1970-01-01: first UTC day included
+-- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day loaded
 -- param until DATE = 9999-12-31: first UTC day excluded
 -- param top INTEGER = 10: trajectories per app
 WITH in_window AS (
     SELECT app, trajectory, conversations, avg_turns, day
     FROM daily_trajectories
     WHERE ($app IS NULL OR $app IN (app, split_part(app, '/', 6)))
-        AND day >= $since AND day < $until
+        AND day >= window_start($since, $until) AND day < $until
 ),
 totals AS (
     SELECT app, sum(conversations) AS total FROM in_window GROUP BY app

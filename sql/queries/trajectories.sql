@@ -1,6 +1,6 @@
 -- The most common trajectories (tool calls and agent transfers in order) per app and day, with their share of the day's conversations and their duration.
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
--- param since DATE = 1970-01-01: first UTC day included
+-- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day loaded
 -- param until DATE = 9999-12-31: first UTC day excluded
 -- param top INTEGER = 5: trajectories per app and day
 SELECT
@@ -14,7 +14,7 @@ SELECT
     round(p90_seconds, 3) AS p90_seconds
 FROM daily_trajectories
 WHERE ($app IS NULL OR $app IN (app, split_part(app, '/', 6)))
-    AND day >= $since AND day < $until
+    AND day >= window_start($since, $until) AND day < $until
 -- '(other)' (the conversations beyond the day's 20 most followed trajectories) ranks last
 QUALIFY row_number() OVER (
     PARTITION BY day, app ORDER BY trajectory = '(other)', conversations DESC, trajectory
