@@ -223,3 +223,25 @@ def test_the_report_and_the_trend_queries_show_the_30_days_up_to_the_newest_load
     assert days({"since": str(FIRST)}) == (FIRST, newest)
     until = newest - timedelta(days=3)  # excluded: the window is the 30 days before it
     assert days({"until": str(until)}) == (until - timedelta(days=30), until - timedelta(days=1))
+
+
+def test_the_busiest_apps_are_drawn_and_the_page_says_how_many_are_left_out(
+    warehouse: Warehouse, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipelines.report import data
+    from pipelines.warehouse.queries import run_query
+
+    columns, rows = run_query(warehouse, "conversation_volume", {"by": "app"})
+    totals: dict[str, int] = {}
+    for row in rows:
+        app = row[columns.index("value")].rsplit("/", 1)[-1]
+        totals[app] = totals.get(app, 0) + row[columns.index("conversations")]
+    busiest, other = sorted(totals, key=lambda app: -totals[app])
+    assert totals[busiest] > totals[other]
+    monkeypatch.setattr(data, "MAX_APPS", 1)
+    report = write_report(warehouse, str(tmp_path / "busiest.html"))
+    page = Path(report.path).read_text()
+    assert f"the 1 busiest of 2 ({busiest}; ces-pipeline report --app draws any other)" in page
+    assert any(chart.endswith(f"-{busiest}") for chart in report.chart_ids)
+    assert not any(chart.endswith(f"-{other}") for chart in report.chart_ids)
+    assert f"/apps/{other}" not in page  # no line, waterfall or table row of the app left out

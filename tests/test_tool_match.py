@@ -4,6 +4,8 @@ conversation's tool calls when the warehouse holds it, else from what the result
 
 from __future__ import annotations
 
+from datetime import UTC, date, datetime
+
 import duckdb
 import pytest
 
@@ -12,6 +14,8 @@ from pipelines.transform.schemas import ALL_TABLES
 from pipelines.warehouse.queries import named_query
 
 APP = "projects/p/locations/l/apps/a"
+RUN = f"{APP}/evaluationRuns/r"
+RUN_DAY = date(2026, 11, 2)  # the replays' conversations start that day, as the run's do
 A, B, C = (f"{APP}/tools/{tool}" for tool in "abc")
 CASES = {  # result id: (expected, calls of the replayed turn, or None: conversation not loaded)
     "exact": ([A, B], [A, B]),
@@ -34,6 +38,14 @@ def conn() -> duckdb.DuckDBPyConnection:
     conn = duckdb.connect()
     for spec in ALL_TABLES:
         conn.execute(sql_text(f"tables/{spec.name}.sql"))
+    _insert(
+        conn,
+        "evaluation_runs",
+        evaluation_run_name=RUN,
+        app=APP,
+        create_time=datetime(2026, 11, 2, 9, tzinfo=UTC),
+        observed_at=datetime(2026, 11, 2, 10, tzinfo=UTC),
+    )
     for case, (expected, calls) in CASES.items():
         result = f"{APP}/evaluations/e/results/{case}"
         conversation = f"{APP}/conversations/{case}"
@@ -41,6 +53,7 @@ def conn() -> duckdb.DuckDBPyConnection:
             conn,
             "evaluation_results",
             evaluation_result_name=result,
+            evaluation_run_name=RUN,
             evaluation_name=f"{APP}/evaluations/e",
             evaluation_status="PASS" if case == "exact" else "FAIL",
         )
@@ -57,6 +70,7 @@ def conn() -> duckdb.DuckDBPyConnection:
                 conn,
                 "evaluation_expectation_outcomes",
                 evaluation_result_name=result,
+                evaluation_run_name=RUN,
                 outcome_index=index,
                 turn_index=1,
                 expectation_kind="tool_call",
@@ -75,11 +89,12 @@ def conn() -> duckdb.DuckDBPyConnection:
             outcome="PASS",
         )
         if calls is not None:
-            _insert(conn, "conversations", conversation_name=conversation, app=APP)
+            _insert(conn, "conversations", conversation_name=conversation, app=APP, partition_date=RUN_DAY)
             _insert(
                 conn,
                 "tool_calls",
                 conversation_name=conversation,
+                partition_date=RUN_DAY,
                 turn_index=0,
                 message_index=0,
                 chunk_index=0,
@@ -90,6 +105,7 @@ def conn() -> duckdb.DuckDBPyConnection:
                     conn,
                     "tool_calls",
                     conversation_name=conversation,
+                    partition_date=RUN_DAY,
                     turn_index=1,
                     message_index=1,
                     chunk_index=index,

@@ -39,9 +39,13 @@ class ReportFile:
     chart_ids: tuple[str, ...]
 
 
-def _subtitle(warehouse_path: str, data: ReportData, params: Mapping[str, Any]) -> str:
+def _subtitle(warehouse_path: str, data: ReportData, params: Mapping[str, Any], left_out: int) -> str:
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    apps = ", ".join(app.rsplit("/", 1)[-1] for app in apps_of(data)) or "none"
+    shown = apps_of(data)
+    apps = ", ".join(app.rsplit("/", 1)[-1] for app in shown) or "none"
+    if left_out:
+        other = "ces-pipeline report --app draws any other"
+        apps = f"the {len(shown)} busiest of {len(shown) + left_out} ({apps}; {other})"
     window = f"{params.get('since', 'first day')} to {params.get('until', 'last day')} (until excluded)"
     parts = [
         f"Warehouse <code>{html.escape(warehouse_path)}</code> · generated {generated}",
@@ -73,13 +77,13 @@ def write_report(warehouse: Warehouse, out_path: str, params: Mapping[str, Any] 
         with warehouse.connect(read_only=True) as conn:
             if "since" not in params:
                 params |= _default_since(conn, params.get("until"))
-            data = read_report_data(conn, QUERIES, params)
+            data, left_out = read_report_data(conn, QUERIES, params)
             traced = traced_conversations(data)
             traces = read_traces(conn, traced)
     except (WarehouseBusyError, NamedQueryError) as exc:
         raise ReportError(str(exc)) from exc
     charts = build_charts(data, traced, traces)
-    subtitle = _subtitle(warehouse.path, data, params)
+    subtitle = _subtitle(warehouse.path, data, params, left_out)
     page = render_page(charts, data["evaluation_regressions"], title=TITLE, subtitle=subtitle)
     target = Path(out_path)
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -3,7 +3,8 @@
 -- (turn_index NULL: a scenario result's expectations, over its whole conversation).
 -- expected: the expected tools in the order of the expectations (a tool's resource name, else
 -- {toolset}/{toolId}); observed: the tools the replayed conversation called in that turn (in every
--- turn for a scenario) from tool_calls when the warehouse holds that conversation
+-- turn for a scenario) from tool_calls when the warehouse holds that conversation (on the days
+-- its run's conversations can start: the day before the run was created to its last fetch)
 -- (observed_from = 'conversation'), else those the result reports for its expectations
 -- ('result'). tool_match is the strictest that holds: exact (the same calls in the same order),
 -- in_order (every expected call, in order, with others between), any_order (every expected call,
@@ -33,10 +34,19 @@ replayed AS (
     LEFT JOIN evaluation_scenario_results AS s
         ON s.evaluation_result_name = e.evaluation_result_name AND e.turn_index IS NULL
 ),
+run_days AS (  -- the days the runs' conversations can start on (the day before a run's creation,
+    -- for clocks' skew, to the day it was last fetched): only those days' parts are read
+    SELECT coalesce(min(CAST(timezone('UTC', create_time) AS DATE)) - 1, DATE '9999-12-31') AS first_day,
+        coalesce(max(CAST(timezone('UTC', observed_at) AS DATE)), DATE '0001-01-01') AS last_day
+    FROM evaluation_runs SEMI JOIN expected USING (evaluation_run_name)
+),
 held AS (
     SELECT r.evaluation_result_name, r.turn_index, r.conversation_name
     FROM replayed AS r
-    SEMI JOIN conversations AS c USING (conversation_name)
+    SEMI JOIN (
+        SELECT conversation_name FROM conversations
+        WHERE partition_date BETWEEN (SELECT first_day FROM run_days) AND (SELECT last_day FROM run_days)
+    ) AS c USING (conversation_name)
 ),
 called AS (
     SELECT
@@ -49,6 +59,7 @@ called AS (
     FROM held AS h
     JOIN tool_calls AS c
         ON c.conversation_name = h.conversation_name AND (h.turn_index IS NULL OR c.turn_index = h.turn_index)
+    WHERE c.partition_date BETWEEN (SELECT first_day FROM run_days) AND (SELECT last_day FROM run_days)
     GROUP BY h.evaluation_result_name, h.turn_index
 ),
 compared AS (
