@@ -44,9 +44,10 @@ def loaded(tmp_path: Path) -> Warehouse:
     return warehouse
 
 
-def test_all_checks_pass_on_loaded_data(loaded: Warehouse) -> None:
+@pytest.mark.parametrize("shadowed", [False, True], ids=["all-parts", "scope-parts"])
+def test_all_checks_pass_on_loaded_data(loaded: Warehouse, shadowed: bool) -> None:
     with loaded.connect(read_only=True) as conn:
-        scope = checks.scope_partitions(conn, [APP], DAY, DAY)
+        scope = checks.scope_partitions(conn, [APP], DAY, DAY, loaded.parts_root if shadowed else None)
         for spec in CONVERSATION_TABLES:
             assert checks.run_check(conn, "duplicate_keys", scope, spec).passed, spec.name
         assert checks.run_check(conn, "orphan_spans", scope).passed
@@ -57,6 +58,27 @@ def test_all_checks_pass_on_loaded_data(loaded: Warehouse) -> None:
             freshness.newest_start == datetime(2026, 11, 1, 10, tzinfo=UTC) and freshness.conversations == 2
         )
         assert freshness.age_hours(datetime(2026, 11, 1, 12, tzinfo=UTC)) == 2.0
+
+
+def test_checks_on_their_partitions_parts_see_them_and_each_apps_newest_day(tmp_path: Path) -> None:
+    """A load's checks read views of its partitions' parts alone (and of the app's newest day,
+    where freshness looks): the other days are not bound, nor seen."""
+    lake = Lake(str(tmp_path / "lake"))
+    warehouse = Warehouse(str(tmp_path / "w.duckdb"))
+    third = NEXT_DAY + timedelta(days=1)
+    write_partition(lake, APP, DAY, [full_conversation("a"), full_conversation("b")])
+    write_partition(lake, APP, NEXT_DAY, [full_conversation("c", start="2026-11-02T08:00:00Z")])
+    write_partition(lake, APP, third, [full_conversation("d", start="2026-11-03T09:00:00Z")])
+    load_conversation_partitions(lake, warehouse, [(APP, DAY), (APP, NEXT_DAY), (APP, third)])
+    with warehouse.connect(read_only=True) as conn:
+        (spans,) = conn.execute("SELECT count(*) FROM spans").fetchone()
+        scope = checks.scope_partitions(conn, [APP], DAY, DAY, warehouse.parts_root)
+        seen = conn.execute("SELECT DISTINCT partition_date FROM conversations ORDER BY 1").fetchall()
+        assert seen == [(DAY,), (third,)]
+        assert conn.execute("SELECT count(*) FROM spans").fetchone() == (spans * 3 // 4,)
+        assert checks.run_check(conn, "orphan_spans", scope).passed
+        freshness = checks.newest_conversation(conn, APP)
+    assert freshness.newest_start == datetime(2026, 11, 3, 9, tzinfo=UTC) and freshness.conversations == 4
 
 
 def _freshness(conn: duckdb.DuckDBPyConnection, last: date, hours: float) -> dg.AssetCheckResult:

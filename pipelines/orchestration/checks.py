@@ -2,6 +2,7 @@
 
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, date, datetime, time, timedelta
+from pathlib import Path
 from typing import Any
 
 import dagster as dg
@@ -83,9 +84,11 @@ def conversation_check_results(
     last: date,
     *,
     freshness_hours: float,
+    parts_root: Path | None = None,
 ) -> Iterator[dg.AssetCheckResult]:
-    """Run every conversation check on what a run just loaded: `apps` × days `first`…`last`."""
-    days = checks.scope_partitions(conn, apps, first, last)
+    """Run every conversation check on what a run just loaded: `apps` × days `first`…`last`
+    (`parts_root`: a DuckDB file's parts, whose views of those partitions alone they read)."""
+    days = checks.scope_partitions(conn, apps, first, last, parts_root)
     for spec in CONVERSATION_TABLES:
         yield _check(WAREHOUSE_CONVERSATIONS, unique_keys(spec), conn, "duplicate_keys", days, spec)
     yield _check(WAREHOUSE_CONVERSATIONS, "spans_have_parents", conn, "orphan_spans", days)

@@ -162,9 +162,15 @@ def conversation_assets(
             yield dg.MaterializeResult(metadata={**rows_metadata(rows, "conversations"), **_days(partitions)})
             apps = sorted({app for app, _ in partitions})
             days = [day for _, day in partitions]
-            with warehouse.warehouse().connect(read_only=True) as conn:
+            loaded = warehouse.warehouse()
+            with loaded.connect(read_only=True) as conn:
                 yield from conversation_check_results(
-                    conn, apps, min(days), max(days), freshness_hours=freshness_hours
+                    conn,
+                    apps,
+                    min(days),
+                    max(days),
+                    freshness_hours=freshness_hours,
+                    parts_root=None if loaded.is_ducklake else loaded.parts_root,
                 )
 
         return [conversation_pages, lake_conversation_tables, warehouse_conversation_tables]

@@ -3,6 +3,7 @@ macros over them (`sql/macros/`) and descriptions (`sql/comments/`, if changed).
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -89,23 +90,51 @@ def descriptions() -> tuple[Description, ...]:
     return tuple(found)
 
 
+CATALOG_SOURCES = ("tables", "migrations", "analysis", "views", "macros", "rollups", "comments")
+"""The SQL folders the catalog is made from, or reads: a change to any makes it again."""
+
+
+@cache
+def definition(view_columns: bool) -> str:
+    """A hash of every file of CATALOG_SOURCES (names and contents) and of `view_columns`."""
+    digest = hashlib.sha256(repr(view_columns).encode())
+    for folder in CATALOG_SOURCES:
+        for path in sql_files(folder):
+            digest.update(f"{folder}/{path.name}\0".encode() + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def _installed(conn: duckdb.DuckDBPyConnection) -> str | None:
+    listed = conn.execute(sql_text("warehouse/list_tables.sql")).fetchall()
+    if ("catalog_definition",) not in listed:
+        return None
+    found = conn.execute(sql_text("warehouse/catalog_definition.sql")).fetchone()
+    return None if found is None else found[0]
+
+
 def install(conn: duckdb.DuckDBPyConnection, *, view_columns: bool = True) -> None:
     """(Re)create the views, the rollups not current (`rollups.ensure`), the macros (DuckDB binds
     a macro's tables when it is made: after the rollups) and the descriptions in one transaction
-    (call it outside one).
+    (call it outside one). The views, macros and descriptions are made only when their files
+    changed since the warehouse's last install (`definition`).
     `view_columns=False` where views' columns take no comment (DuckLake: views and tables do)."""
     later = views_over_rollups()
+    wanted = definition(view_columns)
+    current = _installed(conn) == wanted
     with transaction(conn):
         for path in view_files():
-            if path.stem not in later:
+            if path.stem not in later and not current:
                 conn.execute(path.read_text())
         rollups.ensure(conn)
+        if current:
+            return
         for path in sql_files("macros"):
             conn.execute(path.read_text())
         for path in view_files():
             if path.stem in later:
                 conn.execute(path.read_text())
         apply_comments(conn, view_columns=view_columns)
+        conn.execute(sql_text("warehouse/record_catalog_definition.sql"), {"definition": wanted})
 
 
 def apply_comments(conn: duckdb.DuckDBPyConnection, *, view_columns: bool = True) -> int:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import duckdb
 
 from pipelines.sqlfiles import sql_text
 from pipelines.transform.schemas import TableSpec
+from pipelines.warehouse import parts
 
 
 @dataclass(frozen=True)
@@ -26,10 +28,21 @@ class CheckOutcome:
 
 
 def scope_partitions(
-    conn: duckdb.DuckDBPyConnection, apps: Sequence[str], first: date, last: date
+    conn: duckdb.DuckDBPyConnection,
+    apps: Sequence[str],
+    first: date,
+    last: date,
+    parts_root: Path | None = None,
 ) -> dict[str, date]:
     """Scope the conversation checks that follow to these apps and days (both ends included); the
-    parameters to run them with: their days, so that they read those days' parts alone."""
+    parameters to run them with: their days, so that they read those days' parts alone.
+    `parts_root` (a DuckDB file's parts): for the rest of the session the conversation tables are
+    views of these partitions' parts and of each app's newest day (`newest_conversation` reads
+    it), so a check binds a few files, not the history's list (0.2 s a check at 12,000)."""
+    if parts_root is not None:
+        days = [first + timedelta(days=offset) for offset in range((last - first).days + 1)]
+        newest = [(app, day) for app in apps if (day := _newest_day(conn, app)[0]) is not None]
+        parts.install_views(conn, parts_root, only=[*((app, day) for app in apps for day in days), *newest])
     conn.execute(sql_text("checks/partition_scope.sql"), {"apps": list(apps), "first": first, "last": last})
     return {"first": first, "last": last}
 
@@ -61,8 +74,13 @@ class Freshness:
 
 def newest_conversation(conn: duckdb.DuckDBPyConnection, app: str) -> Freshness:
     """The app's newest start, looked for on its newest day only (a start's day is its partition)."""
-    day, count = conn.execute(sql_text("checks/newest_day.sql"), {"app": app}).fetchone()
+    day, count = _newest_day(conn, app)
     if day is None:
         return Freshness(None, 0)
     (newest,) = conn.execute(sql_text("checks/newest_conversation.sql"), {"app": app, "day": day}).fetchone()
     return Freshness(newest, int(count))
+
+
+def _newest_day(conn: duckdb.DuckDBPyConnection, app: str) -> tuple[date | None, int]:
+    """The app's newest day with conversations and its number of conversations, from the rollup."""
+    return conn.execute(sql_text("checks/newest_day.sql"), {"app": app}).fetchone()
