@@ -156,6 +156,9 @@ def test_ingests_and_rebuilds_give_the_same_rows_and_query_reads_them(workdir: P
 
     nothing = cli("rebuild", "--since", "2026-10-01", "--until", "2026-10-03", env=env, cwd=workdir)
     assert nothing.returncode == 0 and "nothing to rebuild: no raw conversation pages" in nothing.stderr
+    by_id = cli("rebuild", *window, "--app", "support-bot", env=env, cwd=workdir)
+    assert by_id.returncode == 2 and "Traceback" not in by_id.stderr
+    assert "'support-bot' is not an app resource name" in by_id.stderr
 
     listed = cli("query", "--list", env=env, cwd=workdir)
     assert "daily_volume" in listed.stdout and "Conversations per UTC day" in listed.stdout

@@ -54,6 +54,10 @@ def test_raw_records_round_trip_and_are_listed(tmp_path: Path) -> None:
     assert list(lake.read_raw("conversations", APP, DAY)) == records
     assert lake.raw_partitions("conversations") == [(APP, DAY)]
     assert Path(lake.raw_path("conversations", APP, DAY)).stat().st_size == written.bytes
+    other = "projects/p/locations/us/apps/other"
+    lake.write_raw("conversations", other, DAY, iter(records))
+    assert lake.raw_partitions("conversations") == sorted([(APP, DAY), (other, DAY)])
+    assert lake.raw_partitions("conversations", [other]) == [(other, DAY)]  # its folder alone listed
 
 
 def test_a_failed_write_keeps_the_old_file_and_leaves_no_temp(tmp_path: Path) -> None:

@@ -262,11 +262,11 @@ def cmd_rebuild(args: argparse.Namespace, settings: Settings) -> int:
     from pipelines.lake.store import Lake
 
     days = set(_window(settings, args.since, args.until))
+    if args.app:
+        CesSettings(apps=tuple(args.app))  # validates --app values like CES_APPS
     lake = Lake(settings.storage.lake)
     partitions = [
-        (app, day)
-        for app, day in lake.raw_partitions(CONVERSATIONS_DATASET)
-        if day in days and (not args.app or app in args.app)
+        (app, day) for app, day in lake.raw_partitions(CONVERSATIONS_DATASET, args.app or ()) if day in days
     ]
     code = 0
     if partitions:

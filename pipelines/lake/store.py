@@ -9,7 +9,7 @@ import re
 import tempfile
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import date
@@ -101,13 +101,15 @@ class Lake:
         """The JSON lines of one raw partition, undecoded (for a reader with its own decoder)."""
         return self._lines(self.raw_path(dataset, app, day))
 
-    def raw_partitions(self, dataset: str) -> list[tuple[str, date]]:
-        """Every (app, day) with raw records, sorted, from one listing (one request on an object store)."""
+    def raw_partitions(self, dataset: str, apps: Sequence[str] = ()) -> list[tuple[str, date]]:
+        """Every (app, day) with raw records (of `apps` only, when given: their folders alone are
+        listed), sorted, from one listing per app or of all (a request each on an object store)."""
         found = set()
-        for path in self.fs.glob(f"{self.root}/raw/{dataset}/app=*/date=*/{RAW_FILE}"):
-            match = _PARTITION.search(path.rsplit("/", 1)[0])
-            if match:
-                found.add((app_from_segment(match.group(1)), date.fromisoformat(match.group(2))))
+        for segment in [app_segment(app) for app in apps] or ["*"]:
+            for path in self.fs.glob(f"{self.root}/raw/{dataset}/app={segment}/date=*/{RAW_FILE}"):
+                match = _PARTITION.search(path.rsplit("/", 1)[0])
+                if match:
+                    found.add((app_from_segment(match.group(1)), date.fromisoformat(match.group(2))))
         return sorted(found)
 
     # -- observations: raw records that accumulate rather than replace --------------------------
