@@ -24,6 +24,12 @@ month of a deployment, so for each size, smallest first:
 4. the figures are set against the smallest size of the same invocation and the targets, and
    written to bench/results/scale-<shape>.json and .md.
 
+`--reuse` measures again, with the code installed now, the warehouses an earlier run left:
+each size's run folder (`WORK/run-<conversations>[-<warehouse>]`) is kept, and a size whose folder holds a
+finished whole rebuild skips it (its figures are that rebuild's, dated) and first loads its
+app-day once, unmeasured but reported, as the first load after an upgrade does (views made
+again, a new rollup computed). A 2M warehouse takes 90 minutes to rebuild; this takes ten.
+
 `--warehouse` picks the storage measured: `file` (the default `CES_WAREHOUSE`, a DuckDB file
 with its conversation tables as Parquet parts) or `ducklake-sqlite` (a DuckLake whose catalog
 is a local SQLite file, data files beside it), written to scale-<shape>-ducklake-sqlite.*.
@@ -234,20 +240,35 @@ def measure_size(
     conversations: int,
     spec: CorpusSpec,
     warehouse: str = "file",
+    reuse: bool = False,
 ) -> dict[str, Any]:
-    """The commands on a warehouse of `replicas` copies of the corpus `spec`, in a fresh run folder."""
-    run = work / "run"
-    shutil.rmtree(run, ignore_errors=True)
+    """The commands on a warehouse of `replicas` copies of the corpus `spec`, in its run folder:
+    rebuilt from empty, or (`reuse`) the one an earlier run left there when it holds one."""
+    run = work / f"run-{conversations}{'' if warehouse == 'file' else f'-{warehouse}'}"
+    finished = run / "rebuild.json"  # written once the whole rebuild succeeded: what it measured
     corpus_apps = sorted({app for app, _ in partitions_of(corpus_lake)})
-    link_raw(corpus_lake, run, corpus_apps)
     replica_apps = [_replica_app(app, k) for k in range(1, replicas) for app in corpus_apps]
-    lake = link_raw(str(work / "replicas"), run, replica_apps)
+    lake = str(run / "lake")
+    app, day = day_partition
+    reused = reuse and finished.is_file()
+    if not reused:
+        shutil.rmtree(run, ignore_errors=True)
+        link_raw(corpus_lake, run, corpus_apps)
+        link_raw(str(work / "replicas"), run, replica_apps)
     partitions = partitions_of(lake)
     env = instance_env(run, lake, partitions, **_warehouse_env(run, warehouse))
-    print(f"  ces-pipeline rebuild of {len(partitions)} partitions ...", flush=True)
-    rebuild = _run(env, *command_args("rebuild", partitions))
-    rebuild["conversations_per_second"] = conversations / rebuild["seconds"]
-    app, day = day_partition
+    first_load = None
+    if reused:
+        rebuild = json.loads(finished.read_text())
+        print(f"  the warehouse rebuilt {rebuild['finished_at']}, loaded once with this code ...", flush=True)
+        first_load = _run(env, *command_args("rebuild", [day_partition], ("--app", app)))
+        first_load.pop("stdout")
+    else:
+        print(f"  ces-pipeline rebuild of {len(partitions)} partitions ...", flush=True)
+        rebuild = _run(env, *command_args("rebuild", partitions))
+        rebuild["conversations_per_second"] = conversations / rebuild["seconds"]
+        rebuild["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+        finished.write_text(json.dumps({k: v for k, v in rebuild.items() if k != "stdout"}) + "\n")
     print(f"  ces-pipeline rebuild of {day} of {app}, {ROUNDS} times ...", flush=True)
     one_day = _median(
         [_run(env, *command_args("rebuild", [day_partition], ("--app", app))) for _ in range(ROUNDS)]
@@ -281,6 +302,8 @@ def measure_size(
         "warehouse_conversations": loaded,
         "warehouse_mb": _warehouse_mb(run, warehouse),
         "rebuild": rebuild,
+        "reused": reused,
+        "first_load": first_load,
         "one_day": one_day,
         "hourly": hourly,
         "queries": {
@@ -291,14 +314,19 @@ def measure_size(
         "mcp": mcp,
         "startup": startup,
     }
-    return result  # the run folder stays for a look until the next size, which starts empty
+    return result  # the run folder stays, for a look or for `--reuse`
 
 
 # -- the whole run ------------------------------------------------------------------------------
 
 
 def run(
-    sizes: list[int], shape: str, work: Path | None, workers: int, warehouse: str = "file"
+    sizes: list[int],
+    shape: str,
+    work: Path | None,
+    workers: int,
+    warehouse: str = "file",
+    reuse: bool = False,
 ) -> dict[str, Any]:
     """Grow the lake and measure at each size, smallest first, writing the results after each
     (a large size takes an hour); a size whose command fails is recorded, and ends the run."""
@@ -325,7 +353,7 @@ def run(
         growth = time.perf_counter() - started
         try:
             measured = measure_size(
-                corpus_lake, work, replicas, day_partition, conversations, spec, warehouse
+                corpus_lake, work, replicas, day_partition, conversations, spec, warehouse, reuse
             )
         except RuntimeError as exc:
             seconds = time.perf_counter() - started
@@ -373,8 +401,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--warehouse", choices=WAREHOUSES, default="file", help="the storage measured (default: the default)"
     )
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="measure the warehouses earlier runs left in WORK again instead of rebuilding them",
+    )
     args = parser.parse_args(argv)
-    report = run(args.sizes, args.shape, args.work, args.workers, args.warehouse)
+    report = run(args.sizes, args.shape, args.work, args.workers, args.warehouse, args.reuse)
     print(markdown(report), flush=True)
     if "failed" in report:
         raise SystemExit(f"{report['failed']['conversations']:,} conversations: {report['failed']['error']}")

@@ -116,7 +116,8 @@ def markdown(report: dict[str, Any]) -> str:
             f"Warehouse {size['warehouse_mb']:,.0f} MB holding "
             f"{size['warehouse_conversations']:,} conversations. "
             f"Whole rebuild: {rebuild['seconds']:,.1f} s, {rebuild['conversations_per_second']:,.0f} conv/s, "
-            f"peak RSS {rebuild['peak_rss_mb']:,.0f} MB, {rebuild['disk_written_mb']:,.0f} MB written. "
+            f"peak RSS {rebuild['peak_rss_mb']:,.0f} MB, {rebuild['disk_written_mb']:,.0f} MB written"
+            f"{_reused(size)}. "
             f"One app-day ({day['day']} of `{day['app'].rsplit('/', 1)[1]}`, median of {ROUNDS}): "
             f"{day['seconds']:.2f} s, peak RSS {day['peak_rss_mb']:,.0f} MB, "
             f"{day['disk_written_mb']:,.1f} MB written{_places(day.get('written_by'))} for "
@@ -147,3 +148,15 @@ def markdown(report: dict[str, Any]) -> str:
         ]
         lines += [f"{failed['error']} (its output above, in the terminal).", ""]
     return "\n".join(lines)
+
+
+def _reused(size: dict[str, Any]) -> str:
+    """What `--reuse` changes: the rebuild measured is an earlier run's, and the warehouse was
+    loaded once with this code before the figures below (the first load after an upgrade)."""
+    if not size.get("reused"):
+        return ""
+    first = size["first_load"]
+    return (
+        f" (by an earlier run, finished {size['rebuild'].get('finished_at', 'before')}; the first load "
+        f"of its app-day with this code took {first['seconds']:.2f} s and {first['peak_rss_mb']:,.0f} MB)"
+    )
