@@ -105,8 +105,10 @@ def definition(view_columns: bool) -> str:
 
 
 def _installed(conn: duckdb.DuckDBPyConnection) -> str | None:
-    listed = conn.execute(sql_text("warehouse/list_tables.sql")).fetchall()
-    if ("catalog_definition",) not in listed:
+    """The definition the catalog was made with; None when none was recorded or a view is missing
+    (dropped by hand: the next load makes it again, as the query's error message promises)."""
+    listed = {name for (name,) in conn.execute(sql_text("warehouse/list_relations.sql")).fetchall()}
+    if "catalog_definition" not in listed or not set(view_names()) <= listed:
         return None
     found = conn.execute(sql_text("warehouse/catalog_definition.sql")).fetchone()
     return None if found is None else found[0]
