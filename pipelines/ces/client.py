@@ -319,11 +319,10 @@ class CesMcpClient:
             headers["x-goog-user-project"] = quota_project
         return headers, token
 
-    def _post(self, exchange: Exchange, attempt: _Attempt | None = None) -> Reply:
+    def _post(self, exchange: Exchange, attempt: _Attempt) -> Reply:
         self._limiter.acquire()
         auth, token = self._auth_headers()
-        if attempt is not None:
-            attempt.token = token
+        attempt.token = token
         status: int | None = None
         body: CountingBody | None = None
         started = time.perf_counter()
