@@ -157,8 +157,8 @@ def _retry_after_seconds(value: str | None) -> float | None:
 class _ErrorBody(NamedTuple):
     message: str | None
     rpc_code: int | None = None
-    rpc_data: Any = None
-    parsed: Any = None
+    detail: Any = None
+    """The JSON-RPC error's `data`, else the whole body parsed."""
 
 
 def _error_details(body: bytes) -> _ErrorBody:
@@ -175,11 +175,11 @@ def _error_details(body: bytes) -> _ErrorBody:
     message = str(error.get("message") or "")
     if "jsonrpc" in parsed:
         code = error.get("code")
+        data = error.get("data")
         return _ErrorBody(
             message[:_MESSAGE_LIMIT] or None,
             code if isinstance(code, int) else None,
-            error.get("data"),
-            parsed,
+            data if data is not None else parsed,
         )
     # Google API error: {"error": {"code": 403, "message": ..., "status": ..., "details": [{"reason": ...}]}}
     status = error.get("status")
@@ -187,7 +187,7 @@ def _error_details(body: bytes) -> _ErrorBody:
     text = f"{status}: {message}" if status else message
     if reasons:
         text += f" (reason: {', '.join(map(str, reasons))})"
-    return _ErrorBody(text[:_MESSAGE_LIMIT] or None, parsed=parsed)
+    return _ErrorBody(text[:_MESSAGE_LIMIT] or None, detail=parsed)
 
 
 def _is_response_to(message: Any, request_id: int) -> bool:
@@ -203,7 +203,7 @@ def wants_handshake(error: CesError) -> bool:
     if not isinstance(error, CesTransportError) or error.status_code != 400:
         return False
     if error.rpc_code == protocol.UNSUPPORTED_PROTOCOL_VERSION:
-        return _offers_handshake(error.rpc_data)
+        return _offers_handshake(error.detail)
     message = error.server_message or ""
     return bool(_SESSION_REQUIRED.search(message) or _UNSUPPORTED_VERSION.search(message))
 
@@ -333,8 +333,7 @@ def _http_error(
         retry_after=_retry_after_seconds(response.headers.get("retry-after")),
         server_message=server_message,
         rpc_code=details.rpc_code,
-        rpc_data=details.rpc_data,
-        detail=details.rpc_data if details.rpc_data is not None else details.parsed,
+        detail=details.detail,
     )
 
 

@@ -130,20 +130,19 @@ def token_provider_from_settings(
         return StaticTokenProvider(settings.access_token)
     if not settings.mcp_url.lower().startswith("https://"):
         reason = "Google credentials are only sent over https"
-    else:
-        credentials, reason = _load_adc(adc_loader)
-        if credentials is not None:
-            logger.debug("authenticating CES requests with Application Default Credentials")
-            return GoogleCredentialsProvider(credentials)
-    if settings.mcp_url.lower().startswith("https://"):  # a real service refuses them: say so first
-        logger.warning(
-            "CES requests to %s go out unauthenticated: no CES_ACCESS_TOKEN; %s. %s",
-            settings.mcp_url,
-            reason,
-            SIGN_IN,
-        )
-    else:
         logger.info(
             "CES requests to %s are unauthenticated: no CES_ACCESS_TOKEN; %s", settings.mcp_url, reason
         )
+        return StaticTokenProvider(None)
+    credentials, reason = _load_adc(adc_loader)
+    if credentials is not None:
+        logger.debug("authenticating CES requests with Application Default Credentials")
+        return GoogleCredentialsProvider(credentials)
+    # a real service refuses unauthenticated requests: say so before it does
+    logger.warning(
+        "CES requests to %s go out unauthenticated: no CES_ACCESS_TOKEN; %s. %s",
+        settings.mcp_url,
+        reason,
+        SIGN_IN,
+    )
     return StaticTokenProvider(None)

@@ -177,18 +177,13 @@ class CesMcpClient:
             self._tools = {tool["name"]: tool for tool in tools if isinstance(tool.get("name"), str)}
         return tools
 
-    def tool_names(self) -> frozenset[str]:
-        """Names of the server's tools, listed once per client."""
-        with self._lock:
-            tools = self._tools
-        if tools is None:
-            self.list_tools()
-            with self._lock:
-                tools = self._tools or {}
-        return frozenset(tools)
-
     def has_tool(self, name: str) -> bool:
-        return name in self.tool_names()
+        """Whether the server offers `name` (its tools are listed once per client)."""
+        with self._lock:
+            listed = self._tools is not None
+        if not listed:
+            self.list_tools()
+        return bool(self._listed(name))
 
     def call_tool(
         self, name: str, arguments: Mapping[str, Any] | None = None, *, idempotent: bool | None = None
@@ -324,11 +319,10 @@ class CesMcpClient:
             headers["x-goog-user-project"] = quota_project
         return headers, token
 
-    def _post(self, exchange: Exchange, attempt: _Attempt | None = None) -> Reply:
+    def _post(self, exchange: Exchange, attempt: _Attempt) -> Reply:
         self._limiter.acquire()
         auth, token = self._auth_headers()
-        if attempt is not None:
-            attempt.token = token
+        attempt.token = token
         status: int | None = None
         body: CountingBody | None = None
         started = time.perf_counter()

@@ -38,7 +38,6 @@ class CesTransportError(CesError):
         retry_after: float | None = None,
         server_message: str | None = None,
         rpc_code: int | None = None,
-        rpc_data: Any = None,
         request_sent: bool = True,
         detail: Any = None,
     ):
@@ -48,7 +47,6 @@ class CesTransportError(CesError):
         self.retry_after = retry_after
         self.server_message = server_message
         self.rpc_code = rpc_code
-        self.rpc_data = rpc_data
         self.request_sent = request_sent
 
 

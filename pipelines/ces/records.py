@@ -3,27 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from pipelines.ces.errors import CesDataError
 from pipelines.protojson import deepjson
 
 
+@dataclass(slots=True)
 class ApiRecord:
-    __slots__ = ("arguments", "fetched_at", "result", "tool")
-
-    def __init__(self, tool: str, arguments: dict[str, Any], result: Any, fetched_at: str = ""):
-        self.tool, self.arguments, self.result, self.fetched_at = tool, arguments, result, fetched_at
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, ApiRecord):
-            return NotImplemented
-        return self.to_dict() == other.to_dict()
-
-    __hash__ = None  # type: ignore[assignment]  # mutable contents
-
-    def __repr__(self) -> str:
-        return f"ApiRecord(tool={self.tool!r}, arguments={self.arguments!r}, fetched_at={self.fetched_at!r})"
+    tool: str
+    arguments: dict[str, Any]
+    result: Any = field(repr=False)
+    fetched_at: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {

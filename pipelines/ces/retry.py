@@ -94,20 +94,6 @@ class RetryPolicy:
         ceiling = min(self.max_backoff_seconds, self.initial_backoff_seconds * 2 ** (attempt - 1))
         return self.rng.uniform(ceiling / 2 if quota else 0.0, ceiling)
 
-    def delay(self, error: BaseException | None, attempt: int) -> float:
-        """Seconds to wait after failed attempt `attempt`: what the server asked for, else the backoff."""
-        retry_after = asked_delay(error)
-        if retry_after is not None and retry_after >= 0:
-            return float(retry_after)
-        return self.backoff(attempt, quota=error is not None and is_quota(error))
-
-    def _stop(self, error: BaseException | None, attempt: int, elapsed: float) -> bool:
-        if self.max_attempts <= 1:  # "never retry" holds for quota refusals too
-            return True
-        if error is not None and is_quota(error):
-            return elapsed >= self.quota_seconds
-        return attempt >= self.max_attempts or elapsed >= self.max_seconds
-
     def run(
         self,
         attempt: Callable[[], T],
@@ -117,14 +103,26 @@ class RetryPolicy:
         on_retry: Callable[[BaseException, int, float], None] | None = None,
     ) -> T:
         """Call `attempt` until it returns or must stop; `on_retry(error, attempt, delay)` before a wait."""
+        started = self.clock()
 
         def wait(state: tenacity.RetryCallState) -> float:
-            error = state.outcome.exception() if state.outcome else None
-            return self.delay(error, state.attempt_number)
+            """What the server asked for, else the backoff."""
+            error = _failure(state)
+            retry_after = asked_delay(error)
+            if retry_after is not None and retry_after >= 0:
+                return float(retry_after)
+            return self.backoff(state.attempt_number, quota=is_quota(error))
+
+        def stop(state: tenacity.RetryCallState) -> bool:
+            if self.max_attempts <= 1:  # "never retry" holds for quota refusals too
+                return True
+            elapsed = self.clock() - started + state.upcoming_sleep
+            if is_quota(_failure(state)):
+                return elapsed >= self.quota_seconds
+            return state.attempt_number >= self.max_attempts or elapsed >= self.max_seconds
 
         def before_sleep(state: tenacity.RetryCallState) -> None:
-            error = state.outcome.exception() if state.outcome else None
-            delay = state.upcoming_sleep
+            error = _failure(state)
             assert error is not None
             status = getattr(error, "status_code", None)
             logger.info(
@@ -133,16 +131,10 @@ class RetryPolicy:
                 state.attempt_number,
                 self.max_attempts,
                 f"HTTP {status}" if status else type(error).__name__,
-                delay,
+                state.upcoming_sleep,
             )
             if on_retry is not None:
-                on_retry(error, state.attempt_number, delay)
-
-        started = self.clock()
-
-        def stop(state: tenacity.RetryCallState) -> bool:
-            error = state.outcome.exception() if state.outcome else None
-            return self._stop(error, state.attempt_number, self.clock() - started + state.upcoming_sleep)
+                on_retry(error, state.attempt_number, state.upcoming_sleep)
 
         retrying = tenacity.Retrying(
             retry=tenacity.retry_if_exception(lambda error: may_resend(error, idempotent=idempotent)),
@@ -159,6 +151,10 @@ class RetryPolicy:
                 attempts = retrying.statistics.get("attempt_number", 1)
                 _note_gave_up(error, attempts, self.clock() - started, self)
             raise
+
+
+def _failure(state: tenacity.RetryCallState) -> BaseException | None:
+    return state.outcome.exception() if state.outcome else None
 
 
 def _note_gave_up(error: CesError, attempts: int, elapsed: float, policy: RetryPolicy) -> None:

@@ -249,14 +249,13 @@ def run_evaluation(
     app_version: str | None = None,
 ) -> dict[str, Any]:
     """Start an evaluation run (never sent twice: each call starts one); returns the Operation."""
-    arguments: dict[str, Any] = {"app": app}
     optional = {
         "evaluations": list(evaluations) if evaluations is not None else None,
         "evaluationDataset": evaluation_dataset,
         "displayName": display_name,
         "appVersion": app_version,
     }
-    arguments.update({key: value for key, value in optional.items() if value is not None})
+    arguments = {"app": app, **{key: value for key, value in optional.items() if value is not None}}
     return client.call_tool(RUN_EVALUATION, arguments, idempotent=False)
 
 

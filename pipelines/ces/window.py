@@ -19,10 +19,6 @@ def _micros(value: datetime) -> int:
     return int((value - datetime(1970, 1, 1, tzinfo=UTC)) / timedelta(microseconds=1))
 
 
-def _rfc3339(value: datetime) -> str:
-    return value.strftime("%Y-%m-%dT%H:%M:%S") + (f".{value.microsecond:06d}Z" if value.microsecond else "Z")
-
-
 @dataclass(frozen=True)
 class TimeWindow:
     """Conversations whose `startTime` lies in [since, until), both UTC."""
@@ -55,7 +51,8 @@ class TimeWindow:
 
     def aip160_filter(self) -> str:
         """The filter the server is asked to apply (the client re-checks every row)."""
-        return f'start_time >= "{_rfc3339(self.since)}" AND start_time < "{_rfc3339(self.until)}"'
+        since, until = (moment.isoformat().replace("+00:00", "Z") for moment in (self.since, self.until))
+        return f'start_time >= "{since}" AND start_time < "{until}"'
 
     def contains(self, conversation: dict[str, Any]) -> bool:
         """True when the conversation's `startTime` is inside the window (a missing one is not)."""

@@ -7,12 +7,16 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from pipelines.cli.common import UserError, console, days_between, out
 from pipelines.config import CesSettings, Settings
+
+if TYPE_CHECKING:
+    from pipelines.orchestration.runs import PlannedRun, RunOutcome
 
 
 def _window(settings: Settings, since: date, until: date) -> list[date]:
@@ -38,17 +42,30 @@ def _notice(line: str) -> None:
     console.print(f"[yellow]{escape(line)}", soft_wrap=True)
 
 
+def _execute(
+    settings: Settings, job_name: str, runs: Sequence[PlannedRun], apps: Sequence[str], **options: Any
+) -> list[RunOutcome]:
+    """Run `job_name` once per planned run in the instance of the settings, `apps` registered
+    there as partitions; `options` go to `execute_runs` (run config, an outcome callback)."""
+    from pipelines.definitions import build_definitions
+    from pipelines.orchestration.partitions import register_apps
+    from pipelines.orchestration.runs import dagster_instance, execute_runs
+
+    instance = dagster_instance(settings, _notice)
+    register_apps(instance, apps)
+    definitions = build_definitions(settings)
+    return execute_runs(
+        definitions, job_name, runs, settings=settings, instance=instance, notice=_notice, **options
+    )
+
+
 def load_conversations(settings: Settings, command: str, partitions: list[tuple[str, date]]) -> int:
     """Run the command's job over the partitions, one run per range, with a live progress display."""
-    from pipelines.definitions import build_definitions
-    from pipelines.orchestration.partitions import plan_runs, register_apps
-    from pipelines.orchestration.runs import PlannedRun, RunOutcome, dagster_instance, execute_runs
+    from pipelines.orchestration.partitions import plan_runs
+    from pipelines.orchestration.runs import PlannedRun
 
     job_name, verb = _JOBS[command]
-    orchestration = settings.orchestration
-    instance = dagster_instance(settings, _notice)
-    register_apps(instance, [app for app, _ in partitions])
-    ranges = plan_runs(partitions, orchestration.days_per_run)
+    ranges = plan_runs(partitions, settings.orchestration.days_per_run)
     totals = {"conversations": 0, "pages": 0, "requests": 0, "rejects": 0}
     failures: list[RunOutcome] = []
     warnings: Counter[str] = Counter()
@@ -84,15 +101,8 @@ def load_conversations(settings: Settings, command: str, partitions: list[tuple[
                 detail = f"{totals['pages']} pages · {totals['requests']} requests · {detail}"
             progress.update(task, advance=outcome.partitions, detail=detail)
 
-        execute_runs(
-            build_definitions(settings),
-            job_name,
-            [PlannedRun.for_range(run) for run in ranges],
-            settings=settings,
-            instance=instance,
-            on_outcome=on_outcome,
-            notice=_notice,
-        )
+        runs = [PlannedRun.for_range(run) for run in ranges]
+        _execute(settings, job_name, runs, [app for app, _ in partitions], on_outcome=on_outcome)
     if totals["rejects"]:
         console.print(f"[yellow]{totals['rejects']} objects rejected: see the rejects table.")
     for check, count in sorted(warnings.items()):
@@ -116,22 +126,12 @@ def load_evaluations(
     settings: Settings, apps: Sequence[str], run_config: dict | None = None, *, replay: bool = False
 ) -> int:
     """Run the evaluation job per app (`replay`: reload each fetch kept in the raw lake) and report it."""
-    from pipelines.definitions import build_definitions
-    from pipelines.orchestration.partitions import register_apps
-    from pipelines.orchestration.runs import PlannedRun, dagster_instance, execute_runs
+    from pipelines.orchestration.runs import PlannedRun
 
-    instance = dagster_instance(settings, _notice)
-    register_apps(instance, apps)
+    job_name = "rebuild_evaluation_runs" if replay else "ingest_evaluation_runs"
+    runs = [PlannedRun.for_partition(app) for app in apps]
     with console.status("replaying evaluation run fetches" if replay else "fetching evaluation runs"):
-        outcomes = execute_runs(
-            build_definitions(settings),
-            "rebuild_evaluation_runs" if replay else "ingest_evaluation_runs",
-            [PlannedRun.for_partition(app) for app in apps],
-            settings=settings,
-            instance=instance,
-            run_config=run_config,
-            notice=_notice,
-        )
+        outcomes = _execute(settings, job_name, runs, apps, run_config=run_config)
     failed = [outcome for outcome in outcomes if not outcome.success]
     for outcome in failed:
         console.print(f"[red]✗ evaluation runs of {escape(outcome.label)}: {escape(str(outcome.error))}")
@@ -173,9 +173,8 @@ def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
     """A run of `start_evaluation_job` starts the evaluation (`run_evaluation`, sent once), then
     its evaluation run is followed to its end (`--gate`) and loaded."""
     from pipelines.ces.client import CesMcpClient
-    from pipelines.definitions import build_definitions
     from pipelines.ingest.trigger import wait_for_evaluation_run
-    from pipelines.orchestration.runs import PlannedRun, dagster_instance, execute_runs
+    from pipelines.orchestration.runs import PlannedRun
 
     evaluations = [e.strip() for e in (args.evaluations or "").split(",") if e.strip()]
     if bool(evaluations) == bool(args.dataset):
@@ -183,14 +182,9 @@ def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
     start = {"app": args.app, "evaluations": evaluations, "evaluation_dataset": args.dataset}
     start |= {key: getattr(args, key) for key in ("display_name", "app_version", "poll_seconds")}
     with console.status("waiting for the evaluation to start"):
-        (started,) = execute_runs(
-            build_definitions(settings),
-            "start_evaluation_job",
-            [PlannedRun(args.app, {}, 1)],
-            settings=settings,
-            instance=dagster_instance(settings, _notice),
-            run_config={"ops": {START_STEP: {"config": start}}},
-            notice=_notice,
+        run_config = {"ops": {START_STEP: {"config": start}}}
+        (started,) = _execute(
+            settings, "start_evaluation_job", [PlannedRun(args.app, {}, 1)], [args.app], run_config=run_config
         )
     operation = started.value(START_STEP, "operation", None)
     if not started.success:

@@ -27,25 +27,16 @@ DEMO_DAYS = 10
 to find the incident the simulator plants on the tenth (`SimulatorScale.incident_day`)."""
 
 
+_SCALE_OPTIONS = ("seed", "apps", "days", "start_date", "conversations_per_day", "max_turns", "span_depth")
+_SERVER_OPTIONS = ("response_mode", "require_session", "as_of", "faults")
+"""The options of `add_scale_options`: the simulator's corpus (`SimulatorScale`), then its server."""
+
+
 def _simulator_config(args: argparse.Namespace):
     from pipelines.ces.simulator import SimulatorConfig, SimulatorScale
 
-    scale = SimulatorScale(
-        seed=args.seed,
-        apps=args.apps,
-        days=args.days,
-        start_date=args.start_date,
-        conversations_per_day=args.conversations_per_day,
-        max_turns=args.max_turns,
-        span_depth=args.span_depth,
-    )
-    return SimulatorConfig(
-        scale=scale,
-        response_mode=args.response_mode,
-        require_session=args.require_session,
-        as_of=args.as_of,
-        faults=args.faults,
-    )
+    scale = SimulatorScale(**{name: getattr(args, name) for name in _SCALE_OPTIONS})
+    return SimulatorConfig(scale=scale, **{name: getattr(args, name) for name in _SERVER_OPTIONS})
 
 
 def _faults(spec: str):
@@ -132,19 +123,10 @@ def cmd_dev(args: argparse.Namespace, settings: Settings) -> int:
         console.print(
             f"Dagster UI on http://127.0.0.1:{args.ui_port} (Ctrl-C stops the UI and the simulator)"
         )
-        command = [
-            sys.executable,
-            "-m",
-            "dagster",
-            "dev",
-            "-m",
-            "pipelines.definitions",
-            "-p",
-            str(args.ui_port),
-        ]
+        dagster_dev = [sys.executable, "-m", "dagster", "dev", "-m", "pipelines.definitions"]
         # Dagster takes its instance's folder as an absolute path only (`./dagster_home` unless set)
         env = settings.environment() | {"DAGSTER_HOME": str(dagster_home(settings))}
-        with subprocess.Popen(command, env=env) as ui:
+        with subprocess.Popen([*dagster_dev, "-p", str(args.ui_port)], env=env) as ui:
             try:
                 return ui.wait()
             except KeyboardInterrupt:

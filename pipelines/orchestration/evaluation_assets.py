@@ -249,11 +249,8 @@ def start_evaluation_op(
                 lake.lake(),
                 config.app,
                 evaluations=config.evaluations or None,
-                evaluation_dataset=config.evaluation_dataset,
-                display_name=config.display_name,
-                app_version=config.app_version,
-                poll_seconds=config.poll_seconds,
                 on_operation=lambda name: context.log.info(f"run_evaluation started operation {name}"),
+                **config.model_dump(exclude={"app", "evaluations"}),
             )
     except EvaluationTriggerError as exc:
         raise dg.Failure(str(exc), metadata={"operation": exc.operation} if exc.operation else None) from exc

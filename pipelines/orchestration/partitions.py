@@ -32,12 +32,10 @@ def partitions_of(context: dg.AssetExecutionContext) -> list[tuple[str, date]]:
     partitions_def = context.assets_def.partitions_def
     assert isinstance(partitions_def, dg.MultiPartitionsDefinition)
     found = []
-    for key in context.partition_keys:
-        parts = (
-            key if isinstance(key, dg.MultiPartitionKey) else partitions_def.get_partition_key_from_str(key)
-        ).keys_by_dimension
+    for key in context.partition_keys:  # a MultiPartitionKey is its string too
+        parts = partitions_def.get_partition_key_from_str(key).keys_by_dimension
         found.append((parts["app"], date.fromisoformat(parts["date"])))
-    return sorted(found, key=lambda partition: (partition[0], partition[1]))
+    return sorted(found)
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import dagster as dg
@@ -32,10 +30,9 @@ class CesResource(dg.ConfigurableResource):
     def settings(self) -> CesSettings:
         return CesSettings(**self.values, access_token=self.access_token)
 
-    @contextmanager
-    def client(self) -> Iterator[CesMcpClient]:
-        with CesMcpClient(self.settings()) as client:
-            yield client
+    def client(self) -> CesMcpClient:
+        """A client of these settings, to use as a context manager."""
+        return CesMcpClient(self.settings())
 
 
 class LakeResource(dg.ConfigurableResource):

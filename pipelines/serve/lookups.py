@@ -88,7 +88,7 @@ def _span_tree(spans: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         node = {key: value for key, value in span.items() if key not in ("conversation_name", "turn_index")}
         node["children"] = []
         by_id[node["span_id"]] = node
-        parent = by_id.get(node.get("parent_span_id")) if node.get("parent_span_id") is not None else None
+        parent = by_id.get(node.get("parent_span_id"))
         (parent["children"] if parent is not None else roots).append(node)
     return roots
 

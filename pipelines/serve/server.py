@@ -26,10 +26,8 @@ from pipelines.serve.reader import AnswerError, WarehouseReader, text_table
 from pipelines.serve.tool_outputs import (
     ConversationTrace,
     EvaluationExplanation,
-    Parameter,
     ParamValue,
     QueryAnswer,
-    QueryInfo,
     QueryList,
     Relation,
     WarehouseDescription,
@@ -74,26 +72,7 @@ def build_server(reader: WarehouseReader) -> MCPServer:
         "evaluation), each with what it answers and its typed parameters. Run one with run_query.",
     )
     def list_queries() -> QueryList:
-        return QueryList(
-            queries=[
-                QueryInfo(
-                    name=query.name,
-                    description=query.description,
-                    parameters=[
-                        Parameter(
-                            name=p.name,
-                            type=p.type,
-                            choices=list(p.choices),
-                            default=jsonable(p.default),
-                            required=p.required,
-                            description=p.description,
-                        )
-                        for p in query.parameters
-                    ],
-                )
-                for query in named_queries()
-            ]
-        )
+        return QueryList.model_validate({"queries": named_queries()}, from_attributes=True)
 
     @read_only_tool(
         description="Run one named query (see list_queries) with parameters, e.g. name=tool_errors, "

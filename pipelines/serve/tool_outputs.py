@@ -3,9 +3,11 @@ is a warehouse row, its fields are that table's columns (`sql/tables/`), not rep
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+from pipelines.warehouse.queries import jsonable
 
 ParamValue = str | int | float | bool | None
 
@@ -20,7 +22,7 @@ class Parameter(BaseModel):
     name: str
     type: str = Field(description="VARCHAR, DATE, TIMESTAMP, INTEGER, DOUBLE or BOOLEAN")
     choices: list[str] = Field(default_factory=list, description="the only values accepted, when given")
-    default: ParamValue = None
+    default: Annotated[ParamValue, BeforeValidator(jsonable)] = None
     required: bool
     description: str
 
