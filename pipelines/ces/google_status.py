@@ -9,13 +9,30 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import grpc
 import orjson
 
 from pipelines.protojson.timeparse import TimeFormatError, parse_duration_seconds
 
-CANONICAL_CODES = tuple(code.name for code in sorted(grpc.StatusCode, key=lambda code: code.value[0]))
-"""google.rpc.Code by number (grpcio comes with Dagster)."""
+CANONICAL_CODES = (
+    "OK",
+    "CANCELLED",
+    "UNKNOWN",
+    "INVALID_ARGUMENT",
+    "DEADLINE_EXCEEDED",
+    "NOT_FOUND",
+    "ALREADY_EXISTS",
+    "PERMISSION_DENIED",
+    "RESOURCE_EXHAUSTED",
+    "FAILED_PRECONDITION",
+    "ABORTED",
+    "OUT_OF_RANGE",
+    "UNIMPLEMENTED",
+    "INTERNAL",
+    "UNAVAILABLE",
+    "DATA_LOSS",
+    "UNAUTHENTICATED",
+)
+"""google.rpc.Code by number."""
 _LEADING_CODE = re.compile(r"\s*(?:error\s*:\s*)?([A-Z][A-Z_]+[A-Z])\b")
 
 
