@@ -1,12 +1,12 @@
 """An MCP request on the wire, stateless (2026-07-28) or of the session era. A strict stateless
-server rejects routing headers that disagree with `params._meta`, so both are built here, their
-values encoded by the official MCP SDK's own codec (imported on the first request: the SDK takes
-~0.3 s to import, which a process that only loads the definitions does not pay); session-era
-servers ignore them, or ask for `initialize`."""
+server rejects routing headers that disagree with `params._meta`, so both are built here, as the
+official MCP SDK builds them; session-era servers ignore them, or ask for `initialize`."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import base64
+import re
+from collections.abc import Iterator, Mapping
 from importlib import metadata
 from typing import Any
 
@@ -29,6 +29,8 @@ PROTOCOL_VERSION_HEADER = "mcp-protocol-version"
 METHOD_HEADER = "mcp-method"
 NAME_HEADER = "mcp-name"
 SESSION_ID_HEADER = "mcp-session-id"
+PARAM_HEADER_PREFIX = "Mcp-Param-"
+X_MCP_HEADER_KEY = "x-mcp-header"
 
 UNSUPPORTED_PROTOCOL_VERSION = -32022
 """JSON-RPC error code of a server that does not speak the requested protocol version."""
@@ -36,6 +38,8 @@ HEADER_MISMATCH = -32020
 """JSON-RPC error code of a 2026-07-28 server whose routing headers disagree with the body."""
 
 _MAX_MESSAGE_CHARS = 2000
+_HEADER_SAFE = re.compile(r"[\x20-\x7e]*")
+_B64_SENTINEL = re.compile(r"=\?base64\?.*\?=")
 
 
 def _client_version() -> str:
@@ -46,6 +50,13 @@ def _client_version() -> str:
 
 
 CLIENT_INFO: dict[str, str] = {"name": CLIENT_NAME, "version": _client_version()}
+
+
+def encode_header_value(value: str) -> str:
+    """Header-safe form of `value`: printable ASCII verbatim, anything else base64-wrapped."""
+    if _HEADER_SAFE.fullmatch(value) and value == value.strip() and not _B64_SENTINEL.fullmatch(value):
+        return value
+    return f"=?base64?{base64.b64encode(value.encode('utf-8')).decode('ascii')}?="
 
 
 def modern_meta() -> dict[str, Any]:
@@ -59,8 +70,6 @@ def modern_meta() -> dict[str, Any]:
 
 def modern_headers(method: str, params: Mapping[str, Any]) -> dict[str, str]:
     """Routing headers a 2026-07-28 server compares against the body."""
-    from mcp.shared.inbound import encode_header_value
-
     headers = {PROTOCOL_VERSION_HEADER: MODERN_PROTOCOL_VERSION, METHOD_HEADER: method}
     name = params.get("name") if method == "tools/call" else None
     if isinstance(name, str):
@@ -68,14 +77,34 @@ def modern_headers(method: str, params: Mapping[str, Any]) -> dict[str, str]:
     return headers
 
 
-def param_headers(input_schema: Any, arguments: Mapping[str, Any]) -> dict[str, str]:
-    """`Mcp-Param-*` headers mirroring the arguments a tool's input schema marks with `x-mcp-header`;
-    none for a schema whose annotations are invalid (the SDK's client drops such a tool)."""
-    from mcp.shared.inbound import find_invalid_x_mcp_header, mcp_param_headers, x_mcp_header_map
+def _annotated_properties(schema: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], str]]:
+    """(property path, header token) for each `x-mcp-header` reachable through `properties` only."""
+    if not isinstance(schema, Mapping):
+        return
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return
+    for name, sub in properties.items():
+        if not isinstance(sub, Mapping):
+            continue
+        token = sub.get(X_MCP_HEADER_KEY)
+        if isinstance(token, str) and sub.get("type") in ("string", "integer", "boolean"):
+            yield (*path, name), token
+        yield from _annotated_properties(sub, (*path, name))
 
-    if find_invalid_x_mcp_header(input_schema) is not None:
-        return {}
-    return mcp_param_headers(x_mcp_header_map(input_schema), arguments)
+
+def param_headers(input_schema: Any, arguments: Mapping[str, Any]) -> dict[str, str]:
+    """`Mcp-Param-*` headers mirroring the arguments a tool's input schema marks with `x-mcp-header`."""
+    headers: dict[str, str] = {}
+    for path, token in _annotated_properties(input_schema):
+        value: Any = arguments
+        for key in path:
+            value = value.get(key) if isinstance(value, Mapping) else None
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        if isinstance(value, str | int | float):
+            headers[f"{PARAM_HEADER_PREFIX}{token}"] = encode_header_value(str(value))
+    return headers
 
 
 def initialize_params() -> dict[str, Any]:
