@@ -88,6 +88,30 @@ def test_a_load_writes_its_own_partitions_parts_and_no_other(lake: Lake, tmp_pat
         ).fetchall() == [("EVAL",)]
 
 
+def test_a_warehouse_moved_with_its_parts_loads_and_then_names_them_where_they_are(
+    lake: Lake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As the documentation says to move it: the file and its parts folder together, then a load
+    (of a newer release, which makes the views again), which must not read the views naming the
+    old folder before it names the new one."""
+    from pipelines.warehouse import catalog, loads
+
+    old = Warehouse(str(tmp_path / "old" / "w.duckdb"))
+    load_conversation_partitions(lake, old, EVERYTHING)
+    moved = Warehouse(str(tmp_path / "new" / "w.duckdb"))
+    (tmp_path / "old").rename(tmp_path / "new")
+    monkeypatch.setattr(loads, "_SCHEMA_ENSURED", set())  # a new process, as the next command is
+    monkeypatch.setattr(catalog, "definition", lambda view_columns: "a newer release")
+    load_conversation_partitions(lake, moved, [(APP, NEXT_DAY)])
+    with duckdb.connect(moved.path, read_only=True) as conn:
+        spans = conn.execute(
+            "SELECT partition_date, count(*) FROM spans GROUP BY ALL ORDER BY ALL"
+        ).fetchall()
+        views = conn.execute("SELECT sql FROM duckdb_views() WHERE schema_name = 'parts'").fetchall()
+    assert [day for day, _ in spans] == [DAY, NEXT_DAY] and all(count > 0 for _, count in spans)
+    assert all(str(moved.parts_root) in sql and "/old/" not in sql for (sql,) in views)
+
+
 def test_a_moved_conversation_leaves_the_part_of_the_day_it_left(lake: Lake, tmp_path: Path) -> None:
     warehouse = Warehouse(str(tmp_path / "w.duckdb"))
     load_conversation_partitions(lake, warehouse, EVERYTHING)

@@ -233,9 +233,13 @@ def part_writer(conn: duckdb.DuckDBPyConnection, root: Path) -> Iterator[PartWri
 def adopt(conn: duckdb.DuckDBPyConnection, root: Path) -> None:
     """Create the bookkeeping; move conversation tables an older release kept in the file into
     parts, a part per (app, day), every row kept (one without a day or app in a part of its
-    own), and replace them with their views. Inside the caller's working copy."""
+    own), and replace them with their views; name the parts where they are now if the file and
+    its parts were moved (before anything reads the views). Inside the caller's working copy."""
     conn.execute(sql_text("parts/create_manifest.sql"))
     if is_stored_in_parts(conn):
+        ((elsewhere,),) = conn.execute(sql_text("parts/views_elsewhere.sql"), {"root": str(root)}).fetchall()
+        if elsewhere:
+            install_views(conn, root)
         return
     with part_writer(conn, root) as writer:
         # conversations last: the others' partitions are found through it
