@@ -105,3 +105,20 @@ def test_each_bar_sits_on_its_turns_timeline_and_failed_spans_are_marked() -> No
     tool_line = next(line for line in marked if line.lstrip().startswith("Tool"))
     assert "[red]" in tool_line and tool_line.endswith("✗ error[/red]")
     assert "LLM gemini-2.5-flash" in next(line for line in lines if "LLM" in line)
+
+
+def test_a_trace_reads_its_conversations_partition_alone_and_answers_the_same(tmp_path: Path) -> None:
+    """Found by name among its app's parts, read from its partition's: the same row and turns as
+    from every part, and the tables whole again afterwards."""
+    from pipelines.serve.lookups import conversation_turns, find_conversation
+
+    warehouse = samples.build_warehouse(tmp_path)[1]
+    _, item = next(iter(samples.all_conversations()))
+    with warehouse.connect(read_only=True) as conn:
+        (everything,) = conn.execute("SELECT count(*) FROM spans").fetchone()
+        scoped = find_conversation(conn, item["name"], warehouse.scoped_parts_root)
+        turns = conversation_turns(conn, scoped, warehouse.scoped_parts_root)
+        assert conn.execute("SELECT count(*) FROM spans").fetchone() == (everything,)
+        whole = find_conversation(conn, item["name"])
+        assert scoped == whole and turns == conversation_turns(conn, whole)
+    assert len(turns) == len(item["turns"]) and all(turn["spans"] for turn in turns)

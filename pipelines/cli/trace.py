@@ -36,13 +36,14 @@ def cmd_trace(args: argparse.Namespace, settings: Settings) -> int:
             f"[red]error: no warehouse at {escape(warehouse.path)}: run `ces-pipeline ingest` first"
         )
         return 2
+    root = warehouse.scoped_parts_root
     with warehouse.connect(read_only=True) as conn:
         try:
-            conversation = find_conversation(conn, args.conversation)
+            conversation = find_conversation(conn, args.conversation, root)
         except AnswerError as exc:
             console.print(f"[red]error: {escape(str(exc))}")
             return 2
-        turns = conversation_turns(conn, conversation)
+        turns = conversation_turns(conn, conversation, root)
     for line in trace_lines(conversation, turns):
         out.print(line, soft_wrap=True, highlight=False)
     return 0

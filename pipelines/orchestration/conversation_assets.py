@@ -170,7 +170,7 @@ def conversation_assets(
                     min(days),
                     max(days),
                     freshness_hours=freshness_hours,
-                    parts_root=None if loaded.is_ducklake else loaded.parts_root,
+                    parts_root=loaded.scoped_parts_root,
                 )
 
         return [conversation_pages, lake_conversation_tables, warehouse_conversation_tables]

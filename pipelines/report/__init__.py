@@ -79,7 +79,7 @@ def write_report(warehouse: Warehouse, out_path: str, params: Mapping[str, Any] 
                 params |= _default_since(conn, params.get("until"))
             data, left_out = read_report_data(conn, QUERIES, params)
             traced = traced_conversations(data)
-            traces = read_traces(conn, traced)
+            traces = read_traces(conn, traced, warehouse.scoped_parts_root)
     except (WarehouseBusyError, NamedQueryError) as exc:
         raise ReportError(str(exc)) from exc
     charts = build_charts(data, traced, traces)

@@ -15,6 +15,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -22,6 +23,7 @@ import plotly.graph_objects as go
 
 from pipelines.report.data import ReportData, Rows
 from pipelines.report.figures import Chart, Spec, add_note, empty_chart, finish, short_name
+from pipelines.warehouse import parts
 from pipelines.warehouse.span_rows import conversation_spans, span_failed, span_label, span_start
 
 NOTABLE_PER_KIND = 3
@@ -98,9 +100,15 @@ def link_failures(data: ReportData, traced: list[Traced]) -> None:
         row["trace_anchor"] = anchors.get(row["conversation_name"])
 
 
-def read_traces(conn: duckdb.DuckDBPyConnection, traced: list[Traced]) -> dict[str, Rows]:
-    """Each drawn conversation's spans, from its day's part only."""
-    return {one.conversation_name: conversation_spans(conn, one.conversation_name, one.day) for one in traced}
+def read_traces(
+    conn: duckdb.DuckDBPyConnection, traced: list[Traced], parts_root: Path | None = None
+) -> dict[str, Rows]:
+    """Each drawn conversation's spans, from its day's part only (`parts_root`: a DuckDB file's
+    parts, of which the drawn partitions' alone are listed)."""
+    with parts.reading_only(conn, parts_root, [(one.app, one.day) for one in traced]):
+        return {
+            one.conversation_name: conversation_spans(conn, one.conversation_name, one.day) for one in traced
+        }
 
 
 def _label(span: dict[str, Any]) -> str:

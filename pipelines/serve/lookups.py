@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import duckdb
 
+from pipelines import resource_names
 from pipelines.serve.reader import AnswerError, WarehouseReader
 from pipelines.sqlfiles import sql_text
 from pipelines.transform.schemas import (
@@ -29,6 +31,7 @@ from pipelines.transform.schemas import (
     TURNS,
     TableSpec,
 )
+from pipelines.warehouse import parts
 from pipelines.warehouse.parts import BOOKKEEPING
 from pipelines.warehouse.queries import json_rows as rows
 
@@ -97,22 +100,27 @@ def _chunk_key(row: dict[str, Any]) -> tuple[int, int, int]:
     return row["turn_index"], row["message_index"], row["chunk_index"]
 
 
-def conversation_turns(conn: duckdb.DuckDBPyConnection, conversation: dict[str, Any]) -> list[dict[str, Any]]:
+def conversation_turns(
+    conn: duckdb.DuckDBPyConnection, conversation: dict[str, Any], parts_root: Path | None = None
+) -> list[dict[str, Any]]:
     """Every turn with its messages, their chunks (a tool call, tool response or agent transfer
-    with its row of that table) and the turn's span tree."""
-    rows = {
-        spec.name: _conversation_rows(conn, spec, conversation) for spec in (TURNS, MESSAGES, CHUNKS, SPANS)
-    }
+    with its row of that table) and the turn's span tree (`parts_root`: a DuckDB file's parts,
+    of which the conversation's partition's alone are read)."""
     details = {
         "tool_call": TOOL_CALLS,
         "tool_response": TOOL_RESPONSES,
         "agent_transfer": AGENT_TRANSFERS,
     }
-    by_chunk = {
-        (kind, _chunk_key(row)): row
-        for kind, spec in details.items()
-        for row in _conversation_rows(conn, spec, conversation)
-    }
+    with parts.reading_only(conn, parts_root, [(conversation["app"], conversation["partition_date"])]):
+        rows = {
+            spec.name: _conversation_rows(conn, spec, conversation)
+            for spec in (TURNS, MESSAGES, CHUNKS, SPANS)
+        }
+        by_chunk = {
+            (kind, _chunk_key(row)): row
+            for kind, spec in details.items()
+            for row in _conversation_rows(conn, spec, conversation)
+        }
     chunks: dict[tuple[int, int], list[dict[str, Any]]] = defaultdict(list)
     for chunk in rows[CHUNKS.name]:
         detail = by_chunk.get((chunk["chunk_type"], _chunk_key(chunk)))
@@ -140,23 +148,27 @@ def _without(row: dict[str, Any], *keys: str) -> dict[str, Any]:
     return {key: value for key, value in row.items() if key not in keys}
 
 
-def find_conversation(conn: duckdb.DuckDBPyConnection, name: str) -> dict[str, Any]:
+def find_conversation(
+    conn: duckdb.DuckDBPyConnection, name: str, parts_root: Path | None = None
+) -> dict[str, Any]:
     """The conversation's row, by its full resource name or its id (an AnswerError if none, or if
-    the id names several)."""
-    return one_row(
-        rows(conn, sql_text("serve/find_conversation.sql"), {"name": name}),
-        "conversation_name",
-        "conversation",
-        name,
-    )
+    the id names several). `parts_root`: a DuckDB file's parts, of which a full name's app's alone
+    are read (its history, not every app's)."""
+    named = resource_names.CONVERSATION.fullmatch(name)
+    scope = parts.app_partitions(conn, named.group(1)) if named and parts_root is not None else None
+    with parts.reading_only(conn, parts_root if scope is not None else None, scope or []):
+        found = rows(conn, sql_text("serve/find_conversation.sql"), {"name": name})
+    return one_row(found, "conversation_name", "conversation", name)
 
 
 def conversation_trace(
     reader: WarehouseReader, conn: duckdb.DuckDBPyConnection, name: str, first_turn: int
 ) -> dict[str, Any]:
     """The conversation's row and its turns from `first_turn` on, as many as the byte cap allows."""
-    conversation = find_conversation(conn, name)
-    turns = [turn for turn in conversation_turns(conn, conversation) if turn["turn_index"] >= first_turn]
+    root = reader.warehouse.scoped_parts_root
+    conversation = find_conversation(conn, name, root)
+    turns = conversation_turns(conn, conversation, root)
+    turns = [turn for turn in turns if turn["turn_index"] >= first_turn]
     answer: dict[str, Any] = {
         "conversation": _without(conversation, "partition_date"),
         "turns": [],

@@ -83,6 +83,12 @@ class Warehouse:
         """Where a DuckDB-file warehouse keeps its conversation tables (`parts`)."""
         return parts_root(self.path)
 
+    @property
+    def scoped_parts_root(self) -> Path | None:
+        """The parts a read of a few partitions can list alone (`parts.reading_only`); None on a
+        DuckLake, whose conversation tables are tables."""
+        return None if self.is_ducklake else self.parts_root
+
     @contextmanager
     def connect(self, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
         """A DuckLake: its current snapshot, to read or to commit a new one. A DuckDB file, to read:
