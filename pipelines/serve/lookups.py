@@ -216,18 +216,22 @@ def explain_evaluation_result(
     turns = _result_rows(conn, EVALUATION_TURN_REPLAYS, full_name)
     scenario = _result_rows(conn, EVALUATION_SCENARIO_RESULTS, full_name)
     replayed = sorted({row["conversation_name"] for row in (*turns, *scenario) if row["conversation_name"]})
-    loaded = {
-        row["conversation_name"]
-        for row in rows(conn, sql_text("serve/loaded_conversations.sql"), {"names": replayed})
-    }
-    spans = rows(
-        conn, sql_text("serve/slowest_spans.sql"), {"conversations": replayed, "limit": SLOWEST_SPANS}
-    )
-    errors = rows(conn, sql_text("serve/erroring_tool_calls.sql"), {"conversations": replayed})
+    root = reader.warehouse.scoped_parts_root
+    app = full_name.split("/evaluations/", 1)[0]  # its conversations are its app's: their parts alone
+    with parts.reading_only(conn, root, parts.app_partitions(conn, app) if root is not None else []):
+        loaded = {
+            row["conversation_name"]
+            for row in rows(conn, sql_text("serve/loaded_conversations.sql"), {"names": replayed})
+        }
+        spans = rows(
+            conn, sql_text("serve/slowest_spans.sql"), {"conversations": replayed, "limit": SLOWEST_SPANS}
+        )
+        errors = rows(conn, sql_text("serve/erroring_tool_calls.sql"), {"conversations": replayed})
+        failures = rows(conn, sql_text("serve/evaluation_result_failures.sql"), {"name": full_name})
     answer = {
         "result": result,
         "scores": _result_rows(conn, EVALUATION_SCORES, full_name),
-        "failures": rows(conn, sql_text("serve/evaluation_result_failures.sql"), {"name": full_name}),
+        "failures": failures,
         "turn_replays": turns,
         "scenario": scenario[0] if scenario else None,
         "expectation_results": _result_rows(conn, EVALUATION_EXPECTATION_RESULTS, full_name),
