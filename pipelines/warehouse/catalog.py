@@ -122,14 +122,15 @@ def install(conn: duckdb.DuckDBPyConnection, *, view_columns: bool = True) -> No
     `view_columns=False` where views' columns take no comment (DuckLake: views and tables do)."""
     later = views_over_rollups()
     wanted = definition(view_columns)
-    current = _installed(conn) == wanted
+    if _installed(conn) == wanted:
+        with transaction(conn):
+            rollups.ensure(conn)
+        return
     with transaction(conn):
         for path in view_files():
-            if path.stem not in later and not current:
+            if path.stem not in later:
                 conn.execute(path.read_text())
         rollups.ensure(conn)
-        if current:
-            return
         for path in sql_files("macros"):
             conn.execute(path.read_text())
         for path in view_files():
