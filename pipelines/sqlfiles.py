@@ -27,8 +27,3 @@ def quoted(text: str) -> str:
     """`text` as an SQL string literal, for the statements whose values DuckDB cannot bind
     (ATTACH, CREATE SECRET, a COPY's target, a view's file list)."""
     return "'" + text.replace("'", "''") + "'"
-
-
-def quoted_list(texts: list[str]) -> str:
-    """Texts as an SQL list of string literals (`quoted`)."""
-    return "[" + ", ".join(quoted(text) for text in texts) + "]"

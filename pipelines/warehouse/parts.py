@@ -31,7 +31,7 @@ import duckdb
 
 from pipelines.durable import fsync_directory
 from pipelines.lake.paths import app_segment
-from pipelines.sqlfiles import quoted, quoted_list, sql_text
+from pipelines.sqlfiles import quoted, sql_text
 from pipelines.transform.schemas import CONVERSATION_TABLES, CONVERSATIONS, TableSpec
 from pipelines.warehouse.publish import next_version, versions_folder
 from pipelines.warehouse.types import duckdb_type
@@ -118,11 +118,14 @@ def _view_of_parts(spec: TableSpec, temporary: str, relation: str, root: Path, f
         return sql_text("parts/empty_view.sql").format(
             temporary=temporary, relation=relation, columns=_typed_nulls(spec)
         )
+    if any("," in file for file in files):  # names are percent-encoded segments and hex ids
+        raise ValueError(f"a part's name holds a comma: {next(file for file in files if ',' in file)}")
     return sql_text("parts/raw_view.sql").format(
         temporary=temporary,
         relation=relation,
         columns=_view_columns(spec),
-        files=quoted_list([f"{root}/{file}" for file in files]),  # not Path: thousands per view
+        files=quoted(",".join(files)),
+        root=quoted(f"{root}/"),
     )
 
 
