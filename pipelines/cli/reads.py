@@ -32,26 +32,11 @@ def cmd_query(args: argparse.Namespace, settings: Settings) -> int:
 def _list_queries(queries: Sequence[NamedQuery], fmt: str) -> None:
     """Each query with its summary and parameters: lines for a person (never wrapped: a pipe gets
     whole lines), or json or csv for a program."""
-    if fmt == "json":
-        listed = [
-            {
-                "name": query.name,
-                "description": query.description,
-                "parameters": [
-                    {
-                        "name": parameter.name,
-                        "type": parameter.type,
-                        "choices": list(parameter.choices),
-                        "required": parameter.required,
-                        "default": None if parameter.default is None else str(parameter.default),
-                        "description": parameter.description,
-                    }
-                    for parameter in query.parameters
-                ],
-            }
-            for query in queries
-        ]
-        print(json.dumps(listed, indent=2))
+    if fmt == "json":  # as the MCP server's list_queries gives it: one mapping for both
+        from pipelines.serve.tool_outputs import QueryList
+
+        listed = QueryList.model_validate({"queries": list(queries)}, from_attributes=True)
+        print(json.dumps(listed.model_dump()["queries"], indent=2))
         return
     if fmt == "csv":
         print_rows(["name", "description"], [(query.name, query.description) for query in queries], "csv")
