@@ -206,7 +206,7 @@ def test_json_rpc_error_object() -> None:
 
     with pytest.raises(CesRpcError) as info:
         call_once(handler)
-    assert (info.value.code, info.value.server_message, info.value.data) == (
+    assert (info.value.code, info.value.server_message, info.value.detail) == (
         -32602,
         "Invalid params: pageSize",
         {"field": "pageSize"},

@@ -199,7 +199,7 @@ def _is_response_to(message: Any, request_id: int) -> bool:
 def wants_handshake(error: CesError) -> bool:
     """Does this refusal mean "open a session"? HTTP 400 about a session, or -32022 (unknown version)."""
     if isinstance(error, CesRpcError):
-        return error.code == protocol.UNSUPPORTED_PROTOCOL_VERSION and _offers_handshake(error.data)
+        return error.code == protocol.UNSUPPORTED_PROTOCOL_VERSION and _offers_handshake(error.detail)
     if not isinstance(error, CesTransportError) or error.status_code != 400:
         return False
     if error.rpc_code == protocol.UNSUPPORTED_PROTOCOL_VERSION:

@@ -69,7 +69,7 @@ class CesRpcError(CesError):
         super().__init__(f"JSON-RPC error {code}: {message}")
         self.code = code
         self.server_message = message
-        self.data = self.detail = data
+        self.detail = data
 
 
 class CesToolError(CesError):
