@@ -429,3 +429,25 @@ def test_what_changed_sets_a_day_against_the_one_before_with_the_latest_runs_reg
         == 0
     )
     assert found["evaluation_regressions"] == json.loads(capsys.readouterr().out)
+
+
+def test_a_long_trace_comes_in_parts_each_within_the_byte_cap(warehouse: Warehouse) -> None:
+    """A cap between one and all turns' size: the answer takes the turns that fit (its JSON at
+    most the cap before the note), says where to go on, and the next part starts there."""
+    from pipelines.serve.lookups import conversation_trace
+
+    source = max((conv for _, conv in samples.all_conversations()), key=lambda conv: len(conv["turns"]))
+    whole_reader = WarehouseReader(warehouse, ServeSettings())
+    with whole_reader.connect() as conn:
+        whole = conversation_trace(whole_reader, conn, source["name"], 0)
+    assert len(whole["turns"]) >= 3
+    two = {**whole, "turns": whole["turns"][:2]}
+    cap = len(json.dumps(two))  # room for exactly the first two turns
+    reader = WarehouseReader(warehouse, ServeSettings(max_bytes=cap))
+    with reader.connect() as conn:
+        first = conversation_trace(reader, conn, source["name"], 0)
+        rest = conversation_trace(reader, conn, source["name"], first["next_turn"])
+    assert [turn["turn_index"] for turn in first["turns"]] == [0, 1] and first["next_turn"] == 2
+    assert len(json.dumps({**first, "next_turn": None, "note": None})) <= cap
+    assert "ask again with first_turn=2" in first["note"]
+    assert rest["turns"][0] == whole["turns"][2]

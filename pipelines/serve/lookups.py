@@ -6,6 +6,7 @@ tables' own columns (`sql/tables/`), nested: no second definition of any table."
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
@@ -164,7 +165,8 @@ def find_conversation(
 def conversation_trace(
     reader: WarehouseReader, conn: duckdb.DuckDBPyConnection, name: str, first_turn: int
 ) -> dict[str, Any]:
-    """The conversation's row and its turns from `first_turn` on, as many as the byte cap allows."""
+    """The conversation's row and its turns from `first_turn` on, as many as the byte cap allows
+    (the answer's size summed turn by turn, not serialised again for each)."""
     root = reader.warehouse.scoped_parts_root
     conversation = find_conversation(conn, name, root)
     turns = conversation_turns(conn, conversation, root)
@@ -175,10 +177,10 @@ def conversation_trace(
         "next_turn": None,
         "note": None,
     }
+    size = len(json.dumps(answer))  # each turn adds its own JSON, and ", " after the first
     for turn in turns:
-        answer["turns"].append(turn)
-        if len(answer["turns"]) > reader.limits.max_rows or not reader.fits(answer):
-            answer["turns"].pop()
+        size += len(json.dumps(turn)) + (2 if answer["turns"] else 0)
+        if len(answer["turns"]) >= reader.limits.max_rows or size > reader.limits.max_bytes:
             if not answer["turns"]:
                 raise AnswerError(
                     f"turn {turn['turn_index']} alone is over {reader.limits.max_bytes} bytes "
@@ -190,6 +192,7 @@ def conversation_trace(
                 f"(CES_SERVE_MAX_BYTES / CES_SERVE_MAX_ROWS): ask again with first_turn={turn['turn_index']}"
             )
             break
+        answer["turns"].append(turn)
     return answer
 
 
