@@ -9,6 +9,7 @@ from datetime import date
 from typing import Any
 
 import msgspec
+import pyarrow as pa
 
 from pipelines.ces.records import ApiRecord
 from pipelines.ces.tools import GET_CONVERSATION, LIST_CONVERSATIONS, resolve_conversations
@@ -67,6 +68,9 @@ def flatten_conversation_partition(lake: Lake, app: str, day: date) -> FlattenRe
         for name, writer in writers.items():
             result.rows[name] = writer.rows
     result.rejects = len(rejects)
+    # Arrow's allocator keeps what the partition's batches freed; the load that follows in the
+    # same process would otherwise peak ~30 MB higher.
+    pa.default_memory_pool().release_unused()
     return result
 
 
