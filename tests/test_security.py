@@ -207,9 +207,10 @@ def test_sql_text_never_holds_values() -> None:
     """Every statement comes from sql/ or a literal; `.format` fills in identifiers only (and, in
     the statements DuckDB binds no parameters in, string literals quoted by `quoted`; `rollup`:
     the SELECT of a sql/rollups/ file, whose values are bound parameters too; `columns`: a
-    table's columns from the schema registry; `temporary`: TEMP or nothing; `query`: a
-    sql/queries/ file, prepared; `arguments`: its parameters' parsed values as typed literals,
-    `typed_arguments`; `database`: the connection's own database, a quoted identifier)."""
+    table's columns from the schema registry; `temporary`: TEMP or nothing; `variable`: a named
+    query's parameter's session variable, from its declared name; `value`: its parsed value as a
+    typed literal, `typed_literal`; `database`: the connection's own database, a quoted
+    identifier)."""
     identifier_slots = {
         "table",
         "relation",
@@ -217,8 +218,7 @@ def test_sql_text_never_holds_values() -> None:
         "rollup",
         "columns",
         "temporary",
-        "query",
-        "arguments",
+        "variable",
         "database",
     }
     problems = []
@@ -236,7 +236,7 @@ def test_sql_text_never_holds_values() -> None:
                 slots = {
                     keyword.arg
                     for keyword in node.keywords
-                    if not ast.unparse(keyword.value).startswith(("quoted(", "typed_arguments("))
+                    if not ast.unparse(keyword.value).startswith(("quoted(", "typed_literal("))
                 }
                 if node.args or not slots <= identifier_slots:
                     problems.append(f"{where}: SQL template filled with {slots or 'positional values'}")
