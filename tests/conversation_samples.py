@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import base64
 import copy
+from collections.abc import Iterable
 from typing import Any
+
+import pyarrow as pa
+
+from pipelines.transform.conversations import ConversationFlattener
+from pipelines.transform.rejects import Reject
 
 APP = "projects/p1/locations/us/apps/support"
 
@@ -160,3 +166,12 @@ def with_changes(conversation: dict[str, Any], path: tuple[Any, ...], value: Any
         target = target[step]
     target[path[-1]] = value
     return changed
+
+
+def flatten_conversations(conversations: Iterable[Any]) -> tuple[dict[str, pa.Table], list[Reject]]:
+    """Every table of these conversations (one flattener, one batch each) and the rejects."""
+    flattener = ConversationFlattener()
+    for conversation in conversations:
+        flattener.add(conversation)
+    batches = flattener.take_batches()
+    return {name: pa.Table.from_batches([batch]) for name, batch in batches.items()}, flattener.take_rejects()

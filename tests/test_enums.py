@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from conversation_samples import full_conversation
+from conversation_samples import flatten_conversations, full_conversation
 from google.cloud import ces_v1beta
 
 from pipelines.protojson.enums import ENUMS, enum_name
 from pipelines.protojson.violations import SchemaViolation
-from pipelines.transform.conversations import flatten_conversations
 from pipelines.transform.evaluations import EvaluationRunFlattener
 
 POOL = ces_v1beta.Conversation.meta.pb.DESCRIPTOR.file.pool

@@ -8,12 +8,16 @@ from datetime import UTC, datetime
 
 import pyarrow as pa
 import pytest
-from conversation_samples import APP, conversation_name, full_conversation, legacy_conversation, with_changes
-
-from pipelines.transform.conversations import (
-    ConversationFlattener,
+from conversation_samples import (
+    APP,
+    conversation_name,
     flatten_conversations,
+    full_conversation,
+    legacy_conversation,
+    with_changes,
 )
+
+from pipelines.transform.conversations import ConversationFlattener
 from pipelines.transform.schemas import CONVERSATION_TABLES
 
 

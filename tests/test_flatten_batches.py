@@ -3,9 +3,9 @@ next batches whole (a partition is flattened in batches of 200 by one flattener)
 
 from __future__ import annotations
 
-from conversation_samples import conversation_name, full_conversation, with_changes
+from conversation_samples import conversation_name, flatten_conversations, full_conversation, with_changes
 
-from pipelines.transform.conversations import ConversationFlattener, flatten_conversations
+from pipelines.transform.conversations import ConversationFlattener
 
 
 def test_the_batch_after_a_column_reject_keeps_every_row() -> None:

@@ -8,12 +8,11 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conversation_samples import APP, full_conversation
+from conversation_samples import APP, flatten_conversations, full_conversation
 
 from pipelines.lake import store
 from pipelines.lake.paths import app_from_segment, app_segment
 from pipelines.lake.store import Lake
-from pipelines.transform.conversations import flatten_conversations
 from pipelines.transform.schemas import CONVERSATIONS
 
 DAY = date(2026, 11, 1)

@@ -9,12 +9,11 @@ from typing import Any
 
 import duckdb
 import pytest
-from conversation_samples import APP, conversation_name, full_conversation
+from conversation_samples import APP, conversation_name, flatten_conversations, full_conversation
 
 from pipelines.config import ConfigError, Settings, StorageSettings, default_write_memory_limit
 from pipelines.ingest.load import load_conversation_partitions
 from pipelines.lake.store import Lake
-from pipelines.transform.conversations import flatten_conversations
 from pipelines.transform.rejects import rejects_batch
 from pipelines.transform.schemas import ALL_TABLES, CONVERSATION_TABLES, REJECTS
 from pipelines.warehouse.duck import Warehouse, WarehouseMemoryError

@@ -4,7 +4,6 @@ conversation with a bad value is a reject (reason and path), out of every table.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -209,11 +208,3 @@ class ConversationFlattener:
                 [arrays[field.name] for field in spec.schema], schema=spec.schema
             )
         return batches
-
-
-def flatten_conversations(conversations: Iterable[Any]) -> tuple[dict[str, pa.Table], list[Reject]]:
-    flattener = ConversationFlattener()
-    for conversation in conversations:
-        flattener.add(conversation)
-    batches = flattener.take_batches()
-    return {name: pa.Table.from_batches([batch]) for name, batch in batches.items()}, flattener.take_rejects()
