@@ -37,14 +37,14 @@ def apps_of(data: ReportData) -> list[str]:
     return sorted({str(row["value"]) for row in data[APP_VOLUME]})
 
 
-def _busiest(volume: Rows, limit: int) -> set[str] | None:
-    """The `limit` apps with most conversations in the window; None when there are no more."""
+def _busiest(volume: Rows, limit: int) -> tuple[set[str] | None, int]:
+    """The `limit` apps with most conversations in the window (None when there are no more), and
+    how many apps are left out."""
     totals: Counter[str] = Counter()
     for row in volume:
         totals[str(row["value"])] += row["conversations"]
-    if len(totals) <= limit:
-        return None
-    return {app for app, _ in sorted(totals.items(), key=lambda item: (-item[1], item[0]))[:limit]}
+    ranked = sorted(totals, key=lambda app: (-totals[app], app))
+    return (set(ranked[:limit]) if len(ranked) > limit else None), max(0, len(ranked) - limit)
 
 
 def _rows(
@@ -72,8 +72,8 @@ def read_report_data(
     a query that names no app, such as the window's totals): the data, and how many apps were left out."""
     params = params or {}
     volume = _rows(conn, APP_VOLUME, params)
-    apps = _busiest(volume, MAX_APPS)
+    apps, left_out = _busiest(volume, MAX_APPS)
     data = {APP_VOLUME: volume if apps is None else [row for row in volume if row["value"] in apps]}
     for query in sorted(set(queries) - {APP_VOLUME}):
         data[query] = _rows(conn, query, params, apps)
-    return data, 0 if apps is None else len({row["value"] for row in volume}) - len(apps)
+    return data, left_out

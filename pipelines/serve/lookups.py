@@ -155,9 +155,8 @@ def find_conversation(
     """The conversation's row, by its full resource name or its id (an AnswerError if none, or if
     the id names several). `parts_root`: a DuckDB file's parts, of which a full name's app's alone
     are read (its history, not every app's)."""
-    named = resource_names.CONVERSATION.fullmatch(name)
-    scope = parts.app_partitions(conn, named.group(1)) if named and parts_root is not None else None
-    with parts.reading_only(conn, parts_root if scope is not None else None, scope or []):
+    named = resource_names.CONVERSATION.fullmatch(name)  # an id alone may be any app's
+    with parts.reading_app(conn, parts_root, named.group(1) if named else None):
         found = rows(conn, sql_text("serve/find_conversation.sql"), {"name": name})
     return one_row(found, "conversation_name", "conversation", name)
 
@@ -219,9 +218,8 @@ def explain_evaluation_result(
     turns = _result_rows(conn, EVALUATION_TURN_REPLAYS, full_name)
     scenario = _result_rows(conn, EVALUATION_SCENARIO_RESULTS, full_name)
     replayed = sorted({row["conversation_name"] for row in (*turns, *scenario) if row["conversation_name"]})
-    root = reader.warehouse.scoped_parts_root
     app = full_name.split("/evaluations/", 1)[0]  # its conversations are its app's: their parts alone
-    with parts.reading_only(conn, root, parts.app_partitions(conn, app) if root is not None else []):
+    with parts.reading_app(conn, reader.warehouse.scoped_parts_root, app):
         loaded = {
             row["conversation_name"]
             for row in rows(conn, sql_text("serve/loaded_conversations.sql"), {"names": replayed})

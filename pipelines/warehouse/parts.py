@@ -157,10 +157,15 @@ def reading_only(
         drop_temporary_views(conn)
 
 
-def app_partitions(conn: duckdb.DuckDBPyConnection, app: str) -> list[Partition]:
-    """The partitions of the app's conversations (from the list of parts: no part is read)."""
+def reading_app(
+    conn: duckdb.DuckDBPyConnection, root: Path | None, app: str | None
+) -> contextlib.AbstractContextManager[None]:
+    """`reading_only` the partitions of the app's conversations (found in the list of parts, no
+    part read): a lookup costs that app's history, not every app's. `app` None: every app's."""
+    if root is None or app is None:
+        return reading_only(conn, None, [])
     found = conn.execute(sql_text("parts/app_conversation_parts.sql"), {"apps": [app]}).fetchall()
-    return [(found_app, day) for found_app, day, _ in found]
+    return reading_only(conn, root, [(found_app, day) for found_app, day, _ in found])
 
 
 def drop_temporary_views(conn: duckdb.DuckDBPyConnection) -> None:

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +29,9 @@ from pipelines.sqlfiles import SQL_DIR, quoted, sql_files, sql_text
 from pipelines.warehouse.duck import Warehouse
 
 _NAME = re.compile(r"[a-z0-9_]+")
-_PARAMETER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
-_STRING_LITERAL = re.compile(r"'(?:[^']|'')*'")
 _PARAMETER_OR_LITERAL = re.compile(r"'(?:[^']|'')*'|--[^\n]*|\$([A-Za-z_][A-Za-z0-9_]*)")
-"""A string literal or a comment (kept as they are), or a parameter (group 1)."""
+"""A string literal or a comment (neither holds a parameter), or a parameter (group 1): what the
+header check counts as used is what the query reads as variables."""
 
 
 def _variable(parameter: str) -> str:
@@ -152,7 +151,7 @@ class NamedQuery:
     parameters: tuple[QueryParameter, ...]
     sql: str
 
-    @property
+    @cached_property
     def runnable(self) -> str:
         """The text run: each `$name` outside a string literal read as its session variable."""
         return _PARAMETER_OR_LITERAL.sub(_read_variable, self.sql)
@@ -222,8 +221,7 @@ def parse_query(name: str, text: str) -> NamedQuery:
             said.append(stripped.lstrip("-").strip())
             described = said[-1].endswith(".")
     description = " ".join(said)
-    body = "\n".join(line.split("--", 1)[0] for line in text.splitlines())
-    used = set(_PARAMETER.findall(_STRING_LITERAL.sub("''", body)))
+    used = {match.group(1) for match in _PARAMETER_OR_LITERAL.finditer(text) if match.group(1)}
     declared = {parameter.name for parameter in parameters}
     if used != declared:
         problems = []
