@@ -16,7 +16,14 @@ from pytest import approx
 
 from pipelines.cli import main
 from pipelines.warehouse.duck import Warehouse
-from pipelines.warehouse.queries import NamedQueryError, named_queries, parse_query, run_query
+from pipelines.warehouse.queries import (
+    NamedQueryError,
+    json_row,
+    jsonable,
+    named_queries,
+    parse_query,
+    run_query,
+)
 
 NOV_1, NOV_2 = samples.DAYS
 
@@ -441,3 +448,31 @@ def test_a_query_from_the_cli_loads_neither_pandas_nor_pyarrow(warehouse: Wareho
     )
     assert len(lines) == 1 + 2 + 1  # the header, the two days, the imports
     assert lines[-1] == "[]"
+
+
+def test_query_values_are_written_as_json_the_same_way_for_the_cli_and_the_mcp_server() -> None:
+    """Dates and instants in ISO 8601, decimals as their text, a non-finite number as null (JSON has
+    none), an interval as an ISO duration, lists and structs item by item."""
+    sql = (
+        "SELECT DATE '2026-11-02' AS d, TIMESTAMPTZ '2026-11-02 10:00:00+02' AS t, 1.50::DECIMAL(4, 2) AS m, "
+        "'nan'::DOUBLE AS nan, 'inf'::DOUBLE AS inf, INTERVAL 90 SECOND AS i, [1, NULL] AS l, "
+        "{'k': 'v'} AS s, 'ü' AS u"
+    )
+    with duckdb.connect() as conn:
+        conn.execute("SET TimeZone = 'UTC'")
+        cursor = conn.execute(sql)
+        columns = [column for column, *_ in cursor.description]
+        (row,) = cursor.fetchall()
+    expected = {
+        "d": "2026-11-02",
+        "t": "2026-11-02T08:00:00Z",
+        "m": "1.50",
+        "nan": None,
+        "inf": None,
+        "i": "PT90S",
+        "l": [1, None],
+        "s": {"k": "v"},
+        "u": "ü",
+    }
+    assert json.loads(json_row(columns, row)) == expected
+    assert jsonable(dict(zip(columns, row, strict=True))) == expected

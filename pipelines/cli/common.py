@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
-import json
 import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime, timedelta
@@ -68,9 +67,8 @@ def print_rows(columns: Sequence[str], rows: Sequence[Sequence[object]], fmt: st
     if fmt == "json":
         from pipelines.warehouse.queries import json_row
 
-        # An array with a row per line: as readable as an indented one, and written by json's C
-        # encoder (an indent takes its Python one, twice as slow on 87,000 rows).
-        lines = ",\n".join(json.dumps(json_row(columns, row)) for row in rows)
+        # An array with a row per line: as readable as an indented one, at the encoder's speed.
+        lines = b",\n".join(json_row(columns, row) for row in rows).decode()
         print(f"[\n{lines}\n]" if rows else "[]")
         return
     texts = [["" if value is None else str(value) for value in row] for row in rows]

@@ -13,7 +13,7 @@ import duckdb
 from pipelines.serve.lookups import one_row, rows
 from pipelines.serve.reader import AnswerError
 from pipelines.sqlfiles import sql_text
-from pipelines.warehouse.queries import json_row, named_query
+from pipelines.warehouse.queries import named_query
 
 
 def what_changed(conn: duckdb.DuckDBPyConnection, app: str, since: date, until: date) -> dict[str, Any]:
@@ -39,5 +39,5 @@ def what_changed(conn: duckdb.DuckDBPyConnection, app: str, since: date, until: 
         ),
         "metrics": metrics,
         "costs": rows(conn, sql_text("serve/period_costs.sql"), period),
-        "evaluation_regressions": [json_row(columns, row) for row in regressions],
+        "evaluation_regressions": [dict(zip(columns, row, strict=True)) for row in regressions],
     }

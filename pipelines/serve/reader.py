@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import duckdb
+import msgspec
 
 from pipelines.config import ServeSettings
 from pipelines.warehouse.duck import Warehouse
@@ -70,15 +71,15 @@ class WarehouseReader:
                     f"only the first {self.limits.max_rows} rows (CES_SERVE_MAX_ROWS): narrow the question"
                 )
                 break
-            item = json_row(found.columns, row)
-            size += len(json.dumps(item)) + 1
+            encoded = json_row(found.columns, row)
+            size += len(encoded) + 1
             if size > self.limits.max_bytes:
                 found.note = (
                     f"only the first {len(found.rows)} rows: the answer reached {self.limits.max_bytes} "
                     "bytes (CES_SERVE_MAX_BYTES); narrow the question"
                 )
                 break
-            found.rows.append(item)
+            found.rows.append(msgspec.json.decode(encoded))
         return found
 
     def fits(self, answer: Any) -> bool:
