@@ -21,6 +21,21 @@ PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
+def settle_shared_libraries(prefix: str) -> int:
+    """Drop the environment's shared libraries from the page cache, so that the commands measured
+    map them as any later run does. A library just written by `pip install` stays cached in the
+    large pages it was written in, and every process that maps it counts those in its RSS: a
+    fresh environment measured 45 MB more per command (duckdb 65 MB on import, 47 once re-read).
+    The number of files dropped."""
+    dropped = 0
+    for path in Path(prefix).rglob("*.so*"):
+        if path.is_file():
+            with open(path, "rb") as handle:
+                os.posix_fadvise(handle.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+            dropped += 1
+    return dropped
+
+
 def process_tree(root: int) -> set[int]:
     """`root` and all its descendants, from /proc: through each thread's `children` file where
     the kernel has them (a few reads, not one per process on the machine: the sampler shares

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.corpus import START, CorpusSpec, ensure_corpus, ensure_external_corpus
-from bench.measure import measure
+from bench.measure import measure, settle_shared_libraries
 from bench.profiling import PHASES
 from bench.report import checks, markdown, ratios
 from bench.shapes import SHAPES
@@ -94,6 +94,7 @@ def run(args: argparse.Namespace, shape: str) -> dict[str, Any]:
         )
         lake, corpus = ensure_corpus(spec)
         conversations = spec.conversations
+    settle_shared_libraries(sys.prefix)
     scratch = Path(tempfile.mkdtemp(prefix="ces-bench-"))
     results: dict[str, Any] = {}
     skipped: dict[str, str] = {}

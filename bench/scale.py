@@ -53,7 +53,7 @@ from typing import Any
 from isal import igzip
 
 from bench.corpus import DATA_DIR, CorpusSpec, ensure_corpus
-from bench.measure import measure, written_by_place
+from bench.measure import measure, settle_shared_libraries, written_by_place
 from bench.run import RESULTS
 from bench.scale_report import BASE, ROUNDS, checks, markdown
 from bench.shapes import SHAPES
@@ -339,6 +339,7 @@ def run(
     (a large size takes an hour); a size whose command fails is recorded, and ends the run."""
     spec = CorpusSpec.for_count(BASE, days=60, shape=shape)
     corpus_lake, corpus = ensure_corpus(spec, workers=workers)
+    settle_shared_libraries(sys.prefix)
     work = work or DATA_DIR / f"scale-{Path(corpus_lake).parent.name}"
     partitions = partitions_of(corpus_lake)
     day_partition = partitions[len(partitions) // 2]  # the same app-day at every size

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.measure import writes_by_place
+from bench.measure import settle_shared_libraries, writes_by_place
 
 PLACES = {"warehouse": Path("/run/warehouse"), "dagster": Path("/run/dagster_home")}
 TRACE = """\
@@ -34,3 +34,11 @@ def test_a_failed_write_leaves_no_call_open_for_its_process() -> None:
         "103 <... pwrite64 resumed>) = 4096",  # no call of 103 is open: not the failed write's
     ]
     assert writes_by_place(trace, PLACES) == {"warehouse": 0.0, "dagster": 0.0, "other": 0.0}
+
+
+def test_settling_shared_libraries_drops_every_library_file_below_the_prefix(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    for name in ("pkg/_ext.cpython-311-x86_64-linux-gnu.so", "libz.so.1", "module.py"):
+        (tmp_path / name).write_bytes(b"\0" * 4096)
+    (tmp_path / "pkg" / "folder.so").mkdir()  # a folder named like a library is not a file
+    assert settle_shared_libraries(str(tmp_path)) == 2
