@@ -221,23 +221,18 @@ def dagster_daemon(env: dict[str, str], log_path: Path) -> Iterator[subprocess.P
     until its heartbeat timed out."""
     home = Path(env["DAGSTER_HOME"])
     command = [str(Path(sys.executable).parent / "dagster-daemon"), "run", "-w", str(home / "workspace.yaml")]
-    with open(log_path, "wb") as log:
-        # The instance, and its PostgreSQL schema, exist before the daemon starts: two processes
-        # creating the schema at once fail on the types each creates.
-        with dagster_instance_at(env) as instance:
-            daemon = subprocess.Popen(
-                command, env=env, cwd=home.parent, stdout=log, stderr=log, start_new_session=True
-            )
-            try:
-                deadline = time.monotonic() + 90
-                while (silence := daemon_silence(instance)) is None or silence > HEARTBEAT_FRESH_SECONDS:
-                    if daemon.poll() is not None or time.monotonic() > deadline:
-                        raise RuntimeError(f"dagster-daemon did not start: {log_path.read_text()[-2000:]}")
-                    time.sleep(0.5)
-            except BaseException:
-                end_group(daemon)
-                raise
+    # The instance, and its PostgreSQL schema, exist before the daemon starts: two processes
+    # creating the schema at once fail on the types each creates.
+    with open(log_path, "wb") as log, dagster_instance_at(env) as instance:
+        daemon = subprocess.Popen(
+            command, env=env, cwd=home.parent, stdout=log, stderr=log, start_new_session=True
+        )
         try:
+            deadline = time.monotonic() + 90
+            while (silence := daemon_silence(instance)) is None or silence > HEARTBEAT_FRESH_SECONDS:
+                if daemon.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"dagster-daemon did not start: {log_path.read_text()[-2000:]}")
+                time.sleep(0.5)
             yield daemon
         finally:
             end_group(daemon)

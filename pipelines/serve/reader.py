@@ -18,7 +18,7 @@ import msgspec
 
 from pipelines.config import ServeSettings
 from pipelines.warehouse.duck import Warehouse
-from pipelines.warehouse.queries import json_row
+from pipelines.warehouse.queries import JSON_ENCODER, json_row
 
 
 class AnswerError(Exception):
@@ -84,7 +84,7 @@ class WarehouseReader:
 
     def fits(self, answer: Any) -> bool:
         """Whether `answer` (JSON-ready) is within the byte cap."""
-        return len(json.dumps(answer)) <= self.limits.max_bytes
+        return len(JSON_ENCODER.encode(answer)) <= self.limits.max_bytes
 
 
 def text_table(columns: Sequence[str], rows: Sequence[dict[str, Any]], width: int = 40) -> str:
