@@ -32,9 +32,14 @@ MAX_RPS = 3.0
 MISSING = "projects/simulated/locations/us/apps/missing-app"
 
 
-@pytest.fixture
-def queued_home(tmp_path: Path, postgres: str) -> Iterator[tuple[Path, dict[str, str]]]:
-    """A work folder whose instance is on PostgreSQL with a live daemon; the environment for it."""
+@pytest.fixture(scope="module")
+def queued_home(
+    tmp_path_factory: pytest.TempPathFactory, postgres: str
+) -> Iterator[tuple[Path, dict[str, str]]]:
+    """A work folder whose instance is on PostgreSQL with a live daemon; the environment for it.
+    The module's tests share it (a daemon takes seconds to start and stop): each asserts on its
+    own job's runs."""
+    tmp_path = tmp_path_factory.mktemp("queued")
     home = tmp_path / "dagster_home"
     home.mkdir()
     for name in ("dagster.yaml", "workspace.yaml"):

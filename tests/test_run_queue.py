@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 import pytest
@@ -103,11 +104,12 @@ def test_queueing_without_a_live_daemon_queues_nothing_and_says_what_to_do(
 
 @pytest.mark.timeout(180)
 def test_runs_left_in_the_queue_by_a_daemon_that_stops_are_canceled_and_reported(
-    workdir: Path, env: dict[str, str]
+    workdir: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The heartbeat is fresh when the runs are queued, then goes stale: the CLI cancels the
     runs nobody started, fails the command with each, and prints how to retry."""
-    beat(workdir / "dagster_home", age_seconds=run_queue.HEARTBEAT_FRESH_SECONDS - 15)
+    monkeypatch.setattr(run_queue, "HEARTBEAT_FRESH_SECONDS", 30.0)  # stale 8 s after the beat
+    beat(workdir / "dagster_home", age_seconds=run_queue.HEARTBEAT_FRESH_SECONDS - 8)
 
     done = cli("ingest", *WINDOW, env=env | {"CES_QUEUE_RUNS": "1"}, cwd=workdir)
 
@@ -127,20 +129,27 @@ def test_runs_a_live_daemon_does_not_start_are_reported_and_canceled_on_ctrl_c(
     the runs have waited a while, what holds them; Ctrl-C cancels them and says so."""
     home = workdir / "dagster_home"
     monkeypatch.setattr(run_queue, "START_PATIENCE_SECONDS", 2.0)
+    noticed = threading.Event()
+    follow = run_queue._follow
+
+    def follow_noting(*args: Any) -> None:  # `_follow`, its notice (the last argument) seen
+        def told(message: str) -> None:
+            args[-1](message)
+            noticed.set()
+
+        follow(*args[:-1], told)
+
+    monkeypatch.setattr(run_queue, "_follow", follow_noting)
     alive = threading.Event()
     stop = threading.Event()
 
-    def daemon() -> None:  # heartbeats, and once both runs wait in the queue, Ctrl-C
-        queued_at = None
+    def daemon() -> None:  # heartbeats, and once the CLI has said what holds the runs, Ctrl-C
+        deadline = time.monotonic() + 90
         with instance_at(home) as instance:
             while not stop.is_set():
                 instance.add_daemon_heartbeat(DaemonHeartbeat(time.time(), QUEUE_DAEMON, "busy", errors=[]))
                 alive.set()
-                waiting = instance.get_runs_count(dg.RunsFilter(statuses=[dg.DagsterRunStatus.QUEUED]))
-                queued_at = queued_at or (time.monotonic() if waiting == 2 else None)
-                # the CLI follows its runs once their launch processes end, which a loaded
-                # machine takes seconds to do: 15 s leaves it the 2 s of patience and more
-                if queued_at and time.monotonic() - queued_at > 15:
+                if noticed.is_set() or time.monotonic() > deadline:
                     os.kill(os.getpid(), signal.SIGINT)
                     return
                 time.sleep(0.5)
