@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import os
 import struct
 import time
@@ -80,23 +81,34 @@ def install_views(
     *,
     only: Sequence[Partition] | None = None,
 ) -> bool:
-    """(Re)create each conversation table's view over its current parts: `parts.<table>`, which
-    lists the files, read by the table's own view (`main.<table>`, made once: a load replaces
-    the long file lists alone, and the views readers see keep their descriptions). `only`:
-    temporary views over those partitions' parts alone, which shadow the tables for the rest of
-    the transaction (a load computes its partitions' rollups from them without opening every
-    part). Whether a table's own view was made, and so has no description yet."""
+    """List each conversation table's current parts in the macro `parts.<table>_files()`, read
+    by the view `parts.<table>`, read in turn by the table's own view (`main.<table>`). A load
+    replaces the macros alone: the views are made when their statement changes (no part yet, a
+    new root or release), so that a load binds no view of every part and readers' views keep
+    their descriptions. `only`: temporary views over those partitions' parts alone, which shadow
+    the tables for the rest of the transaction (a load computes its partitions' rollups from them
+    without opening every part). Whether a table's own view was made, and so has no description
+    yet."""
     if only is not None:
         chosen = _files_of(conn, only)
         for spec in CONVERSATION_TABLES:
-            conn.execute(_view_of_parts(spec, "TEMP", spec.name, root, chosen.get(spec.name, [])))
+            files = chosen.get(spec.name, [])
+            conn.execute(_view_of_parts(spec, "TEMP", spec.name, root, _listed(files) if files else None))
         return False
     conn.execute(sql_text("parts/create_parts_schema.sql"))
+    made_from = dict(conn.execute(sql_text("parts/parts_view_definitions.sql")).fetchall())
     for spec in CONVERSATION_TABLES:
         rows = conn.execute(sql_text("parts/relation_parts.sql"), {"relation": spec.name}).fetchall()
-        conn.execute(
-            _view_of_parts(spec, "", f"{PARTS_SCHEMA}.{spec.name}", root, [file for (file,) in rows])
-        )
+        files = [file for (file,) in rows]
+        listed = _listed(files)
+        conn.execute(sql_text("parts/parts_list.sql").format(relation=spec.name, files=listed))
+        reading = f"{PARTS_SCHEMA}.{spec.name}_files()" if files else None
+        view = _view_of_parts(spec, "", f"{PARTS_SCHEMA}.{spec.name}", root, reading)
+        definition = hashlib.sha256(view.encode()).hexdigest()[:16]
+        if made_from.get(spec.name) != definition:
+            conn.execute(view)
+            described = sql_text("parts/describe_parts_view.sql")
+            conn.execute(described.format(relation=spec.name, definition=quoted(definition)))
     reading = {
         name: (list(columns), text)
         for name, columns, text in conn.execute(sql_text("parts/table_views.sql")).fetchall()
@@ -113,18 +125,24 @@ def install_views(
     return made
 
 
-def _view_of_parts(spec: TableSpec, temporary: str, relation: str, root: Path, files: list[str]) -> str:
-    if not files:
+def _listed(files: list[str]) -> str:
+    """The parts' names under the root as one SQL string literal, comma-separated."""
+    if any("," in file for file in files):  # names are percent-encoded segments and hex ids
+        raise ValueError(f"a part's name holds a comma: {next(file for file in files if ',' in file)}")
+    return quoted(",".join(files))
+
+
+def _view_of_parts(spec: TableSpec, temporary: str, relation: str, root: Path, files: str | None) -> str:
+    """The view of the parts whose names `files` (an SQL expression) gives; None: of none."""
+    if files is None:
         return sql_text("parts/empty_view.sql").format(
             temporary=temporary, relation=relation, columns=_typed_nulls(spec)
         )
-    if any("," in file for file in files):  # names are percent-encoded segments and hex ids
-        raise ValueError(f"a part's name holds a comma: {next(file for file in files if ',' in file)}")
     return sql_text("parts/raw_view.sql").format(
         temporary=temporary,
         relation=relation,
         columns=_view_columns(spec),
-        files=quoted(",".join(files)),
+        files=files,
         root=quoted(f"{root}/"),
     )
 
