@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import shutil
 import struct
 import subprocess
 import sys
 import time
+import uuid
 from datetime import date
 from pathlib import Path
 
 import pytest
+import trend_samples as samples
 from test_cli import base_env, cli
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
@@ -89,14 +92,80 @@ def test_a_failed_load_publishes_nothing_and_leaves_no_working_copy(tmp_path: Pa
 
 
 def test_the_file_is_in_the_storage_format_every_duckdb_1x_reads(tmp_path: Path) -> None:
-    """DuckDB 1.0 reads storage version 64, and a newer client refuses nothing older; the number
-    sits after the 8-byte checksum and the magic bytes of the file's main header."""
+    """Storage version 64, the one DuckDB 1.0 to 1.5 write by default (a newer client refuses
+    nothing older); the number sits after the 8-byte checksum and the magic bytes of the file's
+    main header. Which clients open the file is the next test's."""
     warehouse = Warehouse(str(tmp_path / "w.duckdb"))
     with warehouse.connect() as conn:
         warehouse.ensure_schema(conn)
     header = Path(warehouse.path).read_bytes()[:20]
     assert header[8:12] == b"DUCK"
     assert struct.unpack("<Q", header[12:20]) == (64,)
+
+
+OLDEST_DUCKDB = "1.5.0"
+"""The oldest DuckDB that opens every file this one writes: DuckDB 1.5 writes files that 1.0-1.4
+may refuse once loads have rewritten them ("Failed to load metadata pointer"), whatever their
+contents (docs/warehouse.md)."""
+
+EVERY_RELATION = """
+import json, sys
+import duckdb
+conn = duckdb.connect(sys.argv[1], read_only=True)
+names = [name for (name,) in conn.execute(
+    "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' UNION ALL "
+    "SELECT view_name FROM duckdb_views() WHERE schema_name = 'main' AND NOT internal"
+).fetchall()]
+answers = {}
+for name in names:
+    try:
+        answers[name] = conn.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0]
+    except duckdb.Error as exc:
+        answers[name] = str(exc).splitlines()[0]
+print(json.dumps([duckdb.__version__, answers]))
+"""
+
+
+@pytest.fixture(scope="session")
+def oldest_duckdb() -> Path:
+    """A Python with `OLDEST_DUCKDB`, a BI tool's client that is not upgraded: made once, beside
+    the environment running the tests, from the same package index."""
+    home = Path(sys.prefix) / f"duckdb-{OLDEST_DUCKDB}"
+    python = home / "bin" / "python"
+    if not python.exists():
+        building = home.with_name(f"{home.name}.{uuid.uuid4().hex[:8]}")
+        subprocess.run([sys.executable, "-m", "venv", str(building)], check=True)
+        subprocess.run(
+            [str(building / "bin" / "python"), "-m", "pip", "install", "--quiet", f"duckdb=={OLDEST_DUCKDB}"],
+            check=True,
+            timeout=300,
+        )
+        try:
+            building.rename(home)
+        except OSError:  # made meanwhile by another worker
+            shutil.rmtree(building)
+    return python
+
+
+def test_the_oldest_duckdb_reads_every_table_and_view_as_this_version_does(
+    tmp_path: Path, oldest_duckdb: Path
+) -> None:
+    """A BI tool on the oldest DuckDB that reads this file format opens the file and gets every
+    table and view, conversation tables (views over their parts' macros) and evaluations, with the
+    same rows as this DuckDB."""
+    _, warehouse = samples.build_warehouse(tmp_path)
+    answers = {}
+    for python in (oldest_duckdb, Path(sys.executable)):
+        done = subprocess.run(
+            [str(python), "-c", EVERY_RELATION, warehouse.path], capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+        version, answers[python] = json.loads(done.stdout)
+        assert python != oldest_duckdb or version == OLDEST_DUCKDB
+    old, new = answers[oldest_duckdb], answers[Path(sys.executable)]
+    assert old == new
+    assert all(isinstance(rows, int) for rows in new.values()), new
+    assert len(new) > 50 and new["spans"] > 0 and new["evaluation_failures"] > 0
 
 
 HOLDER = """
