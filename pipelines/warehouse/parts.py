@@ -93,17 +93,17 @@ def install_views(
         chosen = _files_of(conn, only)
         for spec in CONVERSATION_TABLES:
             files = chosen.get(spec.name, [])
-            conn.execute(_view_of_parts(spec, "TEMP", spec.name, root, _listed(files) if files else None))
+            conn.execute(_list_parts(spec.name, "TEMP", files))
+            conn.execute(_view_of_parts(spec, "TEMP", spec.name, root, bool(files)))
         return False
     conn.execute(sql_text("parts/create_parts_schema.sql"))
     made_from = dict(conn.execute(sql_text("parts/parts_view_definitions.sql")).fetchall())
     for spec in CONVERSATION_TABLES:
+        relation = f"{PARTS_SCHEMA}.{spec.name}"
         rows = conn.execute(sql_text("parts/relation_parts.sql"), {"relation": spec.name}).fetchall()
         files = [file for (file,) in rows]
-        listed = _listed(files)
-        conn.execute(sql_text("parts/parts_list.sql").format(relation=spec.name, files=listed))
-        reading = f"{PARTS_SCHEMA}.{spec.name}_files()" if files else None
-        view = _view_of_parts(spec, "", f"{PARTS_SCHEMA}.{spec.name}", root, reading)
+        conn.execute(_list_parts(relation, "", files))
+        view = _view_of_parts(spec, "", relation, root, bool(files))
         definition = hashlib.sha256(view.encode()).hexdigest()[:16]
         if made_from.get(spec.name) != definition:
             conn.execute(view)
@@ -125,25 +125,23 @@ def install_views(
     return made
 
 
-def _listed(files: list[str]) -> str:
-    """The parts' names under the root as one SQL string literal, comma-separated."""
+def _list_parts(relation: str, temporary: str, files: list[str]) -> str:
+    """The statement that names `files`, parts under the root, for the view `relation`."""
     if any("," in file for file in files):  # names are percent-encoded segments and hex ids
         raise ValueError(f"a part's name holds a comma: {next(file for file in files if ',' in file)}")
-    return quoted(",".join(files))
+    return sql_text("parts/parts_list.sql").format(
+        temporary=temporary, relation=relation, files=quoted(",".join(files))
+    )
 
 
-def _view_of_parts(spec: TableSpec, temporary: str, relation: str, root: Path, files: str | None) -> str:
-    """The view of the parts whose names `files` (an SQL expression) gives; None: of none."""
-    if files is None:
+def _view_of_parts(spec: TableSpec, temporary: str, relation: str, root: Path, any_part: bool) -> str:
+    """The view of the parts its macro names (`_list_parts`); of none when there is no part."""
+    if not any_part:
         return sql_text("parts/empty_view.sql").format(
             temporary=temporary, relation=relation, columns=_typed_nulls(spec)
         )
     return sql_text("parts/raw_view.sql").format(
-        temporary=temporary,
-        relation=relation,
-        columns=_view_columns(spec),
-        files=files,
-        root=quoted(f"{root}/"),
+        temporary=temporary, relation=relation, columns=_view_columns(spec), root=quoted(f"{root}/")
     )
 
 

@@ -1,6 +1,7 @@
--- The current parts of the conversation table {relation}: one string of their names under the
--- root, which its view parts.{relation} splits as it is read. Each load replaces this macro
--- alone: making a view again binds it, which opens its first file and reads the day out of every
--- part's name (0.1 s a table at 12,000 parts, and the memory of the list), while a macro is
--- stored as it is. A view calls the macro whenever it is read, so it reads the list of its file.
-CREATE OR REPLACE MACRO parts.{relation}_files() AS {files};
+-- The parts of the conversation table read by the view {relation}: one string of their names
+-- under the root, which the view splits as it is read. A load replaces the macro of each table's
+-- view of every part (parts.<table>) alone: making a view again binds it, which opens its first
+-- file and reads the day out of every part's name (0.1 s a table at 12,000 parts, and the memory
+-- of the list), while a macro is stored as it is, and the view reads the list of its own file.
+-- A temporary view of a few partitions' parts reads a temporary macro.
+CREATE OR REPLACE {temporary} MACRO {relation}_files() AS {files};
