@@ -138,7 +138,7 @@ def test_processes_sharing_a_postgres_budget_share_one_rate(postgres: str) -> No
     # intervals, where three processes not sharing one budget would pass 10 in 3 intervals.
     spans = [through[i + 9] - through[i] for i in range(len(through) - 9)]
     assert min(spans) >= 9 / 40 - 0.03, "permits came faster than the rate allows"
-    assert through[-1] - through[0] >= 29 / 40 - 0.005
+    assert through[-1] - through[0] >= 29 / 40 - 0.03  # the first and last gaps jitter alike
 
 
 def test_a_postgres_budget_that_cannot_be_reached_is_one_clear_error_without_its_password() -> None:
