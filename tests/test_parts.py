@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from datetime import date, timedelta
 from pathlib import Path
 
 import duckdb
@@ -254,3 +255,133 @@ def test_a_table_view_of_an_older_release_listing_its_parts_itself_is_made_again
     assert "FROM parts.turns" in text and comment
     with duckdb.connect(warehouse.path, read_only=True) as conn:
         assert conn.execute("SELECT count(DISTINCT partition_date) FROM turns").fetchone() == (2,)
+
+
+# -- folded parts -------------------------------------------------------------------------------
+
+FIRST = date(2026, 10, 20)
+DAYS = [FIRST + timedelta(days=offset) for offset in range(28)]  # 2026-10-20 … 2026-11-16
+
+
+def _day_conversation(day: date, name: str = "c", **changes: object) -> dict:
+    return conversation(f"{name}{day:%m%d}", f"{day.isoformat()}T10:00:00Z", **changes)
+
+
+@pytest.fixture
+def month_lake(tmp_path: Path) -> Lake:
+    """One conversation a day of APP over 28 days: a month that ended, a week of the next month
+    that ended more than a week before the newest day, and the recent days."""
+    lake = Lake(str(tmp_path / "lake"))
+    for day in DAYS:
+        write_partition(lake, APP, day, [_day_conversation(day)])
+    return lake
+
+
+def _listing(warehouse: Warehouse, relation: str = "conversations") -> dict[date, str]:
+    with duckdb.connect(warehouse.path, read_only=True) as conn:
+        return dict(
+            conn.execute(
+                "SELECT partition_date, file FROM warehouse_parts WHERE relation = ? ORDER BY ALL", [relation]
+            ).fetchall()
+        )
+
+
+def _per_day(warehouse: Warehouse, table: str = "conversations") -> dict[date, int]:
+    with duckdb.connect(warehouse.path, read_only=True) as conn:
+        return dict(conn.execute(f"SELECT partition_date, count(*) FROM {table} GROUP BY ALL").fetchall())
+
+
+@pytest.mark.parametrize(
+    ("day", "newest", "unit"),
+    [
+        (date(2026, 10, 20), date(2026, 11, 16), (date(2026, 10, 1), date(2026, 10, 31))),
+        (date(2026, 11, 3), date(2026, 11, 16), (date(2026, 11, 1), date(2026, 11, 7))),
+        (date(2026, 11, 8), date(2026, 11, 16), None),  # its week ends 11-14, within 7 days of 11-16
+        (date(2026, 11, 16), date(2026, 11, 16), None),
+        (date(2026, 11, 29), date(2026, 12, 10), (date(2026, 11, 1), date(2026, 11, 30))),
+        (date(2026, 10, 30), date(2026, 11, 7), None),  # the 29th-31st wait for their month
+        (date(2024, 2, 29), date(2024, 3, 9), (date(2024, 2, 1), date(2024, 2, 29))),
+    ],
+)
+def test_an_old_day_is_folded_with_its_week_then_with_its_month(
+    day: date, newest: date, unit: tuple[date, date] | None
+) -> None:
+    assert parts.fold_unit(day, newest) == unit
+
+
+def test_a_load_folds_the_days_a_week_older_than_the_newest_into_one_part_a_week_or_a_month(
+    month_lake: Lake, tmp_path: Path
+) -> None:
+    warehouse = Warehouse(str(tmp_path / "w.duckdb"))
+    for start in range(0, len(DAYS), 5):  # as hourly runs bring them, a few days at a time
+        load_conversation_partitions(month_lake, warehouse, [(APP, day) for day in DAYS[start : start + 5]])
+    for spec in CONVERSATION_TABLES:
+        listing = _listing(warehouse, spec.name)
+        october = {listing[day] for day in DAYS if day.month == 10}
+        first_week = {listing[day] for day in DAYS if day.month == 11 and day.day <= 7}
+        recent = [listing[day] for day in DAYS if day.month == 11 and day.day > 7]
+        assert len(october) == 1 and parts.is_folded(october.pop()), spec.name
+        assert len(first_week) == 1 and parts.is_folded(first_week.pop()), spec.name
+        assert len(set(recent)) == 9 and not any(parts.is_folded(file) for file in recent), spec.name
+    assert _per_day(warehouse) == dict.fromkeys(DAYS, 1)
+    assert _per_day(warehouse, "turns") == dict.fromkeys(DAYS, 2)
+    with duckdb.connect(warehouse.path, read_only=True) as conn:
+        held = {Path(f) for (f,) in conn.execute("SELECT file FROM warehouse_retired_parts").fetchall()}
+        one_day = conn.execute(
+            "SELECT conversation_name FROM conversations WHERE partition_date = ?", [date(2026, 10, 25)]
+        ).fetchall()
+    assert one_day == [(f"{APP}/conversations/c1025",)]
+    listed_now = listed(warehouse)
+    assert listed_now <= part_files(warehouse) <= listed_now | {warehouse.parts_root / f for f in held}
+
+
+def test_a_day_loaded_again_in_a_folded_part_replaces_its_rows_and_the_fold_is_written_again(
+    month_lake: Lake, tmp_path: Path
+) -> None:
+    warehouse = Warehouse(str(tmp_path / "w.duckdb"))
+    load_conversation_partitions(month_lake, warehouse, [(APP, day) for day in DAYS])
+    folded = _listing(warehouse)[date(2026, 10, 25)]
+    again = date(2026, 10, 25)
+    write_partition(
+        month_lake, APP, again, [_day_conversation(again, source="EVAL"), _day_conversation(again, "d")]
+    )
+    load_conversation_partitions(month_lake, warehouse, [(APP, again)])
+    listing = _listing(warehouse)
+    assert listing[again] != folded and parts.is_folded(listing[again])
+    assert len({listing[day] for day in DAYS if day.month == 10}) == 1  # folded again, with the new rows
+    assert _per_day(warehouse) == {**dict.fromkeys(DAYS, 1), again: 2}
+    with duckdb.connect(warehouse.path, read_only=True) as conn:
+        assert conn.execute(
+            "SELECT conversation_name, source FROM conversations WHERE partition_date = ? ORDER BY ALL",
+            [again],
+        ).fetchall() == [(f"{APP}/conversations/c1025", "EVAL"), (f"{APP}/conversations/d1025", "LIVE")]
+        daily = conn.execute(
+            "SELECT sum(conversations) FROM daily_conversations WHERE day = ?", [again]
+        ).fetchall()
+    assert daily == [(2,)]  # the day's rollups, from its new rows
+
+
+def test_a_conversation_moved_out_of_a_folded_day_leaves_it(month_lake: Lake, tmp_path: Path) -> None:
+    warehouse = Warehouse(str(tmp_path / "w.duckdb"))
+    load_conversation_partitions(month_lake, warehouse, [(APP, day) for day in DAYS])
+    left, newest = date(2026, 10, 22), DAYS[-1]
+    moved = conversation("c1022", f"{newest.isoformat()}T12:00:00Z")  # it starts on the newest day now
+    write_partition(month_lake, APP, newest, [_day_conversation(newest), moved])
+    load_conversation_partitions(month_lake, warehouse, [(APP, newest)])
+    assert _per_day(warehouse) == {**{day: 1 for day in DAYS if day != left}, newest: 2}
+    assert left not in _listing(warehouse)  # its only conversation left: the day has no part
+    assert len({file for day, file in _listing(warehouse).items() if day.month == 10}) == 1
+
+
+def test_a_view_of_a_few_partitions_reads_only_their_days_of_a_folded_part(
+    month_lake: Lake, tmp_path: Path
+) -> None:
+    warehouse = Warehouse(str(tmp_path / "w.duckdb"))
+    load_conversation_partitions(month_lake, warehouse, [(APP, day) for day in DAYS])
+    chosen = [(APP, date(2026, 10, 21)), (APP, date(2026, 11, 3)), (APP, date(2026, 11, 12))]
+    with duckdb.connect(warehouse.path, read_only=True) as conn:
+        with parts.reading_only(conn, warehouse.parts_root, chosen):
+            days = conn.execute("SELECT partition_date FROM turns GROUP BY ALL ORDER BY ALL").fetchall()
+            count = conn.execute("SELECT count(*) FROM conversations").fetchone()
+        assert conn.execute("SELECT count(*) FROM conversations").fetchone() == (len(DAYS),)
+    assert [day for (day,) in days] == [day for _, day in chosen] and count == (3,)

@@ -210,7 +210,8 @@ def test_sql_text_never_holds_values() -> None:
     table's columns from the schema registry; `temporary`: TEMP or nothing; `variable`: a named
     query's parameter's session variable, from its declared name; `value`: its parsed value as a
     typed literal, `typed_literal`; `database`: the connection's own database, a quoted
-    identifier)."""
+    identifier; `macro`, `chosen`: a macro's or a temporary table's name; `sources`, `files`: the
+    text of other sql/ files, or a bound parameter's name)."""
     identifier_slots = {
         "table",
         "relation",
@@ -220,6 +221,10 @@ def test_sql_text_never_holds_values() -> None:
         "temporary",
         "variable",
         "database",
+        "macro",
+        "chosen",
+        "sources",
+        "files",
     }
     problems = []
     for path in sorted((ROOT / "pipelines").rglob("*.py")):

@@ -245,19 +245,24 @@ class PartLoad:
             for spec in CONVERSATION_TABLES:
                 source = partition.tables[spec.name]
                 inserted[spec.name] += writer.write("write_part", spec, app, day, source=source)
+        stale = set()  # (table, app, day): a folded part that a moved conversation left
         for app, day in sorted(left, key=lambda partition: (partition[1], partition[0])):
             current = dict(
                 conn.execute(sql_text("parts/partition_parts.sql"), {"app": app, "day": day}).fetchall()
             )
             for spec in CONVERSATION_TABLES:
-                if spec.name in current:
-                    source = str(writer.root / current[spec.name])
-                    writer.write("write_part", spec, app, day, source=source)
-        writer.publish(next_version(conn))
+                file = current.get(spec.name)
+                if file is not None and parts.is_folded(file):
+                    stale.add((spec.name, app, day))
+                elif file is not None:
+                    writer.write("write_part", spec, app, day, source=str(writer.root / file))
+        version = next_version(conn)
+        writer.publish(version)
+        changed = sorted({*latest, *left})
+        parts.fold(conn, writer, {app for app, _ in changed}, version, stale)
         if parts.install_views(conn, writer.root):
             apply_comments(conn)  # a table's view made (again) has none
         inserted[REJECTS.name] = _replace_rejects(conn, partitions)
-        changed = sorted({*latest, *left})
         parts.install_views(conn, writer.root, only=changed)  # the rollups read these alone
         rollups.refresh(conn, changed)
         parts.drop_temporary_views(conn)
@@ -268,11 +273,23 @@ class PartLoad:
         """The partitions, not replaced now, that hold a conversation of the load (it moved)."""
         apps = sorted({app for app, _ in replaced})
         listed = self._conn.execute(sql_text("parts/app_conversation_parts.sql"), {"apps": apps}).fetchall()
-        files = [str(self._writer.root / file) for app, day, file in listed if (app, day) not in replaced]
-        if not files:
-            return set()
-        found = self._conn.execute(sql_text("parts/holding_partitions.sql"), {"files": files}).fetchall()
-        return {(app, day) for app, day in found}
+        files = {file for app, day, file in listed if (app, day) not in replaced}
+        found: set[tuple[str, date]] = set()
+        for source, chosen in (
+            ("day_parts", [file for file in files if not parts.is_folded(file)]),
+            ("folded_parts", [file for file in files if parts.is_folded(file)]),
+        ):
+            if chosen:
+                read = sql_text(f"parts/{source}.sql").format(
+                    columns="app, partition_date, conversation_name", files="$files"
+                )
+                found.update(
+                    self._conn.execute(
+                        sql_text("parts/holding_partitions.sql").format(sources=read),
+                        {"files": sorted(str(self._writer.root / file) for file in chosen)},
+                    ).fetchall()
+                )
+        return found - replaced
 
 
 class TableLoad:

@@ -1,15 +1,19 @@
-"""The conversation tables of a DuckDB-file warehouse: immutable Parquet files ("parts"), one per
-table and (app, day) partition, in a folder beside the file (`<file>.parts`), read through views
-(each table's own, over the view `parts.<table>` that lists its files).
+"""The conversation tables of a DuckDB-file warehouse: immutable Parquet files ("parts") in a
+folder beside the file (`<file>.parts`), read through views (each table's own, over the view
+`parts.<table>` that lists its files). A recent (app, day) partition has a part of its own per
+table; an app's days a week older than its newest are folded into one part a week, then a month
+(`fold`), so that the lists, and what binding them costs every query, grow with apps and months,
+not days.
 
 A load publishes a new copy of the warehouse file (`publish`), so that a BI tool holding the file
 open never blocks it. Were the conversation tables in the file, every load would copy the whole
 history. Instead the file holds the views, the rollups, the evaluation tables, the rejects and
 the list of current parts (`warehouse_parts`): a load writes new parts for the partitions it
-replaces (and for the days a moved conversation left), lists them in its copy of the file, and
-publishes that copy. A reader's file lists the parts of the state it opened, and those parts
-stay on disk while any reader holds a file that lists them (`collect_garbage`): the cost of a
-load is its own partitions plus a file that grows with the number of partitions, not of rows.
+replaces (and for the days a moved conversation left), folds what has aged, lists them in its
+copy of the file, and publishes that copy. A reader's file lists the parts of the state it
+opened, and those parts stay on disk while any reader holds a file that lists them
+(`collect_garbage`): the cost of a load is its own partitions plus a file that grows with the
+number of parts, not of rows.
 
 Each published file is also linked under `<file>.parts/versions/`, so that a file replaced by a
 newer one keeps a name: whether a reader still holds it is whether DuckDB's lock is on it.
@@ -24,8 +28,9 @@ import os
 import struct
 import time
 import uuid
-from collections.abc import Iterator, Sequence
-from datetime import date
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import date, timedelta
 from pathlib import Path
 
 import duckdb
@@ -48,7 +53,39 @@ PARTS_SCHEMA = "parts"
 BOOKKEEPING = frozenset({"warehouse_parts", "warehouse_retired_parts", "warehouse_publications"})
 """The tables of `sql/parts/create_manifest.sql`: how the file is stored, not what it holds."""
 
+FOLDED = "folded"
+"""The folder, beside an app's day folders of a table, of its folded parts."""
+FOLD_AFTER_DAYS = 7
+"""Days of an app older than its newest day by more than this are folded: the hourly schedule
+reloads the last few days (`CES_LOOKBACK_DAYS`), which stay day parts."""
+READING = "reading_folded_days"
+"""The table of the folded parts' days that temporary views of a few partitions read."""
+FOLDING = "folding_days"
+"""The table of the folded parts' days that a new folded part is written from."""
+
 Partition = tuple[str, date]
+
+
+def is_folded(file: str) -> bool:
+    """Whether a part (its name under the root) is a folded part, of many days, or a day part."""
+    return f"/{FOLDED}/" in file
+
+
+def fold_unit(day: date, newest: date) -> tuple[date, date] | None:
+    """The days an app's `day` is folded with, once its newest day is `newest`: its whole month
+    once the month ended more than `FOLD_AFTER_DAYS` before `newest`, else its seven days of the
+    month (1-7, 8-14, 15-21, 22-28) once they did; None while it is recent. A partition is stored
+    in a file of its own while the schedule may load it again, then in one file with its week,
+    then with its month: a year of an app is read from about 12 files, not 365."""
+    cutoff = newest - timedelta(days=FOLD_AFTER_DAYS)
+    month_end = (day.replace(day=28) + timedelta(days=4)).replace(day=1) - timedelta(days=1)
+    if month_end < cutoff:
+        return day.replace(day=1), month_end
+    if day.day <= 28:
+        start = day.replace(day=(day.day - 1) // 7 * 7 + 1)
+        if start + timedelta(days=6) < cutoff:
+            return start, start + timedelta(days=6)
+    return None
 
 
 def _file_columns(spec: TableSpec) -> str:
@@ -81,29 +118,37 @@ def install_views(
     *,
     only: Sequence[Partition] | None = None,
 ) -> bool:
-    """List each conversation table's current parts in the macro `parts.<table>_files()`, read
-    by the view `parts.<table>`, read in turn by the table's own view (`main.<table>`). A load
-    replaces the macros alone: the views are made when their statement changes (no part yet, a
-    new root or release), so that a load binds no view of every part and readers' views keep
-    their descriptions. `only`: temporary views over those partitions' parts alone, which shadow
-    the tables for the rest of the transaction (a load computes its partitions' rollups from them
+    """List each conversation table's current parts in the macros `parts.<table>_files()` (day
+    parts) and `parts.<table>_folded_files()` (folded parts), read by the view `parts.<table>`,
+    read in turn by the table's own view (`main.<table>`). A load replaces the macros alone: the
+    views are made when their statement changes (no part yet, a first folded part, a new root or
+    release), so that a load binds no view of every part and readers' views keep their
+    descriptions. `only`: temporary views over those partitions' rows alone, which shadow the
+    tables for the rest of the transaction (a load computes its partitions' rollups from them
     without opening every part). Whether a table's own view was made, and so has no description
     yet."""
     if only is not None:
         chosen = _files_of(conn, only)
+        _choose(
+            conn, READING, [(str(root / file), day) for _, folded in chosen.values() for file, day in folded]
+        )
         for spec in CONVERSATION_TABLES:
-            files = chosen.get(spec.name, [])
-            conn.execute(_list_parts(spec.name, "TEMP", files))
-            conn.execute(_view_of_parts(spec, "TEMP", spec.name, root, bool(files)))
+            day_files, folded = chosen.get(spec.name, ([], []))
+            folded_files = sorted({file for file, _ in folded})
+            conn.execute(_list_parts(f"{spec.name}_files", "TEMP", day_files))
+            conn.execute(_list_parts(f"{spec.name}_folded_files", "TEMP", folded_files))
+            conn.execute(_view_of_parts(spec, "TEMP", spec.name, root, day_files, folded_files, READING))
         return False
     conn.execute(sql_text("parts/create_parts_schema.sql"))
     made_from = dict(conn.execute(sql_text("parts/parts_view_definitions.sql")).fetchall())
     for spec in CONVERSATION_TABLES:
         relation = f"{PARTS_SCHEMA}.{spec.name}"
         rows = conn.execute(sql_text("parts/relation_parts.sql"), {"relation": spec.name}).fetchall()
-        files = [file for (file,) in rows]
-        conn.execute(_list_parts(relation, "", files))
-        view = _view_of_parts(spec, "", relation, root, bool(files))
+        day_files = [file for (file,) in rows if not is_folded(file)]
+        folded_files = [file for (file,) in rows if is_folded(file)]
+        conn.execute(_list_parts(f"{relation}_files", "", day_files))
+        conn.execute(_list_parts(f"{relation}_folded_files", "", folded_files))
+        view = _view_of_parts(spec, "", relation, root, day_files, folded_files)
         definition = hashlib.sha256(view.encode()).hexdigest()[:16]
         if made_from.get(spec.name) != definition:
             conn.execute(view)
@@ -125,34 +170,71 @@ def install_views(
     return made
 
 
-def _list_parts(relation: str, temporary: str, files: list[str]) -> str:
-    """The statement that names `files`, parts under the root, for the view `relation`."""
+def _list_parts(macro: str, temporary: str, files: list[str]) -> str:
+    """The statement that names `files`, parts under the root, in the macro `macro`."""
     if any("," in file for file in files):  # names are percent-encoded segments and hex ids
         raise ValueError(f"a part's name holds a comma: {next(file for file in files if ',' in file)}")
     return sql_text("parts/parts_list.sql").format(
-        temporary=temporary, relation=relation, files=quoted(",".join(files))
+        temporary=temporary, macro=macro, files=quoted(",".join(files))
     )
 
 
-def _view_of_parts(spec: TableSpec, temporary: str, relation: str, root: Path, any_part: bool) -> str:
-    """The view of the parts its macro names (`_list_parts`); of none when there is no part."""
-    if not any_part:
+def _view_of_parts(
+    spec: TableSpec,
+    temporary: str,
+    relation: str,
+    root: Path,
+    day_files: Sequence[str],
+    folded_files: Sequence[str],
+    chosen: str | None = None,
+) -> str:
+    """The view of the parts its macros name (`_list_parts`): the day parts, the folded parts (of
+    the days in the table `chosen` alone, if given), or none. Its statement depends on which kinds
+    there are, not on the parts themselves."""
+    if not day_files and not folded_files:
         return sql_text("parts/empty_view.sql").format(
             temporary=temporary, relation=relation, columns=_typed_nulls(spec)
         )
+    columns, sources = _view_columns(spec), []
+    if day_files:
+        files = sql_text("parts/listed_parts.sql").format(macro=f"{relation}_files", root=quoted(f"{root}/"))
+        sources.append(sql_text("parts/day_parts.sql").format(columns=columns, files=files))
+    if folded_files:
+        files = sql_text("parts/listed_parts.sql").format(
+            macro=f"{relation}_folded_files", root=quoted(f"{root}/")
+        )
+        source = "chosen_folded_parts" if chosen else "folded_parts"
+        sources.append(sql_text(f"parts/{source}.sql").format(columns=columns, files=files, chosen=chosen))
     return sql_text("parts/raw_view.sql").format(
-        temporary=temporary, relation=relation, columns=_view_columns(spec), root=quoted(f"{root}/")
+        temporary=temporary, relation=relation, sources="\nUNION ALL\n".join(sources)
     )
 
 
-def _files_of(conn: duckdb.DuckDBPyConnection, partitions: Sequence[Partition]) -> dict[str, list[str]]:
-    """The current parts of these partitions, per table."""
-    files: dict[str, list[str]] = {}
+def _choose(conn: duckdb.DuckDBPyConnection, chosen: str, days: Sequence[tuple[str, date]]) -> None:
+    """The table `chosen`: the days (file path, day) a statement reads of folded parts."""
+    conn.execute(sql_text("parts/create_chosen_days.sql").format(chosen=chosen))
+    if days:
+        conn.executemany(
+            sql_text("parts/insert_chosen_day.sql").format(chosen=chosen),
+            [{"file": file, "day": day} for file, day in days],
+        )
+
+
+def _files_of(
+    conn: duckdb.DuckDBPyConnection, partitions: Sequence[Partition]
+) -> dict[str, tuple[list[str], list[tuple[str, date]]]]:
+    """The current parts of these partitions, per table: its day parts, and its folded parts with
+    each day chosen of them."""
+    files: dict[str, tuple[list[str], list[tuple[str, date]]]] = {}
     for app, day in sorted(set(partitions), key=lambda partition: (partition[1], partition[0])):
         for relation, file in conn.execute(
             sql_text("parts/partition_parts.sql"), {"app": app, "day": day}
         ).fetchall():
-            files.setdefault(relation, []).append(file)
+            day_files, folded = files.setdefault(relation, ([], []))
+            if is_folded(file):
+                folded.append((file, day))
+            else:
+                day_files.append(file)
     return files
 
 
@@ -187,6 +269,7 @@ def reading_app(
 def drop_temporary_views(conn: duckdb.DuckDBPyConnection) -> None:
     for spec in CONVERSATION_TABLES:
         conn.execute(sql_text("parts/drop_temporary_view.sql").format(relation=spec.name))
+    conn.execute(sql_text("parts/drop_chosen_days.sql").format(chosen=READING))
 
 
 def _folder(relation: str, app: str | None, day: date | None) -> str:
@@ -232,6 +315,55 @@ class PartWriter:
         )
         return int(rows)
 
+    def fold(self, spec: TableSpec, app: str, listed: Sequence[tuple[date, str]]) -> None:
+        """Write one folded part of these days of `app`, each with the part it is listed in now (a
+        day part, or a folded part, which may hold other days too), and list it for each day in
+        their place; a day left with no rows (its conversations moved) is listed by none."""
+        folder = f"{spec.name}/{app_segment(app)}/{FOLDED}"
+        self._sweep(folder)
+        relative = f"{folder}/{uuid.uuid4().hex}.parquet"
+        path = self.root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.written.append(path)
+        day_files = [str(self.root / file) for _, file in listed if not is_folded(file)]
+        folded = [(str(self.root / file), day) for day, file in listed if is_folded(file)]
+        sources, values = [], {"app": app}
+        if day_files:
+            sources.append(sql_text("parts/day_parts.sql").format(columns="*", files="$day_files"))
+            values["day_files"] = day_files
+        if folded:
+            _choose(self._conn, FOLDING, folded)
+            source = sql_text("parts/chosen_folded_parts.sql")
+            sources.append(
+                source.format(columns="* EXCLUDE (filename)", files="$folded_files", chosen=FOLDING)
+            )
+            values["folded_files"] = sorted({file for file, _ in folded})
+        text = sql_text("parts/write_folded_part.sql").format(
+            relation=spec.name,
+            columns=_file_columns(spec),
+            sources="\nUNION ALL BY NAME\n".join(sources),
+            target=quoted(str(path)),
+        )
+        self._conn.execute(text, values)
+        rows = dict(
+            self._conn.execute(sql_text("parts/folded_part_days.sql"), {"file": str(path)}).fetchall()
+        )
+        if not rows:
+            path.unlink()
+        self._conn.executemany(
+            sql_text("parts/record_written_part.sql"),
+            [
+                {
+                    "relation": spec.name,
+                    "app": app,
+                    "day": day,
+                    "file": relative if rows.get(day) else None,
+                    "rows": rows.get(day, 0),
+                }
+                for day, _ in listed
+            ],
+        )
+
     def _sweep(self, folder: str) -> None:
         """Delete what a killed load left in `folder`: parts no file lists."""
         if self._known is None:
@@ -245,8 +377,9 @@ class PartWriter:
     def publish(self, version: int) -> None:
         """List the parts written in place of those of their (table, app, day), which publication
         `version` retires."""
-        self._conn.execute(sql_text("parts/retire_replaced_parts.sql"), {"version": version})
+        self._conn.execute(sql_text("parts/retire_replaced_parts.sql"))
         self._conn.execute(sql_text("parts/swap_written_parts.sql"))
+        self._conn.execute(sql_text("parts/retire_unlisted_parts.sql"), {"version": version})
 
     def sync(self) -> None:
         """Every part on disk, and its folder entry, before the file listing it is published."""
@@ -263,6 +396,72 @@ class PartWriter:
         for path in self.written:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
+
+
+def fold(
+    conn: duckdb.DuckDBPyConnection,
+    writer: PartWriter,
+    apps: Iterable[str],
+    version: int,
+    stale: Iterable[tuple[str, str, date]] = (),
+) -> int:
+    """Fold these apps' days that `fold_unit` groups and that are in more than one part, and
+    write again the folded parts of the `stale` (table, app, day): a load's conversations moved
+    out of them. Listed by publication `version`, in the load's transaction. Parts written."""
+    listed = conn.execute(sql_text("parts/app_parts.sql"), {"apps": sorted(set(apps))}).fetchall()
+    groups = fold_groups(listed, set(stale))
+    specs = {spec.name: spec for spec in CONVERSATION_TABLES}
+    for relation, app, days in groups:
+        writer.fold(specs[relation], app, days)
+    if groups:
+        writer.publish(version)
+    return len(groups)
+
+
+def fold_groups(
+    listed: Iterable[tuple[str, str, date, str]], stale: set[tuple[str, str, date]]
+) -> list[tuple[str, str, list[tuple[date, str]]]]:
+    """(table, app, its days with their parts) of each folded part to write: the days of a
+    `fold_unit` listed in more than one part or holding a stale day, with every day of a folded
+    part they list (so a folded part is replaced whole, never left listing fewer days than it
+    holds)."""
+    by_table: dict[tuple[str, str], list[tuple[date, str]]] = defaultdict(list)
+    newest: dict[str, date] = {}
+    for relation, app, day, file in listed:
+        by_table[relation, app].append((day, file))
+        newest[app] = max(newest.get(app, day), day)
+    groups = []
+    for (relation, app), days in sorted(by_table.items()):
+        for unit in _units(days, newest[app]):
+            if len({file for _, file in unit}) > 1 or any((relation, app, day) in stale for day, _ in unit):
+                groups.append((relation, app, unit))
+    return groups
+
+
+def _units(days: Iterable[tuple[date, str]], newest: date) -> list[list[tuple[date, str]]]:
+    """One table's days of one app (with their parts) by `fold_unit` (a recent day alone), the
+    units a folded part lists joined into one."""
+    joined: dict[date, date] = {}  # a unit (its first day) → the unit it joined
+
+    def unit_of(key: date) -> date:
+        while joined.get(key, key) != key:
+            key = joined[key]
+        return key
+
+    first_unit: dict[str, date] = {}
+    keyed = []
+    for day, file in sorted(days):
+        unit = fold_unit(day, newest)
+        key = unit_of(unit[0] if unit else day)
+        if is_folded(file):
+            earlier = unit_of(first_unit.setdefault(file, key))
+            if earlier != key:
+                joined[key] = earlier
+        keyed.append((key, day, file))
+    units: dict[date, list[tuple[date, str]]] = defaultdict(list)
+    for key, day, file in keyed:
+        units[unit_of(key)].append((day, file))
+    return list(units.values())
 
 
 @contextlib.contextmanager

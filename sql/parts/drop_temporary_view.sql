@@ -1,3 +1,3 @@
--- A load's view of its own partitions' parts, once their rollups are computed.
 DROP VIEW IF EXISTS temp.{relation};
 DROP MACRO IF EXISTS temp.{relation}_files;
+DROP MACRO IF EXISTS temp.{relation}_folded_files;

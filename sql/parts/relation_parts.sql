@@ -1,4 +1,6 @@
--- The parts {relation} lists now, in a stable order (day, app): what its view reads.
+-- The parts {relation} lists now, each once (a folded part is listed for each of its days), in a
+-- stable order (first day, app): what its view reads.
 SELECT file FROM warehouse_parts
 WHERE relation = $relation
-ORDER BY partition_date NULLS FIRST, app NULLS FIRST, file;
+GROUP BY file
+ORDER BY min(partition_date) NULLS FIRST, min(app) NULLS FIRST, file;

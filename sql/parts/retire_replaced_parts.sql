@@ -1,5 +1,5 @@
--- The parts the load's parts replace, those of their (relation, app, day), retired by
--- publication $version: deleted once no reader's file lists them (collectable_parts.sql).
-INSERT INTO warehouse_retired_parts
-SELECT file, $version FROM warehouse_parts
+-- The parts listed for the partitions written (a folded part is listed for each of its days), set
+-- aside until the written ones are listed in their place (`retire_unlisted_parts.sql`).
+CREATE OR REPLACE TEMP TABLE replaced_parts AS
+SELECT DISTINCT file FROM warehouse_parts
 SEMI JOIN written_parts USING (relation, app, partition_date);

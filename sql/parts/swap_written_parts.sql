@@ -4,4 +4,4 @@ WHERE listed.relation = written.relation
     AND listed.app IS NOT DISTINCT FROM written.app
     AND listed.partition_date IS NOT DISTINCT FROM written.partition_date;
 INSERT INTO warehouse_parts SELECT * FROM written_parts WHERE file IS NOT NULL;
-DROP TABLE written_parts;
+DELETE FROM written_parts;

@@ -1,0 +1,1 @@
+INSERT INTO {chosen} VALUES ($file, $day);
