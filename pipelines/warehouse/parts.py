@@ -404,10 +404,10 @@ def fold(
     apps: Iterable[str],
     version: int,
     stale: Iterable[tuple[str, str, date]] = (),
-) -> int:
+) -> None:
     """Fold these apps' days that `fold_unit` groups and that are in more than one part, and
     write again the folded parts of the `stale` (table, app, day): a load's conversations moved
-    out of them. Listed by publication `version`, in the load's transaction. Parts written."""
+    out of them. Listed by publication `version`, in the load's transaction."""
     listed = conn.execute(sql_text("parts/app_parts.sql"), {"apps": sorted(set(apps))}).fetchall()
     groups = fold_groups(listed, set(stale))
     specs = {spec.name: spec for spec in CONVERSATION_TABLES}
@@ -415,7 +415,7 @@ def fold(
         writer.fold(specs[relation], app, days)
     if groups:
         writer.publish(version)
-    return len(groups)
+        conn.execute(sql_text("parts/drop_chosen_days.sql").format(chosen=FOLDING))
 
 
 def fold_groups(
