@@ -385,3 +385,18 @@ def test_a_view_of_a_few_partitions_reads_only_their_days_of_a_folded_part(
             count = conn.execute("SELECT count(*) FROM conversations").fetchone()
         assert conn.execute("SELECT count(*) FROM conversations").fetchone() == (len(DAYS),)
     assert [day for (day,) in days] == [day for _, day in chosen] and count == (3,)
+
+
+def test_a_folded_part_is_written_again_whole_even_where_its_days_now_fall_in_smaller_units() -> None:
+    """A month folded when its app's newest day was later, then a day of it loaded again while the
+    newest day is earlier (its newer days emptied): the month is one unit still, never split
+    into weeks that would each list the old folded part for fewer days than it holds."""
+    june = [date(2026, 6, day) for day in range(1, 31)]
+    listed = [("spans", APP, day, "spans/a/folded/month.parquet") for day in june if day.day != 15]
+    listed += [("spans", APP, date(2026, 6, 15), "spans/a/partition_date=2026-06-15/p.parquet")]
+    listed += [("spans", APP, date(2026, 7, 1), "spans/a/partition_date=2026-07-01/q.parquet")]
+    groups = parts.fold_groups(listed, set())
+    assert [(relation, app, [day for day, _ in days]) for relation, app, days in groups] == [
+        ("spans", APP, june)
+    ]
+    assert parts.fold_groups([row for row in listed if row[2].day != 15], set()) == []  # one part a unit
