@@ -14,6 +14,7 @@ from pipelines.orchestration.evaluation_assets import (
     started_evaluation_sensor,
     unfinished_evaluation_runs_sensor,
 )
+from pipelines.orchestration.maintenance import warehouse_maintenance_daily, warehouse_maintenance_job
 from pipelines.orchestration.partitions import app_day_partitions
 from pipelines.orchestration.report_assets import (
     REPORT_ASSETS,
@@ -42,8 +43,12 @@ def build_definitions(settings: Settings) -> dg.Definitions:
             rebuild_evaluation_runs_job,
             start_evaluation_job,
             report_dashboard_job,
+            warehouse_maintenance_job,
         ],
-        schedules=schedules(orchestration, ingest_job, ingest_evaluation_runs_job),
+        schedules=[
+            *schedules(orchestration, ingest_job, ingest_evaluation_runs_job),
+            warehouse_maintenance_daily,
+        ],
         sensors=[
             unfinished_evaluation_runs_sensor,
             started_evaluation_sensor,

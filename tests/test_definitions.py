@@ -42,8 +42,9 @@ def test_every_table_is_an_asset_and_every_job_schedule_and_sensor_is_there() ->
         "rebuild_conversations",
         "ingest_evaluation_runs",
         "start_evaluation_job",
+        "warehouse_maintenance_job",
     } <= jobs
-    for name in ("conversations_hourly", "evaluation_runs_daily"):
+    for name in ("conversations_hourly", "evaluation_runs_daily", "warehouse_maintenance_daily"):
         assert definitions.resolve_schedule_def(name).name == name
     for name in ("unfinished_evaluation_runs_sensor", "configured_apps_sensor", "report_after_loads"):
         assert definitions.resolve_sensor_def(name).name == name

@@ -219,3 +219,61 @@ def test_a_ducklakes_data_files_on_s3(tmp_path: Path, postgres: str, file_wareho
     assert files and all(path.startswith(f"{store.bucket}/ces/warehouse/main/") for path in files)
     with pytest.raises(DuckLakeSetupError, match="local path or s3://, not gs://"):
         Warehouse(lake.path, data_path="gs://bucket/warehouse/").row_counts()
+
+
+def _files(folder: Path) -> set[Path]:
+    return {path for path in folder.rglob("*.parquet")}
+
+
+def test_maintenance_expires_old_snapshots_and_deletes_the_files_only_they_read(
+    tmp_path: Path, file_warehouse: Warehouse
+) -> None:
+    """DuckLake keeps every snapshot and every replaced file until told: a loaded partition loaded
+    again (as each hourly run does) leaves its old files behind, until maintenance drops the
+    snapshots older than it keeps and the files only they read; the rows stay as they were."""
+    lake = Warehouse(catalog_target("sqlite", tmp_path, ""), data_path=str(tmp_path / "data"))
+    samples.build_warehouse(tmp_path / "first", lake)
+    samples.build_warehouse(tmp_path / "again", lake)  # the same partitions and runs, replaced
+    loaded, on_disk = contents(lake), _files(tmp_path / "data")
+    assert loaded == contents(file_warehouse)
+    with lake.connect() as conn:
+        kept, after_kept = ducklake.maintain(conn)  # by default, an hour's snapshots stay
+        assert after_kept.snapshots >= kept.snapshots > 10  # (writing the inlined rows is one more)
+        middle = _files(tmp_path / "data")
+        assert middle >= on_disk  # the replaced files stay a day
+        before, after = ducklake.maintain(conn, snapshots_kept="0 seconds", files_kept="0 seconds")
+    assert before.snapshots > 10 and after.snapshots == 1
+    assert contents(lake) == loaded
+    remaining = _files(tmp_path / "data")
+    assert remaining < middle and on_disk - remaining  # the replaced files went
+    assert len(remaining) == after.data_files + after.delete_files  # and no other
+    assert Warehouse(str(tmp_path / "w.duckdb")).maintain() is None  # a DuckDB file: nothing to do
+
+
+def test_the_maintenance_job_reports_the_lakes_state_before_and_after(tmp_path: Path) -> None:
+    """The daily schedule's job, run by Dagster on the warehouse resource as configured."""
+    import dagster as dg
+
+    from pipelines.orchestration.maintenance import warehouse_maintenance_job
+
+    lake = Warehouse(catalog_target("duckdb", tmp_path, ""), data_path=str(tmp_path / "data"))
+    samples.build_warehouse(tmp_path / "first", lake)
+    with lake.connect(read_only=True) as conn:
+        (snapshots,) = conn.execute("SELECT count(*) FROM ducklake_snapshots('warehouse')").fetchone()
+    resource = WarehouseResource.from_settings(
+        StorageSettings(warehouse=lake.path, warehouse_data_path=lake.data_path)
+    )
+    result = warehouse_maintenance_job.execute_in_process(resources={"warehouse": resource})
+    assert result.success
+    (materialized,) = [
+        event for event in result.all_events if event.event_type == dg.DagsterEventType.STEP_OUTPUT
+    ]
+    metadata = {key: value.value for key, value in materialized.step_output_data.metadata.items()}
+    with lake.connect(read_only=True) as conn:
+        (data_files,) = conn.execute(
+            "SELECT sum(file_count) FROM ducklake_table_info('warehouse')"
+        ).fetchone()
+        (after,) = conn.execute("SELECT count(*) FROM ducklake_snapshots('warehouse')").fetchone()
+    # an hour's snapshots kept; writing the inlined rows and merging files are snapshots of their own
+    assert metadata["snapshots before"] == snapshots and metadata["snapshots after"] == after > snapshots
+    assert metadata["data_files after"] == data_files > 0

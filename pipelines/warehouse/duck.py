@@ -154,6 +154,14 @@ class Warehouse:
 
         return loads.unfinished_evaluation_runs(self)
 
+    def maintain(self) -> tuple[ducklake.LakeState, ducklake.LakeState] | None:
+        """A DuckLake's maintenance (`ducklake.maintain`): its state before and after. None for a
+        DuckDB file, whose loads delete the parts they replaced once no reader holds them."""
+        if not self.is_ducklake:
+            return None
+        with self.connect() as conn:
+            return ducklake.maintain(conn)
+
     def row_counts(self) -> dict[str, int]:
         """Rows per contract table (0 for a table not created yet)."""
         from pipelines.warehouse import loads

@@ -17,6 +17,7 @@ import time
 import urllib.parse
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from importlib import resources
 
 import duckdb
@@ -31,6 +32,11 @@ CATALOG_EXTENSIONS = {"postgres:": "postgres_scanner", "sqlite:": "sqlite_scanne
 CONFLICT_ATTEMPTS = 5
 _PASSWORD = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)")
 INITIALIZE_ATTEMPTS = 3
+SNAPSHOTS_KEPT = "1 hour"
+"""How long a DuckLake's snapshots outlive the next one (`maintain`): longer than any reader's
+transaction, since time travel is not what this warehouse offers."""
+FILES_KEPT = "1 day"
+"""How long a file no kept snapshot reads stays on disk before `maintain` deletes it."""
 
 
 class DuckLakeSetupError(ActionableError, RuntimeError):
@@ -111,6 +117,36 @@ def attach(
         yield conn
     finally:
         conn.close()
+
+
+@dataclass(frozen=True)
+class LakeState:
+    snapshots: int
+    data_files: int
+    delete_files: int
+
+
+def maintain(
+    conn: duckdb.DuckDBPyConnection, snapshots_kept: str = SNAPSHOTS_KEPT, files_kept: str = FILES_KEPT
+) -> tuple[LakeState, LakeState]:
+    """Run DuckLake's own maintenance on the attached lake, which never expires a snapshot nor
+    deletes a file by itself: every hourly load would otherwise keep the files it replaced, and
+    its rows inlined in the catalog, for ever. The state before and after."""
+    before = _state(conn)
+    conn.execute(sql_text("warehouse/ducklake_compact.sql"))
+    expirable = conn.execute(sql_text("warehouse/ducklake_expirable_snapshots.sql"), {"kept": snapshots_kept})
+    if versions := [version for (version,) in expirable.fetchall()]:
+        conn.execute(sql_text("warehouse/ducklake_expire_snapshots.sql"), {"versions": versions})
+    conn.execute(sql_text("warehouse/ducklake_cleanup_old_files.sql"), {"kept": files_kept})
+    conn.execute(sql_text("warehouse/ducklake_delete_orphaned_files.sql"), {"kept": files_kept})
+    return before, _state(conn)
+
+
+def _state(conn: duckdb.DuckDBPyConnection) -> LakeState:
+    ((snapshots, data_files, delete_files),) = conn.execute(
+        sql_text("warehouse/ducklake_state.sql")
+    ).fetchall()
+    return LakeState(int(snapshots), int(data_files), int(delete_files))
 
 
 def _load_extension(conn: duckdb.DuckDBPyConnection, name: str) -> None:

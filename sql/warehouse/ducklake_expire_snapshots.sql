@@ -1,0 +1,2 @@
+-- Expire these snapshots: the files only they read are scheduled for deletion.
+CALL ducklake_expire_snapshots('warehouse', versions => $versions);
