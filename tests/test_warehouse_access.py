@@ -162,9 +162,20 @@ def test_the_oldest_duckdb_reads_every_table_and_view_as_this_version_does(
     tmp_path: Path, oldest_duckdb: Path
 ) -> None:
     """A BI tool on the oldest DuckDB that reads this file format opens the file and gets every
-    table and view, conversation tables (views over their parts' macros) and evaluations, with the
-    same rows as this DuckDB."""
-    _, warehouse = samples.build_warehouse(tmp_path)
+    table and view, conversation tables (views over their parts' macros, day parts and folded
+    ones) and evaluations, with the same rows as this DuckDB."""
+    from conversation_samples import full_conversation
+    from test_warehouse import write_partition
+
+    from pipelines.ingest.load import load_conversation_partitions
+    from pipelines.warehouse.parts import is_folded
+
+    lake, warehouse = samples.build_warehouse(tmp_path)
+    later = date(2026, 11, 25)  # the sample's days of this app are then folded
+    write_partition(lake, samples.SUPPORT, later, [full_conversation("later", start="2026-11-25T10:00:00Z")])
+    load_conversation_partitions(lake, warehouse, [(samples.SUPPORT, later)])
+    with duckdb.connect(warehouse.path, read_only=True) as conn:
+        assert any(is_folded(file) for (file,) in conn.execute("SELECT file FROM warehouse_parts").fetchall())
     answers = {}
     for path in (str(oldest_duckdb), ""):
         done = subprocess.run(
