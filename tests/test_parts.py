@@ -17,7 +17,7 @@ from test_warehouse import DAY, NEXT_DAY, OTHER_APP, write_partition
 from pipelines.ingest.load import load_conversation_partitions
 from pipelines.lake.store import Lake
 from pipelines.transform.schemas import CONVERSATION_TABLES
-from pipelines.warehouse import parts, publish
+from pipelines.warehouse import folding, garbage, parts, publish
 from pipelines.warehouse.duck import Warehouse
 
 
@@ -146,7 +146,7 @@ print(conn.execute("SELECT count(*) FROM turns").fetchone()[0], flush=True)
 def test_a_reader_keeps_reading_its_parts_which_go_once_no_reader_holds_them(
     lake: Lake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(parts, "GRACE_SECONDS", 0.0)
+    monkeypatch.setattr(garbage, "GRACE_SECONDS", 0.0)
     warehouse = Warehouse(str(tmp_path / "w.duckdb"))
     load_conversation_partitions(lake, warehouse, EVERYTHING)
     first = listed(warehouse)
@@ -306,7 +306,7 @@ def _per_day(warehouse: Warehouse, table: str = "conversations") -> dict[date, i
 def test_an_old_day_is_folded_with_its_week_then_with_its_month(
     day: date, newest: date, unit: tuple[date, date] | None
 ) -> None:
-    assert parts.fold_unit(day, newest) == unit
+    assert folding.fold_unit(day, newest) == unit
 
 
 def test_a_load_folds_the_days_a_week_older_than_the_newest_into_one_part_a_week_or_a_month(
@@ -395,8 +395,8 @@ def test_a_folded_part_is_written_again_whole_even_where_its_days_now_fall_in_sm
     listed = [("spans", APP, day, "spans/a/folded/month.parquet") for day in june if day.day != 15]
     listed += [("spans", APP, date(2026, 6, 15), "spans/a/partition_date=2026-06-15/p.parquet")]
     listed += [("spans", APP, date(2026, 7, 1), "spans/a/partition_date=2026-07-01/q.parquet")]
-    groups = parts.fold_groups(listed, set())
+    groups = folding.fold_groups(listed, set())
     assert [(relation, app, [day for day, _ in days]) for relation, app, days in groups] == [
         ("spans", APP, june)
     ]
-    assert parts.fold_groups([row for row in listed if row[2].day != 15], set()) == []  # one part a unit
+    assert folding.fold_groups([row for row in listed if row[2].day != 15], set()) == []  # one part a unit

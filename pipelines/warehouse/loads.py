@@ -30,7 +30,7 @@ from pipelines.transform.schemas import (
     RESULT_REJECT_SOURCE,
     RUN_REJECT_SOURCE,
 )
-from pipelines.warehouse import analysis, ducklake, parts, rollups
+from pipelines.warehouse import analysis, ducklake, folding, garbage, parts, rollups
 from pipelines.warehouse.catalog import apply_comments
 from pipelines.warehouse.catalog import install as install_views_and_descriptions
 from pipelines.warehouse.duck import Warehouse, WarehouseSchemaError, relations, schema_version, tables
@@ -89,7 +89,7 @@ def conversation_load(
             with transaction(conn):
                 yield TableLoad(conn)
             return
-        parts.collect_garbage(conn, warehouse.parts_root)
+        garbage.collect_garbage(conn, warehouse.parts_root)
         with transaction(conn), parts.part_writer(conn, warehouse.parts_root) as writer:
             yield PartLoad(conn, writer)
 
@@ -259,7 +259,7 @@ class PartLoad:
         version = next_version(conn)
         writer.publish(version)
         changed = sorted({*latest, *left})
-        parts.fold(conn, writer, {app for app, _ in changed}, version, stale)
+        folding.fold(conn, writer, {app for app, _ in changed}, version, stale)
         if parts.install_views(conn, writer.root):
             apply_comments(conn)  # a table's view made (again) has none
         inserted[REJECTS.name] = _replace_rejects(conn, partitions)

@@ -2,7 +2,7 @@
 folder beside the file (`<file>.parts`), read through views (each table's own, over the view
 `parts.<table>` that lists its files). A recent (app, day) partition has a part of its own per
 table; an app's days a week older than its newest are folded into one part a week, then a month
-(`fold`), so that the lists, and what binding them costs every query, grow with apps and months,
+(`folding`), so that the lists, and what binding them costs every query, grow with apps and months,
 not days.
 
 A load publishes a new copy of the warehouse file (`publish`), so that a BI tool holding the file
@@ -12,7 +12,7 @@ the list of current parts (`warehouse_parts`): a load writes new parts for the p
 replaces (and for the days a moved conversation left), folds what has aged, lists them in its
 copy of the file, and publishes that copy. A reader's file lists the parts of the state it
 opened, and those parts stay on disk while any reader holds a file that lists them
-(`collect_garbage`): the cost of a load is its own partitions plus a file that grows with the
+(`garbage`): the cost of a load is its own partitions plus a file that grows with the
 number of parts, not of rows.
 
 Each published file is also linked under `<file>.parts/versions/`, so that a file replaced by a
@@ -22,15 +22,11 @@ newer one keeps a name: whether a reader still holds it is whether DuckDB's lock
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import os
-import struct
-import time
 import uuid
-from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
-from datetime import date, timedelta
+from datetime import date
 from pathlib import Path
 
 import duckdb
@@ -39,12 +35,9 @@ from pipelines.durable import fsync_directory
 from pipelines.lake.paths import app_segment
 from pipelines.sqlfiles import quoted, sql_text
 from pipelines.transform.schemas import CONVERSATION_TABLES, CONVERSATIONS, TableSpec
-from pipelines.warehouse.publish import next_version, versions_folder
+from pipelines.warehouse.publish import next_version
 from pipelines.warehouse.types import duckdb_type
 
-GRACE_SECONDS = 60.0
-"""A file replaced this long ago is checked for readers: one that opened it just before it was
-replaced has taken DuckDB's lock on it well within this time."""
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 """DuckDB's name for a NULL partition value in a path (rows of an older release without a day)."""
 
@@ -55,14 +48,8 @@ BOOKKEEPING = frozenset({"warehouse_parts", "warehouse_retired_parts", "warehous
 
 FOLDED = "folded"
 """The folder, beside an app's day folders of a table, of its folded parts."""
-FOLD_AFTER_DAYS = 7
-"""Days of an app older than its newest day by more than this are folded: the hourly schedule
-reloads the last few days (`CES_LOOKBACK_DAYS`), which stay day parts."""
 READING = "reading_folded_days"
 """The table of the folded parts' days that temporary views of a few partitions read."""
-FOLDING = "folding_days"
-"""The table of the folded parts' days that a new folded part is written from."""
-
 Partition = tuple[str, date]
 
 
@@ -71,24 +58,7 @@ def is_folded(file: str) -> bool:
     return f"/{FOLDED}/" in file
 
 
-def fold_unit(day: date, newest: date) -> tuple[date, date] | None:
-    """The days an app's `day` is folded with, once its newest day is `newest`: its whole month
-    once the month ended more than `FOLD_AFTER_DAYS` before `newest`, else its seven days of the
-    month (1-7, 8-14, 15-21, 22-28) once they did; None while it is recent. A partition is stored
-    in a file of its own while the schedule may load it again, then in one file with its week,
-    then with its month: a year of an app is read from about 12 files, not 365."""
-    cutoff = newest - timedelta(days=FOLD_AFTER_DAYS)
-    month_end = (day.replace(day=28) + timedelta(days=4)).replace(day=1) - timedelta(days=1)
-    if month_end < cutoff:
-        return day.replace(day=1), month_end
-    if day.day <= 28:
-        start = day.replace(day=(day.day - 1) // 7 * 7 + 1)
-        if start + timedelta(days=6) < cutoff:
-            return start, start + timedelta(days=6)
-    return None
-
-
-def _file_columns(spec: TableSpec) -> str:
+def file_columns(spec: TableSpec) -> str:
     """The columns a part holds: the table's but the day, which its path gives, each of the
     table's type (a lake file keeps JSON as text)."""
     return ", ".join(
@@ -129,7 +99,7 @@ def install_views(
     yet."""
     if only is not None:
         chosen = _files_of(conn, only)
-        _choose(
+        choose_days(
             conn, READING, [(str(root / file), day) for _, folded in chosen.values() for file, day in folded]
         )
         for spec in CONVERSATION_TABLES:
@@ -210,7 +180,7 @@ def _view_of_parts(
     )
 
 
-def _choose(conn: duckdb.DuckDBPyConnection, chosen: str, days: Sequence[tuple[str, date]]) -> None:
+def choose_days(conn: duckdb.DuckDBPyConnection, chosen: str, days: Sequence[tuple[str, date]]) -> None:
     """The table `chosen`: the days (file path, day) a statement reads of folded parts."""
     conn.execute(sql_text("parts/create_chosen_days.sql").format(chosen=chosen))
     if days:
@@ -283,7 +253,7 @@ class PartWriter:
     deleted again if the load fails."""
 
     def __init__(self, conn: duckdb.DuckDBPyConnection, root: Path):
-        self._conn, self.root = conn, root
+        self.conn, self.root = conn, root
         self.written: list[Path] = []
         self._known: set[str] | None = None
 
@@ -293,74 +263,40 @@ class PartWriter:
         """Run `sql/parts/STATEMENT.sql`, a COPY of one partition's rows of `spec` (from the
         Parquet file `source`, or the table still in the file) to a new part; the rows it wrote
         (a part of none is not kept)."""
-        folder = _folder(spec.name, app, day)
-        self._sweep(folder)
-        relative = f"{folder}/{uuid.uuid4().hex}.parquet"
-        path = self.root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.written.append(path)
+        relative, path = self.new_part(_folder(spec.name, app, day))
         text = sql_text(f"parts/{statement}.sql").format(
             relation=spec.name,
             table=spec.name,
-            columns=_file_columns(spec),
+            columns=file_columns(spec),
             target=quoted(str(path)),
         )
         values = {"app": app, "day": day} | ({"source": source} if source is not None else {})
-        ((rows,),) = self._conn.execute(text, values).fetchall()
+        ((rows,),) = self.conn.execute(text, values).fetchall()
         if not rows:
             path.unlink()
-        self._conn.execute(
-            sql_text("parts/record_written_part.sql"),
-            {"relation": spec.name, "app": app, "day": day, "file": relative if rows else None, "rows": rows},
-        )
+        self.record(spec, app, [(day, relative if rows else None, rows)])
         return int(rows)
 
-    def fold(self, spec: TableSpec, app: str, listed: Sequence[tuple[date, str]]) -> None:
-        """Write one folded part of these days of `app`, each with the part it is listed in now (a
-        day part, or a folded part, which may hold other days too), and list it for each day in
-        their place; a day left with no rows (its conversations moved) is listed by none."""
-        folder = f"{spec.name}/{app_segment(app)}/{FOLDED}"
+    def new_part(self, folder: str) -> tuple[str, Path]:
+        """A new part's name under the root and its path, in `folder` (swept of what a killed
+        load left there), deleted again if the load fails."""
         self._sweep(folder)
         relative = f"{folder}/{uuid.uuid4().hex}.parquet"
         path = self.root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         self.written.append(path)
-        day_files = [str(self.root / file) for _, file in listed if not is_folded(file)]
-        folded = [(str(self.root / file), day) for day, file in listed if is_folded(file)]
-        sources, values = [], {"app": app}
-        if day_files:
-            sources.append(sql_text("parts/day_parts.sql").format(columns="*", files="$day_files"))
-            values["day_files"] = day_files
-        if folded:
-            _choose(self._conn, FOLDING, folded)
-            source = sql_text("parts/chosen_folded_parts.sql")
-            sources.append(
-                source.format(columns="* EXCLUDE (filename)", files="$folded_files", chosen=FOLDING)
-            )
-            values["folded_files"] = sorted({file for file, _ in folded})
-        text = sql_text("parts/write_folded_part.sql").format(
-            relation=spec.name,
-            columns=_file_columns(spec),
-            sources="\nUNION ALL BY NAME\n".join(sources),
-            target=quoted(str(path)),
-        )
-        self._conn.execute(text, values)
-        rows = dict(
-            self._conn.execute(sql_text("parts/folded_part_days.sql"), {"file": str(path)}).fetchall()
-        )
-        if not rows:
-            path.unlink()
-        self._conn.executemany(
+        return relative, path
+
+    def record(
+        self, spec: TableSpec, app: str | None, days: Iterable[tuple[date | None, str | None, int]]
+    ) -> None:
+        """List each (day, part or None if it has no row, rows) of `spec`'s `app` in place of its
+        current part, once the load publishes."""
+        self.conn.executemany(
             sql_text("parts/record_written_part.sql"),
             [
-                {
-                    "relation": spec.name,
-                    "app": app,
-                    "day": day,
-                    "file": relative if rows.get(day) else None,
-                    "rows": rows.get(day, 0),
-                }
-                for day, _ in listed
+                {"relation": spec.name, "app": app, "day": day, "file": file, "rows": rows}
+                for day, file, rows in days
             ],
         )
 
@@ -368,7 +304,7 @@ class PartWriter:
         """Delete what a killed load left in `folder`: parts no file lists."""
         if self._known is None:
             self._known = {
-                file for (file,) in self._conn.execute(sql_text("parts/known_parts.sql")).fetchall()
+                file for (file,) in self.conn.execute(sql_text("parts/known_parts.sql")).fetchall()
             }
         for path in (self.root / folder).glob("*.parquet"):
             if f"{folder}/{path.name}" not in self._known and path not in self.written:
@@ -377,9 +313,9 @@ class PartWriter:
     def publish(self, version: int) -> None:
         """List the parts written in place of those of their (table, app, day), which publication
         `version` retires."""
-        self._conn.execute(sql_text("parts/retire_replaced_parts.sql"))
-        self._conn.execute(sql_text("parts/swap_written_parts.sql"))
-        self._conn.execute(sql_text("parts/retire_unlisted_parts.sql"), {"version": version})
+        self.conn.execute(sql_text("parts/retire_replaced_parts.sql"))
+        self.conn.execute(sql_text("parts/swap_written_parts.sql"))
+        self.conn.execute(sql_text("parts/retire_unlisted_parts.sql"), {"version": version})
 
     def sync(self) -> None:
         """Every part on disk, and its folder entry, before the file listing it is published."""
@@ -396,72 +332,6 @@ class PartWriter:
         for path in self.written:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
-
-
-def fold(
-    conn: duckdb.DuckDBPyConnection,
-    writer: PartWriter,
-    apps: Iterable[str],
-    version: int,
-    stale: Iterable[tuple[str, str, date]] = (),
-) -> None:
-    """Fold these apps' days that `fold_unit` groups and that are in more than one part, and
-    write again the folded parts of the `stale` (table, app, day): a load's conversations moved
-    out of them. Listed by publication `version`, in the load's transaction."""
-    listed = conn.execute(sql_text("parts/app_parts.sql"), {"apps": sorted(set(apps))}).fetchall()
-    groups = fold_groups(listed, set(stale))
-    specs = {spec.name: spec for spec in CONVERSATION_TABLES}
-    for relation, app, days in groups:
-        writer.fold(specs[relation], app, days)
-    if groups:
-        writer.publish(version)
-        conn.execute(sql_text("parts/drop_chosen_days.sql").format(chosen=FOLDING))
-
-
-def fold_groups(
-    listed: Iterable[tuple[str, str, date, str]], stale: set[tuple[str, str, date]]
-) -> list[tuple[str, str, list[tuple[date, str]]]]:
-    """(table, app, its days with their parts) of each folded part to write: the days of a
-    `fold_unit` listed in more than one part or holding a stale day, with every day of a folded
-    part they list (so a folded part is replaced whole, never left listing fewer days than it
-    holds)."""
-    by_table: dict[tuple[str, str], list[tuple[date, str]]] = defaultdict(list)
-    newest: dict[str, date] = {}
-    for relation, app, day, file in listed:
-        by_table[relation, app].append((day, file))
-        newest[app] = max(newest.get(app, day), day)
-    groups = []
-    for (relation, app), days in sorted(by_table.items()):
-        for unit in _units(days, newest[app]):
-            if len({file for _, file in unit}) > 1 or any((relation, app, day) in stale for day, _ in unit):
-                groups.append((relation, app, unit))
-    return groups
-
-
-def _units(days: Iterable[tuple[date, str]], newest: date) -> list[list[tuple[date, str]]]:
-    """One table's days of one app (with their parts) by `fold_unit` (a recent day alone), the
-    units a folded part lists joined into one."""
-    joined: dict[date, date] = {}  # a unit (its first day) → the unit it joined
-
-    def unit_of(key: date) -> date:
-        while joined.get(key, key) != key:
-            key = joined[key]
-        return key
-
-    first_unit: dict[str, date] = {}
-    keyed = []
-    for day, file in sorted(days):
-        unit = fold_unit(day, newest)
-        key = unit_of(unit[0] if unit else day)
-        if is_folded(file):
-            earlier = unit_of(first_unit.setdefault(file, key))
-            if earlier != key:
-                joined[key] = earlier
-        keyed.append((key, day, file))
-    units: dict[date, list[tuple[date, str]]] = defaultdict(list)
-    for key, day, file in keyed:
-        units[unit_of(key)].append((day, file))
-    return list(units.values())
 
 
 @contextlib.contextmanager
@@ -498,55 +368,3 @@ def adopt(conn: duckdb.DuckDBPyConnection, root: Path) -> None:
         conn.execute(sql_text("warehouse/drop_table.sql").format(table=CONVERSATIONS.name))
         writer.publish(next_version(conn))
     install_views(conn, root)
-
-
-def collect_garbage(conn: duckdb.DuckDBPyConnection, root: Path) -> int:
-    """Delete the parts no reader can read any more, and forget the files no reader holds; the
-    parts deleted. A replaced file is held while a DuckDB connection has it open (its lock)."""
-    published = dict(conn.execute(sql_text("parts/publication_times.sql")).fetchall())
-    if not published:
-        return 0
-    current = max(published)
-    now = time.time()
-    held = [current]
-    for link in sorted(versions_folder(root).glob("*.duckdb")):
-        version = int(link.stem)
-        replaced_at = published.get(version + 1)
-        if version >= current or replaced_at is None:
-            continue
-        if now - replaced_at.timestamp() < GRACE_SECONDS or _has_readers(link):
-            held.append(version)
-        else:
-            link.unlink()
-    oldest = min(held)
-    files = conn.execute(sql_text("parts/collectable_parts.sql"), {"oldest_held": oldest}).fetchall()
-    for (file,) in files:
-        with contextlib.suppress(FileNotFoundError):
-            (root / file).unlink()
-    conn.execute(sql_text("parts/forget_collected_parts.sql"), {"oldest_held": oldest})
-    conn.execute(sql_text("parts/forget_publications.sql"), {"version": oldest})
-    return len(files)
-
-
-_WRITE_LOCK = struct.pack("hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
-
-
-def _has_readers(path: Path) -> bool:
-    """Whether a DuckDB connection, in any process, this one included, has the file open: an open
-    file description lock conflicts with its lock (a process's own would not: macOS, without
-    them, misses this process's readers)."""
-    fd = os.open(path, os.O_RDWR)
-    try:
-        if hasattr(fcntl, "F_OFD_SETLK"):
-            try:
-                fcntl.fcntl(fd, fcntl.F_OFD_SETLK, _WRITE_LOCK)
-            except OSError:
-                return True
-            return False
-        try:
-            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return True
-        return False
-    finally:
-        os.close(fd)

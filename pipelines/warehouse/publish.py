@@ -114,7 +114,7 @@ def _remove(working: str) -> None:
 
 def _link_version(working: str, versions: Path, version: int) -> None:
     """A second name for the file about to be published, by which a later load finds whether
-    readers still hold it once it is replaced (`parts.collect_garbage`)."""
+    readers still hold it once it is replaced (`garbage.collect_garbage`)."""
     versions.mkdir(parents=True, exist_ok=True)
     link = versions / f"{version:010d}.duckdb"
     with contextlib.suppress(FileNotFoundError):
