@@ -125,7 +125,7 @@ def test_data_faults_end_in_exactly_the_same_rows(kind: str, rate: float, baseli
     listed = [
         item["name"]
         for day in DAYS
-        for record in lake.read_raw(CONVERSATIONS_DATASET, APP, day)
+        for record in lake.read_jsonl(lake.raw_path(CONVERSATIONS_DATASET, APP, day))
         if record["tool"] == "list_conversations"
         for item in record["result"].get("conversations", [])
     ]

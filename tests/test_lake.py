@@ -50,7 +50,7 @@ def test_raw_records_round_trip_and_are_listed(tmp_path: Path) -> None:
     records = [{"tool": "list_conversations", "n": i, "text": "ü\n"} for i in range(3)]
     written = lake.write_raw("conversations", APP, DAY, iter(records))
     assert written.rows == 3 and written.bytes > 0
-    assert list(lake.read_raw("conversations", APP, DAY)) == records
+    assert list(lake.read_jsonl(lake.raw_path("conversations", APP, DAY))) == records
     assert lake.raw_partitions("conversations") == [(APP, DAY)]
     assert Path(lake.raw_path("conversations", APP, DAY)).stat().st_size == written.bytes
     other = "projects/p/locations/us/apps/other"
@@ -69,7 +69,7 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_no_temp(tmp_path: Path) ->
 
     with pytest.raises(RuntimeError, match="connection lost"):
         lake.write_raw("conversations", APP, DAY, broken())
-    assert list(lake.read_raw("conversations", APP, DAY)) == [{"version": 1}]
+    assert list(lake.read_jsonl(lake.raw_path("conversations", APP, DAY))) == [{"version": 1}]
     folder = Path(lake.raw_path("conversations", APP, DAY)).parent
     assert [p.name for p in folder.iterdir()] == ["records.jsonl.gz"]
 

@@ -8,6 +8,7 @@ from conversation_samples import APP, full_conversation, with_changes
 
 from pipelines.ces.records import ApiRecord
 from pipelines.ingest.flatten import lake_conversation_records
+from pipelines.protojson import deepjson
 
 
 def typed_shape(conversation_id: str) -> dict:
@@ -19,7 +20,9 @@ def typed_shape(conversation_id: str) -> dict:
 
 
 def page_line(conversations: list) -> bytes:
-    return ApiRecord("list_conversations", {"parent": APP}, {"conversations": conversations}, "t").to_json()
+    return deepjson.dumps(
+        ApiRecord("list_conversations", {"parent": APP}, {"conversations": conversations}, "t").to_dict()
+    )
 
 
 def test_a_page_of_typed_conversations_gives_each_its_exact_text() -> None:

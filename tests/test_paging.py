@@ -33,6 +33,7 @@ from pipelines.ces.tools import DEFAULT_LISTING, Listing, iter_conversation_reco
 from pipelines.ces.window import TimeWindow
 from pipelines.ingest.fetch import fetch_conversation_partition
 from pipelines.lake.store import Lake
+from pipelines.protojson import deepjson
 
 APP = "projects/p/locations/global/apps/a"
 WINDOW = TimeWindow.for_day(date(2026, 3, 1))
@@ -349,7 +350,7 @@ def test_a_pretty_printed_page_reaches_the_lake_as_one_line_with_its_values() ->
     )
     with mcp_server(_verbatim_page_server(text)) as (_, url), client_for(url) as client:
         records = list(iter_conversation_records(client, APP, WINDOW))
-    line = records[0].to_json()
+    line = deepjson.dumps(records[0].to_dict())
     assert b"\n" not in line
     assert orjson.loads(line)["result"] == orjson.loads(text)
 
@@ -387,7 +388,7 @@ def test_a_page_sent_only_as_text_content_is_kept_as_its_json() -> None:
         text_only = list(iter_conversation_records(client, APP, WINDOW))
     structured, _ = fetch(ConversationServer(PAGES))
     assert [r.tool for r in text_only] == [r.tool for r in structured]
-    assert [orjson.loads(r.to_json())["result"] for r in text_only][:2] == [PAGES[None], full(C2)]
+    assert [r.to_dict()["result"] for r in text_only][:2] == [PAGES[None], full(C2)]
 
 
 def test_the_next_page_is_fetched_while_the_caller_works_and_dropped_when_it_stops() -> None:

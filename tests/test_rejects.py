@@ -243,7 +243,7 @@ def test_the_raw_lake_keeps_every_object_as_received(ingested) -> None:
     lake = Lake(str(Path(warehouse.path).parent / "lake"))
     served = [
         item
-        for record in lake.read_raw(CONVERSATIONS_DATASET, APP, SCALE.start_date)
+        for record in lake.read_jsonl(lake.raw_path(CONVERSATIONS_DATASET, APP, SCALE.start_date))
         for item in record["result"].get("conversations", [])
     ]
     assert len(served) == SCALE.conversations_per_day

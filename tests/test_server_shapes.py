@@ -83,7 +83,7 @@ class Ingest:
         return "".join(
             orjson.dumps(record["result"]).decode()
             for day in DAYS
-            for record in self.lake.read_raw(CONVERSATIONS_DATASET, APP, day)
+            for record in self.lake.read_jsonl(self.lake.raw_path(CONVERSATIONS_DATASET, APP, day))
         )
 
     def value(self, sql: str) -> Any:

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipelines.ces.errors import CesDataError
-from pipelines.protojson import deepjson
 
 
 @dataclass(slots=True)
@@ -24,10 +23,6 @@ class ApiRecord:
             "result": self.result,
             "fetched_at": self.fetched_at,
         }
-
-    def to_json(self) -> bytes:
-        """The record as one line of JSON (no newline), at any nesting depth."""
-        return deepjson.dumps(self.to_dict())
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ApiRecord:

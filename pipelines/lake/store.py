@@ -94,9 +94,6 @@ class Lake:
         """A writer of one raw partition's lines, replacing it only when the block succeeds."""
         return self._jsonl_writer(self.raw_path(dataset, app, day))
 
-    def read_raw(self, dataset: str, app: str, day: date) -> Iterator[dict[str, Any]]:
-        return self.read_jsonl(self.raw_path(dataset, app, day))
-
     def read_raw_lines(self, dataset: str, app: str, day: date) -> Iterator[bytes]:
         """The JSON lines of one raw partition, undecoded (for a reader with its own decoder)."""
         return self._lines(self.raw_path(dataset, app, day))
