@@ -3,11 +3,12 @@ strace of the command, so that the warehouse's own cost per load is told apart f
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
-from bench.measure import settle_shared_libraries, writes_by_place
+from bench.measure import measure, settle_shared_libraries, writes_by_place
 
 PLACES = {"warehouse": Path("/run/warehouse"), "dagster": Path("/run/dagster_home")}
 TRACE = """\
@@ -42,3 +43,15 @@ def test_settling_shared_libraries_drops_every_library_file_below_the_prefix(tmp
         (tmp_path / name).write_bytes(b"\0" * 4096)
     (tmp_path / "pkg" / "folder.so").mkdir()  # a folder named like a library is not a file
     assert settle_shared_libraries(str(tmp_path)) == 2
+
+
+def test_a_commands_peak_memory_is_its_own_not_the_bench_processs(tmp_path: Path) -> None:
+    """The bench holds 300 MB when it starts a command that holds 60 MB: the command's peak is
+    60 MB and some, not the bench's 300 (which Linux carries into the child's ru_maxrss)."""
+    held = bytearray(300 * 2**20)
+    for offset in range(0, len(held), 4096):  # touched: resident
+        held[offset] = 1
+    program = "import time; b = bytearray(60 * 2**20); b[::4096] = b'x' * len(b[::4096]); time.sleep(0.3)"
+    found = measure([sys.executable, "-c", program], json_result=False)
+    assert 60 < found["peak_rss_mb"] < 150, found["peak_rss_mb"]
+    assert len(held) == 300 * 2**20
