@@ -17,8 +17,9 @@ month of a deployment, so for each size, smallest first:
    it is installed, to tell the warehouse's own disk writes from the lake's and Dagster's), the
    hourly schedule's run of one app (`ces-pipeline ingest` of its last day and the lookback days
    before, from the simulator serving the corpus), every named query with `ces-pipeline query`,
-   `ces-pipeline report`, and every named query through `ces-pipeline mcp`'s `run_query` (its
-   answers checked against the CLI's);
+   every named query again for that one app (`--param app=…`: the same work at every size, where
+   the default answer covers every app), `ces-pipeline report`, and every named query through
+   `ces-pipeline mcp`'s `run_query` (its answers checked against the CLI's);
 3. each command is a subprocess of the installed `ces-pipeline` with default settings, timed
    and measured from outside (`bench.measure`: wall time, peak RSS, bytes written);
 4. the figures are set against the smallest size of the same invocation and the targets, and
@@ -174,6 +175,19 @@ def _query_rows(env: dict[str, str]) -> dict[str, dict[str, Any]]:
     return found
 
 
+def _app_query_times(env: dict[str, str], app: str) -> dict[str, dict[str, Any]]:
+    """Every named query asked about one app (`--param app=…`), `ROUNDS` times: median seconds and
+    the rows. What a dashboard filtered to an app costs: the same work at any size, where the
+    default answer covers every app (100 times more of them at 2M than at 20k)."""
+    found = {}
+    for name in _queries():
+        args = ("query", name, "--param", f"app={app}", "--format", "json")
+        runs = [_run(env, *args) for _ in range(ROUNDS)]
+        rows = len(json.loads(runs[-1]["stdout"]))
+        found[name] = {k: v for k, v in _median(runs).items() if k != "stdout"} | {"rows": rows}
+    return found
+
+
 def warehouse_conversations(env: dict[str, str]) -> int:
     """The conversations the warehouse holds: `daily_volume` over the whole history (by default it
     answers the 30 days up to the newest loaded)."""
@@ -292,6 +306,8 @@ def measure_size(
     hourly = _hourly(env, spec, app, last_day)
     print(f"  ces-pipeline query of each named query, {ROUNDS} times ...", flush=True)
     queries = _query_rows(env)
+    print(f"  ces-pipeline query of each named query for {app} alone, {ROUNDS} times ...", flush=True)
+    app_queries = _app_query_times(env, app)
     # What every command pays before it reads anything (its imports): `query --list` opens nothing.
     startup = _median([_run(env, "query", "--list") for _ in range(ROUNDS)])
     print("  ces-pipeline report ...", flush=True)
@@ -317,6 +333,7 @@ def measure_size(
             name: {k: v for k, v in q.items() if k != "rows"} | {"rows": len(q["rows"])}
             for name, q in queries.items()
         },
+        "app_queries": app_queries,
         "report": report,
         "mcp": mcp,
         "startup": startup,

@@ -55,6 +55,12 @@ def checks(size: dict[str, Any], base: dict[str, Any]) -> list[Check]:
         ratio = _ratio(query["seconds"], base["queries"][name]["seconds"])
         met = query["seconds"] <= 1.0 and ratio <= 1.5
         check(f"`query {name}`", f"{query['seconds']:.2f} s", ratio, "<= 1.0 s and <= 1.5x base", met)
+    for name, query in size.get("app_queries", {}).items():
+        before = base.get("app_queries", {}).get(name)
+        ratio = _ratio(query["seconds"], before["seconds"]) if before else float("nan")
+        met = query["seconds"] <= 1.0 and not ratio > 1.5
+        measured = f"{query['seconds']:.2f} s, {query['rows']:,} rows"
+        check(f"`query {name}`, one app", measured, ratio, "<= 1.0 s and <= 1.5x base", met)
     report = size["report"]
     measured = f"{report['seconds']:.2f} s, {report['peak_rss_mb']:,.0f} MB"
     ratio = _ratio(report["seconds"], base["report"]["seconds"])

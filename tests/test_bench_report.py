@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from bench.run import _median_round
+from bench.scale_report import checks
 
 
 def pair(rebuild: float, duckdb: float) -> dict[str, Any]:
@@ -29,3 +30,29 @@ def test_an_even_number_of_rounds_reports_the_lower_middle() -> None:
     reported = _median_round([pair(2_000, 1_000), pair(1_000, 1_000)])
     assert reported["rebuild"]["conversations_per_second"] == 1_000
     assert _median_round([pair(2_000, 1_000)])["rebuild"]["conversations_per_second"] == 2_000
+
+
+def scale_size(query_seconds: float, app_query_seconds: float) -> dict[str, Any]:
+    """One size of the scale bench: every figure but the queries' the same as at the base."""
+    day = {"seconds": 2.5, "peak_rss_mb": 350.0, "disk_written_mb": 0.5, "partition_bytes": 2**20}
+    return {
+        "rebuild": {"conversations_per_second": 700.0},
+        "one_day": day,
+        "hourly": {"seconds": 4.0, "peak_rss_mb": 390.0},
+        "queries": {"span_latency": {"seconds": query_seconds}},
+        "app_queries": {"span_latency": {"seconds": app_query_seconds, "rows": 435}},
+        "report": {"seconds": 1.0, "peak_rss_mb": 200.0},
+        "mcp": {},
+    }
+
+
+def test_a_query_for_one_app_is_checked_apart_from_its_answer_over_every_app() -> None:
+    base = scale_size(0.24, 0.23)
+    found = {c["measure"]: c for c in checks(scale_size(0.49, 0.25), base)}
+    assert not found["`query span_latency`"]["met"]  # 2.04x the base: every app's rows
+    one_app = found["`query span_latency`, one app"]
+    assert one_app["met"] and round(one_app["ratio"], 2) == 1.09
+    assert one_app["measured"] == "0.25 s, 435 rows"
+    assert not {c["measure"]: c for c in checks(scale_size(0.24, 0.40), base)}[
+        "`query span_latency`, one app"
+    ]["met"]
