@@ -207,7 +207,9 @@ def _first_page_grant(args: argparse.Namespace, requests: int) -> int:
     from pipelines.lake.store import Lake
 
     lake = Lake(str(Path(args.work) / "lake"))
-    records = list(lake.read_raw(CONVERSATIONS_DATASET, args.app, date.fromisoformat(args.day)))
+    records = list(
+        lake.read_jsonl(lake.raw_path(CONVERSATIONS_DATASET, args.app, date.fromisoformat(args.day)))
+    )
     assert records and records[0]["tool"] == LIST_CONVERSATIONS
     return max(0, requests - len(records))
 

@@ -37,6 +37,7 @@ from pipelines.ces.tools import LIST_CONVERSATIONS, Listing, list_conversations_
 from pipelines.ces.window import TimeWindow
 from pipelines.ingest.flatten import CONVERSATIONS_DATASET
 from pipelines.lake.store import JsonLinesWriter, Lake
+from pipelines.protojson import deepjson
 from pipelines.protojson.timeparse import parse_timestamp_micros
 
 MAX_TURNS = 10
@@ -155,7 +156,9 @@ def write_external_corpus(source: Path, lake_root: str) -> dict[str, Any]:
                 app, TimeWindow.for_day(day), Listing(page_size=PAGE_SIZE)
             )
             page = b'{"conversations":[' + b",".join(pages.pop(partition)) + b"]}"
-            writers[partition].write(ApiRecord(LIST_CONVERSATIONS, arguments, orjson.loads(page)).to_json())
+            writers[partition].write(
+                deepjson.dumps(ApiRecord(LIST_CONVERSATIONS, arguments, orjson.loads(page)).to_dict())
+            )
 
         with (gzip.open if source.suffix == ".gz" else open)(source, "rb") as lines:
             for line in lines:
@@ -183,7 +186,7 @@ def corpus_stats(lake_root: str) -> dict[str, Any]:
     lake = Lake(lake_root)
     conversations = json_bytes = turns = spans = 0
     for app, day in lake.raw_partitions(CONVERSATIONS_DATASET):
-        for record in lake.read_raw(CONVERSATIONS_DATASET, app, day):
+        for record in lake.read_jsonl(lake.raw_path(CONVERSATIONS_DATASET, app, day)):
             for item in page_items(record["result"], "conversations", LIST_CONVERSATIONS):
                 conversations += 1
                 json_bytes += len(orjson.dumps(item))

@@ -50,7 +50,7 @@ def _rows(lake_root: str, limit: int | None) -> Iterator[Any]:
                 yield dlt.mark.with_table_name(row, table)
 
     for app, day in lake.raw_partitions(CONVERSATIONS_DATASET):
-        records = lake.read_raw(CONVERSATIONS_DATASET, app, day)
+        records = lake.read_jsonl(lake.raw_path(CONVERSATIONS_DATASET, app, day))
         for conversation in resolve_conversations(
             records, TimeWindow.for_day(day), on_reject=lambda *_: None
         ):
