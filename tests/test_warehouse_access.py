@@ -24,7 +24,8 @@ from test_cli import base_env, cli
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
 from pipelines.warehouse.duck import Warehouse
 from pipelines.warehouse.lock import WarehouseBusyError, warehouse_lock
-from pipelines.warehouse.publish import WORKING_SUFFIX
+from pipelines.warehouse.parts import BOOKKEEPING, PARTS_SCHEMA
+from pipelines.warehouse.publish import BLOCK_SIZE, WORKING_SUFFIX
 
 
 def _hold_write_lock(path: str, seconds: float, ready) -> None:
@@ -103,6 +104,68 @@ def test_the_file_is_in_the_storage_format_every_duckdb_1x_reads(tmp_path: Path)
     header = Path(warehouse.path).read_bytes()[:20]
     assert header[8:12] == b"DUCK"
     assert struct.unpack("<Q", header[12:20]) == (64,)
+
+
+def _everything(path: str) -> dict[str, object]:
+    """Every table's and view's rows (sorted), the macros, and every comment of a warehouse file."""
+    with duckdb.connect(path, read_only=True) as conn:
+        names = conn.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' UNION ALL "
+            "SELECT view_name FROM duckdb_views() WHERE schema_name = 'main' AND NOT internal"
+        ).fetchall()
+        found: dict[str, object] = {
+            name: sorted(map(repr, conn.execute(f'SELECT * FROM "{name}"').fetchall())) for (name,) in names
+        }
+        found["macros"] = conn.execute(
+            "SELECT schema_name, function_name, macro_definition FROM duckdb_functions() "
+            "WHERE NOT internal AND function_type IN ('macro', 'table_macro') ORDER BY ALL"
+        ).fetchall()
+        found["comments"] = conn.execute(
+            "SELECT table_name, column_name, comment FROM duckdb_columns() WHERE comment IS NOT NULL "
+            "UNION ALL SELECT view_name, NULL, comment FROM duckdb_views() WHERE comment IS NOT NULL "
+            "ORDER BY ALL"
+        ).fetchall()
+    return found
+
+
+def _block_size(path: str) -> int:
+    with duckdb.connect(path, read_only=True) as conn:
+        return conn.execute("SELECT block_size FROM pragma_database_size()").fetchone()[0]
+
+
+def test_a_file_in_duckdbs_default_blocks_is_written_again_in_small_ones_whole(tmp_path: Path) -> None:
+    """A load writes the warehouse in 16 KB blocks; a file in DuckDB's 256 KB ones (an older
+    release's) is written again in them by its next load, every row, macro and comment kept."""
+    from pipelines.ingest.load import load_conversation_partitions
+
+    lake, warehouse = samples.build_warehouse(tmp_path)
+    assert _block_size(warehouse.path) == BLOCK_SIZE
+    (app, day), *_ = sorted(samples.conversations())
+    load_conversation_partitions(lake, warehouse, [(app, day)])  # a load that changes no row
+    expected = _everything(warehouse.path)
+    older = tmp_path / "older.duckdb"
+    with duckdb.connect() as conn:
+        conn.execute(f"ATTACH '{warehouse.path}' AS published (READ_ONLY)")
+        conn.execute(f"ATTACH '{older}' AS older (BLOCK_SIZE 262144)")
+        conn.execute("COPY FROM DATABASE published TO older")
+    os.replace(older, warehouse.path)
+    assert _block_size(warehouse.path) == 262_144
+
+    load_conversation_partitions(lake, warehouse, [(app, day)])
+
+    assert _block_size(warehouse.path) == BLOCK_SIZE
+    found = _everything(warehouse.path)
+    assert found.keys() == expected.keys() and len(found) > 50
+
+    def held(everything: dict[str, object]) -> dict[str, object]:
+        """What the warehouse holds, apart from which parts hold it (a load writes new ones)."""
+        kept = {name: rows for name, rows in everything.items() if name not in BOOKKEEPING}
+        kept["macros"] = [macro for macro in everything["macros"] if macro[0] != PARTS_SCHEMA]
+        return kept
+
+    assert held(found) == held(expected)
+    assert found["comments"] and held(found)["macros"]
+    assert len(found["warehouse_parts"]) == len(expected["warehouse_parts"])
 
 
 OLDEST_DUCKDB = "1.5.0"

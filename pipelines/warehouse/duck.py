@@ -20,7 +20,13 @@ from pipelines.sqlfiles import sql_text
 from pipelines.warehouse import ducklake
 from pipelines.warehouse.analysis import DEFAULT_MODEL_PRICES
 from pipelines.warehouse.lock import WarehouseBusyError, warehouse_lock
-from pipelines.warehouse.publish import parts_root, record_publication, versions_folder, working_copy
+from pipelines.warehouse.publish import (
+    BLOCK_SIZE,
+    parts_root,
+    record_publication,
+    versions_folder,
+    working_copy,
+)
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem
@@ -28,6 +34,10 @@ if TYPE_CHECKING:
     from pipelines.warehouse.loads import ConversationLoad
 
 T = TypeVar("T")
+
+
+NEW_FILE = {"default_block_size": BLOCK_SIZE}
+"""A warehouse file created by a load is written in `BLOCK_SIZE` blocks."""
 
 
 class WarehouseSchemaError(ActionableError, RuntimeError):
@@ -107,7 +117,7 @@ class Warehouse:
         with (
             warehouse_lock(self.path, timeout_seconds=self.lock_timeout_seconds),
             working_copy(self.path, versions_folder(self.parts_root)) as working,
-            _open(working.path, read_only=False, config=self.write_config) as conn,
+            _open(working.path, read_only=False, config=self.write_config | NEW_FILE) as conn,
         ):
             yield conn
             working.version = record_publication(conn)
