@@ -116,7 +116,7 @@ class Warehouse:
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         with (
             warehouse_lock(self.path, timeout_seconds=self.lock_timeout_seconds),
-            working_copy(self.path, versions_folder(self.parts_root)) as working,
+            working_copy(self.path, versions_folder(self.parts_root), self.write_config) as working,
             _open(working.path, read_only=False, config=self.write_config | NEW_FILE) as conn,
         ):
             yield conn

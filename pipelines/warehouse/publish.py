@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,14 +74,17 @@ class WorkingCopy:
 
 
 @contextmanager
-def working_copy(path: str, versions: Path) -> Iterator[WorkingCopy]:
+def working_copy(
+    path: str, versions: Path, config: Mapping[str, str | int] | None = None
+) -> Iterator[WorkingCopy]:
     """A private copy of the warehouse at `path` (a new file if there is none) to write; published
-    over `path` when the block succeeds, discarded when it fails. Callers hold the write lock."""
+    over `path` when the block succeeds, discarded when it fails. Callers hold the write lock;
+    `config`: the load's DuckDB settings (its memory limit), for a copy written again."""
     _checkpoint_in_place(path)
     working = WorkingCopy(f"{path}{WORKING_SUFFIX}")
     _remove(working.path)  # what a killed load left
     if os.path.exists(path):
-        _copy(path, working.path)
+        _copy(path, working.path, config or {})
     try:
         yield working
         if os.path.exists(_wal_path(working.path)):
@@ -97,7 +100,7 @@ def working_copy(path: str, versions: Path) -> Iterator[WorkingCopy]:
     fsync_directory(os.path.dirname(os.path.abspath(path)))
 
 
-def _copy(path: str, working: str) -> None:
+def _copy(path: str, working: str, config: Mapping[str, str | int]) -> None:
     """The published file, byte for byte; or, once, its contents written again in `BLOCK_SIZE`
     blocks (a file written before they were the warehouse's), every table, view, macro and
     comment with them."""
@@ -106,7 +109,7 @@ def _copy(path: str, working: str) -> None:
     if block_size == BLOCK_SIZE:
         shutil.copyfile(path, working)
         return
-    with duckdb.connect() as conn:
+    with duckdb.connect(config=dict(config)) as conn:
         conn.execute(
             sql_text("warehouse/rewrite_in_blocks.sql").format(
                 source=quoted(path), target=quoted(working), block_size=BLOCK_SIZE
