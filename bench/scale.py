@@ -165,27 +165,24 @@ def _queries() -> list[str]:
     return [query.name for query in named_queries()]
 
 
-def _query_rows(env: dict[str, str]) -> dict[str, dict[str, Any]]:
-    """Every named query from the command line, `ROUNDS` times: median seconds and the rows."""
+def _query_rows(env: dict[str, str], *params: str) -> dict[str, dict[str, Any]]:
+    """Every named query from the command line (with `--param` each of `params`), `ROUNDS` times:
+    median seconds and the rows."""
+    given = [arg for param in params for arg in ("--param", param)]
     found = {}
     for name in _queries():
-        runs = [_run(env, "query", name, "--format", "json") for _ in range(ROUNDS)]
+        runs = [_run(env, "query", name, *given, "--format", "json") for _ in range(ROUNDS)]
         rows = json.loads(runs[-1]["stdout"])
         found[name] = {**_median(runs), "rows": rows}
     return found
 
 
-def _app_query_times(env: dict[str, str], app: str) -> dict[str, dict[str, Any]]:
-    """Every named query asked about one app (`--param app=…`), `ROUNDS` times: median seconds and
-    the rows. What a dashboard filtered to an app costs: the same work at any size, where the
-    default answer covers every app (100 times more of them at 2M than at 20k)."""
-    found = {}
-    for name in _queries():
-        args = ("query", name, "--param", f"app={app}", "--format", "json")
-        runs = [_run(env, *args) for _ in range(ROUNDS)]
-        rows = len(json.loads(runs[-1]["stdout"]))
-        found[name] = {k: v for k, v in _median(runs).items() if k != "stdout"} | {"rows": rows}
-    return found
+def _counted(queries: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each query's figures with its number of rows instead of the rows."""
+    return {
+        name: {k: v for k, v in q.items() if k != "rows"} | {"rows": len(q["rows"])}
+        for name, q in queries.items()
+    }
 
 
 def warehouse_conversations(env: dict[str, str]) -> int:
@@ -307,7 +304,9 @@ def measure_size(
     print(f"  ces-pipeline query of each named query, {ROUNDS} times ...", flush=True)
     queries = _query_rows(env)
     print(f"  ces-pipeline query of each named query for {app} alone, {ROUNDS} times ...", flush=True)
-    app_queries = _app_query_times(env, app)
+    # What a dashboard filtered to one app costs: the same work at every size, where the default
+    # answer covers every app (100 times more of them at 2M than at 20k).
+    app_queries = _query_rows(env, f"app={app}")
     # What every command pays before it reads anything (its imports): `query --list` opens nothing.
     startup = _median([_run(env, "query", "--list") for _ in range(ROUNDS)])
     print("  ces-pipeline report ...", flush=True)
@@ -329,11 +328,8 @@ def measure_size(
         "first_load": first_load,
         "one_day": one_day,
         "hourly": hourly,
-        "queries": {
-            name: {k: v for k, v in q.items() if k != "rows"} | {"rows": len(q["rows"])}
-            for name, q in queries.items()
-        },
-        "app_queries": app_queries,
+        "queries": _counted(queries),
+        "app_queries": _counted(app_queries),
         "report": report,
         "mcp": mcp,
         "startup": startup,

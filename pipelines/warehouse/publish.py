@@ -74,9 +74,7 @@ class WorkingCopy:
 
 
 @contextmanager
-def working_copy(
-    path: str, versions: Path, config: Mapping[str, str | int] | None = None
-) -> Iterator[WorkingCopy]:
+def working_copy(path: str, versions: Path, config: Mapping[str, str | int]) -> Iterator[WorkingCopy]:
     """A private copy of the warehouse at `path` (a new file if there is none) to write; published
     over `path` when the block succeeds, discarded when it fails. Callers hold the write lock;
     `config`: the load's DuckDB settings (its memory limit), for a copy written again."""
@@ -84,7 +82,7 @@ def working_copy(
     working = WorkingCopy(f"{path}{WORKING_SUFFIX}")
     _remove(working.path)  # what a killed load left
     if os.path.exists(path):
-        _copy(path, working.path, config or {})
+        _copy(path, working.path, config)
     try:
         yield working
         if os.path.exists(_wal_path(working.path)):
