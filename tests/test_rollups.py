@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
+import trend_samples
 from conversation_samples import APP, full_conversation
 from test_warehouse import DAY, NEXT_DAY, OTHER_APP, write_partition
 
@@ -102,3 +103,28 @@ def test_a_rollup_whose_definition_changed_is_computed_again_from_every_partitio
         warehouse.ensure_schema(conn)  # what the next load or `ces-pipeline rebuild` does first
 
     assert rollup_rows(warehouse) == expected and expected["daily_component_latency"]
+
+
+def test_evaluated_conversations_are_kept_whichever_loads_first(tmp_path: Path) -> None:
+    """The rollup evaluation_failures and evaluation_tool_trajectories read: an evaluation load
+    computes it for the conversations already loaded, a conversation load for those evaluated
+    before; either order leaves the same rows, and the views the same answers."""
+    after = trend_samples.build_warehouse(tmp_path / "after")[1]
+    before = trend_samples.build_warehouse(tmp_path / "before", evaluations_first=True)[1]
+    answers = []
+    for warehouse in (after, before):
+        with warehouse.connect(read_only=True) as conn:
+            answers.append(
+                [
+                    sorted(conn.execute(f"SELECT * FROM {relation}").fetchall(), key=repr)
+                    for relation in ("evaluated_conversation_turns", "evaluation_failures")
+                ]
+            )
+    assert answers[0] == answers[1]
+    with after.connect(read_only=True) as conn:
+        found = conn.execute(
+            "SELECT DISTINCT conversation_name, conversation_loaded, slowest_span IS NOT NULL "
+            "FROM evaluation_failures"
+        ).fetchall()
+    # the sample's failing result replayed support's second conversation of the first day
+    assert found == [(f"{trend_samples.SUPPORT}/conversations/20261101-1", True, True)]

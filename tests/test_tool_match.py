@@ -11,6 +11,7 @@ import pytest
 
 from pipelines.sqlfiles import sql_text
 from pipelines.transform.schemas import ALL_TABLES
+from pipelines.warehouse import analysis, catalog
 from pipelines.warehouse.queries import named_query
 
 APP = "projects/p/locations/l/apps/a"
@@ -111,7 +112,47 @@ def conn() -> duckdb.DuckDBPyConnection:
                     chunk_index=index,
                     tool=tool,
                 )
-    conn.execute(sql_text("views/evaluation_tool_trajectories.sql"))
+    scenario, conversation = f"{APP}/evaluations/s/results/scenario", f"{APP}/conversations/scenario"
+    _insert(  # a scenario's expectations hold over its whole conversation (turn_index NULL)
+        conn,
+        "evaluation_results",
+        evaluation_result_name=scenario,
+        evaluation_run_name=RUN,
+        evaluation_name=f"{APP}/evaluations/s",
+        evaluation_status="PASS",
+    )
+    _insert(
+        conn,
+        "evaluation_scenario_results",
+        evaluation_result_name=scenario,
+        evaluation_run_name=RUN,
+        conversation_name=conversation,
+    )
+    for index, tool in enumerate([C, A]):
+        _insert(
+            conn,
+            "evaluation_expectation_outcomes",
+            evaluation_result_name=scenario,
+            evaluation_run_name=RUN,
+            outcome_index=index,
+            expectation_kind="tool_call",
+            expected_tool=tool,
+            outcome="PASS",
+        )
+    _insert(conn, "conversations", conversation_name=conversation, app=APP, partition_date=RUN_DAY)
+    for turn, tool in enumerate([C, A, B]):
+        _insert(
+            conn,
+            "tool_calls",
+            conversation_name=conversation,
+            partition_date=RUN_DAY,
+            turn_index=turn,
+            message_index=1,
+            chunk_index=0,
+            tool=tool,
+        )
+    analysis.create_tables(conn)
+    catalog.install(conn)  # the views, and the rollups computed from the rows above
     return conn
 
 
@@ -130,9 +171,11 @@ def test_each_kind_of_match_is_told_apart(conn: duckdb.DuckDBPyConnection) -> No
         "missing": "none",
         "twice": "none",
         "reported": "exact",
+        "scenario": "in_order",
     }
     assert found["in-order"][1] == [A, C, B]  # the turn's calls only, not turn 0's
     assert found["reported"][1:] == ([A, B], "result")
+    assert found["scenario"][1] == [C, A, B]  # every turn's calls, in order
     assert {source for case, (_, _, source) in found.items() if case != "reported"} == {"conversation"}
 
 
@@ -142,7 +185,7 @@ def test_the_pass_rate_query_counts_each_kind(conn: duckdb.DuckDBPyConnection) -
     assert list(by_match) == ["exact", "in_order", "any_order", "none"]
     assert {match: row["turns"] for match, row in by_match.items()} == {
         "exact": 2,
-        "in_order": 1,
+        "in_order": 2,
         "any_order": 1,
         "none": 2,
     }

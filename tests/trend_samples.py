@@ -414,9 +414,12 @@ def evaluation_operations() -> dict[str, list[dict[str, Any]]]:
 # -- building the warehouse through the real load path ------------------------------------------
 
 
-def build_warehouse(root: Path, warehouse: Warehouse | None = None) -> tuple[Lake, Warehouse]:
+def build_warehouse(
+    root: Path, warehouse: Warehouse | None = None, *, evaluations_first: bool = False
+) -> tuple[Lake, Warehouse]:
     """Flatten → Parquet → `load_conversation_partitions`, and `load_evaluation_observation`
-    (into `root/warehouse.duckdb` unless another warehouse is given)."""
+    (into `root/warehouse.duckdb` unless another warehouse is given), the evaluations after the
+    conversations unless `evaluations_first`."""
     from test_warehouse import write_partition
 
     lake = Lake(str(root / "lake"))
@@ -424,7 +427,8 @@ def build_warehouse(root: Path, warehouse: Warehouse | None = None) -> tuple[Lak
     partitions = conversations()
     for (app, day), items in partitions.items():
         write_partition(lake, app, day, items)
-    load_conversation_partitions(lake, warehouse, list(partitions))  # one load, as one run's
+    if not evaluations_first:
+        load_conversation_partitions(lake, warehouse, list(partitions))  # one load, as one run's
     observed = parse_timestamp_micros("2026-11-03T00:00:00Z")
     for app, runs in evaluation_runs().items():
         results = evaluation_results().get(app, [])
@@ -433,6 +437,8 @@ def build_warehouse(root: Path, warehouse: Warehouse | None = None) -> tuple[Lak
             runs=[(run, observed) for run in runs], results=results, operations=operations
         )
         load_evaluation_observation(warehouse, app, observation, date(2026, 11, 3))
+    if evaluations_first:
+        load_conversation_partitions(lake, warehouse, list(partitions))
     return lake, warehouse
 
 

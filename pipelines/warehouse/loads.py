@@ -9,7 +9,7 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 from typing import TYPE_CHECKING, Protocol
 
 import duckdb
@@ -145,10 +145,25 @@ def upsert_evaluations(
                 written[REJECTS.name] = _insert(
                     conn, "insert_relation", table=REJECTS.name, relation="incoming_rejects"
                 )
+                _refresh_evaluated_conversations(warehouse, conn)
                 conn.execute("DROP TABLE accepted_evaluation_runs")
         return written
 
     return warehouse.retrying_conflicts(upsert)
+
+
+def _refresh_evaluated_conversations(warehouse: Warehouse, conn: duckdb.DuckDBPyConnection) -> None:
+    """Compute the rollup of evaluated conversations again for the partitions the stored runs'
+    conversations can be in: those loaded before their run. (A conversation loaded after its run
+    is computed by its own load.)"""
+    partitions = [
+        (app, first + timedelta(days=offset))
+        for app, first, last in conn.execute(sql_text("warehouse/evaluated_run_days.sql")).fetchall()
+        for offset in range((last - first).days + 1)
+    ]
+    if partitions:
+        with parts.reading_only(conn, warehouse.scoped_parts_root, partitions):
+            rollups.refresh(conn, partitions, [rollups.rollup_file(rollups.EVALUATED_CONVERSATIONS)])
 
 
 def finished_operations(warehouse: Warehouse, app: str) -> set[str]:

@@ -24,12 +24,20 @@ CHUNK_PARTITIONS = 32
 """Partitions computed together: a first computation over a long history goes a few days at a
 time, so its memory is that of a few days, never that of the history."""
 
+EVALUATED_CONVERSATIONS = "evaluated_conversation_turns"
+"""The rollup an evaluation load computes too: it reads the evaluation tables as well."""
+
 Partition = tuple[str, date]
 
 
 @cache
 def rollup_files() -> tuple[Path, ...]:
     return tuple(sql_files("rollups"))
+
+
+def rollup_file(name: str) -> Path:
+    (path,) = [path for path in rollup_files() if path.stem == name]
+    return path
 
 
 def rollup_names() -> list[str]:
@@ -81,6 +89,7 @@ def refresh(
     """Compute every rollup's (or `files`') rows of these partitions again from the raw tables,
     inside the caller's transaction: a partition left with no rows keeps none."""
     ordered = sorted(set(partitions), key=lambda partition: (partition[1], partition[0]))
+    chosen = files or rollup_files()
     ((database,),) = conn.execute(sql_text("warehouse/current_database.sql")).fetchall()
     for start in range(0, len(ordered), CHUNK_PARTITIONS):
         chunk = ordered[start : start + CHUNK_PARTITIONS]
@@ -90,9 +99,10 @@ def refresh(
             [{"app": app, "day": day} for app, day in chunk],
         )
         bounds = {"first": chunk[0][1], "last": chunk[-1][1]}
-        staging = sql_text("warehouse/stage_llm_calls.sql").format(database=database.replace('"', '""'))
-        conn.execute(staging, bounds)
-        for path in files or rollup_files():
+        if any("llm_calls" in _select(path) for path in chosen):
+            staging = sql_text("warehouse/stage_llm_calls.sql").format(database=database.replace('"', '""'))
+            conn.execute(staging, bounds)
+        for path in chosen:
             conn.execute(sql_text("warehouse/delete_rollup_rows.sql").format(table=path.stem), bounds)
             text = sql_text("warehouse/insert_rollup_rows.sql").format(table=path.stem, rollup=_select(path))
             conn.execute(text, bounds)

@@ -27,7 +27,9 @@ anomalies AS (
     ) AS replayed
     WHERE evaluation_run_name IN (SELECT evaluation_run_name FROM app_runs)
         AND conversation_name IS NOT NULL
-        AND conversation_name NOT IN (SELECT conversation_name FROM conversations)
+        AND conversation_name NOT IN (  -- loaded conversations have a row there
+            SELECT conversation_name FROM evaluated_conversation_turns WHERE turn_index IS NULL
+        )
 )
 SELECT count(*) AS failures, list(struct_pack(evaluation_result_name, anomaly, detail))[1:10] AS sample
 FROM anomalies;

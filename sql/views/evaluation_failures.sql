@@ -6,8 +6,8 @@
 -- turn of the EVAL conversation (turn_index); a scenario's to the whole conversation (its
 -- slowest span and first erroring tool call over all turns). Conversation columns are NULL
 -- when the conversation is not in the warehouse (not ingested yet, or outside CES_SOURCES).
--- A run's conversations are looked for on the days they can start (from the day before the run
--- was created to the day it was last fetched): the view reads those days' parts, not the history.
+-- The conversation columns come from the rollup evaluated_conversation_turns, which the loads
+-- keep: the view reads no conversation table, so it costs the evaluations, not the history.
 CREATE OR REPLACE VIEW evaluation_failures AS
 WITH failing AS (
     SELECT
@@ -49,42 +49,6 @@ located AS (
         ON t.evaluation_result_name = f.evaluation_result_name AND t.turn_index = f.turn_index
     LEFT JOIN evaluation_scenario_results AS s ON s.evaluation_result_name = f.evaluation_result_name
     LEFT JOIN replayed AS g ON g.evaluation_result_name = f.evaluation_result_name
-),
-eval_conversations AS (
-    SELECT DISTINCT conversation_name FROM located WHERE conversation_name IS NOT NULL
-),
-run_days AS (  -- the days the runs' conversations can start on (the day before a run's creation,
-    -- for clocks' skew, to the day it was last fetched): only those days' parts are read
-    SELECT coalesce(min(CAST(timezone('UTC', create_time) AS DATE)) - 1, DATE '9999-12-31') AS first_day,
-        coalesce(max(CAST(timezone('UTC', observed_at) AS DATE)), DATE '0001-01-01') AS last_day
-    FROM evaluation_runs SEMI JOIN located USING (evaluation_run_name)
-),
-turn_spans AS (
-    SELECT
-        sp.conversation_name,
-        sp.turn_index,
-        arg_max(sp.name, sp.duration_seconds) AS slowest_span,
-        max(sp.duration_seconds) AS slowest_span_seconds
-    FROM spans AS sp
-    SEMI JOIN eval_conversations AS e USING (conversation_name)
-    WHERE sp.depth > 0  -- a turn's root span is the turn itself: the slowest part is below it
-        AND sp.partition_date BETWEEN (SELECT first_day FROM run_days) AND (SELECT last_day FROM run_days)
-    GROUP BY GROUPING SETS ((sp.conversation_name, sp.turn_index), (sp.conversation_name))
-),
-turn_errors AS (
-    SELECT
-        tr.conversation_name,
-        tr.turn_index,
-        arg_min(
-            coalesce(tr.tool, tr.toolset || '/' || tr.toolset_tool_id),
-            (tr.turn_index, tr.message_index, tr.chunk_index)
-        ) AS erroring_tool,
-        arg_min(tr.response, (tr.turn_index, tr.message_index, tr.chunk_index)) AS erroring_response
-    FROM tool_responses AS tr
-    SEMI JOIN eval_conversations AS e USING (conversation_name)
-    WHERE tr.is_error
-        AND tr.partition_date BETWEEN (SELECT first_day FROM run_days) AND (SELECT last_day FROM run_days)
-    GROUP BY GROUPING SETS ((tr.conversation_name, tr.turn_index), (tr.conversation_name))
 )
 SELECT
     h.app,
@@ -102,20 +66,16 @@ SELECT
     l.turn_index,
     l.turn_latency_seconds,
     c.conversation_name IS NOT NULL AS conversation_loaded,
-    c.partition_date AS conversation_day,
+    c.day AS conversation_day,
     ts.slowest_span,
     ts.slowest_span_seconds,
-    te.erroring_tool,
-    te.erroring_response
+    ts.erroring_tool,
+    ts.erroring_response
 FROM located AS l
 JOIN evaluation_results AS r USING (evaluation_result_name)
 LEFT JOIN evaluation_run_headers AS h ON h.evaluation_run_name = l.evaluation_run_name
-LEFT JOIN (
-    SELECT conversation_name, partition_date FROM conversations
-    WHERE partition_date BETWEEN (SELECT first_day FROM run_days) AND (SELECT last_day FROM run_days)
-) AS c ON c.conversation_name = l.conversation_name
+LEFT JOIN evaluated_conversation_turns AS c
+    ON c.conversation_name = l.conversation_name AND c.turn_index IS NULL
 -- a golden failure: its turn's row; a scenario's: the conversation-wide row (turn_index NULL)
-LEFT JOIN turn_spans AS ts
-    ON ts.conversation_name = l.conversation_name AND ts.turn_index IS NOT DISTINCT FROM l.turn_index
-LEFT JOIN turn_errors AS te
-    ON te.conversation_name = l.conversation_name AND te.turn_index IS NOT DISTINCT FROM l.turn_index;
+LEFT JOIN evaluated_conversation_turns AS ts
+    ON ts.conversation_name = l.conversation_name AND ts.turn_index IS NOT DISTINCT FROM l.turn_index;
