@@ -39,20 +39,30 @@ WITH daily AS (
     WHERE day >= first_day - 28 AND day < end_day
         AND (only_app IS NULL OR only_app IN (app, split_part(app, '/', 6)))
 ),
+baselines AS (  -- the values of the 28 days before each day: one list, whose median and MAD
+    -- cost a third of DuckDB's windowed median and mad over the same frame
+    SELECT
+        day,
+        app,
+        metric,
+        value,
+        coalesce(list(value) FILTER (WHERE value IS NOT NULL) OVER baseline, []) AS baseline
+    FROM daily
+    WINDOW baseline AS (
+        PARTITION BY app, metric ORDER BY day
+        RANGE BETWEEN INTERVAL 28 DAYS PRECEDING AND INTERVAL 1 DAY PRECEDING
+    )
+),
 scored AS (
     SELECT
         day,
         app,
         metric,
         value,
-        median(value) OVER baseline AS baseline_median,
-        mad(value) OVER baseline AS baseline_mad,
-        count(value) OVER baseline AS baseline_days
-    FROM daily
-    WINDOW baseline AS (
-        PARTITION BY app, metric ORDER BY day
-        RANGE BETWEEN INTERVAL 28 DAYS PRECEDING AND INTERVAL 1 DAY PRECEDING
-    )
+        baseline_median,
+        list_median(list_transform(baseline, x -> abs(x - baseline_median))) AS baseline_mad,
+        len(baseline) AS baseline_days
+    FROM (SELECT *, list_median(baseline) AS baseline_median FROM baselines)
 )
 SELECT
     s.day,
