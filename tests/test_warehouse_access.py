@@ -133,8 +133,8 @@ def _block_size(path: str) -> int:
         return conn.execute("SELECT block_size FROM pragma_database_size()").fetchone()[0]
 
 
-def test_a_file_in_duckdbs_default_blocks_is_written_again_in_small_ones_whole(tmp_path: Path) -> None:
-    """A load writes the warehouse in 16 KB blocks; a file in DuckDB's 256 KB ones (an older
+def test_a_file_in_duckdbs_default_blocks_is_written_again_in_the_warehouses_whole(tmp_path: Path) -> None:
+    """A load writes the warehouse in BLOCK_SIZE blocks; a file in DuckDB's 256 KB ones (an older
     release's) is written again in them by its next load, every row, macro and comment kept."""
     from pipelines.ingest.load import load_conversation_partitions
 
