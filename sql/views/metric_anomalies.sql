@@ -40,7 +40,7 @@ WITH daily AS (
         AND (only_app IS NULL OR only_app IN (app, split_part(app, '/', 6)))
 ),
 baselines AS (  -- the values of the 28 days before each day: one list, whose median and MAD
-    -- cost a third of DuckDB's windowed median and mad over the same frame
+    -- cost three quarters of DuckDB's windowed median and mad over the same frame
     SELECT
         day,
         app,
