@@ -89,7 +89,8 @@ def refresh(
     """Compute every rollup's (or `files`') rows of these partitions again from the raw tables,
     inside the caller's transaction: a partition left with no rows keeps none."""
     ordered = sorted(set(partitions), key=lambda partition: (partition[1], partition[0]))
-    chosen = files or rollup_files()
+    chosen = [(path.stem, _select(path)) for path in files or rollup_files()]
+    stages_llm_calls = any("llm_calls" in select for _, select in chosen)  # the temporary table
     ((database,),) = conn.execute(sql_text("warehouse/current_database.sql")).fetchall()
     for start in range(0, len(ordered), CHUNK_PARTITIONS):
         chunk = ordered[start : start + CHUNK_PARTITIONS]
@@ -99,12 +100,12 @@ def refresh(
             [{"app": app, "day": day} for app, day in chunk],
         )
         bounds = {"first": chunk[0][1], "last": chunk[-1][1]}
-        if any("llm_calls" in _select(path) for path in chosen):
+        if stages_llm_calls:
             staging = sql_text("warehouse/stage_llm_calls.sql").format(database=database.replace('"', '""'))
             conn.execute(staging, bounds)
-        for path in chosen:
-            conn.execute(sql_text("warehouse/delete_rollup_rows.sql").format(table=path.stem), bounds)
-            text = sql_text("warehouse/insert_rollup_rows.sql").format(table=path.stem, rollup=_select(path))
+        for table, select in chosen:
+            conn.execute(sql_text("warehouse/delete_rollup_rows.sql").format(table=table), bounds)
+            text = sql_text("warehouse/insert_rollup_rows.sql").format(table=table, rollup=select)
             conn.execute(text, bounds)
     conn.execute(sql_text("warehouse/drop_staged_llm_calls.sql"))
     conn.execute(sql_text("warehouse/drop_rollup_partitions.sql"))
