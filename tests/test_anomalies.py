@@ -105,3 +105,47 @@ def test_the_asset_check_warns_when_the_newest_complete_day_loaded_is_anomalous(
     assert {entry["day"] for entry in sample} == {str(spike_day)}
     assert "conversations" in {entry["metric"] for entry in sample}
     assert check(spike_day - timedelta(days=1)).passed  # the steady day before it
+
+
+def _scores(warehouse: Warehouse, metric: str) -> dict[date, tuple]:
+    with warehouse.connect(read_only=True) as conn:
+        found = conn.execute(
+            "SELECT day, round(value, 9), round(baseline_median, 9), round(baseline_mad, 9), baseline_days "
+            "FROM daily_metric_scores WHERE metric = ?",
+            [metric],
+        ).fetchall()
+    return {day: tuple(rest) for day, *rest in found}
+
+
+def test_the_scores_loads_keep_are_those_of_the_whole_history_late_days_and_new_prices_included(
+    tmp_path: Path,
+) -> None:
+    """A day's values are in the baselines of the 28 days after it: days loaded late score those
+    again, and new prices score every day's cost again."""
+    lake, partitions = _history(tmp_path)
+    spike_day = FIRST + timedelta(days=len(STEADY))
+    kept = Warehouse(str(tmp_path / "kept.duckdb"))
+    load_conversation_partitions(lake, kept, partitions[10:])
+    assert _scores(kept, "conversations")[spike_day][-1] == 25  # its baseline: days 10 to 34
+    load_conversation_partitions(lake, kept, partitions[:10])  # the first ten days, late
+    fresh = Warehouse(str(tmp_path / "fresh.duckdb"))
+    load_conversation_partitions(lake, fresh, partitions)
+    for metric in ("conversations", "tokens", "cost_usd", "turn_p90_seconds"):
+        assert _scores(kept, metric) == _scores(fresh, metric), metric
+    assert _scores(kept, "conversations")[spike_day][-1] == 28
+    assert _flagged(kept) == _flagged(fresh) != []
+
+    prices = tmp_path / "prices.csv"
+    prices.write_text(
+        "model,input_usd_per_million,output_usd_per_million\ngemini-2.5-flash,3.0,25.0\n", encoding="utf-8"
+    )
+    before = _scores(kept, "cost_usd")
+    repriced = Warehouse(kept.path, model_prices=str(prices))
+    with repriced.connect() as conn:
+        repriced.ensure_schema(conn)  # what the next load does first
+        costs = dict(
+            conn.execute("SELECT day, round(sum(cost_usd), 9) FROM daily_costs GROUP BY day").fetchall()
+        )
+    after = _scores(repriced, "cost_usd")
+    assert {day: scored[0] for day, scored in after.items()} == costs
+    assert all(after[day][0] == approx(10 * before[day][0]) for day in before)  # ten times the bundled prices

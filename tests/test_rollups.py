@@ -12,15 +12,23 @@ from test_warehouse import DAY, NEXT_DAY, OTHER_APP, write_partition
 from pipelines.ingest.load import load_conversation_partitions
 from pipelines.lake.store import Lake
 from pipelines.warehouse.duck import Warehouse
+from pipelines.warehouse.metric_scores import SCORES
 from pipelines.warehouse.rollups import rollup_names
+
+SCORED = (
+    "SELECT day, app, metric, round(value, 9), round(baseline_median, 9), round(baseline_mad, 9), "
+    f"baseline_days FROM {SCORES}"
+)
+"""The metric scores, to 9 decimals: a sum of doubles differs in its last bits with its order."""
 
 
 def rollup_rows(warehouse: Warehouse) -> dict[str, list[tuple]]:
     with warehouse.connect(read_only=True) as conn:
-        return {
+        found = {
             name: sorted(conn.execute(f"SELECT * FROM {name}").fetchall(), key=repr)
             for name in rollup_names()
         }
+        return {**found, SCORES: sorted(conn.execute(SCORED).fetchall(), key=repr)}
 
 
 def from_scratch(tmp_path: Path, lake: Lake, partitions: list[tuple[str, date]]) -> dict[str, list[tuple]]:
@@ -116,11 +124,17 @@ def test_evaluated_conversations_are_kept_whichever_loads_first(tmp_path: Path) 
         with warehouse.connect(read_only=True) as conn:
             answers.append(
                 [
-                    sorted(conn.execute(f"SELECT * FROM {relation}").fetchall(), key=repr)
-                    for relation in ("evaluated_conversation_turns", "evaluation_failures")
+                    sorted(conn.execute(query).fetchall(), key=repr)
+                    for query in (
+                        "SELECT * FROM evaluated_conversation_turns",
+                        "SELECT * FROM evaluation_failures",
+                        SCORED,
+                    )
                 ]
             )
     assert answers[0] == answers[1]
+    # the pass rate of the runs, scored by the evaluation load or by the conversation load after it
+    assert {row[2] for row in answers[0][2]} >= {"conversations", "evaluation_pass_rate"}
     with after.connect(read_only=True) as conn:
         found = conn.execute(
             "SELECT DISTINCT conversation_name, conversation_loaded, slowest_span IS NOT NULL "

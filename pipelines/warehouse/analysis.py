@@ -15,7 +15,7 @@ import duckdb
 from pipelines.errors import UsageError
 from pipelines.sqlfiles import sql_text
 
-TABLES = ("model_prices", "anomaly_threshold")
+TABLES = ("model_prices", "anomaly_threshold", "daily_metric_scores")
 """The settings' tables (`sql/analysis/create_analysis_tables.sql`)."""
 DEFAULT_MODEL_PRICES = str(Path(__file__).with_name("model_prices.csv"))
 PRICE_COLUMNS = (

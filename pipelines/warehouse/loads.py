@@ -30,7 +30,7 @@ from pipelines.transform.schemas import (
     RESULT_REJECT_SOURCE,
     RUN_REJECT_SOURCE,
 )
-from pipelines.warehouse import analysis, ducklake, folding, garbage, parts, rollups
+from pipelines.warehouse import analysis, ducklake, folding, garbage, metric_scores, parts, rollups
 from pipelines.warehouse.catalog import apply_comments
 from pipelines.warehouse.catalog import install as install_views_and_descriptions
 from pipelines.warehouse.duck import Warehouse, WarehouseSchemaError, relations, schema_version, tables
@@ -70,7 +70,7 @@ def ensure_schema(warehouse: Warehouse, conn: duckdb.DuckDBPyConnection) -> None
         parts.adopt(conn, warehouse.parts_root)
     analysis.create_tables(conn)  # the views read them
     install_views_and_descriptions(conn, view_columns=not warehouse.is_ducklake)
-    analysis.write(conn, warehouse.model_prices, warehouse.anomaly_z)
+    metric_scores.ensure(conn, analysis.write(conn, warehouse.model_prices, warehouse.anomaly_z))
     ((written,),) = conn.execute(sql_text("warehouse/database_file.sql")).fetchall()
     _SCHEMA_ENSURED.add(_schema_key(warehouse, written, schema_version(conn)))
 
@@ -146,6 +146,9 @@ def upsert_evaluations(
                     conn, "insert_relation", table=REJECTS.name, relation="incoming_rejects"
                 )
                 _refresh_evaluated_conversations(warehouse, conn)
+                metric_scores.rescore(
+                    conn, conn.execute(sql_text("analysis/accepted_run_days.sql")).fetchall()
+                )
                 conn.execute("DROP TABLE accepted_evaluation_runs")
         return written
 
@@ -280,6 +283,7 @@ class PartLoad:
         inserted[REJECTS.name] = _replace_rejects(conn, partitions)
         parts.install_views(conn, writer.root, only=changed)  # the rollups read these alone
         rollups.refresh(conn, changed)
+        metric_scores.rescore(conn, changed)
         parts.drop_temporary_views(conn)
         conn.execute(sql_text("parts/drop_load_conversations.sql"))
         return inserted
@@ -344,6 +348,7 @@ class TableLoad:
         days = [partition.day for partition in partitions]
         changed.update(self._replaced_partitions(min(days), max(days)))
         rollups.refresh(conn, changed)
+        metric_scores.rescore(conn, changed)
         conn.execute("DROP TABLE partition_conversations")
         return inserted
 

@@ -10,3 +10,14 @@ CREATE TABLE IF NOT EXISTS model_prices (
     source VARCHAR
 );
 CREATE TABLE IF NOT EXISTS anomaly_threshold (z DOUBLE);
+-- Each app's daily metrics with the median and MAD of their 28 days before: what metric_anomalies
+-- reads, kept by every load (pipelines/warehouse/metric_scores.py, sql/analysis/score_daily_metrics.sql).
+CREATE TABLE IF NOT EXISTS daily_metric_scores (
+    day DATE,
+    app VARCHAR,
+    metric VARCHAR,
+    value DOUBLE,
+    baseline_median DOUBLE,
+    baseline_mad DOUBLE,
+    baseline_days BIGINT
+);
