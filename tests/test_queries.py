@@ -18,7 +18,7 @@ from pipelines.cli import main
 from pipelines.warehouse.duck import Warehouse
 from pipelines.warehouse.queries import (
     NamedQueryError,
-    json_row,
+    json_lines,
     jsonable,
     named_queries,
     parse_query,
@@ -474,5 +474,5 @@ def test_query_values_are_written_as_json_the_same_way_for_the_cli_and_the_mcp_s
         "s": {"k": "v"},
         "u": "ü",
     }
-    assert json.loads(json_row(columns, row)) == expected
+    assert json.loads(json_lines(columns, [row])) == expected
     assert jsonable(dict(zip(columns, row, strict=True))) == expected

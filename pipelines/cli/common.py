@@ -65,10 +65,10 @@ def print_rows(columns: Sequence[str], rows: Sequence[Sequence[object]], fmt: st
         writer.writerows(rows)
         return
     if fmt == "json":
-        from pipelines.warehouse.queries import json_row
+        from pipelines.warehouse.queries import json_lines
 
         # An array with a row per line: as readable as an indented one, at the encoder's speed.
-        lines = b",\n".join(json_row(columns, row) for row in rows).decode()
+        lines = json_lines(columns, rows).decode().rstrip("\n").replace("\n", ",\n")
         print(f"[\n{lines}\n]" if rows else "[]")
         return
     texts = [["" if value is None else str(value) for value in row] for row in rows]

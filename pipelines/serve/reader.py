@@ -18,7 +18,7 @@ import msgspec
 
 from pipelines.config import ServeSettings
 from pipelines.warehouse.duck import Warehouse
-from pipelines.warehouse.queries import JSON_ENCODER, json_row
+from pipelines.warehouse.queries import JSON_ENCODER, json_lines
 
 
 class AnswerError(Exception):
@@ -65,13 +65,13 @@ class WarehouseReader:
         """Fetch rows until the row or byte cap; the note says which cap cut them."""
         found = Rows(list(columns))
         size = 2
-        for row in cursor.fetchmany(self.limits.max_rows + 1):
+        fetched = cursor.fetchmany(self.limits.max_rows + 1)
+        for encoded in json_lines(columns, fetched).splitlines():
             if len(found.rows) == self.limits.max_rows:
                 found.note = (
                     f"only the first {self.limits.max_rows} rows (CES_SERVE_MAX_ROWS): narrow the question"
                 )
                 break
-            encoded = json_row(found.columns, row)
             size += len(encoded) + 1
             if size > self.limits.max_bytes:
                 found.note = (
