@@ -22,7 +22,7 @@ WITH split AS (
     FROM daily_conversations_by_input_type
     WHERE $by = 'input_type'
 )
-SELECT day, value, sum(conversations) AS conversations
+SELECT day, value, CAST(sum(conversations) AS BIGINT) AS conversations
 FROM split
 WHERE ($app IS NULL OR $app IN (app, split_part(app, '/', 6)))
     AND day >= window_start($since, $until) AND day < $until

@@ -7,11 +7,11 @@ SELECT
     day,
     app,
     CASE $by WHEN 'agent' THEN agent WHEN 'app' THEN NULL ELSE model END AS subject,
-    sum(llm_calls) AS llm_calls,
-    sum(input_tokens) AS input_tokens,
-    sum(output_tokens) AS output_tokens,
+    CAST(sum(llm_calls) AS BIGINT) AS llm_calls,
+    CAST(sum(input_tokens) AS BIGINT) AS input_tokens,
+    CAST(sum(output_tokens) AS BIGINT) AS output_tokens,
     round(sum(cost_usd), 6) AS cost_usd,
-    sum(llm_calls) FILTER (WHERE NOT priced) AS unpriced_calls,
+    CAST(sum(llm_calls) FILTER (WHERE NOT priced) AS BIGINT) AS unpriced_calls,
     string_agg(DISTINCT model, ', ' ORDER BY model) FILTER (WHERE NOT priced) AS unpriced_models
 FROM daily_costs
 WHERE ($app IS NULL OR $app IN (app, split_part(app, '/', 6)))

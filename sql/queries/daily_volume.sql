@@ -4,13 +4,13 @@
 -- param until DATE = 9999-12-31: first UTC day excluded
 SELECT
     day,
-    sum(conversations) AS conversations,
-    sum(conversations) FILTER (WHERE source = 'LIVE') AS live,
-    sum(conversations) FILTER (WHERE source = 'SIMULATOR') AS simulator,
-    sum(conversations) FILTER (WHERE source = 'EVAL') AS eval,
-    sum(conversations) FILTER (WHERE source = 'AGENT_TOOL') AS agent_tool,
-    sum(turns) AS turns,
-    sum(in_progress) AS in_progress
+    CAST(sum(conversations) AS BIGINT) AS conversations,
+    CAST(sum(conversations) FILTER (WHERE source = 'LIVE') AS BIGINT) AS live,
+    CAST(sum(conversations) FILTER (WHERE source = 'SIMULATOR') AS BIGINT) AS simulator,
+    CAST(sum(conversations) FILTER (WHERE source = 'EVAL') AS BIGINT) AS eval,
+    CAST(sum(conversations) FILTER (WHERE source = 'AGENT_TOOL') AS BIGINT) AS agent_tool,
+    CAST(sum(turns) AS BIGINT) AS turns,
+    CAST(sum(in_progress) AS BIGINT) AS in_progress
 FROM daily_conversations_by_source
 WHERE ($app IS NULL OR $app IN (app, split_part(app, '/', 6)))
     AND day >= window_start($since, $until) AND day < $until

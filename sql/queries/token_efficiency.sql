@@ -3,7 +3,7 @@
 -- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day loaded
 -- param until DATE = 9999-12-31: first UTC day excluded
 WITH cost AS (
-    SELECT day, app, sum(cost_usd) AS cost_usd, sum(llm_calls) FILTER (WHERE NOT priced) AS unpriced_calls
+    SELECT day, app, sum(cost_usd) AS cost_usd, CAST(sum(llm_calls) FILTER (WHERE NOT priced) AS BIGINT) AS unpriced_calls
     FROM daily_costs
     GROUP BY day, app
 )

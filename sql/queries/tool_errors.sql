@@ -5,9 +5,9 @@
 SELECT
     tool,
     any_value(display_name) AS display_name,
-    sum(calls) AS calls,
-    sum(responses) AS responses,
-    sum(errors) AS errors,
+    CAST(sum(calls) AS BIGINT) AS calls,
+    CAST(sum(responses) AS BIGINT) AS responses,
+    CAST(sum(errors) AS BIGINT) AS errors,
     round(sum(errors) / nullif(sum(responses), 0), 4) AS error_rate
 FROM daily_tool_calls
 WHERE ($app IS NULL OR $app IN (app, split_part(app, '/', 6)))

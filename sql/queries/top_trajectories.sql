@@ -15,7 +15,7 @@ totals AS (
 SELECT
     w.app,
     w.trajectory,
-    sum(w.conversations) AS conversations,
+    CAST(sum(w.conversations) AS BIGINT) AS conversations,
     round(sum(w.conversations) / any_value(t.total), 4) AS share,
     round(sum(w.avg_turns * w.conversations) / sum(w.conversations), 2) AS avg_turns,
     count(*) AS days

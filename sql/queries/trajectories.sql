@@ -15,8 +15,7 @@ SELECT
 FROM daily_trajectories
 WHERE ($app IS NULL OR $app IN (app, split_part(app, '/', 6)))
     AND day >= window_start($since, $until) AND day < $until
--- '(other)' (the conversations beyond the day's 20 most followed trajectories) ranks last
-QUALIFY row_number() OVER (
-    PARTITION BY day, app ORDER BY trajectory = '(other)', conversations DESC, trajectory
-) <= $top
-ORDER BY day, app, trajectory = '(other)', conversations DESC, trajectory;
+-- after the share, which counts every row of the day; '(other)' (the conversations beyond the
+-- day's 20 most followed trajectories) ranks 21st
+QUALIFY rank <= $top
+ORDER BY day, app, rank;
