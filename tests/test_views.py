@@ -536,6 +536,17 @@ def test_a_days_trajectories_beyond_its_20_most_followed_share_one_other_row(tmp
     assert other["steps"] is None and other["conversations"] == 30 - 2 - 19  # the shared one, 19 more
     kept = [row for row in found if row["trajectory"] != "(other)"]
     assert max(row["conversations"] for row in kept) == 2 and all(row["steps"] for row in kept)
+    ranked = rows(warehouse, "SELECT rank, trajectory, conversations FROM daily_trajectories ORDER BY rank")
+    assert [row["rank"] for row in ranked] == list(range(1, 22)) and ranked[-1]["trajectory"] == "(other)"
+    named = [(-row["conversations"], row["trajectory"]) for row in ranked[:-1]]
+    assert named == sorted(named) and named[0][0] == -2  # the shared trajectory first
+
+    from pipelines.warehouse.queries import run_query
+
+    columns, answer = run_query(warehouse, "trajectories", {"top": 3, "since": str(DAY)})
+    shown = [dict(zip(columns, values, strict=True)) for values in answer]
+    assert [row["trajectory"] for row in shown] == [row["trajectory"] for row in ranked[:3]]
+    assert [row["share"] for row in shown] == [round(row["conversations"] / 30, 4) for row in ranked[:3]]
 
 
 def test_a_load_makes_the_views_again_only_when_their_files_changed_or_one_is_missing(

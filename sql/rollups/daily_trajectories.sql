@@ -2,8 +2,9 @@
 -- Grain: one row per (day, app, trajectory); day is the UTC day of the conversation's start_time
 -- (the day of its partition). Built on conversation_trajectories: trajectory is a conversation's
 -- steps joined by " > " ('' for a conversation without tool calls or transfers). The day's 20 most
--- followed trajectories of an app keep a row each; the rest share the row '(other)' (steps NULL),
--- so that a day costs at most 21 rows however varied its conversations. conversations counts
+-- followed trajectories of an app keep a row each, ranked 1 to 20 (by conversations, ties by
+-- trajectory); the rest share the row '(other)' (steps NULL, rank 21), so that a day costs at
+-- most 21 rows however varied its conversations. conversations counts
 -- those that followed it; the seconds are percentiles of their duration (open conversations,
 -- without an end, are left out of them), avg_turns their mean turn count.
 -- A table kept by every load: the rows of the (app, day) partitions it replaced are computed
@@ -28,6 +29,7 @@ SELECT
     f.app,
     CASE WHEN r.rank <= 20 THEN f.trajectory ELSE '(other)' END AS trajectory,
     CASE WHEN r.rank <= 20 THEN any_value(f.steps) END AS steps,
+    CASE WHEN r.rank <= 20 THEN min(r.rank) ELSE 21 END AS rank,
     count(*) AS conversations,
     avg(f.turn_count) AS avg_turns,
     quantile_cont(f.duration_seconds, 0.5) AS p50_seconds,
