@@ -5,12 +5,11 @@
 -- evaluation_pass_rate (completed runs' results that passed).
 -- value, baseline_median, baseline_mad and baseline_days are those of daily_metric_scores: the
 -- metric's median and median absolute deviation on the 28 days before the day, kept by the loads.
--- z is the robust z-score
--- 0.6745 x (value - baseline_median) / spread, where spread is the MAD but at least 5% of the
--- median (a metric that barely moved for weeks, as a day's p90 of a few dozen conversations can,
--- would otherwise flag ordinary moves); NULL with fewer than 7 baseline days or a spread of 0 (a
--- baseline of zeros). A day is anomalous when |z| reaches anomaly_threshold.z (CES_ANOMALY_Z), or
--- when its baseline was all zeros and the value is not.
+-- z is the robust z-score 0.6745 x (value - baseline_median) / spread, where spread is the MAD but
+-- at least 5% of the median (a metric that barely moved for weeks, as a day's p90 of a few dozen
+-- conversations can, would otherwise flag ordinary moves); NULL with fewer than 7 baseline days
+-- or a spread of 0 (a baseline of zeros). A day is anomalous when |z| reaches anomaly_threshold.z
+-- (CES_ANOMALY_Z), or when its baseline was all zeros and the value is not.
 -- metric_anomalies_in(first_day, end_day, only_app) reads the days [first_day, end_day) of one app
 -- (resource name or id; NULL: all); the view reads every day.
 CREATE OR REPLACE MACRO metric_anomalies_in(first_day, end_day, only_app) AS TABLE
