@@ -5,12 +5,14 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
+import pytest
 import trend_samples
 from conversation_samples import APP, full_conversation
 from test_warehouse import DAY, NEXT_DAY, OTHER_APP, write_partition
 
 from pipelines.ingest.load import load_conversation_partitions
 from pipelines.lake.store import Lake
+from pipelines.warehouse import loads
 from pipelines.warehouse.duck import Warehouse
 from pipelines.warehouse.metric_scores import SCORES
 from pipelines.warehouse.rollups import rollup_names
@@ -93,7 +95,9 @@ def test_loads_keep_the_rollups_of_every_partition_they_touch(tmp_path: Path) ->
     assert rollup_rows(warehouse) == from_scratch(tmp_path, lake, everything)
 
 
-def test_a_rollup_whose_definition_changed_is_computed_again_from_every_partition(tmp_path: Path) -> None:
+def test_a_rollup_whose_definition_changed_is_computed_again_from_every_partition(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     lake = Lake(str(tmp_path / "lake"))
     warehouse = Warehouse(str(tmp_path / "w.duckdb"))
     write_partition(lake, APP, DAY, [conversation("a", "2026-11-01T10:00:00Z")])
@@ -108,6 +112,7 @@ def test_a_rollup_whose_definition_changed_is_computed_again_from_every_partitio
     assert rollup_rows(warehouse)["daily_component_latency"] == []
 
     with warehouse.connect() as conn:
+        monkeypatch.setattr(loads, "_SCHEMA_ENSURED", set())  # a file whose inode was set up before
         warehouse.ensure_schema(conn)  # what the next load or `ces-pipeline rebuild` does first
 
     assert rollup_rows(warehouse) == expected and expected["daily_component_latency"]
@@ -142,3 +147,26 @@ def test_evaluated_conversations_are_kept_whichever_loads_first(tmp_path: Path) 
         ).fetchall()
     # the sample's failing result replayed support's second conversation of the first day
     assert found == [(f"{trend_samples.SUPPORT}/conversations/20261101-1", True, True)]
+
+
+def test_a_rollup_computed_again_over_folded_parts_reads_each_chunk_of_partitions_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """36 days of an app: most of them in folded parts, computed again in two chunks, each through
+    views of its own partitions' parts: the same rows as the loads kept."""
+    from test_anomalies import _history
+
+    lake, partitions = _history(tmp_path)
+    warehouse = Warehouse(str(tmp_path / "w.duckdb"))
+    load_conversation_partitions(lake, warehouse, partitions)
+    expected = rollup_rows(warehouse)
+    with warehouse.connect(read_only=True) as conn:
+        folded = conn.execute("SELECT count(*) FROM warehouse_parts WHERE file LIKE '%/folded/%'").fetchone()
+    assert folded[0] > 0
+    with warehouse.connect() as conn:
+        for rollup in ("daily_conversations", "daily_trajectories"):
+            conn.execute(f"DELETE FROM {rollup}")
+            conn.execute("UPDATE rollup_definitions SET definition = 'older' WHERE rollup = ?", [rollup])
+        monkeypatch.setattr(loads, "_SCHEMA_ENSURED", set())  # a file whose inode was set up before
+        warehouse.ensure_schema(conn)
+    assert rollup_rows(warehouse) == expected and len(expected["daily_conversations"]) == len(partitions)

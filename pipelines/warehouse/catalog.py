@@ -114,23 +114,27 @@ def _installed(conn: duckdb.DuckDBPyConnection) -> str | None:
     return None if found is None else found[0]
 
 
-def install(conn: duckdb.DuckDBPyConnection, *, view_columns: bool = True) -> None:
+def install(
+    conn: duckdb.DuckDBPyConnection, *, view_columns: bool = True, parts_root: Path | None = None
+) -> None:
     """(Re)create the views, the rollups not current (`rollups.ensure`), the macros (DuckDB binds
     a macro's tables when it is made: after the rollups) and the descriptions in one transaction
     (call it outside one). The views, macros and descriptions are made only when their files
     changed since the warehouse's last install (`definition`).
-    `view_columns=False` where views' columns take no comment (DuckLake: views and tables do)."""
+    `view_columns=False` where views' columns take no comment (DuckLake: views and tables do);
+    `parts_root`: the conversation tables' parts, which a rollup computed again reads a few
+    partitions at a time (`rollups.refresh`)."""
     later = views_over_rollups()
     wanted = definition(view_columns)
     if _installed(conn) == wanted:
         with transaction(conn):
-            rollups.ensure(conn)
+            rollups.ensure(conn, parts_root)
         return
     with transaction(conn):
         for path in view_files():
             if path.stem not in later:
                 conn.execute(path.read_text())
-        rollups.ensure(conn)
+        rollups.ensure(conn, parts_root)
         for path in sql_files("macros"):
             conn.execute(path.read_text())
         for path in view_files():

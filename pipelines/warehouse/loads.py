@@ -69,7 +69,9 @@ def ensure_schema(warehouse: Warehouse, conn: duckdb.DuckDBPyConnection) -> None
     if not warehouse.is_ducklake:
         parts.adopt(conn, warehouse.parts_root)
     analysis.create_tables(conn)  # the views read them
-    install_views_and_descriptions(conn, view_columns=not warehouse.is_ducklake)
+    install_views_and_descriptions(
+        conn, view_columns=not warehouse.is_ducklake, parts_root=warehouse.scoped_parts_root
+    )
     metric_scores.ensure(conn, analysis.write(conn, warehouse.model_prices, warehouse.anomaly_z))
     ((written,),) = conn.execute(sql_text("warehouse/database_file.sql")).fetchall()
     _SCHEMA_ENSURED.add(_schema_key(warehouse, written, schema_version(conn)))
@@ -165,8 +167,8 @@ def _refresh_evaluated_conversations(warehouse: Warehouse, conn: duckdb.DuckDBPy
         for offset in range((last - first).days + 1)
     ]
     if partitions:
-        with parts.reading_only(conn, warehouse.scoped_parts_root, partitions):
-            rollups.refresh(conn, partitions, [rollups.rollup_file(rollups.EVALUATED_CONVERSATIONS)])
+        evaluated = [rollups.rollup_file(rollups.EVALUATED_CONVERSATIONS)]
+        rollups.refresh(conn, partitions, evaluated, warehouse.scoped_parts_root)
 
 
 def finished_operations(warehouse: Warehouse, app: str) -> set[str]:

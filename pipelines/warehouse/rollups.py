@@ -19,10 +19,12 @@ from pathlib import Path
 import duckdb
 
 from pipelines.sqlfiles import sql_files, sql_text
+from pipelines.warehouse import parts
 
 CHUNK_PARTITIONS = 32
-"""Partitions computed together: a first computation over a long history goes a few days at a
-time, so its memory is that of a few days, never that of the history."""
+"""Partitions computed together: a first computation over a long history goes a few partitions
+at a time, each chunk reading their parts alone, so its memory is that of a few partitions, and
+its time grows with the history, not with its square."""
 
 EVALUATED_CONVERSATIONS = "evaluated_conversation_turns"
 """The rollup an evaluation load computes too: it reads the evaluation tables as well."""
@@ -52,11 +54,11 @@ def _definition(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 
-def ensure(conn: duckdb.DuckDBPyConnection) -> list[str]:
+def ensure(conn: duckdb.DuckDBPyConnection, root: Path | None = None) -> list[str]:
     """Create each rollup table that is missing or computed by an older definition, and compute
-    it from every loaded partition, inside the caller's transaction (after the views it reads
-    exist); the rollups so computed. (A concurrent DuckLake load doing the same conflicts at
-    its commit, and is retried.)"""
+    it from every loaded partition (`refresh`, `root` its parts'), inside the caller's transaction
+    (after the views it reads exist); the rollups so computed. (A concurrent DuckLake load doing
+    the same conflicts at its commit, and is retried.)"""
     tables = {name for (name,) in conn.execute(sql_text("warehouse/list_tables.sql")).fetchall()}
     conn.execute(sql_text("warehouse/create_rollup_definitions.sql"))
     current = dict(conn.execute(sql_text("warehouse/rollup_definitions.sql")).fetchall())
@@ -79,19 +81,25 @@ def ensure(conn: duckdb.DuckDBPyConnection) -> list[str]:
         [{"rollup": path.stem, "definition": _definition(path)} for path in rollup_files()],
     )
     loaded = [(app, day) for app, day in conn.execute(sql_text("warehouse/loaded_partitions.sql")).fetchall()]
-    refresh(conn, loaded, stale)
+    refresh(conn, loaded, stale, root)
     return [path.stem for path in stale]
 
 
 def refresh(
-    conn: duckdb.DuckDBPyConnection, partitions: Iterable[Partition], files: Sequence[Path] | None = None
+    conn: duckdb.DuckDBPyConnection,
+    partitions: Iterable[Partition],
+    files: Sequence[Path] | None = None,
+    root: Path | None = None,
 ) -> None:
     """Compute every rollup's (or `files`') rows of these partitions again from the raw tables,
-    inside the caller's transaction: a partition left with no rows keeps none."""
-    ordered = sorted(set(partitions), key=lambda partition: (partition[1], partition[0]))
+    inside the caller's transaction: a partition left with no rows keeps none. `root`: the parts
+    of a file warehouse, of which each chunk of partitions reads its own alone
+    (`parts.reading_only`); None where the caller chose what the tables show."""
+    ordered = sorted(set(partitions))  # an app's days together: a folded part read once
     chosen = [(path.stem, _select(path)) for path in files or rollup_files()]
     stages_llm_calls = any("llm_calls" in select for _, select in chosen)  # the temporary table
     ((database,),) = conn.execute(sql_text("warehouse/current_database.sql")).fetchall()
+    staging = sql_text("warehouse/stage_llm_calls.sql").format(database=database.replace('"', '""'))
     for start in range(0, len(ordered), CHUNK_PARTITIONS):
         chunk = ordered[start : start + CHUNK_PARTITIONS]
         conn.execute(sql_text("warehouse/create_rollup_partitions.sql"))
@@ -99,13 +107,14 @@ def refresh(
             sql_text("warehouse/insert_rollup_partition.sql"),
             [{"app": app, "day": day} for app, day in chunk],
         )
-        bounds = {"first": chunk[0][1], "last": chunk[-1][1]}
-        if stages_llm_calls:
-            staging = sql_text("warehouse/stage_llm_calls.sql").format(database=database.replace('"', '""'))
-            conn.execute(staging, bounds)
-        for table, select in chosen:
-            conn.execute(sql_text("warehouse/delete_rollup_rows.sql").format(table=table), bounds)
-            text = sql_text("warehouse/insert_rollup_rows.sql").format(table=table, rollup=select)
-            conn.execute(text, bounds)
+        days = [day for _, day in chunk]
+        bounds = {"first": min(days), "last": max(days)}
+        with parts.reading_only(conn, root, chunk):
+            if stages_llm_calls:
+                conn.execute(staging, bounds)
+            for table, select in chosen:
+                conn.execute(sql_text("warehouse/delete_rollup_rows.sql").format(table=table), bounds)
+                text = sql_text("warehouse/insert_rollup_rows.sql").format(table=table, rollup=select)
+                conn.execute(text, bounds)
     conn.execute(sql_text("warehouse/drop_staged_llm_calls.sql"))
     conn.execute(sql_text("warehouse/drop_rollup_partitions.sql"))
