@@ -99,7 +99,7 @@ def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
     print_rows(columns, rows, "table")
     columns, rows = run_query(warehouse, "anomalies", {})
     out.print(
-        "[bold]Days that stand out from the week before (sql/queries/anomalies.sql); the simulator "
+        "[bold]Days that stand out from the 28 days before them (sql/queries/anomalies.sql); the simulator "
         "plants an incident on its tenth day"
     )
     print_rows(columns, rows, "table")
