@@ -283,10 +283,8 @@ class PartLoad:
         if parts.install_views(conn, writer.root):
             apply_comments(conn)  # a table's view made (again) has none
         inserted[REJECTS.name] = _replace_rejects(conn, partitions)
-        parts.install_views(conn, writer.root, only=changed)  # the rollups read these alone
-        rollups.refresh(conn, changed)
+        rollups.refresh(conn, changed, root=writer.root)  # each chunk reads its partitions' parts
         metric_scores.rescore(conn, changed)
-        parts.drop_temporary_views(conn)
         conn.execute(sql_text("parts/drop_load_conversations.sql"))
         return inserted
 
