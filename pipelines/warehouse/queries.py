@@ -7,8 +7,8 @@ Each parameter's parsed value is set as a session variable (`SET VARIABLE`, a li
 declared type, `typed_literal`), and the query runs as written but for each `$name`, read as
 `getvariable('ces_param_name')`: the values never enter the query's text, and DuckDB binds the
 query once (a PREPARE then EXECUTE bound it twice: 0.25 s more for a query of the conversation
-tables at 2M conversations). DuckDB's Python binding of any value would import pandas (half a
-second, more than most queries take)."""
+tables at 2M conversations). DuckDB's Python binding of any value would import pandas where it
+is installed (half a second, more than most queries take)."""
 
 from __future__ import annotations
 
