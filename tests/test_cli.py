@@ -149,6 +149,7 @@ def test_ingests_and_rebuilds_give_the_same_rows_and_query_reads_them(workdir: P
     assert rebuilt.returncode == 0, rebuilt.stderr
     assert "rebuilt 2 partitions in 1 run: 12 conversations loaded" in rebuilt.stderr
     assert "evaluation runs: 2 fetches of 1 apps loaded (4 run rows" in rebuilt.stderr
+    assert " - dagster - " not in rebuilt.stderr + first.stderr  # the CLI's lines, not Dagster's log
     with instance_at(workdir / "dagster_home") as instance:  # the replay is a Dagster run too
         replays = instance.get_run_records(dg.RunsFilter(job_name="rebuild_evaluation_runs"))
         assert [r.dagster_run.status for r in replays] == [dg.DagsterRunStatus.SUCCESS]

@@ -107,7 +107,7 @@ def execute_runs(
     """Run `job_name` per planned run: here in order, or (the settings' `CES_QUEUE_RUNS`) on the
     instance's queue for its daemon. A failure stops none; an interruption (Ctrl-C) starts no
     further run."""
-    config = {**QUIET_LOGS, **(run_config or {})}
+    config = {**(run_config or {}), **QUIET_LOGS}  # a RunConfig's dict carries `loggers: {}`
     outcomes: list[RunOutcome] = []
 
     def report(outcome: RunOutcome) -> None:
