@@ -104,7 +104,13 @@ def test_the_asset_check_warns_when_the_newest_complete_day_loaded_is_anomalous(
     sample = flagged.metadata["sample"].value
     assert {entry["day"] for entry in sample} == {str(spike_day)}
     assert "conversations" in {entry["metric"] for entry in sample}
-    assert check(spike_day - timedelta(days=1)).passed  # the steady day before it
+    first = sample[0]  # the largest |z|: what the CLI and the UI say the check found
+    assert flagged.description == (
+        f"{len(sample)} found, the first: app {APP}, day {spike_day}, metric {first['metric']}, "
+        f"value {first['value']}, baseline_median {first['baseline_median']}, z {first['z']}"
+    )
+    steady = check(spike_day - timedelta(days=1))  # the steady day before it
+    assert steady.passed and steady.description is None
 
 
 def _scores(warehouse: Warehouse, metric: str) -> dict[date, tuple]:

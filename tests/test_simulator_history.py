@@ -10,6 +10,7 @@ from datetime import timedelta
 import dagster as dg
 import pytest
 from dagster_runs import run_partitions
+from test_cli import base_env, cli
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
 from pipelines.ces.simulator.corpus.conversations import UNPRICED_MODEL
@@ -34,7 +35,7 @@ def ingested(tmp_path_factory: pytest.TempPathFactory):
         days = [SCALE.start_date + timedelta(days=offset) for offset in range(SCALE.days)]
         partitions = [(app, day) for app in sim.apps for day in days]
         outcomes = run_partitions("ingest_conversations", partitions, instance=dg.DagsterInstance.ephemeral())
-        yield sim.apps, Warehouse(str(root / "warehouse.duckdb")), outcomes
+        yield sim.apps, Warehouse(str(root / "warehouse.duckdb")), outcomes, root / "lake"
 
 
 def _rows(warehouse: Warehouse, query: str, params: dict) -> list[dict]:
@@ -43,7 +44,7 @@ def _rows(warehouse: Warehouse, query: str, params: dict) -> list[dict]:
 
 
 def test_the_planted_incident_is_the_only_anomaly_and_its_check_warns(ingested) -> None:
-    apps, warehouse, outcomes = ingested
+    apps, warehouse, outcomes, _ = ingested
     assert all(outcome.success for outcome in outcomes)
     flagged = _rows(warehouse, "anomalies", {})
     assert {(row["day"], row["app"]) for row in flagged} == {(INCIDENT, apps[0])}
@@ -55,10 +56,14 @@ def test_the_planted_incident_is_the_only_anomaly_and_its_check_warns(ingested) 
         "warehouse/conversation_tables:newest_day_not_anomalous (WARN)"
     ]
     assert apps[0] in warned[0].label
+    found = warned[0].found_by_checks["warehouse/conversation_tables:newest_day_not_anomalous"]
+    largest = max(flagged, key=lambda row: abs(row["z"]))  # the run's outcome names it first
+    assert found.startswith(f"{len(flagged)} found, the first: app {apps[0]}, day {INCIDENT}, ")
+    assert f"metric {largest['metric']}, " in found
 
 
 def test_the_model_without_a_price_is_named_and_the_priced_ones_costed(ingested) -> None:
-    _, warehouse, _ = ingested
+    _, warehouse, _, _ = ingested
     costs = _rows(warehouse, "daily_cost", {"by": "model"})
     unpriced = [row for row in costs if row["subject"] == UNPRICED_MODEL]
     assert unpriced and all(row["cost_usd"] is None for row in unpriced)
@@ -67,3 +72,18 @@ def test_the_model_without_a_price_is_named_and_the_priced_ones_costed(ingested)
     priced = [row for row in costs if row["subject"] != UNPRICED_MODEL]
     assert {row["subject"] for row in priced} >= {"gemini-2.5-flash", "gemini-2.5-pro"}
     assert all(row["cost_usd"] > 0 and row["unpriced_calls"] is None for row in priced)
+
+
+def test_the_cli_says_what_the_warning_check_found(ingested, tmp_path) -> None:
+    """A load's warning names the anomaly it found, not only the check's name."""
+    apps, _, _, lake = ingested
+    env = base_env(tmp_path) | {"CES_LAKE": str(lake)}
+    until = SCALE.start_date + timedelta(days=SCALE.days)
+    window = ("--since", str(SCALE.start_date), "--until", str(until), "--skip-evaluations")
+    done = cli("rebuild", *window, "--app", apps[0], env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    said = " ".join(done.stderr.split())  # as one line, however the console wrapped it
+    assert (
+        "warning: warehouse/conversation_tables:newest_day_not_anomalous in 1 of 1 runs "
+        f"(2 found, the first: app {apps[0]}, day {INCIDENT}, metric tool_p90_seconds, value "
+    ) in said, said

@@ -69,6 +69,7 @@ def load_conversations(settings: Settings, command: str, partitions: list[tuple[
     totals = {"conversations": 0, "pages": 0, "requests": 0, "rejects": 0}
     failures: list[RunOutcome] = []
     warnings: Counter[str] = Counter()
+    found: dict[str, str] = {}  # what a warning check found, in the first run it warned
     started = time.monotonic()
     with Progress(
         TextColumn("[bold]{task.description}"),
@@ -91,10 +92,16 @@ def load_conversations(settings: Settings, command: str, partitions: list[tuple[
             for warning in outcome.warnings:
                 progress.console.print(f"[yellow]{escape(outcome.label)}: {escape(warning)}")
             for check in outcome.failed_checks:
+                name = check.rsplit(" (", 1)[0]
                 if "(WARN)" in check:
-                    warnings[check.removesuffix(" (WARN)")] += 1
+                    warnings[name] += 1
+                    found.setdefault(name, outcome.found_by_checks.get(name, ""))
                 else:
-                    progress.console.print(f"[red]check failed for {escape(outcome.label)}: {escape(check)}")
+                    detail = outcome.found_by_checks.get(name)
+                    progress.console.print(
+                        f"[red]check failed for {escape(outcome.label)}: {escape(check)}"
+                        + (f": {escape(detail)}" if detail else "")
+                    )
             rate = totals["conversations"] / max(time.monotonic() - started, 1e-9)
             detail = f"{totals['conversations']} conversations · {rate:.0f}/s"
             if command == "ingest":
@@ -106,7 +113,8 @@ def load_conversations(settings: Settings, command: str, partitions: list[tuple[
     if totals["rejects"]:
         console.print(f"[yellow]{totals['rejects']} objects rejected: see the rejects table.")
     for check, count in sorted(warnings.items()):
-        console.print(f"[yellow]warning: {escape(check)} in {count} of {len(ranges)} runs.")
+        detail = f" ({escape(found[check])})" if found[check] else ""
+        console.print(f"[yellow]warning: {escape(check)} in {count} of {len(ranges)} runs{detail}.")
     if failures:
         console.print(f"[red]{len(failures)} of {len(ranges)} runs failed. Retry one alone with:")
         by_label = {run.label: run for run in ranges}

@@ -42,6 +42,7 @@ def _check(
         passed=outcome.passed,
         severity=dg.AssetCheckSeverity.WARN if name in WARNING_CHECKS else dg.AssetCheckSeverity.ERROR,
         metadata={"failures": outcome.failures, "sample": dg.MetadataValue.json(outcome.sample)},
+        description=None if outcome.passed else outcome.summary(),
     )
 
 

@@ -80,6 +80,8 @@ class RunOutcome:
     """Each asset's materialization metadata; each op's output metadata (or its `dg.Failure`'s)."""
     failed_checks: list[str] = field(default_factory=list)
     """`asset:check (SEVERITY)` for every asset check of the run that did not pass."""
+    found_by_checks: dict[str, str] = field(default_factory=dict)
+    """What each of those checks found, where it says (`asset:check` → its description)."""
     warnings: list[str] = field(default_factory=list)
     """What the run's steps logged as warnings (the CLI shows them; the run's logs keep them)."""
     interrupted: bool = False
@@ -141,12 +143,14 @@ def run_outcome(run: PlannedRun, run_id: str, instance: dg.DagsterInstance) -> R
     """What a finished run did, from its event log: materializations, checks, warnings, error."""
     entries = run_log(instance, run_id)
     events = [entry.dagster_event for entry in entries if entry.dagster_event is not None]
-    failed = [
-        f"{evaluation.asset_key.to_user_string()}:{evaluation.check_name} ({evaluation.severity.value})"
+    not_passed = {
+        f"{check.asset_key.to_user_string()}:{check.check_name}": check
         for event in events
         if event.event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION
-        and not (evaluation := event.event_specific_data).passed  # type: ignore[union-attr]
-    ]
+        and not (check := event.asset_check_evaluation_data).passed
+    }
+    failed = [f"{name} ({check.severity.value})" for name, check in not_passed.items()]
+    found = {name: check.description for name, check in not_passed.items() if check.description}
     warnings = [
         entry.user_message
         for entry in entries
@@ -162,6 +166,7 @@ def run_outcome(run: PlannedRun, run_id: str, instance: dg.DagsterInstance) -> R
         error,
         _metadata(events),
         failed,
+        found,
         warnings,
         interrupted=error is not None and INTERRUPTED in error,
     )

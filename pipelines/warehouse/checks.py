@@ -26,6 +26,12 @@ class CheckOutcome:
     def passed(self) -> bool:
         return self.failures == 0
 
+    def summary(self) -> str:
+        """How many, and the first of them as `field value` pairs: a line a person can act on."""
+        first = self.sample[0] if self.sample else None
+        shown = ", ".join(f"{k} {v}" for k, v in first.items()) if isinstance(first, dict) else first
+        return f"{self.failures} found" + (f", the first: {shown}" if shown is not None else "")
+
 
 def scope_partitions(
     conn: duckdb.DuckDBPyConnection,
