@@ -131,8 +131,8 @@ SELECT
     j.metric,
     j.previous_value,
     j.latest_value,
-    j.change,
-    j.relative_change,
+    round(j.change, 6) AS change,  -- a difference of doubles, shown without its last-bit noise
+    round(j.relative_change, 6) AS relative_change,
     j.status
 FROM judged AS j
 JOIN pairs AS p USING (app)
