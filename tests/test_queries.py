@@ -144,7 +144,8 @@ def test_conversation_length_and_turn_latency(warehouse: Warehouse) -> None:
             if a == samples.SUPPORT and samples.utc_day(i["startTime"]) == day
         ]
         assert found[day]["conversations"] == len(items)
-        assert found[day]["turns_p90"] == approx(samples.quantile([i["turnCount"] for i in items], 0.9))
+        turns_p90 = samples.quantile([i["turnCount"] for i in items], 0.9)
+        assert found[day]["turns_p90"] == approx(turns_p90, abs=0.0051)  # shown to 2 decimals
     roots = [s for s in samples.spans() if s["component"] == "Turn"]
     turn_rows = by_key(query(warehouse, "turn_latency"), "day", "app")  # exact per app and day
     groups = samples.grouped(roots, "day", "app")
@@ -152,7 +153,8 @@ def test_conversation_length_and_turn_latency(warehouse: Warehouse) -> None:
     for key, mine in groups.items():
         perceived = [s["attributes"]["perceived latency (ms)"] for s in mine if s["attributes"]]
         assert turn_rows[key]["turns"] == len(mine)
-        assert turn_rows[key]["perceived_p99_ms"] == approx(samples.quantile(perceived, 0.99))
+        perceived_p99 = samples.quantile(perceived, 0.99)
+        assert turn_rows[key]["perceived_p99_ms"] == approx(perceived_p99, abs=0.051)  # shown to 0.1 ms
 
 
 def test_component_and_span_latency(warehouse: Warehouse) -> None:

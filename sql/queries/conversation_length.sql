@@ -9,9 +9,9 @@ SELECT
     app,
     conversations,
     ended_conversations,
-    turns_p50,
-    turns_p90,
-    turns_p99,
+    round(turns_p50, 2) AS turns_p50,
+    round(turns_p90, 2) AS turns_p90,
+    round(turns_p99, 2) AS turns_p99,
     round(duration_p50_seconds, 3) AS duration_p50_seconds,
     round(duration_p90_seconds, 3) AS duration_p90_seconds,
     round(duration_p99_seconds, 3) AS duration_p99_seconds

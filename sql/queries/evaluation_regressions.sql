@@ -129,8 +129,8 @@ SELECT
     j.subject,
     j.label,
     j.metric,
-    j.previous_value,
-    j.latest_value,
+    round(j.previous_value, 6) AS previous_value,
+    round(j.latest_value, 6) AS latest_value,
     round(j.change, 6) AS change,  -- a difference of doubles, shown without its last-bit noise
     round(j.relative_change, 6) AS relative_change,
     j.status

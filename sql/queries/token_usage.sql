@@ -10,8 +10,8 @@ SELECT
     llm_calls,
     input_tokens,
     output_tokens,
-    first_chunk_p50_ms,
-    first_chunk_p90_ms
+    round(first_chunk_p50_ms, 1) AS first_chunk_p50_ms,
+    round(first_chunk_p90_ms, 1) AS first_chunk_p90_ms
 FROM daily_llm_usage
 WHERE ($app IS NULL OR $app IN (app, split_part(app, '/', 6)))
     AND day >= window_start($since, $until) AND day < $until

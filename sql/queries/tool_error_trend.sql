@@ -9,7 +9,7 @@ SELECT
     CAST(sum(calls) AS BIGINT) AS calls,
     CAST(sum(responses) AS BIGINT) AS responses,
     CAST(sum(errors) AS BIGINT) AS errors,
-    sum(errors) / nullif(sum(responses), 0) AS error_rate
+    round(sum(errors) / nullif(sum(responses), 0), 4) AS error_rate
 FROM daily_tool_calls
 WHERE ($app IS NULL OR $app IN (app, split_part(app, '/', 6)))
     AND day >= window_start($since, $until) AND day < $until

@@ -7,9 +7,9 @@ SELECT
     day,
     app,
     turns,
-    perceived_p50_ms,
-    perceived_p90_ms,
-    perceived_p99_ms,
+    round(perceived_p50_ms, 1) AS perceived_p50_ms,
+    round(perceived_p90_ms, 1) AS perceived_p90_ms,
+    round(perceived_p99_ms, 1) AS perceived_p99_ms,
     round(duration_p50_seconds, 4) AS duration_p50_seconds,
     round(duration_p90_seconds, 4) AS duration_p90_seconds,
     round(duration_p99_seconds, 4) AS duration_p99_seconds
