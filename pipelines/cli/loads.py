@@ -106,7 +106,8 @@ def load_conversations(settings: Settings, command: str, partitions: list[tuple[
             detail = f"{totals['conversations']} conversations · {rate:.0f}/s"
             if command == "ingest":
                 detail = f"{totals['pages']} pages · {totals['requests']} requests · {detail}"
-            progress.update(task, advance=outcome.partitions, detail=detail)
+            done = 0 if outcome.interrupted else outcome.partitions  # the bar must not end full
+            progress.update(task, advance=done, detail=detail)
 
         runs = [PlannedRun.for_range(run) for run in ranges]
         _execute(settings, job_name, runs, [app for app, _ in partitions], on_outcome=on_outcome)
