@@ -228,6 +228,8 @@ class OrchestrationSettings(_Group):
     dagster_home: str = Field("dagster_home", validation_alias="DAGSTER_HOME")
     """The Dagster instance's folder (its `dagster.yaml`), relative to the working directory."""
     queue_runs: bool = False
+    run_retention_days: int = Field(30, ge=0)
+    """How long Dagster keeps a finished run's records once later runs redid its work."""
 
 
 class ServeSettings(_Group):

@@ -22,6 +22,7 @@ from pipelines.orchestration.report_assets import (
     report_dashboard_job,
 )
 from pipelines.orchestration.resources import resources_from_settings
+from pipelines.orchestration.retention import run_retention
 from pipelines.orchestration.schedules import configured_apps_sensor, schedules
 
 
@@ -34,6 +35,7 @@ def build_definitions(settings: Settings) -> dg.Definitions:
         freshness_hours=orchestration.freshness_hours,
     )
     ingest_job, rebuild_job = conversation_jobs(assets)
+    retention_job, retention_schedule = run_retention(orchestration.run_retention_days)
     return dg.Definitions(
         assets=[*assets, *EVALUATION_ASSETS, *REPORT_ASSETS],
         jobs=[
@@ -44,10 +46,12 @@ def build_definitions(settings: Settings) -> dg.Definitions:
             start_evaluation_job,
             report_dashboard_job,
             warehouse_maintenance_job,
+            retention_job,
         ],
         schedules=[
             *schedules(orchestration, ingest_job, ingest_evaluation_runs_job),
             warehouse_maintenance_daily,
+            retention_schedule,
         ],
         sensors=[
             unfinished_evaluation_runs_sensor,

@@ -113,4 +113,4 @@ def test_every_setting_is_in_the_reference() -> None:
     reference = (ROOT / "docs" / "configuration.md").read_text()
     groups = (CesSettings, StorageSettings, OrchestrationSettings, ServeSettings)
     variables = [variable for group in groups for variable in group.variables().values()]
-    assert len(variables) == 45 and [v for v in variables if f"`{v}`" not in reference] == []
+    assert len(variables) == 46 and [v for v in variables if f"`{v}`" not in reference] == []

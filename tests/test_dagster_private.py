@@ -21,6 +21,7 @@ from pipelines.orchestration.dagster_private import (
     open_instance,
     queue_daemon_heartbeat,
     record_run_failed,
+    remove_run_files,
     run_coordinator,
     run_log,
     set_pool_limit,
@@ -78,6 +79,21 @@ def test_a_run_is_recorded_failed_and_its_log_read_in_order(instance: dg.Dagster
     assert stored is not None and stored.status == dg.DagsterRunStatus.FAILURE
     failure = [entry for entry in run_log(instance, run.run_id) if entry.dagster_event_type]
     assert failure[-1].dagster_event.message == "its process ended before the run"
+
+
+def test_a_deleted_runs_files_are_removed(tmp_path: Path, instance: dg.DagsterInstance) -> None:
+    run_id = hello.execute_in_process(instance=instance).run_id
+    kept = hello.execute_in_process(instance=instance).run_id
+    files = {
+        run: [tmp_path / "history" / "runs" / f"{run}.db", tmp_path / "storage" / run]
+        for run in [run_id, kept]
+    }
+    assert all(path.exists() for paths in files.values() for path in paths)
+    instance.delete_run(run_id)
+    remove_run_files(instance, run_id)
+    assert not any(path.exists() for path in files[run_id])
+    assert all(path.exists() for path in files[kept])
+    assert run_log(instance, kept)
 
 
 def test_an_instance_is_opened_from_its_folders_dagster_yaml(tmp_path: Path) -> None:

@@ -6,10 +6,13 @@ every one against a real instance, so the break shows as a failing test, not in 
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
 import dagster as dg
+from dagster._core.storage.event_log import SqliteEventLogStorage
 
 QUEUE_DAEMON = "QUEUED_RUN_COORDINATOR"
 """The daemon type that takes runs off a QueuedRunCoordinator's queue."""
@@ -57,3 +60,15 @@ def record_run_failed(instance: dg.DagsterInstance, run: dg.DagsterRun, message:
 def run_log(instance: dg.DagsterInstance, run_id: str) -> Sequence[dg.EventLogEntry]:
     """Every entry of a run's event log, in order: its events and the messages its steps logged."""
     return instance.all_logs(run_id)
+
+
+def remove_run_files(instance: dg.DagsterInstance, run_id: str) -> None:
+    """What `delete_run` leaves of a deleted run: its captured step output and, on SQLite, its
+    event-log file, emptied but never shrunk (Dagster's `wipe` removes such files the same way)."""
+    instance.compute_log_manager.delete_logs(prefix=[run_id])
+    storage = instance.event_log_storage
+    if isinstance(storage, SqliteEventLogStorage):
+        shard = storage.path_for_shard(run_id)
+        for path in (shard, f"{shard}-wal", f"{shard}-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)

@@ -1,0 +1,85 @@
+"""Old runs whose work later runs redid are deleted; every partition's latest materialization stays."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import dagster as dg
+
+from pipelines.config import OrchestrationSettings, Settings
+from pipelines.definitions import build_definitions
+from pipelines.orchestration.retention import delete_redone_runs
+
+DAYS = dg.StaticPartitionsDefinition(["2026-11-01", "2026-11-02"])
+
+
+@dg.asset(partitions_def=DAYS)
+def daily_rows() -> dg.MaterializeResult:
+    return dg.MaterializeResult(metadata={"dagster/row_count": 3})
+
+
+@dg.asset
+def broken() -> None:
+    raise ValueError("no rows today")
+
+
+def _runs(instance: dg.DagsterInstance) -> dict[str, str]:
+    """The runs of the partitions and of the failure, by name, oldest first."""
+    defs = dg.Definitions(
+        assets=[daily_rows, broken],
+        jobs=[
+            dg.define_asset_job("daily", selection=[daily_rows]),
+            dg.define_asset_job("failing", selection=[broken]),
+        ],
+    )
+    daily, failing = defs.resolve_job_def("daily"), defs.resolve_job_def("failing")
+    return {
+        "first of day 1": daily.execute_in_process(partition_key="2026-11-01", instance=instance).run_id,
+        "only of day 2": daily.execute_in_process(partition_key="2026-11-02", instance=instance).run_id,
+        "failed": failing.execute_in_process(instance=instance, raise_on_error=False).run_id,
+        "second of day 1": daily.execute_in_process(partition_key="2026-11-01", instance=instance).run_id,
+    }
+
+
+def _kept(instance: dg.DagsterInstance, runs: dict[str, str]) -> set[str]:
+    return {name for name, run_id in runs.items() if instance.get_run_by_id(run_id) is not None}
+
+
+def test_runs_older_than_the_retention_go_once_later_runs_redid_their_work(tmp_path: Path) -> None:
+    with dg.instance_for_test(temp_dir=str(tmp_path)) as instance:
+        runs = _runs(instance)
+        assert delete_redone_runs(instance, keep_days=30).deleted == 0  # none is old enough
+        assert _kept(instance, runs) == set(runs)
+
+        result = delete_redone_runs(instance, keep_days=30, now=datetime.now(UTC) + timedelta(days=31))
+
+        assert (result.deleted, result.kept) == (2, 2)
+        assert _kept(instance, runs) == {"only of day 2", "second of day 1"}
+        for name, run_id in runs.items():  # the event-log file and the captured output of each
+            files = [tmp_path / "history" / "runs" / f"{run_id}.db", tmp_path / "storage" / run_id]
+            assert [path.exists() for path in files] == [name in _kept(instance, runs)] * 2, name
+        key = daily_rows.key
+        assert instance.get_materialized_partitions(key) == {"2026-11-01", "2026-11-02"}
+        latest = instance.fetch_materializations(
+            dg.AssetRecordsFilter(asset_key=key, asset_partitions=["2026-11-01"]), limit=10
+        ).records
+        assert [record.run_id for record in latest] == [runs["second of day 1"]]
+        assert latest[0].asset_materialization.metadata["dagster/row_count"].value == 3
+
+
+def test_the_retention_job_keeps_the_configured_days_and_its_schedule_is_on(tmp_path: Path) -> None:
+    defs = build_definitions(Settings(orchestration=OrchestrationSettings(run_retention_days=0)))
+    schedule = defs.resolve_schedule_def("run_retention_daily")
+    assert (schedule.job_name, schedule.default_status) == (
+        "run_retention_job",
+        dg.DefaultScheduleStatus.RUNNING,
+    )
+    with dg.instance_for_test(temp_dir=str(tmp_path)) as instance:
+        runs = _runs(instance)
+        result = defs.resolve_job_def("run_retention_job").execute_in_process(instance=instance)
+        assert result.success
+        (output,) = [event for event in result.all_events if event.is_successful_output]
+        metadata = output.event_specific_data.metadata
+        assert (metadata["deleted_runs"].value, metadata["kept_runs"].value) == (2, 2)
+        assert _kept(instance, runs) == {"only of day 2", "second of day 1"}
