@@ -52,6 +52,9 @@ def test_runs_older_than_the_retention_go_once_later_runs_redid_their_work(tmp_p
         assert delete_redone_runs(instance, keep_days=30).deleted == 0  # none is old enough
         assert _kept(instance, runs) == set(runs)
 
+        too_late = delete_redone_runs(instance, keep_days=30, now=datetime.now(UTC) + timedelta(days=38))
+        assert (too_late.deleted, too_late.kept) == (0, 0)  # a week past the retention: not looked at
+
         result = delete_redone_runs(instance, keep_days=30, now=datetime.now(UTC) + timedelta(days=31))
 
         assert (result.deleted, result.kept) == (2, 2)

@@ -6,7 +6,12 @@ retention covers schedule and sensor ticks): on SQLite the hourly schedule adds 
 A finished run older than `CES_RUN_RETENTION_DAYS` is deleted once every asset partition it
 materialized was materialized again by a later run (a run that materialized nothing, such as a
 failed one, qualifies at once). What the UI shows for each partition, its latest
-materialization with its metadata and checks, stays; so does every run that holds one."""
+materialization with its metadata and checks, stays; so does every run that holds one.
+
+Each run is looked at on the days it is between `keep_days` and `keep_days + examine_days` old
+(a week: the schedule may miss a few days), so a day's job costs a week of runs however long
+the history: a kept run that a backfill redoes later stays (run the job once with a larger
+`examine_days` to clear those)."""
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -48,12 +53,16 @@ def redone(instance: dg.DagsterInstance, run_id: str) -> bool:
 
 
 def delete_redone_runs(
-    instance: dg.DagsterInstance, keep_days: int, now: datetime | None = None
+    instance: dg.DagsterInstance, keep_days: int, examine_days: int = 7, now: datetime | None = None
 ) -> Retention:
-    """Delete the finished runs created more than `keep_days` before `now` whose work was redone."""
+    """Delete the finished runs created `keep_days` to `keep_days + examine_days` before `now`
+    whose work was redone."""
     cutoff = (now or datetime.now(UTC)) - timedelta(days=keep_days)
+    window = dg.RunsFilter(
+        statuses=FINISHED, created_before=cutoff, created_after=cutoff - timedelta(days=examine_days)
+    )
     deleted = kept = 0
-    for record in instance.get_run_records(dg.RunsFilter(statuses=FINISHED, created_before=cutoff)):
+    for record in instance.get_run_records(window):
         run_id = record.dagster_run.run_id
         if redone(instance, run_id):
             instance.delete_run(run_id)
@@ -66,11 +75,12 @@ def delete_redone_runs(
 
 class RetentionConfig(dg.Config):
     keep_days: int = Field(30, ge=0)
+    examine_days: int = Field(7, ge=1)
 
 
 @dg.op(description="Delete the records of old finished runs whose work later runs redid.")
 def run_retention_op(context: dg.OpExecutionContext, config: RetentionConfig) -> dg.Output[None]:
-    result = delete_redone_runs(context.instance, config.keep_days)
+    result = delete_redone_runs(context.instance, config.keep_days, config.examine_days)
     context.log.info(
         f"{result.deleted} runs older than {config.keep_days} days deleted, {result.kept} kept "
         "(each holds a partition's latest materialization)"
