@@ -21,7 +21,7 @@ from pipelines.orchestration.dagster_private import (
     open_instance,
     queue_daemon_heartbeat,
     record_run_failed,
-    remove_run_files,
+    remove_run_leftovers,
     run_coordinator,
     run_log,
     set_pool_limit,
@@ -81,18 +81,40 @@ def test_a_run_is_recorded_failed_and_its_log_read_in_order(instance: dg.Dagster
     assert failure[-1].dagster_event.message == "its process ended before the run"
 
 
-def test_a_deleted_runs_files_are_removed(tmp_path: Path, instance: dg.DagsterInstance) -> None:
-    run_id = hello.execute_in_process(instance=instance).run_id
-    kept = hello.execute_in_process(instance=instance).run_id
+@dg.asset
+def counted() -> int:
+    return 1
+
+
+@dg.asset_check(asset=counted)
+def counted_is_positive() -> dg.AssetCheckResult:
+    return dg.AssetCheckResult(passed=True)
+
+
+def test_what_a_deleted_run_leaves_is_removed(tmp_path: Path, instance: dg.DagsterInstance) -> None:
+    job = dg.Definitions(
+        assets=[counted], asset_checks=[counted_is_positive]
+    ).resolve_implicit_global_asset_job_def()
+    deleted, kept = (job.execute_in_process(instance=instance).run_id for _ in range(2))
     files = {
         run: [tmp_path / "history" / "runs" / f"{run}.db", tmp_path / "storage" / run]
-        for run in [run_id, kept]
+        for run in [deleted, kept]
     }
     assert all(path.exists() for paths in files.values() for path in paths)
-    instance.delete_run(run_id)
-    remove_run_files(instance, run_id)
-    assert not any(path.exists() for path in files[run_id])
+    check = counted_is_positive.check_key
+
+    def checked_by() -> list[str]:
+        return [
+            record.run_id
+            for record in instance.event_log_storage.get_asset_check_execution_history(check, 10)
+        ]
+
+    assert sorted(checked_by()) == sorted([deleted, kept])
+    instance.delete_run(deleted)
+    remove_run_leftovers(instance, deleted)
+    assert not any(path.exists() for path in files[deleted])
     assert all(path.exists() for path in files[kept])
+    assert checked_by() == [kept]
     assert run_log(instance, kept)
 
 

@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 import dagster as dg
 from pydantic import Field
 
-from pipelines.orchestration.dagster_private import remove_run_files, run_log
+from pipelines.orchestration.dagster_private import remove_run_leftovers, run_log
 
 FINISHED = [dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED]
 
@@ -66,7 +66,7 @@ def delete_redone_runs(
         run_id = record.dagster_run.run_id
         if redone(instance, run_id):
             instance.delete_run(run_id)
-            remove_run_files(instance, run_id)
+            remove_run_leftovers(instance, run_id)
             deleted += 1
         else:
             kept += 1
