@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import time
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -12,6 +14,7 @@ from pipelines.ces.simulator import SimulatorConfig, SimulatorHandle, SimulatorS
 from pipelines.config import Settings
 from pipelines.definitions import build_definitions
 from pipelines.orchestration.evaluation_assets import (
+    follow_due,
     started_evaluation_sensor,
     unfinished_evaluation_runs_sensor,
 )
@@ -129,3 +132,36 @@ def test_a_run_started_by_the_job_is_loaded_by_the_sensor_it_triggers(tmp_path: 
             "SELECT display_name FROM evaluation_runs WHERE evaluation_run_name = ?", [run_name]
         ).fetchall()
     assert rows == [("from the job",)]
+
+
+def test_due_follows_every_tick_at_first_then_less_often_up_to_half_an_hour() -> None:
+    now = 1_000_000.0
+    assert follow_due(now - 200, now - 1, now)  # followed under five minutes: every tick
+    assert not follow_due(now - 3600, now - 300, now)  # an hour: every 6 minutes
+    assert follow_due(now - 3600, now - 360, now)
+    assert not follow_due(now - 7 * 86400, now - 1700, now)  # a week: every half hour, no less
+    assert follow_due(now - 7 * 86400, now - 1800, now)
+
+
+def test_runs_unfinished_for_long_are_fetched_less_often_and_a_new_one_at_once(
+    tmp_path: Path, monkeypatch
+) -> None:
+    warehouse = Warehouse(str(tmp_path / "w.duckdb"))
+    with running_simulator(SimulatorConfig(scale=SCALE)) as sim, dg.instance_for_test() as instance:
+        point_at(sim, tmp_path, warehouse, monkeypatch)
+        assert all(o.success for o in run_app_job("ingest_evaluation_runs", sim.apps, instance=instance))
+        names = [name for _, name in warehouse.unfinished_evaluation_runs()]
+        resources = resources_from_settings(Settings.from_env())
+        now = time.time()
+
+        def tick(since: dict[str, float], fetched: float) -> dg.SensorResult | dg.SkipReason:
+            cursor = json.dumps({"since": since, "fetched": {sim.apps[0]: fetched}})
+            context = dg.build_sensor_context(instance=instance, resources=resources, cursor=cursor)
+            return unfinished_evaluation_runs_sensor(context)
+
+        two_hours = dict.fromkeys(names, now - 7200)
+        assert "not yet due" in tick(two_hours, now - 60).skip_message  # waits 12 minutes
+        assert len(tick(two_hours, now - 13 * 60).run_requests) == 1
+        newly_seen = {**two_hours, names[0]: now - 10}
+        assert len(tick(newly_seen, now - 60).run_requests) == 1
+        assert len(tick({}, now - 60).run_requests) == 1  # none seen before: at once

@@ -1,5 +1,6 @@
 """Evaluation run assets: fetch, load each app's runs; a sensor follows unfinished ones, a job starts one."""
 
+import json
 import time
 from collections.abc import Iterator
 
@@ -166,15 +167,31 @@ rebuild_evaluation_runs_job = dg.define_asset_job(
 )
 
 
+FOLLOW_TICK_SECONDS = 30
+MAX_FOLLOW_WAIT_SECONDS = 1800.0
+
+
+def follow_due(first_seen: float, last_fetch: float, now: float) -> bool:
+    """Is the next fetch of an app's unfinished runs due (UNIX seconds; `first_seen`: when its
+    newest unfinished run was first seen)? At every tick for five minutes, then once a tenth of
+    the time it has been followed has passed, at most half an hour: a run stuck for days costs 48
+    runs a day, not 2,880."""
+    wait = min(MAX_FOLLOW_WAIT_SECONDS, (now - first_seen) / 10)
+    return wait <= FOLLOW_TICK_SECONDS or now - last_fetch >= wait
+
+
 @dg.sensor(
-    job=ingest_evaluation_runs_job, minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.RUNNING
+    job=ingest_evaluation_runs_job,
+    minimum_interval_seconds=FOLLOW_TICK_SECONDS,
+    default_status=dg.DefaultSensorStatus.RUNNING,
 )
 def unfinished_evaluation_runs_sensor(
     context: dg.SensorEvaluationContext, ces: CesResource, warehouse: WarehouseResource
 ) -> dg.SensorResult | dg.SkipReason:
-    """Re-fetch the configured apps' unfinished runs: one run per app with some and no fetch in
-    flight. Only apps of `CES_APPS`: a warehouse loaded from another endpoint (the simulator's)
-    must not start fetches that can only fail."""
+    """Re-fetch the configured apps' unfinished runs: one run per app with some, no fetch in
+    flight and its next fetch due (`follow_due`; the cursor holds when each unfinished run was
+    first seen and each app last fetched). Only apps of `CES_APPS`: a warehouse loaded from another
+    endpoint (the simulator's) must not start fetches that can only fail."""
     configured = set(ces.settings().apps)
     if not configured:
         return dg.SkipReason("CES_APPS is not set: no app's evaluation runs are followed")
@@ -187,6 +204,7 @@ def unfinished_evaluation_runs_sensor(
     except WarehouseBusyError as exc:
         return dg.SkipReason(f"warehouse busy, trying again next tick: {exc}")
     if not unfinished:
+        context.update_cursor(None)
         return dg.SkipReason("no evaluation run of the configured apps is unfinished")
     by_app: dict[str, list[str]] = {}
     for app, name in unfinished:
@@ -204,19 +222,31 @@ def unfinished_evaluation_runs_sensor(
             )
         )
     }
+    now, cursor = time.time(), json.loads(context.cursor or "{}")
+    since = {name: cursor.get("since", {}).get(name, now) for _, name in unfinished}  # finished ones drop out
+    fetched = {app: cursor.get("fetched", {}).get(app, 0.0) for app in by_app}
+    due = [
+        app
+        for app in sorted(by_app)
+        if app not in in_flight and follow_due(max(since[name] for name in by_app[app]), fetched[app], now)
+    ]
+    fetched |= dict.fromkeys(due, now)
+    context.update_cursor(json.dumps({"since": since, "fetched": fetched}))
     requests = [
         dg.RunRequest(
             partition_key=app,
             run_config=dg.RunConfig(
-                ops={"raw__evaluation_runs": EvaluationRunsConfig(names=sorted(names), discover=False)}
+                ops={"raw__evaluation_runs": EvaluationRunsConfig(names=sorted(by_app[app]), discover=False)}
             ),
-            tags={"ces/unfinished_runs": str(len(names))},
+            tags={"ces/unfinished_runs": str(len(by_app[app]))},
         )
-        for app, names in sorted(by_app.items())
-        if app not in in_flight
+        for app in due
     ]
     if not requests:
-        return dg.SkipReason("every app with unfinished runs already has a fetch in progress")
+        return dg.SkipReason(
+            "every app with unfinished runs has a fetch in progress or its next one not yet due "
+            "(runs unfinished for long are fetched less often)"
+        )
     return dg.SensorResult(
         run_requests=requests,
         dynamic_partitions_requests=[APP_PARTITIONS.build_add_request(sorted(by_app))],
