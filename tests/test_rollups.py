@@ -96,7 +96,7 @@ def test_loads_keep_the_rollups_of_every_partition_they_touch(tmp_path: Path) ->
 
 
 def test_a_rollup_whose_definition_changed_is_computed_again_from_every_partition(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     lake = Lake(str(tmp_path / "lake"))
     warehouse = Warehouse(str(tmp_path / "w.duckdb"))
@@ -116,6 +116,10 @@ def test_a_rollup_whose_definition_changed_is_computed_again_from_every_partitio
         warehouse.ensure_schema(conn)  # what the next load or `ces-pipeline rebuild` does first
 
     assert rollup_rows(warehouse) == expected and expected["daily_component_latency"]
+    # minutes over a long history: the command says why before it starts
+    assert [record.getMessage() for record in caplog.records if record.levelname == "WARNING"] == [
+        "computing daily_component_latency again over the 2 loaded partitions (a new definition), once"
+    ]
 
 
 def test_evaluated_conversations_are_kept_whichever_loads_first(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ partition when the schema is set up (`ensure`)."""
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Iterable, Sequence
 from datetime import date
 from functools import cache
@@ -20,6 +21,8 @@ import duckdb
 
 from pipelines.sqlfiles import sql_files, sql_text
 from pipelines.warehouse import parts
+
+logger = logging.getLogger(__name__)
 
 CHUNK_PARTITIONS = 32
 """Partitions computed together: a first computation over a long history goes a few partitions
@@ -81,6 +84,12 @@ def ensure(conn: duckdb.DuckDBPyConnection, root: Path | None = None) -> list[st
         [{"rollup": path.stem, "definition": _definition(path)} for path in rollup_files()],
     )
     loaded = [(app, day) for app, day in conn.execute(sql_text("warehouse/loaded_partitions.sql")).fetchall()]
+    if loaded:  # once after an upgrade, and minutes for millions of conversations: say so
+        logger.warning(
+            "computing %s again over the %d loaded partitions (a new definition), once",
+            ", ".join(path.stem for path in stale),
+            len(loaded),
+        )
     refresh(conn, loaded, stale, root)
     return [path.stem for path in stale]
 
