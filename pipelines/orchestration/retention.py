@@ -74,7 +74,8 @@ def delete_redone_runs(
 
 
 class RetentionConfig(dg.Config):
-    keep_days: int = Field(30, ge=0)
+    keep_days: int = Field(ge=0)
+    """No default of its own: the job's is `CES_RUN_RETENTION_DAYS`, a run config gives both."""
     examine_days: int = Field(7, ge=1)
 
 
