@@ -9,9 +9,9 @@ import pytest
 
 from pipelines.config import Settings
 from pipelines.definitions import build_definitions
-from pipelines.orchestration.partitions import RANGE_END_TAG, RANGE_START_TAG, register_apps
+from pipelines.orchestration.partitions import RANGE_END_TAG, RANGE_START_TAG, RunRange, register_apps
 from pipelines.orchestration.resources import CesResource
-from pipelines.orchestration.schedules import configured_apps_sensor, days_to_refresh
+from pipelines.orchestration.schedules import STUCK_AFTER, configured_apps_sensor, days_to_refresh
 
 DEFINITIONS = build_definitions(Settings.from_env({}))
 conversations_hourly = DEFINITIONS.resolve_schedule_def("conversations_hourly")
@@ -82,3 +82,48 @@ def test_configured_apps_become_partitions(instance: dg.DagsterInstance) -> None
     register_apps(instance, APPS)
     again = configured_apps_sensor(dg.build_sensor_context(instance=instance), ces=ces)
     assert isinstance(again, dg.SkipReason)
+
+
+def _hourly_run(instance: dg.DagsterInstance, app: str, status: dg.DagsterRunStatus) -> None:
+    """A run as the scheduler makes one of the hourly schedule's requests: its tags, its job."""
+    job = DEFINITIONS.resolve_job_def(conversations_hourly.job_name)
+    days = RunRange(app, date(2026, 11, 26), date(2026, 11, 28))
+    tags = {**dg.DagsterRun.tags_for_schedule(conversations_hourly), **days.tags()}
+    instance.create_run_for_job(job, status=status, tags=tags)
+
+
+def _tick(instance: dg.DagsterInstance, when: datetime) -> dg.ScheduleExecutionData:
+    context = dg.build_schedule_context(
+        instance=instance, repository_def=DEFINITIONS.get_repository_def(), scheduled_execution_time=when
+    )
+    return conversations_hourly.evaluate_tick(context)
+
+
+def test_an_app_whose_earlier_hourly_run_is_unfinished_is_skipped(instance: dg.DagsterInstance) -> None:
+    """Ticks whose runs outlast the hour do not pile runs up: an app waits for its run of an
+    earlier tick, not yet started (a queued run needs a code location: the same filter) or
+    running; a finished or failed one holds nothing back."""
+    register_apps(instance, [*APPS, APPS[0] + "-c"])
+    _hourly_run(instance, APPS[0], dg.DagsterRunStatus.NOT_STARTED)
+    _hourly_run(instance, APPS[1], dg.DagsterRunStatus.STARTED)
+    _hourly_run(instance, APPS[0] + "-c", dg.DagsterRunStatus.FAILURE)
+    now = datetime.now(UTC)
+    requested = _tick(instance, now).run_requests
+    assert [r.tags[RANGE_START_TAG].split("|")[0] for r in requested] == [APPS[0] + "-c"]
+
+    _hourly_run(instance, APPS[0] + "-c", dg.DagsterRunStatus.STARTING)
+    skipped = _tick(instance, now)
+    assert not skipped.run_requests
+    assert skipped.skip_message == (
+        "3 of 3 apps skipped: their run of an earlier tick is still queued or running "
+        f"({APPS[0]}, {APPS[0]}-c, {APPS[1]})"
+    )
+
+
+def test_a_run_unfinished_for_a_day_holds_its_app_back_no_longer(instance: dg.DagsterInstance) -> None:
+    """A run whose worker died with its machine stays STARTED under the default run launcher:
+    after a day, the app's hourly loads go on without it."""
+    register_apps(instance, APPS)
+    _hourly_run(instance, APPS[0], dg.DagsterRunStatus.STARTED)
+    a_day_later = datetime.now(UTC) + STUCK_AFTER + timedelta(minutes=5)
+    assert len(_tick(instance, a_day_later).run_requests) == 2

@@ -6,8 +6,18 @@ from typing import Any
 import dagster as dg
 
 from pipelines.config import OrchestrationSettings
-from pipelines.orchestration.partitions import APP_PARTITIONS, plan_runs
+from pipelines.orchestration.partitions import APP_PARTITIONS, RANGE_START_TAG, app_day_partitions, plan_runs
 from pipelines.orchestration.resources import CesResource
+
+SCHEDULE_TAG = "dagster/schedule_name"
+"""The tag Dagster's scheduler puts on every run a schedule requests (`DagsterRun.tags_for_schedule`)."""
+UNFINISHED = [
+    dg.DagsterRunStatus.QUEUED,
+    dg.DagsterRunStatus.NOT_STARTED,
+    dg.DagsterRunStatus.STARTING,
+    dg.DagsterRunStatus.STARTED,
+]
+STUCK_AFTER = timedelta(days=1)
 
 
 def days_to_refresh(now: datetime, lookback_days: int, first_day: date) -> list[date]:
@@ -17,11 +27,34 @@ def days_to_refresh(now: datetime, lookback_days: int, first_day: date) -> list[
     return [day for day in days if day >= first_day]
 
 
+def apps_still_loading(
+    instance: dg.DagsterInstance,
+    schedule_name: str,
+    partitions_def: dg.MultiPartitionsDefinition,
+    now: datetime,
+) -> set[str]:
+    """The apps with a run of this schedule still queued or running. An hour whose runs take longer
+    than an hour (many apps, one run at a time, a slow or throttled API) would otherwise queue a
+    run per app on every tick, and the queue would grow without end; the next tick's lookback
+    covers the days such an app's skipped run would have fetched. A run created more than
+    `STUCK_AFTER` ago holds nothing back: its worker died with the machine, say (the default run
+    launcher cannot tell), and the app's loads must not stop with it."""
+    records = instance.get_run_records(
+        dg.RunsFilter(
+            statuses=UNFINISHED, tags={SCHEDULE_TAG: schedule_name}, created_after=now - STUCK_AFTER
+        )
+    )
+    starts = (record.dagster_run.tags.get(RANGE_START_TAG) for record in records)
+    return {partitions_def.get_partition_key_from_str(key).keys_by_dimension["app"] for key in starts if key}
+
+
 def schedules(
     settings: OrchestrationSettings,
     conversations_job: Any,
     evaluations_job: Any,
 ) -> list[dg.ScheduleDefinition]:
+    partitions_def = app_day_partitions(settings.start_date)
+
     @dg.schedule(
         name="conversations_hourly",
         job=conversations_job,
@@ -29,14 +62,24 @@ def schedules(
         execution_timezone="UTC",
         default_status=dg.DefaultScheduleStatus.STOPPED,
         description="Hourly: ingest today's conversations and the lookback days before (late data), "
-        "one run per app.",
+        "one run per app; an app whose run of an earlier tick is still queued or running is skipped.",
     )
-    def conversations_hourly(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest]:
+    def conversations_hourly(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest] | dg.SkipReason:
         now = context.scheduled_execution_time
         stamp = now.strftime("%Y%m%dT%H%M")
         days = days_to_refresh(now, settings.lookback_days, settings.start_date)
         apps = context.instance.get_dynamic_partitions(APP_PARTITIONS.name)
-        runs = plan_runs([(app, day) for app in apps for day in days], settings.days_per_run)
+        busy = apps_still_loading(context.instance, "conversations_hourly", partitions_def, now)
+        if busy:
+            note = (
+                f"{len(busy)} of {len(apps)} apps skipped: their run of an earlier tick is still "
+                f"queued or running ({', '.join(sorted(busy)[:3])}{', …' if len(busy) > 3 else ''})"
+            )
+            if not set(apps) - busy:
+                return dg.SkipReason(note)
+            context.log.warning(note)
+        ready = [app for app in apps if app not in busy]
+        runs = plan_runs([(app, day) for app in ready for day in days], settings.days_per_run)
         return [dg.RunRequest(run_key=f"{run.label}@{stamp}", tags=run.tags()) for run in runs]
 
     @dg.schedule(
