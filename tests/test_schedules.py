@@ -13,7 +13,8 @@ from pipelines.orchestration.partitions import RANGE_END_TAG, RANGE_START_TAG, R
 from pipelines.orchestration.resources import CesResource
 from pipelines.orchestration.schedules import STUCK_AFTER, configured_apps_sensor, days_to_refresh
 
-DEFINITIONS = build_definitions(Settings.from_env({}))
+APPS = ["projects/p/locations/us/apps/a", "projects/p/locations/us/apps/b", "projects/p/locations/us/apps/c"]
+DEFINITIONS = build_definitions(Settings.from_env({"CES_APPS": ",".join(APPS)}))
 conversations_hourly = DEFINITIONS.resolve_schedule_def("conversations_hourly")
 evaluation_runs_daily = DEFINITIONS.resolve_schedule_def("evaluation_runs_daily")
 
@@ -38,7 +39,16 @@ def test_no_day_before_the_first_partition() -> None:
     assert days_to_refresh(now, 2, date(2026, 1, 1)) == [date(2026, 1, 1)]
 
 
-APPS = ["projects/p/locations/us/apps/a", "projects/p/locations/us/apps/b"]
+def _context(
+    instance: dg.DagsterInstance, when: datetime, definitions: dg.Definitions = DEFINITIONS
+) -> dg.ScheduleEvaluationContext:
+    """A tick's context as the daemon makes it: the instance, the definitions' resources."""
+    return dg.build_schedule_context(
+        instance=instance,
+        repository_def=definitions.get_repository_def(),
+        scheduled_execution_time=when,
+        resources=definitions.resources,
+    )
 
 
 @pytest.fixture
@@ -51,11 +61,7 @@ def test_the_hourly_schedule_requests_one_keyed_run_per_app_over_its_days(
     instance: dg.DagsterInstance,
 ) -> None:
     register_apps(instance, APPS)
-    context = dg.build_schedule_context(
-        instance=instance,
-        repository_def=DEFINITIONS.get_repository_def(),
-        scheduled_execution_time=datetime(2026, 11, 29, 13, 5, tzinfo=UTC),
-    )
+    context = _context(instance, datetime(2026, 11, 29, 13, 5, tzinfo=UTC))
     requests = conversations_hourly.evaluate_tick(context).run_requests
     assert [(r.tags[RANGE_START_TAG], r.tags[RANGE_END_TAG]) for r in requests] == [
         (f"{app}|2026-11-27", f"{app}|2026-11-29") for app in APPS
@@ -65,11 +71,7 @@ def test_the_hourly_schedule_requests_one_keyed_run_per_app_over_its_days(
 
 def test_the_daily_schedule_requests_every_app(instance: dg.DagsterInstance) -> None:
     register_apps(instance, APPS)
-    context = dg.build_schedule_context(
-        instance=instance,
-        repository_def=DEFINITIONS.get_repository_def(),
-        scheduled_execution_time=datetime(2026, 11, 29, 4, 30, tzinfo=UTC),
-    )
+    context = _context(instance, datetime(2026, 11, 29, 4, 30, tzinfo=UTC))
     assert [r.partition_key for r in evaluation_runs_daily.evaluate_tick(context).run_requests] == APPS
 
 
@@ -92,31 +94,31 @@ def _hourly_run(instance: dg.DagsterInstance, app: str, status: dg.DagsterRunSta
     instance.create_run_for_job(job, status=status, tags=tags)
 
 
-def _tick(instance: dg.DagsterInstance, when: datetime) -> dg.ScheduleExecutionData:
-    context = dg.build_schedule_context(
-        instance=instance, repository_def=DEFINITIONS.get_repository_def(), scheduled_execution_time=when
-    )
-    return conversations_hourly.evaluate_tick(context)
+def _tick(
+    instance: dg.DagsterInstance, when: datetime, definitions: dg.Definitions = DEFINITIONS
+) -> dg.ScheduleExecutionData:
+    context = _context(instance, when, definitions)
+    return definitions.resolve_schedule_def("conversations_hourly").evaluate_tick(context)
 
 
 def test_an_app_whose_earlier_hourly_run_is_unfinished_is_skipped(instance: dg.DagsterInstance) -> None:
     """Ticks whose runs outlast the hour do not pile runs up: an app waits for its run of an
     earlier tick, not yet started (a queued run needs a code location: the same filter) or
     running; a finished or failed one holds nothing back."""
-    register_apps(instance, [*APPS, APPS[0] + "-c"])
+    register_apps(instance, APPS)
     _hourly_run(instance, APPS[0], dg.DagsterRunStatus.NOT_STARTED)
     _hourly_run(instance, APPS[1], dg.DagsterRunStatus.STARTED)
-    _hourly_run(instance, APPS[0] + "-c", dg.DagsterRunStatus.FAILURE)
+    _hourly_run(instance, APPS[2], dg.DagsterRunStatus.FAILURE)
     now = datetime.now(UTC)
     requested = _tick(instance, now).run_requests
-    assert [r.tags[RANGE_START_TAG].split("|")[0] for r in requested] == [APPS[0] + "-c"]
+    assert [r.tags[RANGE_START_TAG].split("|")[0] for r in requested] == [APPS[2]]
 
-    _hourly_run(instance, APPS[0] + "-c", dg.DagsterRunStatus.STARTING)
+    _hourly_run(instance, APPS[2], dg.DagsterRunStatus.STARTING)
     skipped = _tick(instance, now)
     assert not skipped.run_requests
     assert skipped.skip_message == (
         "3 of 3 apps skipped: their run of an earlier tick is still queued or running "
-        f"({APPS[0]}, {APPS[0]}-c, {APPS[1]})"
+        f"({APPS[0]}, {APPS[1]}, {APPS[2]})"
     )
 
 
@@ -126,4 +128,23 @@ def test_a_run_unfinished_for_a_day_holds_its_app_back_no_longer(instance: dg.Da
     register_apps(instance, APPS)
     _hourly_run(instance, APPS[0], dg.DagsterRunStatus.STARTED)
     a_day_later = datetime.now(UTC) + STUCK_AFTER + timedelta(minutes=5)
-    assert len(_tick(instance, a_day_later).run_requests) == 2
+    assert len(_tick(instance, a_day_later).run_requests) == len(APPS)
+
+
+def test_the_schedules_cover_the_apps_of_ces_apps_alone(instance: dg.DagsterInstance) -> None:
+    """An app taken out of CES_APPS (gone from CES, say) is fetched no more, though it stays a
+    partition; one not yet registered waits for the sensor; no CES_APPS, no run."""
+    gone = "projects/p/locations/us/apps/gone"
+    register_apps(instance, [gone, *APPS[:2]])
+    now = datetime.now(UTC)
+    hourly = _tick(instance, now).run_requests
+    assert [r.tags[RANGE_START_TAG].split("|")[0] for r in hourly] == APPS[:2]
+    daily = evaluation_runs_daily.evaluate_tick(_context(instance, now)).run_requests
+    assert [r.partition_key for r in daily] == APPS[:2]
+
+    unset = build_definitions(Settings.from_env({}))
+    assert _tick(instance, now, unset).skip_message == "CES_APPS is not set: there is no app to fetch"
+    with dg.instance_for_test() as empty:
+        assert _tick(empty, now).skip_message == (
+            "no app of CES_APPS is registered as a partition yet (configured_apps_sensor registers them)"
+        )

@@ -48,6 +48,20 @@ def apps_still_loading(
     return {partitions_def.get_partition_key_from_str(key).keys_by_dimension["app"] for key in starts if key}
 
 
+def scheduled_apps(instance: dg.DagsterInstance, ces: CesResource) -> list[str] | dg.SkipReason:
+    """The apps a schedule covers: those of `CES_APPS` already registered as partitions (the
+    `configured_apps_sensor` registers a new one within minutes). An app taken out of `CES_APPS`
+    is fetched no more, rather than failing every hour once it is gone from CES; its partitions
+    and rows stay."""
+    apps = ces.settings().apps
+    if not apps:
+        return dg.SkipReason("CES_APPS is not set: there is no app to fetch")
+    registered = set(instance.get_dynamic_partitions(APP_PARTITIONS.name))
+    return [app for app in apps if app in registered] or dg.SkipReason(
+        "no app of CES_APPS is registered as a partition yet (configured_apps_sensor registers them)"
+    )
+
+
 def schedules(
     settings: OrchestrationSettings,
     conversations_job: Any,
@@ -62,13 +76,18 @@ def schedules(
         execution_timezone="UTC",
         default_status=dg.DefaultScheduleStatus.STOPPED,
         description="Hourly: ingest today's conversations and the lookback days before (late data), "
-        "one run per app; an app whose run of an earlier tick is still queued or running is skipped.",
+        "one run per app of CES_APPS; an app whose run of an earlier tick is still queued or "
+        "running is skipped.",
     )
-    def conversations_hourly(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest] | dg.SkipReason:
+    def conversations_hourly(
+        context: dg.ScheduleEvaluationContext, ces: CesResource
+    ) -> list[dg.RunRequest] | dg.SkipReason:
+        apps = scheduled_apps(context.instance, ces)
+        if isinstance(apps, dg.SkipReason):
+            return apps
         now = context.scheduled_execution_time
         stamp = now.strftime("%Y%m%dT%H%M")
         days = days_to_refresh(now, settings.lookback_days, settings.start_date)
-        apps = context.instance.get_dynamic_partitions(APP_PARTITIONS.name)
         busy = apps_still_loading(context.instance, "conversations_hourly", partitions_def, now)
         if busy:
             note = (
@@ -88,14 +107,16 @@ def schedules(
         cron_schedule=settings.evaluations_cron,
         execution_timezone="UTC",
         default_status=dg.DefaultScheduleStatus.STOPPED,
-        description="Daily: fetch every evaluation run of every app.",
+        description="Daily: fetch every evaluation run of every app of CES_APPS.",
     )
-    def evaluation_runs_daily(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest]:
+    def evaluation_runs_daily(
+        context: dg.ScheduleEvaluationContext, ces: CesResource
+    ) -> list[dg.RunRequest] | dg.SkipReason:
+        apps = scheduled_apps(context.instance, ces)
+        if isinstance(apps, dg.SkipReason):
+            return apps
         stamp = context.scheduled_execution_time.strftime("%Y%m%d")
-        return [
-            dg.RunRequest(partition_key=app, run_key=f"{app}@{stamp}")
-            for app in context.instance.get_dynamic_partitions(APP_PARTITIONS.name)
-        ]
+        return [dg.RunRequest(partition_key=app, run_key=f"{app}@{stamp}") for app in apps]
 
     return [conversations_hourly, evaluation_runs_daily]
 
