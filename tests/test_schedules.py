@@ -141,6 +141,11 @@ def test_the_schedules_cover_the_apps_of_ces_apps_alone(instance: dg.DagsterInst
     assert [r.tags[RANGE_START_TAG].split("|")[0] for r in hourly] == APPS[:2]
     daily = evaluation_runs_daily.evaluate_tick(_context(instance, now)).run_requests
     assert [r.partition_key for r in daily] == APPS[:2]
+    for app in (gone, *APPS[:2]):  # the gone app's run counts for nothing
+        _hourly_run(instance, app, dg.DagsterRunStatus.STARTED)
+    assert _tick(instance, now).skip_message == (
+        f"2 of 2 apps skipped: their run of an earlier tick is still queued or running ({APPS[0]}, {APPS[1]})"
+    )
 
     unset = build_definitions(Settings.from_env({}))
     assert _tick(instance, now, unset).skip_message == "CES_APPS is not set: there is no app to fetch"

@@ -88,7 +88,7 @@ def schedules(
         now = context.scheduled_execution_time
         stamp = now.strftime("%Y%m%dT%H%M")
         days = days_to_refresh(now, settings.lookback_days, settings.start_date)
-        busy = apps_still_loading(context.instance, "conversations_hourly", partitions_def, now)
+        busy = apps_still_loading(context.instance, "conversations_hourly", partitions_def, now) & set(apps)
         if busy:
             note = (
                 f"{len(busy)} of {len(apps)} apps skipped: their run of an earlier tick is still "
