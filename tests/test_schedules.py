@@ -16,7 +16,6 @@ from pipelines.orchestration.schedules import STUCK_AFTER, configured_apps_senso
 APPS = ["projects/p/locations/us/apps/a", "projects/p/locations/us/apps/b", "projects/p/locations/us/apps/c"]
 DEFINITIONS = build_definitions(Settings.from_env({"CES_APPS": ",".join(APPS)}))
 conversations_hourly = DEFINITIONS.resolve_schedule_def("conversations_hourly")
-evaluation_runs_daily = DEFINITIONS.resolve_schedule_def("evaluation_runs_daily")
 
 
 def test_hourly_refreshes_today_and_the_lookback_days() -> None:
@@ -39,16 +38,21 @@ def test_no_day_before_the_first_partition() -> None:
     assert days_to_refresh(now, 2, date(2026, 1, 1)) == [date(2026, 1, 1)]
 
 
-def _context(
-    instance: dg.DagsterInstance, when: datetime, definitions: dg.Definitions = DEFINITIONS
-) -> dg.ScheduleEvaluationContext:
-    """A tick's context as the daemon makes it: the instance, the definitions' resources."""
-    return dg.build_schedule_context(
+def _tick(
+    instance: dg.DagsterInstance,
+    when: datetime,
+    schedule: str = "conversations_hourly",
+    definitions: dg.Definitions = DEFINITIONS,
+) -> dg.ScheduleExecutionData:
+    """A tick as the daemon evaluates it: the instance, the definitions' resources, set up and
+    torn down around the tick (left open, they keep the instance as the thread's current one)."""
+    with dg.build_schedule_context(
         instance=instance,
         repository_def=definitions.get_repository_def(),
         scheduled_execution_time=when,
         resources=definitions.resources,
-    )
+    ) as context:
+        return definitions.resolve_schedule_def(schedule).evaluate_tick(context)
 
 
 @pytest.fixture
@@ -61,8 +65,7 @@ def test_the_hourly_schedule_requests_one_keyed_run_per_app_over_its_days(
     instance: dg.DagsterInstance,
 ) -> None:
     register_apps(instance, APPS)
-    context = _context(instance, datetime(2026, 11, 29, 13, 5, tzinfo=UTC))
-    requests = conversations_hourly.evaluate_tick(context).run_requests
+    requests = _tick(instance, datetime(2026, 11, 29, 13, 5, tzinfo=UTC)).run_requests
     assert [(r.tags[RANGE_START_TAG], r.tags[RANGE_END_TAG]) for r in requests] == [
         (f"{app}|2026-11-27", f"{app}|2026-11-29") for app in APPS
     ]
@@ -71,8 +74,8 @@ def test_the_hourly_schedule_requests_one_keyed_run_per_app_over_its_days(
 
 def test_the_daily_schedule_requests_every_app(instance: dg.DagsterInstance) -> None:
     register_apps(instance, APPS)
-    context = _context(instance, datetime(2026, 11, 29, 4, 30, tzinfo=UTC))
-    assert [r.partition_key for r in evaluation_runs_daily.evaluate_tick(context).run_requests] == APPS
+    daily = _tick(instance, datetime(2026, 11, 29, 4, 30, tzinfo=UTC), "evaluation_runs_daily")
+    assert [r.partition_key for r in daily.run_requests] == APPS
 
 
 def test_configured_apps_become_partitions(instance: dg.DagsterInstance) -> None:
@@ -92,13 +95,6 @@ def _hourly_run(instance: dg.DagsterInstance, app: str, status: dg.DagsterRunSta
     days = RunRange(app, date(2026, 11, 26), date(2026, 11, 28))
     tags = {**dg.DagsterRun.tags_for_schedule(conversations_hourly), **days.tags()}
     instance.create_run_for_job(job, status=status, tags=tags)
-
-
-def _tick(
-    instance: dg.DagsterInstance, when: datetime, definitions: dg.Definitions = DEFINITIONS
-) -> dg.ScheduleExecutionData:
-    context = _context(instance, when, definitions)
-    return definitions.resolve_schedule_def("conversations_hourly").evaluate_tick(context)
 
 
 def test_an_app_whose_earlier_hourly_run_is_unfinished_is_skipped(instance: dg.DagsterInstance) -> None:
@@ -139,7 +135,7 @@ def test_the_schedules_cover_the_apps_of_ces_apps_alone(instance: dg.DagsterInst
     now = datetime.now(UTC)
     hourly = _tick(instance, now).run_requests
     assert [r.tags[RANGE_START_TAG].split("|")[0] for r in hourly] == APPS[:2]
-    daily = evaluation_runs_daily.evaluate_tick(_context(instance, now)).run_requests
+    daily = _tick(instance, now, "evaluation_runs_daily").run_requests
     assert [r.partition_key for r in daily] == APPS[:2]
     for app in (gone, *APPS[:2]):  # the gone app's run counts for nothing
         _hourly_run(instance, app, dg.DagsterRunStatus.STARTED)
@@ -148,7 +144,10 @@ def test_the_schedules_cover_the_apps_of_ces_apps_alone(instance: dg.DagsterInst
     )
 
     unset = build_definitions(Settings.from_env({}))
-    assert _tick(instance, now, unset).skip_message == "CES_APPS is not set: there is no app to fetch"
+    assert (
+        _tick(instance, now, definitions=unset).skip_message
+        == "CES_APPS is not set: there is no app to fetch"
+    )
     with dg.instance_for_test() as empty:
         assert _tick(empty, now).skip_message == (
             "no app of CES_APPS is registered as a partition yet (configured_apps_sensor registers them)"
