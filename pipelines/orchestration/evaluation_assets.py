@@ -16,7 +16,7 @@ from pipelines.orchestration.keys import (
     rows_metadata,
     stats_metadata,
 )
-from pipelines.orchestration.partitions import APP_PARTITIONS, CES_API_POOL
+from pipelines.orchestration.partitions import APP_PARTITIONS, CES_API_POOL, IN_FLIGHT
 from pipelines.orchestration.resources import (
     CesResource,
     LakeResource,
@@ -212,14 +212,7 @@ def unfinished_evaluation_runs_sensor(
     in_flight = {
         record.dagster_run.tags.get("dagster/partition")
         for record in context.instance.get_run_records(
-            dg.RunsFilter(
-                job_name=ingest_evaluation_runs_job.name,
-                statuses=[
-                    dg.DagsterRunStatus.QUEUED,
-                    dg.DagsterRunStatus.STARTING,
-                    dg.DagsterRunStatus.STARTED,
-                ],
-            )
+            dg.RunsFilter(job_name=ingest_evaluation_runs_job.name, statuses=IN_FLIGHT)
         )
     }
     now, cursor = time.time(), json.loads(context.cursor or "{}")

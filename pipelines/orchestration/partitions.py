@@ -16,6 +16,13 @@ CES_API_POOL = "ces_api"
 RANGE_START_TAG = "dagster/asset_partition_range_start"
 RANGE_END_TAG = "dagster/asset_partition_range_end"
 """The run tags naming the first and last partition of a run that covers a range."""
+IN_FLIGHT = [
+    dg.DagsterRunStatus.QUEUED,
+    dg.DagsterRunStatus.NOT_STARTED,
+    dg.DagsterRunStatus.STARTING,
+    dg.DagsterRunStatus.STARTED,
+]
+"""A run queued or running: a schedule or sensor waits for it rather than asking for its partitions again."""
 
 
 def app_day_partitions(start_date: date) -> dg.MultiPartitionsDefinition:

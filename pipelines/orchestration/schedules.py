@@ -6,17 +6,17 @@ from typing import Any
 import dagster as dg
 
 from pipelines.config import OrchestrationSettings
-from pipelines.orchestration.partitions import APP_PARTITIONS, RANGE_START_TAG, app_day_partitions, plan_runs
+from pipelines.orchestration.partitions import (
+    APP_PARTITIONS,
+    IN_FLIGHT,
+    RANGE_START_TAG,
+    app_day_partitions,
+    plan_runs,
+)
 from pipelines.orchestration.resources import CesResource
 
 SCHEDULE_TAG = "dagster/schedule_name"
 """The tag Dagster's scheduler puts on every run a schedule requests (`DagsterRun.tags_for_schedule`)."""
-UNFINISHED = [
-    dg.DagsterRunStatus.QUEUED,
-    dg.DagsterRunStatus.NOT_STARTED,
-    dg.DagsterRunStatus.STARTING,
-    dg.DagsterRunStatus.STARTED,
-]
 STUCK_AFTER = timedelta(days=1)
 
 
@@ -40,9 +40,7 @@ def apps_still_loading(
     `STUCK_AFTER` ago holds nothing back: its worker died with the machine, say (the default run
     launcher cannot tell), and the app's loads must not stop with it."""
     records = instance.get_run_records(
-        dg.RunsFilter(
-            statuses=UNFINISHED, tags={SCHEDULE_TAG: schedule_name}, created_after=now - STUCK_AFTER
-        )
+        dg.RunsFilter(statuses=IN_FLIGHT, tags={SCHEDULE_TAG: schedule_name}, created_after=now - STUCK_AFTER)
     )
     starts = (record.dagster_run.tags.get(RANGE_START_TAG) for record in records)
     return {partitions_def.get_partition_key_from_str(key).keys_by_dimension["app"] for key in starts if key}
@@ -89,15 +87,15 @@ def schedules(
         stamp = now.strftime("%Y%m%dT%H%M")
         days = days_to_refresh(now, settings.lookback_days, settings.start_date)
         busy = apps_still_loading(context.instance, "conversations_hourly", partitions_def, now) & set(apps)
+        ready = [app for app in apps if app not in busy]
         if busy:
             note = (
                 f"{len(busy)} of {len(apps)} apps skipped: their run of an earlier tick is still "
                 f"queued or running ({', '.join(sorted(busy)[:3])}{', …' if len(busy) > 3 else ''})"
             )
-            if not set(apps) - busy:
+            if not ready:
                 return dg.SkipReason(note)
             context.log.warning(note)
-        ready = [app for app in apps if app not in busy]
         runs = plan_runs([(app, day) for app in ready for day in days], settings.days_per_run)
         return [dg.RunRequest(run_key=f"{run.label}@{stamp}", tags=run.tags()) for run in runs]
 
