@@ -30,17 +30,25 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    return True
+def _still_running(pgid: int) -> list[str]:
+    """The command lines of the processes of group `pgid` still running. A zombie is not one: it
+    has ended, and only waits for its reaper, which in a container may be an init that never reaps."""
+    alive = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            state, _parent, group = stat.read_text().rsplit(")", 1)[1].split()[:3]
+            words = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, ValueError):  # ended meanwhile
+            continue
+        if int(group) == pgid and state != "Z":
+            alive.append(words)
+    return alive
 
 
 def test_dev_started_as_a_background_job_ends_every_process_on_sigterm_to_its_group(workdir: Path) -> None:
     """A shell starts a background job with SIGINT ignored; `ces-pipeline dev` and the servers of
-    `dagster dev` it starts must still end, all of them, within 10 s of SIGTERM to the group."""
+    `dagster dev` it starts must still end, all of them, within 20 s of SIGTERM to the group: well
+    before the 45 s after which the code server would end of itself, its parent's heartbeat gone."""
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CES_", "DAGSTER_"))}
     env |= {"DAGSTER_HOME": str(workdir / "dagster_home"), "CES_LAKE": str(workdir / "lake")}
@@ -69,14 +77,15 @@ def test_dev_started_as_a_background_job_ends_every_process_on_sigterm_to_its_gr
             time.sleep(0.5)
         assert _first_day(port) == "2026-11-01"  # the demo's first day, not the default start
         os.killpg(dev.pid, signal.SIGTERM)
-        stopped_by = time.monotonic() + 10
-        while (dev.poll() is None or _group_alive(dev.pid)) and time.monotonic() < stopped_by:
-            time.sleep(0.1)  # (polled: `dev` itself, once ended, is reaped, not left a zombie)
-        assert not _group_alive(dev.pid), "processes of `ces-pipeline dev` outlived SIGTERM by 10 s"
-        assert dev.returncode == 0
+        stopped_by = time.monotonic() + 20
+        while left := _still_running(dev.pid):
+            assert time.monotonic() < stopped_by, f"outlived SIGTERM by 20 s: {left}"
+            time.sleep(0.1)
+        assert dev.wait(timeout=5) == 0  # ended already: a zombie until reaped here
     finally:
-        if _group_alive(dev.pid):
-            os.killpg(dev.pid, signal.SIGKILL)
+        if _still_running(dev.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(dev.pid, signal.SIGKILL)
         dev.wait()
         dev.stderr.close()
 
@@ -212,7 +221,7 @@ def open_tmp() -> Iterator[Path]:
 def test_scale_demo_ends_every_process_it_started_on_sigterm_to_its_group(open_tmp: Path) -> None:
     """`make scale-demo` stopped while its runs go: PostgreSQL (a daemon in a session of its own),
     the Dagster daemon with its code server and runs, and the demo itself are all gone within
-    10 s of SIGTERM to the group. Every one of them names the demo's temporary folder, set here."""
+    20 s of SIGTERM to the group. Every one of them names the demo's temporary folder, set here."""
     if postgres_binaries() is None:
         pytest.skip("no PostgreSQL server binaries (initdb, pg_ctl) on this machine")
     tmp_path = open_tmp
@@ -241,14 +250,13 @@ def test_scale_demo_ends_every_process_it_started_on_sigterm_to_its_group(open_t
             assert time.monotonic() < deadline, "the daemon started no run"
             time.sleep(0.2)
         os.killpg(demo.pid, signal.SIGTERM)
-        stopped_by = time.monotonic() + 10
-        while (_group_alive(demo.pid) or _processes_naming(str(tmp_path))) and time.monotonic() < stopped_by:
-            demo.poll()
+        stopped_by = time.monotonic() + 20
+        while left := _still_running(demo.pid) + list(_processes_naming(str(tmp_path)).values()):
+            assert time.monotonic() < stopped_by, f"outlived SIGTERM by 20 s: {left}"
             time.sleep(0.1)
-        left = _processes_naming(str(tmp_path))
-        assert not left and not _group_alive(demo.pid), f"outlived SIGTERM by 10 s: {list(left.values())}"
         assert demo.wait() == 130
     finally:
-        if _group_alive(demo.pid):
-            os.killpg(demo.pid, signal.SIGKILL)
+        if _still_running(demo.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(demo.pid, signal.SIGKILL)
         demo.wait()
