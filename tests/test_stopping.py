@@ -132,7 +132,7 @@ def test_a_server_answering_slowly_stops_within_seconds_of_sigterm(tmp_path: Pat
     finally:
         server.kill()
         holder.kill()
-    assert stopped_after < 5, f"stopped {stopped_after:.1f} s after SIGTERM"
+    assert stopped_after < 10, f"stopped {stopped_after:.1f} s after SIGTERM"
 
 
 def _connections_held_open(port: int) -> int:
@@ -149,7 +149,7 @@ def _connections_held_open(port: int) -> int:
 
 @pytest.mark.parametrize("ctrl_c", [False, True], ids=["sigterm", "ctrl-c"])
 def test_ingest_waiting_for_an_answer_ends_within_seconds_of_sigterm(workdir: Path, ctrl_c: bool) -> None:
-    """`ces-pipeline ingest` whose request the server holds for 200 s ends within 5 s of SIGTERM,
+    """`ces-pipeline ingest` whose request the server holds for 200 s ends within 10 s of SIGTERM,
     or of Ctrl-C (SIGINT to its whole process group, as a terminal sends it), the run recorded
     as interrupted: the answer in flight is not waited for, and no process of the group prints
     a traceback."""
@@ -185,7 +185,7 @@ def test_ingest_waiting_for_an_answer_ends_within_seconds_of_sigterm(workdir: Pa
     finally:
         ingest.kill()
         server.kill()
-    assert stopped_after < 5, f"ingest ended {stopped_after:.1f} s after SIGTERM"
+    assert stopped_after < 10, f"ingest ended {stopped_after:.1f} s after SIGTERM"
     assert ingest.returncode == 130 and "interrupted" in stderr, stderr
     assert "Traceback" not in stderr, stderr
     with instance_at(workdir / "dagster_home") as instance:
