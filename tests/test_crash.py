@@ -370,6 +370,48 @@ CLI_STOPPED_IN_A_QUERY = CLI_KILLED_IN_LOAD.replace(
 )
 
 
+CLI_STOPPED_BEFORE_THE_RUN = """
+import os, sys, time
+import dagster as dg
+
+original_create_run = dg.DagsterInstance.create_run_for_job
+
+
+def create_run(self, *args, **values):
+    run = original_create_run(self, *args, **values)  # recorded NOT_STARTED; its steps not begun
+    open(os.environ["CRASH_MARKER"], "w").write("here")
+    time.sleep(600)
+    return run
+
+
+dg.DagsterInstance.create_run_for_job = create_run
+from pipelines.cli import main
+
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+CLI_STOPPED_AFTER_THE_RUN = """
+import os, sys, time
+from pipelines.orchestration import runs
+
+original_outcome = runs.run_outcome
+
+
+def run_outcome(*args):
+    outcome = original_outcome(*args)  # the run ended, recorded
+    open(os.environ["CRASH_MARKER"], "w").write("here")
+    time.sleep(600)
+    return outcome
+
+
+runs.run_outcome = run_outcome
+from pipelines.cli import main
+
+sys.exit(main(sys.argv[1:]))
+"""
+
+
 CLI_KILLED_IN_FETCH = """
 import os, sys, time
 from pipelines.lake import store
@@ -428,6 +470,37 @@ def cli_stopped_at_marker(
         assert child.poll() is None and time.monotonic() < deadline, "the CLI never reached the marked point"
         time.sleep(0.05)
     return child
+
+
+@pytest.mark.parametrize(
+    ("script", "said", "status"),
+    [
+        (CLI_STOPPED_BEFORE_THE_RUN, "the run in progress is recorded as failed; no other", "FAILURE"),
+        (CLI_STOPPED_AFTER_THE_RUN, "no further", "SUCCESS"),
+    ],
+    ids=["before-the-run", "after-the-run"],
+)
+def test_ctrl_c_around_a_run_says_what_became_of_it(
+    simulator, tmp_path: Path, script: str, said: str, status: str
+) -> None:
+    """Ctrl-C once Dagster has created a run but before it starts it (Dagster leaves such a run
+    NOT_STARTED, and no run monitor ever ends one): the CLI records it as failed and says so.
+    Ctrl-C once the run has ended: it stays as it ended, and the CLI says only that no other
+    run was started."""
+    env = cli_env(tmp_path, simulator[0])
+    args = ["ingest", "--since", "2026-11-01", "--until", "2026-11-03", "--skip-evaluations"]
+    child = cli_stopped_at_marker(script, args, env | {"CES_DAYS_PER_RUN": "1"}, tmp_path)
+    child.send_signal(signal.SIGINT)
+    _, stderr = child.communicate(timeout=60)
+    assert child.returncode == 130, stderr
+    assert "Traceback" not in stderr, stderr
+    assert stderr.strip().endswith(f"interrupted: {said} run was started"), stderr
+    with instance_at(tmp_path / "dagster_home") as instance:
+        (run,) = instance.get_runs()  # the first of two days' runs; the second never created
+        assert run.status.value == status
+        failures = instance.get_records_for_run(run.run_id, of_type=dg.DagsterEventType.RUN_FAILURE).records
+    reasons = [record.event_log_entry.dagster_event.message for record in failures]
+    assert reasons == (["interrupted before it started"] if status == "FAILURE" else [])
 
 
 def test_a_killed_cli_ingest_does_not_block_the_next(simulator, tmp_path: Path) -> None:

@@ -157,9 +157,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader left (`| head`): the rest has nowhere to go
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
-    except KeyboardInterrupt as exc:  # a message says what goes on (queued runs), else nothing does
-        message = (
-            str(exc) or "interrupted: the run in progress is recorded as failed; no other run was started"
-        )
-        console.print(f"[yellow]{escape(message)}", soft_wrap=True)
+    except KeyboardInterrupt as exc:  # a message says what became of the runs, if any had begun
+        console.print(f"[yellow]{escape(str(exc) or 'interrupted')}", soft_wrap=True)
         return 130

@@ -16,7 +16,7 @@ import dagster as dg
 
 from pipelines import stop
 from pipelines.config import Settings
-from pipelines.orchestration.abandoned import fail_abandoned_runs, process_tags
+from pipelines.orchestration.abandoned import fail_abandoned_runs, fail_runs_interrupted_here, process_tags
 from pipelines.orchestration.dagster_private import open_instance, run_log, set_pool_limit
 from pipelines.orchestration.partitions import CES_API_POOL, RunRange
 
@@ -124,18 +124,24 @@ def execute_runs(
         return outcomes
     job = definitions.resolve_job_def(job_name)
     for run in runs:
-        result = job.execute_in_process(
-            instance=instance,
-            tags={**run.tags, **process_tags()},
-            run_config=config,
-            raise_on_error=False,
-        )
-        outcome = run_outcome(run, result.run_id, instance)
+        try:
+            result = job.execute_in_process(
+                instance=instance,
+                tags={**run.tags, **process_tags()},
+                run_config=config,
+                raise_on_error=False,
+            )
+            outcome = run_outcome(run, result.run_id, instance)
+        except KeyboardInterrupt:  # not inside the run's steps: before they began, or once they ended
+            failed = fail_runs_interrupted_here(instance)
+            said = "the run in progress is recorded as failed; no other" if failed else "no further"
+            raise KeyboardInterrupt(f"interrupted: {said} run was started") from None
         if stop.requested.is_set():  # a DuckDB query it interrupted ended with an error of its own
             outcome = dataclasses.replace(outcome, interrupted=True)
         report(outcome)
         if outcome.interrupted:
-            raise KeyboardInterrupt
+            ended = "finished first" if outcome.success else "is recorded as failed"
+            raise KeyboardInterrupt(f"interrupted: the run in progress {ended}; no other run was started")
     return outcomes
 
 
