@@ -101,13 +101,21 @@ def test_ingests_and_rebuilds_give_the_same_rows_and_query_reads_them(workdir: P
     with running_simulator(SimulatorConfig(scale=SCALE)) as sim:
         env = base_env(workdir) | {"CES_MCP_URL": sim.url, "CES_APPS": ",".join(sim.apps)}
         window = ["--since", "2026-11-01", "--until", "2026-11-03"]
+        settings = workdir / "dagster_home" / "dagster.yaml"
+        settings.unlink()  # a new instance folder
         first = cli("ingest", *window, env=env, cwd=workdir)
         assert first.returncode == 0, first.stderr
         assert "ingested 2 partitions in 1 run: 12 conversations loaded" in first.stderr
+        # A new instance folder got the project's settings, said so once, and Dagster no warning.
+        assert settings.read_text() == (ROOT / "dagster_home" / "dagster.yaml").read_text()
+        assert "wrote " in first.stderr and "dagster.yaml" in " ".join(first.stderr.split())
+        assert "No dagster instance configuration file" not in first.stderr
+        settings.write_text(settings.read_text() + "# edited\n")
         counts = Warehouse(str(workdir / "warehouse.duckdb")).row_counts()
         assert counts["conversations"] == 12 and counts["evaluation_runs"] == 2
         second = cli("ingest", *window, env=env, cwd=workdir)
         assert second.returncode == 0, second.stderr
+        assert "wrote " not in second.stderr and settings.read_text().endswith("# edited\n")
         again = Warehouse(str(workdir / "warehouse.duckdb")).row_counts()
         # Conversations are settled: the same rows. Unfinished evaluation runs progressed in
         # between, so their rows are the new truth: same runs, one more snapshot each at most.

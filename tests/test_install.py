@@ -70,6 +70,7 @@ def test_the_wheel_holds_the_sql_and_declares_the_mcp_server(installed: tuple[Pa
     shipped = {name.removeprefix("pipelines/") for name in names if name.endswith(".sql")}
     assert shipped == {str(path.relative_to(ROOT)) for path in (ROOT / "sql").rglob("*.sql")}
     assert "pipelines/report/template.html" in names
+    assert "pipelines/orchestration/dagster.yaml" in names  # what a new DAGSTER_HOME gets
     base = {
         requirement.split(">")[0].split("=")[0].split("[")[0].strip()
         for requirement in requires

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
+import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,8 +36,23 @@ def dagster_home(settings: Settings) -> Path:
     return Path(settings.orchestration.dagster_home).expanduser().resolve()
 
 
+INSTANCE_SETTINGS = Path(__file__).with_name("dagster.yaml")
+
+
+def write_instance_settings(home: Path) -> None:
+    """Give a new instance folder the project's `dagster.yaml`: without one, Dagster warns on every
+    command and runs with its own defaults (runs side by side, a log-tailing process per run,
+    no run monitoring, telemetry). Written whole or not at all, so that a process opening the
+    instance meanwhile never reads half of it."""
+    home.mkdir(parents=True, exist_ok=True)
+    partial = home / f".dagster.yaml.{os.getpid()}"
+    shutil.copyfile(INSTANCE_SETTINGS, partial)
+    os.replace(partial, home / "dagster.yaml")
+
+
 def dagster_instance(settings: Settings, notice: Notice = print) -> dg.DagsterInstance:
-    """The instance in `DAGSTER_HOME`, the `ces_api` pool's limit set to `CES_API_CONCURRENCY`,
+    """The instance in `DAGSTER_HOME` (given the project's `dagster.yaml` if it has none yet), the
+    `ces_api` pool's limit set to `CES_API_CONCURRENCY`,
     and every run a killed `ces-pipeline` left unfinished recorded as failed (`notice` names each).
 
     The limit is set explicitly, never left to `concurrency.pools.default_limit`: on PostgreSQL,
@@ -44,7 +61,9 @@ def dagster_instance(settings: Settings, notice: Notice = print) -> dg.DagsterIn
     (a pool slot of a run killed outside a daemon would stay taken), and a DuckLake's commit
     side by side."""
     home = dagster_home(settings)
-    home.mkdir(parents=True, exist_ok=True)
+    if not (home / "dagster.yaml").exists():
+        write_instance_settings(home)
+        notice(f"wrote {home / 'dagster.yaml'}: ces-pipeline's Dagster instance settings (edit to change)")
     instance = open_instance(home)
     set_pool_limit(instance, CES_API_POOL, settings.orchestration.api_concurrency)
     for run_id in fail_abandoned_runs(instance):
