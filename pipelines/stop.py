@@ -9,7 +9,9 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import subprocess
 import threading
+import time
 from typing import Protocol
 
 requested = threading.Event()
@@ -62,3 +64,26 @@ def _watch(fd: int) -> None:
             for conn in connections:
                 with contextlib.suppress(Exception):  # one already closed
                     conn.interrupt()
+
+
+def end_group(leader: subprocess.Popen, grace_seconds: float) -> None:
+    """End the process group `leader` leads, everything it started with it: SIGTERM to the whole
+    group, SIGKILL to what is left of it after the grace. SIGTERM, not SIGINT: a Python process
+    still importing ends on it at once, where SIGINT would print a KeyboardInterrupt traceback."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(leader.pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_seconds
+    while time.monotonic() < deadline and _group_alive(leader):
+        time.sleep(0.1)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(leader.pid, signal.SIGKILL)
+    leader.wait()
+
+
+def _group_alive(leader: subprocess.Popen) -> bool:
+    leader.poll()  # the leader, once ended, is reaped: a zombie would count as alive
+    try:
+        os.killpg(leader.pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

@@ -12,7 +12,6 @@ import logging
 import os
 import platform
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -30,6 +29,7 @@ import fsspec
 
 from pipelines.orchestration.dagster_private import open_instance
 from pipelines.orchestration.run_queue import HEARTBEAT_FRESH_SECONDS, daemon_silence
+from pipelines.stop import end_group
 
 KINDS = ("s3", "gs")
 
@@ -235,29 +235,8 @@ def dagster_daemon(env: dict[str, str], log_path: Path) -> Iterator[subprocess.P
                 time.sleep(0.5)
             yield daemon
         finally:
-            end_group(daemon)
+            end_group(daemon, STOP_GRACE_SECONDS)
 
 
 STOP_GRACE_SECONDS = 2.0
-"""How long a process group ended by `end_group` has after SIGTERM, before SIGKILL."""
-
-
-def end_group(leader: subprocess.Popen) -> None:
-    """SIGTERM to the process group `leader` leads, SIGKILL to what is left of it after the grace."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(leader.pid, signal.SIGTERM)
-    deadline = time.monotonic() + STOP_GRACE_SECONDS
-    while time.monotonic() < deadline and _group_alive(leader):
-        time.sleep(0.1)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(leader.pid, signal.SIGKILL)
-    leader.wait()
-
-
-def _group_alive(leader: subprocess.Popen) -> bool:
-    leader.poll()  # the leader, once ended, is reaped: a zombie would count as alive
-    try:
-        os.killpg(leader.pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
+"""How long the daemon's process group has after SIGTERM, before SIGKILL."""
