@@ -15,9 +15,9 @@ import time
 from typing import Protocol
 
 requested = threading.Event()
-"""Set once Ctrl-C or SIGTERM came."""
+"""Set once Ctrl-C, SIGTERM or SIGHUP came."""
 
-_STOPPING = {signal.SIGINT, signal.SIGTERM}
+_STOPPING = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 
 class Interruptible(Protocol):

@@ -61,22 +61,29 @@ def _started_by(pid: int) -> dict[int, str]:
     return {child: running[child][2] for child in tree - {pid}}
 
 
-@pytest.mark.parametrize("stop", ["sigterm-once-up", "ctrl-c-while-starting"])
-def test_dev_ends_every_process_it_started(workdir: Path, stop: str) -> None:
+@pytest.mark.parametrize(
+    "stop",
+    [(signal.SIGTERM, "up"), (signal.SIGINT, "starting"), (signal.SIGHUP, "starting")],
+    ids=["sigterm-once-up", "ctrl-c-while-starting", "terminal-closed-while-starting"],
+)
+def test_dev_ends_every_process_it_started(workdir: Path, stop: tuple[signal.Signals, str]) -> None:
     """`ces-pipeline dev`, `dagster dev` and the servers and runs it starts all end within 20 s
     (well before the 45 s after which the code server would end of itself, its parent's heartbeat
     gone), without a traceback, whether
     - a shell started it as a background job (SIGINT ignored) and SIGTERM comes to its group once
       the UI answers, or
     - Ctrl-C (SIGINT to its group, as a terminal sends it) comes while `dagster dev` starts its
-      servers, which are still importing."""
+      servers, which are still importing, or
+    - its terminal is closed then (SIGHUP to its group, as the shell sends it to its jobs), which
+      does not reach `dagster dev`'s own group."""
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CES_", "DAGSTER_"))}
     env |= {"DAGSTER_HOME": str(workdir / "dagster_home"), "CES_LAKE": str(workdir / "lake")}
     env |= {"CES_WAREHOUSE": str(workdir / "warehouse.duckdb")}
     command = [sys.executable, "-m", "pipelines.cli", "dev", "--ui-port", str(port)]
     command += ["--apps", "1", "--days", "1", "--conversations-per-day", "2"]
-    background = stop == "sigterm-once-up"
+    signo, when = stop
+    background = when == "up"
     dev = subprocess.Popen(
         command,
         cwd=workdir,
@@ -106,12 +113,12 @@ def test_dev_ends_every_process_it_started(workdir: Path, stop: str) -> None:
                 time.sleep(0.1)
         started = _started_by(dev.pid)
         assert any("dagster dev" in words for words in started.values()), started
-        os.killpg(dev.pid, signal.SIGTERM if background else signal.SIGINT)
+        os.killpg(dev.pid, signo)
         stopped_by = time.monotonic() + 20
         while left := [
             words for pid, (_, group, words) in _running().items() if pid in started or group == dev.pid
         ]:
-            assert time.monotonic() < stopped_by, f"outlived the signal by 20 s: {left}"
+            assert time.monotonic() < stopped_by, f"outlived the signal by 20 s: {[w[:100] for w in left]}"
             time.sleep(0.1)
         said.append(dev.communicate(timeout=5)[1])
         assert dev.returncode == 0

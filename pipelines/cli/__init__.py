@@ -128,8 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _terminate(_signo: int, _frame: object) -> None:
-    """SIGTERM: a stop, then Ctrl-C's path. The stop is recorded here too, not only by the thread
-    reading the signals' wakeup bytes: an event loop that a library runs may take the wakeup fd."""
+    """SIGTERM or SIGHUP: a stop, then Ctrl-C's path. The stop is recorded here too, not only by
+    the thread reading the signals' wakeup bytes: an event loop that a library runs may take the
+    wakeup fd."""
     stop.requested.set()
     signal.raise_signal(signal.SIGINT)
 
@@ -145,6 +146,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _terminate)
+    # A closed terminal (SIGHUP) too, unless `nohup` asked that it not: `dagster dev`, which
+    # `ces-pipeline dev` starts in a process group of its own, is ended on the way out.
+    if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
+        signal.signal(signal.SIGHUP, _terminate)
     stop.watch_signals()  # a DuckDB query in progress is interrupted too
     try:
         return args.func(args, Settings.from_env())
