@@ -123,6 +123,7 @@ def test_dev_ends_every_process_it_started(workdir: Path, stop: tuple[signal.Sig
         said.append(dev.communicate(timeout=5)[1])
         assert dev.returncode == 0
         assert "Traceback" not in "".join(said), "".join(said)
+        assert "SupersessionWarning" not in "".join(said)  # `dg dev` is not installed
     finally:
         if _still_running(dev.pid):
             with contextlib.suppress(ProcessLookupError):

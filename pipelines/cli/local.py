@@ -127,6 +127,8 @@ def cmd_dev(args: argparse.Namespace, settings: Settings) -> int:
         dagster_dev = [sys.executable, "-m", "dagster", "dev", "-m", "pipelines.definitions"]
         # Dagster takes its instance's folder as an absolute path only (`./dagster_home` unless set)
         env = settings.environment() | {"DAGSTER_HOME": str(dagster_home(settings))}
+        # `dagster dev` warns on every start that `dg dev` supersedes it: a tool not installed here
+        env["PYTHONWARNINGS"] = ",".join(filter(None, [env.get("PYTHONWARNINGS"), _DEV_SUPERSEDED]))
         # `dagster dev` leads a process group of its own, which holds its servers and the runs its
         # daemon launches: Ctrl-C reaches this process alone, which ends the whole group with
         # SIGTERM (servers still importing would print a traceback each on Ctrl-C's SIGINT).
@@ -139,6 +141,8 @@ def cmd_dev(args: argparse.Namespace, settings: Settings) -> int:
             end_group(ui, DEV_STOP_GRACE_SECONDS)
 
 
+_DEV_SUPERSEDED = "ignore:Function `dev_command` is superseded"
+"""A warning filter (`-W` syntax): the start of the message of Dagster's SupersessionWarning."""
 DEV_STOP_GRACE_SECONDS = 15.0
 """How long `dagster dev` has to stop its servers and their runs before what is left is killed
 (on 2 cores, 4-6 s)."""
