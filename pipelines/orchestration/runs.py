@@ -36,24 +36,24 @@ def dagster_home(settings: Settings) -> Path:
     return Path(settings.orchestration.dagster_home).expanduser().resolve()
 
 
-INSTANCE_SETTINGS = Path(__file__).with_name("dagster.yaml")
+_INSTANCE_SETTINGS = Path(__file__).with_name("dagster.yaml")
 
 
-def write_instance_settings(home: Path) -> None:
+def _write_instance_settings(home: Path) -> None:
     """Give a new instance folder the project's `dagster.yaml`: without one, Dagster warns on every
     command and runs with its own defaults (runs side by side, a log-tailing process per run,
     no run monitoring, telemetry). Written whole or not at all, so that a process opening the
     instance meanwhile never reads half of it."""
     home.mkdir(parents=True, exist_ok=True)
     partial = home / f".dagster.yaml.{os.getpid()}"
-    shutil.copyfile(INSTANCE_SETTINGS, partial)
+    shutil.copyfile(_INSTANCE_SETTINGS, partial)
     os.replace(partial, home / "dagster.yaml")
 
 
 def dagster_instance(settings: Settings, notice: Notice = print) -> dg.DagsterInstance:
     """The instance in `DAGSTER_HOME` (given the project's `dagster.yaml` if it has none yet), the
-    `ces_api` pool's limit set to `CES_API_CONCURRENCY`,
-    and every run a killed `ces-pipeline` left unfinished recorded as failed (`notice` names each).
+    `ces_api` pool's limit set to `CES_API_CONCURRENCY`, and every run a killed `ces-pipeline`
+    left unfinished recorded as failed (`notice` names each).
 
     The limit is set explicitly, never left to `concurrency.pools.default_limit`: on PostgreSQL,
     two steps initializing one pool's default at once fail (dagster-io/dagster#33552). Warehouse
@@ -62,7 +62,7 @@ def dagster_instance(settings: Settings, notice: Notice = print) -> dg.DagsterIn
     side by side."""
     home = dagster_home(settings)
     if not (home / "dagster.yaml").exists():
-        write_instance_settings(home)
+        _write_instance_settings(home)
         notice(f"wrote {home / 'dagster.yaml'}: ces-pipeline's Dagster instance settings (edit to change)")
     instance = open_instance(home)
     set_pool_limit(instance, CES_API_POOL, settings.orchestration.api_concurrency)
@@ -152,16 +152,21 @@ def execute_runs(
             )
             outcome = run_outcome(run, result.run_id, instance)
         except KeyboardInterrupt:  # not inside the run's steps: before they began, or once they ended
-            failed = fail_runs_interrupted_here(instance)
-            said = "the run in progress is recorded as failed; no other" if failed else "no further"
-            raise KeyboardInterrupt(f"interrupted: {said} run was started") from None
+            ended = "is recorded as failed" if fail_runs_interrupted_here(instance) else None
+            raise _interrupted(ended) from None
         if stop.requested.is_set():  # a DuckDB query it interrupted ended with an error of its own
             outcome = dataclasses.replace(outcome, interrupted=True)
         report(outcome)
         if outcome.interrupted:
-            ended = "finished first" if outcome.success else "is recorded as failed"
-            raise KeyboardInterrupt(f"interrupted: the run in progress {ended}; no other run was started")
+            raise _interrupted("finished first" if outcome.success else "is recorded as failed")
     return outcomes
+
+
+def _interrupted(ended: str | None) -> KeyboardInterrupt:
+    """The stop the CLI reports: how the run in progress `ended`, if one was in progress."""
+    if ended is None:
+        return KeyboardInterrupt("interrupted: no further run was started")
+    return KeyboardInterrupt(f"interrupted: the run in progress {ended}; no other run was started")
 
 
 def run_outcome(run: PlannedRun, run_id: str, instance: dg.DagsterInstance) -> RunOutcome:
