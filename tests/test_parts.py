@@ -189,7 +189,7 @@ def test_a_reader_keeps_reading_its_parts_which_go_once_no_reader_holds_them(
     assert part_files(warehouse) == current | retired
     # what the last load replaced, kept for a minute's readers: that partition's parts only
     assert retired and all(f"partition_date={DAY.isoformat()}" in str(path) for path in retired)
-    versions = sorted(publish.versions_folder(warehouse.parts_root).glob("*.duckdb"))
+    versions = sorted((warehouse.parts_root / publish.VERSIONS).glob("*.duckdb"))
     assert len(versions) <= 2  # the current file, and the one it replaced
 
 

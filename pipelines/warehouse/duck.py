@@ -3,6 +3,7 @@ a working copy published whole); what a load writes is `loads`."""
 
 from __future__ import annotations
 
+import os
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -20,13 +21,7 @@ from pipelines.sqlfiles import sql_text
 from pipelines.warehouse import ducklake
 from pipelines.warehouse.analysis import DEFAULT_MODEL_PRICES
 from pipelines.warehouse.lock import WarehouseBusyError, warehouse_lock
-from pipelines.warehouse.publish import (
-    BLOCK_SIZE,
-    parts_root,
-    record_publication,
-    versions_folder,
-    working_copy,
-)
+from pipelines.warehouse.publish import BLOCK_SIZE, PARTS_SUFFIX, VERSIONS, record_publication, working_copy
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem
@@ -97,8 +92,9 @@ class Warehouse:
 
     @property
     def parts_root(self) -> Path:
-        """Where a DuckDB-file warehouse keeps its conversation tables (`parts`)."""
-        return parts_root(self.path)
+        """Where a DuckDB-file warehouse keeps its conversation tables (`parts`); absolute, as the
+        views name their parts by the paths every reader opens."""
+        return Path(os.path.abspath(f"{self.path}{PARTS_SUFFIX}"))
 
     @property
     def scoped_parts_root(self) -> Path | None:
@@ -123,7 +119,7 @@ class Warehouse:
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         with (
             warehouse_lock(self.path, timeout_seconds=self.lock_timeout_seconds),
-            working_copy(self.path, versions_folder(self.parts_root), self.write_config) as working,
+            working_copy(self.path, self.parts_root / VERSIONS, self.write_config) as working,
             _open(working.path, read_only=False, config=self.write_config | NEW_FILE) as conn,
         ):
             yield conn

@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 
 from pipelines.sqlfiles import sql_text
-from pipelines.warehouse.publish import versions_folder
+from pipelines.warehouse.publish import VERSIONS
 
 GRACE_SECONDS = 60.0
 """A file replaced this long ago is checked for readers: one that opened it just before it was
@@ -30,7 +30,7 @@ def collect_garbage(conn: duckdb.DuckDBPyConnection, root: Path) -> int:
     current = max(published)
     now = time.time()
     held = [current]
-    for link in sorted(versions_folder(root).glob("*.duckdb")):
+    for link in sorted((root / VERSIONS).glob("*.duckdb")):
         version = int(link.stem)
         replaced_at = published.get(version + 1)
         if version >= current or replaced_at is None:
@@ -59,15 +59,12 @@ def _has_readers(path: Path) -> bool:
     fd = os.open(path, os.O_RDWR)
     try:
         if hasattr(fcntl, "F_OFD_SETLK"):
-            try:
-                fcntl.fcntl(fd, fcntl.F_OFD_SETLK, _WRITE_LOCK)
-            except OSError:
-                return True
-            return False
-        try:
+            fcntl.fcntl(fd, fcntl.F_OFD_SETLK, _WRITE_LOCK)
+        else:
             fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return True
+    except OSError:
+        return True
+    else:
         return False
     finally:
         os.close(fd)

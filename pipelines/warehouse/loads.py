@@ -9,7 +9,7 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date
 from typing import TYPE_CHECKING, Protocol
 
 import duckdb
@@ -161,11 +161,7 @@ def _refresh_evaluated_conversations(warehouse: Warehouse, conn: duckdb.DuckDBPy
     """Compute the rollup of evaluated conversations again for the partitions the stored runs'
     conversations can be in: those loaded before their run. (A conversation loaded after its run
     is computed by its own load.)"""
-    partitions = [
-        (app, first + timedelta(days=offset))
-        for app, first, last in conn.execute(sql_text("warehouse/evaluated_run_days.sql")).fetchall()
-        for offset in range((last - first).days + 1)
-    ]
+    partitions = conn.execute(sql_text("warehouse/evaluated_run_days.sql")).fetchall()
     if partitions:
         evaluated = [rollups.rollup_file(rollups.EVALUATED_CONVERSATIONS)]
         rollups.refresh(conn, partitions, evaluated, warehouse.scoped_parts_root)
@@ -173,24 +169,23 @@ def _refresh_evaluated_conversations(warehouse: Warehouse, conn: duckdb.DuckDBPy
 
 def finished_operations(warehouse: Warehouse, app: str) -> set[str]:
     """Names of `app`'s evaluation run operations stored as done (none before the first load)."""
-    if not warehouse.exists():
-        return set()
-    with warehouse.connect(read_only=True) as conn:
-        if EVALUATION_RUN_OPERATIONS.name not in tables(conn):
-            return set()
-        rows = conn.execute(sql_text("warehouse/finished_operations.sql"), {"app": app}).fetchall()
-        return {name for (name,) in rows}
+    rows = _stored(warehouse, EVALUATION_RUN_OPERATIONS.name, "finished_operations", {"app": app})
+    return {name for (name,) in rows}
 
 
 def unfinished_evaluation_runs(warehouse: Warehouse) -> list[tuple[str, str]]:
     """(app, run name) of each run not COMPLETED, ERROR or CANCELLED."""
+    return _stored(warehouse, EVALUATION_RUNS.name, "unfinished_evaluation_runs")
+
+
+def _stored(warehouse: Warehouse, table: str, statement: str, params: object = None) -> list[tuple]:
+    """The rows of `sql/warehouse/STATEMENT.sql`, read-only; none before `table` is created."""
     if not warehouse.exists():
         return []
     with warehouse.connect(read_only=True) as conn:
-        if EVALUATION_RUNS.name not in tables(conn):
+        if table not in tables(conn):
             return []
-        rows = conn.execute(sql_text("warehouse/unfinished_evaluation_runs.sql")).fetchall()
-        return [(app, name) for app, name in rows]
+        return conn.execute(sql_text(f"warehouse/{statement}.sql"), params).fetchall()
 
 
 def row_counts(warehouse: Warehouse) -> dict[str, int]:

@@ -38,15 +38,6 @@ unpacked (no bit-packing; doubles are compressed in 256 KB blocks only): the 2M 
 newer for any block size but the default, which files written by DuckDB 1.5 already ask for."""
 
 
-def parts_root(warehouse_path: str) -> Path:
-    """Absolute: the views name their parts by the paths every reader opens."""
-    return Path(os.path.abspath(f"{warehouse_path}{PARTS_SUFFIX}"))
-
-
-def versions_folder(root: Path) -> Path:
-    return root / VERSIONS
-
-
 def next_version(conn: duckdb.DuckDBPyConnection) -> int:
     """The number the file being written will be published under."""
     rows = conn.execute(sql_text("parts/publication_times.sql")).fetchall()
