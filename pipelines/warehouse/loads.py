@@ -61,7 +61,7 @@ def ensure_schema(warehouse: Warehouse, conn: duckdb.DuckDBPyConnection) -> None
         return
     migrate(conn)
     columns = table_columns(conn)
-    problems = [problem for spec in ALL_TABLES for problem in schema_mismatches(conn, spec, columns)]
+    problems = [problem for spec in ALL_TABLES for problem in schema_mismatches(spec, columns)]
     if problems:
         raise WarehouseSchemaError(
             f"warehouse {warehouse.path} does not match this version: " + "; ".join(problems)

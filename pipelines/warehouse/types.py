@@ -35,15 +35,10 @@ def table_columns(conn: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[str, 
     return found
 
 
-def schema_mismatches(
-    conn: duckdb.DuckDBPyConnection, spec: TableSpec, columns: dict[str, list[tuple[str, str]]] | None = None
-) -> list[str]:
-    """Differences between the table in the database and `spec`; empty when they agree
-    (`columns`: `table_columns` read once for several tables)."""
-    if columns is not None:
-        actual = columns.get(spec.name, [])
-    else:
-        actual = conn.execute(sql_text("warehouse/table_columns.sql"), {"table": spec.name}).fetchall()
+def schema_mismatches(spec: TableSpec, columns: dict[str, list[tuple[str, str]]]) -> list[str]:
+    """Differences between the table in the database (`columns`: `table_columns`, read once for
+    every table) and `spec`; empty when they agree."""
+    actual = columns.get(spec.name, [])
     expected = [(field.name, duckdb_type(spec, field)) for field in spec.warehouse_schema]
     if actual == expected:
         return []
