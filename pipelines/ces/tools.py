@@ -77,11 +77,11 @@ class ListingJudge:
             self._seen.add(name)
             return Verdict.REJECT, "conversation has no startTime"
         try:
-            parse_timestamp_micros(start)
+            micros = parse_timestamp_micros(start)
         except ValueError as exc:
             self._seen.add(name)
             return Verdict.REJECT, f"unparseable startTime: {exc}"
-        if not self.window.contains(item):
+        if not self.window.since_micros <= micros < self.window.until_micros:
             return Verdict.OUTSIDE, ""
         self._seen.add(name)
         return Verdict.ACCEPT, ""

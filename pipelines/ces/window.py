@@ -6,8 +6,6 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from pipelines.protojson.timeparse import parse_timestamp_micros
-
 
 def _utc(value: datetime) -> datetime:
     if value.tzinfo is None:
@@ -53,14 +51,6 @@ class TimeWindow:
         """The filter the server is asked to apply (the client re-checks every row)."""
         since, until = (moment.isoformat().replace("+00:00", "Z") for moment in (self.since, self.until))
         return f'start_time >= "{since}" AND start_time < "{until}"'
-
-    def contains(self, conversation: dict[str, Any]) -> bool:
-        """True when the conversation's `startTime` is inside the window (a missing one is not)."""
-        start = conversation.get("startTime")
-        if not isinstance(start, str):
-            return False
-        micros = parse_timestamp_micros(start)
-        return self.since_micros <= micros < self.until_micros
 
 
 def lacks_traces(conversation: dict[str, Any]) -> bool:
