@@ -172,3 +172,26 @@ def test_runs_a_live_daemon_does_not_start_are_reported_and_canceled_on_ctrl_c(
     assert "interrupted: 2 queued runs that had not started were canceled" in said
     assert "started runs go on" not in said
     assert runs_by_status(home) == {"CANCELED": 2}
+
+
+def test_a_launch_the_queue_refuses_is_a_failed_run_saying_why_and_the_others_are_queued() -> None:
+    """Each run is queued by its own `dagster job launch`: one that fails is reported with the last
+    line it wrote (Dagster's error comes after its stack trace), the runs of the others are kept
+    to be followed."""
+    days = ("2026-11-01", "2026-11-02", "2026-11-03")
+    planned = {f"run-{day}": run_queue.PlannedRun.for_partition(day) for day in days}
+    refuses_the_second = [
+        "/bin/sh",
+        "-c",
+        'case "$*" in *2026-11-02*) printf "Traceback\\n  no such job\\n\\n" >&2; exit 1;; esac',
+        "launch",
+    ]
+    reported: dict[str, run_queue.RunOutcome] = {}
+
+    queued = run_queue._submit(refuses_the_second, planned, reported.__setitem__)
+
+    assert sorted(queued) == ["run-2026-11-01", "run-2026-11-03"]
+    assert list(reported) == ["run-2026-11-02"]
+    refused = reported["run-2026-11-02"]
+    assert not refused.success and refused.label == "2026-11-02"
+    assert refused.error == "dagster job launch refused 2026-11-02: no such job"

@@ -35,39 +35,24 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def fail_abandoned_runs(instance: dg.DagsterInstance) -> list[str]:
-    """Record every unfinished run of this host whose process is gone as failed, free its pool
-    slots; the ids of those runs. A process id reused since can only keep a run as it is."""
-    host = socket.gethostname()
-    return [
-        _record_failed(
-            instance, run, f"the ces-pipeline process that ran it ({host}, pid {pid}) ended before the run"
-        )
-        for run, pid in _unfinished_runs_of_this_host(instance)
-        if pid > 0 and pid != os.getpid() and not _alive(pid)
-    ]
+def fail_abandoned_runs(instance: dg.DagsterInstance, *, this_process: bool = False) -> list[str]:
+    """Record as failed, and free the pool slots of, every unfinished run of this host whose
+    process is gone; the ids of those runs. A process id reused since can only keep a run as it is.
 
-
-def fail_runs_interrupted_here(instance: dg.DagsterInstance) -> list[str]:
-    """Record as failed the runs this process created and left unfinished: Ctrl-C between Dagster
-    creating a run and starting it leaves it NOT_STARTED, which no run monitor ever ends."""
-    return [
-        _record_failed(instance, run, "interrupted before it started")
-        for run, pid in _unfinished_runs_of_this_host(instance)
-        if pid == os.getpid()
-    ]
-
-
-def _unfinished_runs_of_this_host(instance: dg.DagsterInstance) -> list[tuple[dg.DagsterRun, int]]:
-    """The unfinished runs executed on this host by a `ces-pipeline` process, with its process id."""
-    filters = dg.RunsFilter(statuses=_UNFINISHED, tags={HOST_TAG: socket.gethostname()})
-    return [
-        (record.dagster_run, int(record.dagster_run.tags.get(PID_TAG) or 0))
-        for record in instance.get_run_records(filters)
-    ]
-
-
-def _record_failed(instance: dg.DagsterInstance, run: dg.DagsterRun, reason: str) -> str:
-    record_run_failed(instance, run, reason)
-    free_pool_slots(instance, run.run_id)
-    return run.run_id
+    With `this_process`, the runs this process created and left unfinished instead: Ctrl-C between
+    Dagster creating a run and starting it leaves it NOT_STARTED, which no run monitor ever ends."""
+    host, me = socket.gethostname(), os.getpid()
+    failed = []
+    for record in instance.get_run_records(dg.RunsFilter(statuses=_UNFINISHED, tags={HOST_TAG: host})):
+        run = record.dagster_run
+        pid = int(run.tags.get(PID_TAG) or 0)
+        if this_process and pid == me:
+            reason = "interrupted before it started"
+        elif not this_process and pid > 0 and pid != me and not _alive(pid):
+            reason = f"the ces-pipeline process that ran it ({host}, pid {pid}) ended before the run"
+        else:
+            continue
+        record_run_failed(instance, run, reason)
+        free_pool_slots(instance, run.run_id)
+        failed.append(run.run_id)
+    return failed

@@ -22,7 +22,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import dagster as dg
 
@@ -148,56 +148,38 @@ def _submit(
     reported: Callable[[str, RunOutcome], None],
 ) -> dict[str, PlannedRun]:
     """Put the runs on the queue with `command`, `SUBMITTERS` launches at a time; the runs queued.
-    A launch still going when this is interrupted is killed (the caller cancels what it managed
-    to queue)."""
+    A launch that fails is reported with the last line it wrote to stderr. A launch still going
+    when this is interrupted is killed (the caller cancels what it managed to queue)."""
     waiting = list(planned.items())
-    launching: dict[str, _Launch] = {}
+    launching: dict[str, tuple[subprocess.Popen[bytes], IO[bytes]]] = {}
     queued: dict[str, PlannedRun] = {}
     try:
         while waiting or launching:
             while waiting and len(launching) < SUBMITTERS:
                 run_id, run = waiting.pop(0)
-                launching[run_id] = _Launch(
-                    [*command, "--tags", json.dumps(dict(run.tags)), "--run-id", run_id]
-                )
+                stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed when the launch ends)
+                arguments = ["--tags", json.dumps(dict(run.tags)), "--run-id", run_id]
+                process = subprocess.Popen([*command, *arguments], stdout=subprocess.DEVNULL, stderr=stderr)
+                launching[run_id] = (process, stderr)
             time.sleep(0.1)
-            for run_id, launch in list(launching.items()):
-                if launch.running():
+            for run_id, (process, stderr) in list(launching.items()):
+                if process.poll() is None:
                     continue
                 del launching[run_id]
-                if (refused := launch.refusal()) is None:
+                with stderr:
+                    stderr.seek(0)
+                    last_line = stderr.read().decode(errors="replace").strip().rpartition("\n")[2]
+                if process.returncode == 0:
                     queued[run_id] = planned[run_id]
                 else:
-                    why = f"dagster job launch refused {planned[run_id].label}: {refused}"
+                    why = f"dagster job launch refused {planned[run_id].label}: {last_line.strip() or '?'}"
                     reported(run_id, RunOutcome.not_run(planned[run_id], why))
     finally:
-        for launch in launching.values():
-            launch.kill()
+        for process, stderr in launching.values():
+            process.kill()
+            process.wait()
+            stderr.close()
     return queued
-
-
-class _Launch:
-    """One run's `dagster job launch`, what it writes to stderr kept for the reason of a refusal."""
-
-    def __init__(self, command: list[str]):
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed when the launch ends)
-        self._process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=self._stderr)
-
-    def running(self) -> bool:
-        return self._process.poll() is None
-
-    def refusal(self) -> str | None:
-        """Once ended: None if the run was queued, else the last line the launch wrote."""
-        with self._stderr:
-            self._stderr.seek(0)
-            said = self._stderr.read().decode(errors="replace").split("\n")
-        lines = [line for line in said if line.strip()]
-        return None if self._process.returncode == 0 else (lines[-1] if lines else "?")
-
-    def kill(self) -> None:
-        self._process.kill()
-        self._process.wait()
-        self._stderr.close()
 
 
 def _follow(

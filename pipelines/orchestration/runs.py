@@ -18,7 +18,7 @@ import dagster as dg
 
 from pipelines import stop
 from pipelines.config import Settings
-from pipelines.orchestration.abandoned import fail_abandoned_runs, fail_runs_interrupted_here, process_tags
+from pipelines.orchestration.abandoned import fail_abandoned_runs, process_tags
 from pipelines.orchestration.dagster_private import open_instance, run_log, set_pool_limit
 from pipelines.orchestration.partitions import CES_API_POOL, RunRange
 
@@ -152,7 +152,7 @@ def execute_runs(
             )
             outcome = run_outcome(run, result.run_id, instance)
         except KeyboardInterrupt:  # not inside the run's steps: before they began, or once they ended
-            ended = "is recorded as failed" if fail_runs_interrupted_here(instance) else None
+            ended = "is recorded as failed" if fail_abandoned_runs(instance, this_process=True) else None
             raise _interrupted(ended) from None
         if stop.requested.is_set():  # a DuckDB query it interrupted ended with an error of its own
             outcome = dataclasses.replace(outcome, interrupted=True)
