@@ -218,6 +218,20 @@ def test_ingest_without_apps_is_a_configuration_error(workdir: Path) -> None:
     assert bad.returncode == 2 and "not an app resource name" in bad.stderr
 
 
+@pytest.mark.parametrize(
+    "command",
+    [("query", "conversation_volume"), ("report",), ("trace", "some-conversation")],
+    ids=lambda command: command[0],
+)
+def test_reading_before_any_load_says_to_ingest_first(workdir: Path, command: tuple[str, ...]) -> None:
+    result = cli(*command, env=base_env(workdir), cwd=workdir)
+
+    said = " ".join(result.stderr.split())
+    assert result.returncode == 2, said
+    assert f"error: no warehouse at {workdir / 'warehouse.duckdb'}: run `ces-pipeline ingest` first" in said
+    assert "Traceback" not in said and not (workdir / "warehouse.duckdb").exists()
+
+
 def test_demo_prints_row_counts_and_a_trend(workdir: Path) -> None:
     result = cli(
         "demo",

@@ -18,7 +18,8 @@ from pipelines.orchestration.partitions import APP_PARTITIONS
 from pipelines.orchestration.report_assets import REPORT_KEY, dashboard, report_after_loads_sensor
 from pipelines.orchestration.resources import WarehouseResource
 from pipelines.report import ReportError, write_report
-from pipelines.warehouse.duck import Warehouse
+from pipelines.warehouse.duck import NoWarehouseError, Warehouse
+from pipelines.warehouse.queries import NamedQueryError
 
 OUTPUT = Path(__file__).resolve().parent / "output"
 
@@ -117,9 +118,9 @@ def test_an_empty_warehouse_still_gives_every_section(tmp_path: Path) -> None:
 
 
 def test_report_errors_are_clear(tmp_path: Path, warehouse: Warehouse) -> None:
-    with pytest.raises(ReportError, match="no warehouse at"):
+    with pytest.raises(NoWarehouseError, match="no warehouse at"):
         write_report(Warehouse(str(tmp_path / "missing.duckdb")), str(tmp_path / "r.html"))
-    with pytest.raises(ReportError, match="expects a date"):
+    with pytest.raises(NamedQueryError, match="expects a date"):
         write_report(warehouse, str(tmp_path / "r.html"), {"since": "yesterday"})
 
 

@@ -49,7 +49,7 @@ def _list_queries(queries: Sequence[NamedQuery], fmt: str) -> None:
 
 
 def cmd_report(args: argparse.Namespace, settings: Settings) -> int:
-    from pipelines.report import ReportError, write_report
+    from pipelines.report import write_report
     from pipelines.warehouse.duck import Warehouse
 
     warehouse = Warehouse.from_settings(settings.storage)
@@ -59,12 +59,8 @@ def cmd_report(args: argparse.Namespace, settings: Settings) -> int:
         for key, value in (("app", args.app), ("since", args.since), ("until", args.until))
         if value is not None
     }
-    try:
-        with console.status("building the report"):
-            report = write_report(warehouse, target, params)
-    except ReportError as exc:
-        console.print(f"[red]error: {escape(str(exc))}")
-        return 2
+    with console.status("building the report"):
+        report = write_report(warehouse, target, params)
     console.print(
         f"[green]report written to {escape(report.path)}: {report.charts} charts, {report.size_bytes:,} bytes"
     )

@@ -16,7 +16,7 @@ from typing import Any
 
 from rich.markup import escape
 
-from pipelines.cli.common import console, out
+from pipelines.cli.common import out
 from pipelines.config import Settings
 from pipelines.warehouse.span_rows import span_failed, span_label, span_start
 
@@ -27,22 +27,12 @@ FILLED = "█"
 
 def cmd_trace(args: argparse.Namespace, settings: Settings) -> int:
     from pipelines.serve.lookups import conversation_turns, find_conversation
-    from pipelines.serve.reader import AnswerError
     from pipelines.warehouse.duck import Warehouse
 
     warehouse = Warehouse.from_settings(settings.storage)
-    if not warehouse.exists():
-        console.print(
-            f"[red]error: no warehouse at {escape(warehouse.path)}: run `ces-pipeline ingest` first"
-        )
-        return 2
     root = warehouse.scoped_parts_root
     with warehouse.connect(read_only=True) as conn:
-        try:
-            conversation = find_conversation(conn, args.conversation, root)
-        except AnswerError as exc:
-            console.print(f"[red]error: {escape(str(exc))}")
-            return 2
+        conversation = find_conversation(conn, args.conversation, root)
         turns = conversation_turns(conn, conversation, root)
     for line in trace_lines(conversation, turns):
         out.print(line, soft_wrap=True, highlight=False)

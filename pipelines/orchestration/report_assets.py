@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+from pipelines.errors import ActionableError
 from pipelines.orchestration.keys import WAREHOUSE_CONVERSATIONS, WAREHOUSE_EVALUATIONS
 from pipelines.orchestration.resources import WarehouseResource
 
@@ -28,11 +29,11 @@ AFTER_WAREHOUSE_LOADS = (
 )
 def dashboard(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     # plotly (~15 MB) is imported by the run that draws, not by every process loading the definitions
-    from pipelines.report import ReportError, write_report
+    from pipelines.report import write_report
 
     try:
         report = write_report(warehouse.warehouse(), warehouse.report_path)
-    except ReportError as exc:
+    except ActionableError as exc:
         raise dg.Failure(str(exc)) from exc
     context.log.info(f"wrote {report.path}: {report.charts} charts, {report.size_bytes} bytes")
     return dg.MaterializeResult(

@@ -12,22 +12,22 @@ from typing import Any
 
 import duckdb
 
+from pipelines.errors import UsageError
 from pipelines.report.charts import QUERIES, build_charts
 from pipelines.report.data import ReportData, apps_of, read_report_data
 from pipelines.report.page import render_page
 from pipelines.report.waterfalls import read_traces, traced_conversations
 from pipelines.sqlfiles import sql_text
 from pipelines.warehouse.duck import Warehouse
-from pipelines.warehouse.lock import WarehouseBusyError
-from pipelines.warehouse.queries import NamedQueryError
 
 __all__ = ["ReportError", "ReportFile", "write_report"]
 
 TITLE = "CES conversations and evaluations"
 
 
-class ReportError(RuntimeError):
-    """No warehouse, a warehouse without the views, a bad filter, or a busy warehouse."""
+class ReportError(UsageError, RuntimeError):
+    """The report cannot be written where it was asked for (the others a report can meet: no
+    warehouse, a bad filter, are the warehouse's own `UsageError`s)."""
 
 
 @dataclass(frozen=True)
@@ -70,18 +70,13 @@ def write_report(warehouse: Warehouse, out_path: str, params: Mapping[str, Any] 
         raise ReportError(
             f"{out_path} is a directory: give the report's file name, e.g. {Path(out_path) / 'report.html'}"
         )
-    if not warehouse.exists():
-        raise ReportError(f"no warehouse at {warehouse.path}: run `ces-pipeline ingest` first")
     params = dict(params or {})
-    try:
-        with warehouse.connect(read_only=True) as conn:
-            if "since" not in params:
-                params |= _default_since(conn, params.get("until"))
-            data, left_out = read_report_data(conn, QUERIES, params)
-            traced = traced_conversations(data)
-            traces = read_traces(conn, traced, warehouse.scoped_parts_root)
-    except (WarehouseBusyError, NamedQueryError) as exc:
-        raise ReportError(str(exc)) from exc
+    with warehouse.connect(read_only=True) as conn:
+        if "since" not in params:
+            params |= _default_since(conn, params.get("until"))
+        data, left_out = read_report_data(conn, QUERIES, params)
+        traced = traced_conversations(data)
+        traces = read_traces(conn, traced, warehouse.scoped_parts_root)
     charts = build_charts(data, traced, traces)
     subtitle = _subtitle(warehouse.path, data, params, left_out)
     page = render_page(charts, data["evaluation_regressions"], title=TITLE, subtitle=subtitle)

@@ -17,11 +17,12 @@ import duckdb
 import msgspec
 
 from pipelines.config import ServeSettings
+from pipelines.errors import UsageError
 from pipelines.warehouse.duck import Warehouse
 from pipelines.warehouse.queries import JSON_ENCODER, json_lines
 
 
-class AnswerError(Exception):
+class AnswerError(UsageError):
     """A question the warehouse cannot answer as asked; the message is what the agent reads."""
 
 
@@ -42,10 +43,6 @@ class WarehouseReader:
     @contextmanager
     def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A read-only connection whose queries are interrupted after `timeout_seconds` in all."""
-        if not self.warehouse.exists():
-            raise AnswerError(
-                f"no warehouse at {self.warehouse.path} yet: load it first (`ces-pipeline ingest`)"
-            )
         seconds = self.limits.timeout_seconds
         with self.warehouse.connect(read_only=True) as conn:
             timer = threading.Timer(seconds, conn.interrupt)

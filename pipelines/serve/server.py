@@ -20,9 +20,10 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from pipelines import __version__
+from pipelines.errors import ActionableError
 from pipelines.listening import endpoint_url, http_server, listening_socket
 from pipelines.serve import changes, lookups
-from pipelines.serve.reader import AnswerError, WarehouseReader, text_table
+from pipelines.serve.reader import WarehouseReader, text_table
 from pipelines.serve.tool_outputs import (
     ConversationTrace,
     EvaluationExplanation,
@@ -33,7 +34,7 @@ from pipelines.serve.tool_outputs import (
     WarehouseDescription,
     WhatChanged,
 )
-from pipelines.warehouse.queries import NamedQueryError, QueryParameter, jsonable, named_queries, named_query
+from pipelines.warehouse.queries import QueryParameter, jsonable, named_queries, named_query
 
 SERVER_NAME = "ces-pipeline-warehouse"
 MCP_PATH = "/mcp"
@@ -188,7 +189,7 @@ def _answering() -> Iterator[None]:
     """A question that cannot be answered as asked becomes the tool error the agent reads."""
     try:
         yield
-    except (AnswerError, NamedQueryError) as exc:
+    except ActionableError as exc:
         raise ToolError(str(exc)) from None
 
 

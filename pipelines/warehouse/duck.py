@@ -16,7 +16,7 @@ import duckdb
 
 from pipelines import stop
 from pipelines.config import DEFAULT_ANOMALY_Z, DEFAULT_WRITE_MEMORY_LIMIT, StorageSettings
-from pipelines.errors import ActionableError
+from pipelines.errors import ActionableError, UsageError
 from pipelines.sqlfiles import sql_text
 from pipelines.warehouse import ducklake
 from pipelines.warehouse.analysis import DEFAULT_MODEL_PRICES
@@ -37,6 +37,10 @@ NEW_FILE = {"default_block_size": BLOCK_SIZE}
 
 class WarehouseSchemaError(ActionableError, RuntimeError):
     """The warehouse file's tables do not match the table schemas of this version."""
+
+
+class NoWarehouseError(UsageError, FileNotFoundError):
+    """A read of a warehouse no load has created yet."""
 
 
 class WarehouseMemoryError(ActionableError, RuntimeError):
@@ -106,7 +110,10 @@ class Warehouse:
     def connect(self, *, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
         """A DuckLake: its current snapshot, to read or to commit a new one. A DuckDB file, to read:
         the published file as it is, at once; to write: a working copy under the write lock (one
-        load at a time), published under the next number when the block succeeds (`publish`)."""
+        load at a time), published under the next number when the block succeeds (`publish`).
+        Reading a warehouse that does not exist yet raises `NoWarehouseError`."""
+        if read_only and not self.exists():
+            raise NoWarehouseError(f"no warehouse at {self.path}: run `ces-pipeline ingest` first")
         if self.is_ducklake:
             config = {} if read_only else self.write_config
             with ducklake.attach(self.path, self.data_path, read_only=read_only, config=config) as conn:

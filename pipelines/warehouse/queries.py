@@ -281,8 +281,6 @@ def run_query(
     """Columns and rows of a named query, on a read-only connection to the warehouse."""
     query = named_query(name)
     query.bind(params or {})  # a bad parameter is reported before the warehouse is opened
-    if not warehouse.exists():
-        raise NamedQueryError(f"no warehouse at {warehouse.path}: run `ces-pipeline ingest` first")
     with warehouse.connect(read_only=True) as conn:
         return query.execute(conn, params)
 
