@@ -210,7 +210,11 @@ def test_unknown_enum_values_are_kept_verbatim() -> None:
             "turns\\[0\\].span.duration",
         ),
         (("turns", 0, "messages", 0, "chunks", 1, "blob", "data"), "***not base64***", "invalid base64"),
-        (("turns", 1, "messages", 1, "chunks", 0, "payload"), ["not", "a", "struct"], "payload"),
+        (
+            ("turns", 1, "messages", 1, "chunks", 0, "payload"),
+            ["not", "a", "struct"],
+            r"^turns\[1\]\.messages\[1\]\.chunks\[0\]\.payload: ",
+        ),
         (("turns", 0, "messages"), {"not": "a list"}, "messages"),
         (("languageCode",), 7, "languageCode"),
     ],

@@ -56,9 +56,8 @@ class ConversationFlattener:
 
     def __init__(self) -> None:
         self._tables = {spec.name: TableColumns(spec, derived_columns(spec)) for spec in CONVERSATION_TABLES}
-        self._conversations: list[LakeConversation] = []
-        self._ordinals: list[int] = []
-        self._names: list[str] = []
+        self._kept: list[tuple[int, LakeConversation, str]] = []
+        """(ordinal, conversation, name) of each conversation of the batch, in order."""
         self._added = 0
         self._rejects: list[tuple[int, Reject]] = []
         self._current: LakeConversation | None = None
@@ -66,7 +65,7 @@ class ConversationFlattener:
 
     def __len__(self) -> int:
         """Conversations added since the last take and not rejected at once."""
-        return len(self._conversations)
+        return len(self._kept)
 
     def add(self, conversation: Any) -> bool:
         """Flatten a `LakeConversation` or parsed JSON; False when it is rejected."""
@@ -91,9 +90,7 @@ class ConversationFlattener:
             self._current = None
         for table in self._tables.values():
             table.offsets.append(table.rows)
-        self._conversations.append(conversation)
-        self._ordinals.append(ordinal)
-        self._names.append(name)
+        self._kept.append((ordinal, conversation, name))
         return True
 
     def take_batches(self) -> dict[str, pa.RecordBatch]:
@@ -102,17 +99,15 @@ class ConversationFlattener:
             if not failures:
                 break
             for index, reason in failures.items():
-                self._reject(self._ordinals[index], self._conversations[index], reason)
-            kept = [i for i in range(len(self._conversations)) if i not in failures]
+                self._reject(*self._kept[index][:2], reason)
+            kept = [i for i in range(len(self._kept)) if i not in failures]
             for table in self._tables.values():
                 table.keep(kept)
-            self._conversations = [self._conversations[i] for i in kept]
-            self._ordinals = [self._ordinals[i] for i in kept]
-            self._names = [self._names[i] for i in kept]
+            self._kept = [self._kept[i] for i in kept]
         batches = self._convert(checked)
         for table in self._tables.values():
             table.clear()
-        self._conversations, self._ordinals, self._names = [], [], []
+        self._kept = []
         return batches
 
     def take_rejects(self) -> list[Reject]:
@@ -155,33 +150,25 @@ class ConversationFlattener:
     def _where(self, table: str, row: int) -> str:
         """The JSON path prefix of a row of `table` within its conversation."""
         lists = self._tables[table].lists
-        if table in (TURNS.name, SPANS.name):
-            turn = lists["turn_index"][row] if table == TURNS.name else self._span_turn(row)
-            return f"turns[{turn}]."
         if table == CONVERSATIONS.name:
             return ""
+        if table == TURNS.name:
+            return f"turns[{lists['turn_index'][row]}]."
+        if table == SPANS.name:
+            turns = self._tables[TURNS.name].lists
+            return f"turns[{turns['turn_index'][_owner(turns['span_count'], row)[0]]}]."
         if table == CHUNKS.name:
-            turn, message, chunk = self._chunk_position(row)
+            messages = self._tables[MESSAGES.name].lists
+            owner, first = _owner(messages["chunk_count"], row)
+            lists, row, chunk = messages, owner, row - first  # the chunk's message places it
         else:
-            turn, message = lists["turn_index"][row], lists["message_index"][row]
             chunk = lists["chunk_index"][row] if "chunk_index" in lists else None
+        turn, message = lists["turn_index"][row], lists["message_index"][row]
         prefix = "" if turn is None else f"turns[{turn}]."
         return f"{prefix}messages[{message}]." + ("" if chunk is None else f"chunks[{chunk}].")
 
-    def _span_turn(self, row: int) -> int:
-        turns = self._tables[TURNS.name].lists
-        ends = np.cumsum(turns["span_count"])
-        return turns["turn_index"][int(np.searchsorted(ends, row, side="right"))]
-
-    def _chunk_position(self, row: int) -> tuple[int | None, int, int]:
-        messages = self._tables[MESSAGES.name].lists
-        ends = np.cumsum(messages["chunk_count"])
-        owner = int(np.searchsorted(ends, row, side="right"))
-        first = int(ends[owner - 1]) if owner else 0
-        return messages["turn_index"][owner], messages["message_index"][owner], row - first
-
     def _convert(self, checked: dict[tuple[str, str], pa.Array]) -> dict[str, pa.RecordBatch]:
-        names = pa.array(self._names, type=pa.string())
+        names = pa.array([name for _, _, name in self._kept], type=pa.string())
         batches: dict[str, pa.RecordBatch] = {}
         for spec in CONVERSATION_TABLES:
             table = self._tables[spec.name]
@@ -208,3 +195,11 @@ class ConversationFlattener:
                 [arrays[field.name] for field in spec.schema], schema=spec.schema
             )
         return batches
+
+
+def _owner(counts: list[int], row: int) -> tuple[int, int]:
+    """The row of a parent table owning child row `row`, given each parent row's count of
+    children, and that parent's first child row."""
+    ends = np.cumsum(counts)
+    owner = int(np.searchsorted(ends, row, side="right"))
+    return owner, int(ends[owner - 1]) if owner else 0
