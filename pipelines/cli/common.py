@@ -98,9 +98,6 @@ def _print_boxed(columns: Sequence[str], texts: Sequence[Sequence[str]], widths:
         return left + middle.join(line * (width + 2) for width in widths) + right
 
     def lines(cells: Sequence[str], bar: str) -> list[str]:
-        if not any("\n" in cell for cell in cells):
-            padded = (_padded(cell, width) for cell, width in zip(cells, widths, strict=True))
-            return [f"{bar} " + f" {bar} ".join(padded) + f" {bar}"]
         split = [cell.split("\n") for cell in cells]
         depth = max(map(len, split))
         return [

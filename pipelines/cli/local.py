@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from datetime import date, timedelta
 
-from rich.table import Table
+from rich.markup import escape
 
 from pipelines.cli.common import (
     console,
@@ -89,11 +89,8 @@ def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
     with running_simulator(_simulator_config(args)) as sim:
         settings, code = demo_load(args, settings, sim.url, sim.apps)
     warehouse = Warehouse.from_settings(settings.storage)
-    counts = warehouse.row_counts()
-    table = Table("table", "rows", title=f"Warehouse {warehouse.path}")
-    for name, count in counts.items():
-        table.add_row(name, str(count))
-    out.print(table)
+    out.print(f"[bold]Rows per table of the warehouse {escape(warehouse.path)}")
+    print_rows(["table", "rows"], list(warehouse.row_counts().items()), "table")
     columns, rows = run_query(warehouse, "daily_volume", {})
     out.print("[bold]Conversations per day (sql/queries/daily_volume.sql)")
     print_rows(columns, rows, "table")
