@@ -128,19 +128,22 @@ GATED_KINDS = ("evaluation", "score", "turn")
 """What the regression gate judges: pass rates, mean scores and the golden turns' p90 latency
 (the latency report's per-tool and per-model percentiles inform, they do not gate)."""
 
-EVALUATION_CHECK_SPECS = [
-    *(_unique_spec(WAREHOUSE_EVALUATIONS, spec) for spec in EVALUATION_CHECKED_TABLES),
-    _spec(
-        WAREHOUSE_EVALUATIONS,
-        "no_negative_latencies",
+_EVALUATION_CHECKS = {
+    "no_negative_latencies": (
+        "negative_latencies",
         "No latency percentile of a run's latency report is negative.",
     ),
-    _spec(
-        WAREHOUSE_EVALUATIONS,
-        "evaluation_results_plausible",
+    "evaluation_results_plausible": (
+        "evaluation_result_anomalies",
         "No score outside its metric's range, no unknown outcome, every replayed EVAL conversation in "
         "the warehouse (warns: such results load with what they have; this counts them).",
     ),
+}
+"""Each check of a partition's runs beside the unique keys: its query (`sql/checks/`), its description."""
+
+EVALUATION_CHECK_SPECS = [
+    *(_unique_spec(WAREHOUSE_EVALUATIONS, spec) for spec in EVALUATION_CHECKED_TABLES),
+    *(_spec(WAREHOUSE_EVALUATIONS, name, text) for name, (_, text) in _EVALUATION_CHECKS.items()),
     dg.AssetCheckSpec(
         REGRESSION_GATE,
         asset=WAREHOUSE_EVALUATIONS,
@@ -187,12 +190,6 @@ def evaluation_check_results(
 ) -> Iterator[dg.AssetCheckResult]:
     for spec in EVALUATION_CHECKED_TABLES:
         yield _check(WAREHOUSE_EVALUATIONS, unique_keys(spec), conn, "duplicate_run_keys", {"app": app}, spec)
-    yield _check(WAREHOUSE_EVALUATIONS, "no_negative_latencies", conn, "negative_latencies", {"app": app})
-    yield _check(
-        WAREHOUSE_EVALUATIONS,
-        "evaluation_results_plausible",
-        conn,
-        "evaluation_result_anomalies",
-        {"app": app},
-    )
+    for name, (sql, _) in _EVALUATION_CHECKS.items():
+        yield _check(WAREHOUSE_EVALUATIONS, name, conn, sql, {"app": app})
     yield regression_gate_result(conn, gate_params, gate_severity)
