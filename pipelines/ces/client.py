@@ -40,7 +40,7 @@ from pipelines.ces.errors import (
     CesTransportError,
 )
 from pipelines.ces.ratelimit import RateLimiter, rate_limiter_for
-from pipelines.ces.retry import RetryPolicy, raise_transient_tool_error
+from pipelines.ces.retry import RetryPolicy
 from pipelines.config import CesSettings
 
 __all__ = ["CesMcpClient", "ClientStats", "RetryPolicy"]
@@ -173,15 +173,12 @@ class CesMcpClient:
             if cursor in seen:
                 raise CesPagingError(f"tools/list returned the cursor {cursor!r} twice")
             seen.add(cursor)
-        with self._lock:
-            self._tools = {tool["name"]: tool for tool in tools if isinstance(tool.get("name"), str)}
+        self._tools = {tool["name"]: tool for tool in tools if isinstance(tool.get("name"), str)}
         return tools
 
     def has_tool(self, name: str) -> bool:
         """Whether the server offers `name` (its tools are listed once per client)."""
-        with self._lock:
-            listed = self._tools is not None
-        if not listed:
+        if self._tools is None:
             self.list_tools()
         return bool(self._listed(name))
 
@@ -196,14 +193,11 @@ class CesMcpClient:
         with self._lock:
             self._stats.tool_calls[name] = self._stats.tool_calls.get(name, 0) + 1
         params = {"name": name, "arguments": dict(arguments or {})}
-        return protocol.tool_result_payload(
-            name, self._request("tools/call", params, idempotent=idempotent, tool=name)
-        )
+        return self._request("tools/call", params, idempotent=idempotent, tool=name)
 
     def _listed(self, tool: str) -> dict[str, Any]:
         """What `tools/list` said of `tool` (empty before the tools are listed)."""
-        with self._lock:
-            return (self._tools or {}).get(tool) or {}
+        return (self._tools or {}).get(tool) or {}
 
     # -- one JSON-RPC call -------------------------------------------------------------------
 
@@ -230,8 +224,7 @@ class CesMcpClient:
 
     def _needs_tool_schemas(self, error: CesError, tool: str | None) -> bool:
         code = error.code if isinstance(error, CesRpcError) else getattr(error, "rpc_code", None)
-        with self._lock:
-            unknown = self._tools is None
+        unknown = self._tools is None
         return tool is not None and code == protocol.HEADER_MISMATCH and unknown and self._session is None
 
     def _build(
@@ -304,8 +297,16 @@ class CesMcpClient:
                 self._stats.retries += 1
                 self._stats.retry_seconds += delay
 
+        def post() -> Reply:
+            """A tool call's reply is its output: a failed tool result raises here, where the policy
+            resends it if it failed transiently (UNAVAILABLE, ...)."""
+            reply = self._post(exchange, attempt)
+            if exchange.tool is None:
+                return reply
+            return reply._replace(result=protocol.tool_result_payload(exchange.tool, reply.result))
+
         return self._retry_policy.run(
-            lambda: raise_transient_tool_error(exchange, self._post(exchange, attempt)),
+            post,
             idempotent=idempotent,
             label=exchange.label,
             on_retry=count,

@@ -7,11 +7,11 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Iterator, Mapping
-from importlib import metadata
 from typing import Any
 
 import orjson
 
+from pipelines import __version__
 from pipelines.ces.errors import CesProtocolError, CesToolError
 
 MODERN_PROTOCOL_VERSION = "2026-07-28"
@@ -41,15 +41,7 @@ _MAX_MESSAGE_CHARS = 2000
 _HEADER_SAFE = re.compile(r"[\x20-\x7e]*")
 _B64_SENTINEL = re.compile(r"=\?base64\?.*\?=")
 
-
-def _client_version() -> str:
-    try:
-        return metadata.version("ces-pipeline")
-    except metadata.PackageNotFoundError:
-        return "0"
-
-
-CLIENT_INFO: dict[str, str] = {"name": CLIENT_NAME, "version": _client_version()}
+CLIENT_INFO: dict[str, str] = {"name": CLIENT_NAME, "version": __version__}
 
 
 def encode_header_value(value: str) -> str:

@@ -16,9 +16,7 @@ from typing import TypeVar
 
 import tenacity
 
-from pipelines.ces import protocol
-from pipelines.ces.answers import Exchange, Reply
-from pipelines.ces.errors import CesError, CesMalformedResponseError, CesToolError, CesTransportError
+from pipelines.ces.errors import CesError, CesMalformedResponseError, CesTransportError
 
 logger = logging.getLogger("pipelines.ces.retry")
 
@@ -79,15 +77,6 @@ class RetryPolicy:
     rng: random.Random = field(default_factory=random.Random, compare=False, repr=False)
     sleep: Callable[[float], None] = field(default=time.sleep, compare=False, repr=False)
     clock: Callable[[], float] = field(default=time.monotonic, compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        if self.max_attempts < 1:
-            raise ValueError(f"max_attempts must be at least 1, got {self.max_attempts}")
-        if (
-            min(self.max_seconds, self.initial_backoff_seconds, self.max_backoff_seconds, self.quota_seconds)
-            < 0
-        ):
-            raise ValueError("retry times must not be negative")
 
     def backoff(self, attempt: int, *, quota: bool = False) -> float:
         """Full jitter up to min(cap, initial * 2**(attempt-1)); for a quota refusal from half of it."""
@@ -176,15 +165,3 @@ def _note_gave_up(error: CesError, attempts: int, elapsed: float, policy: RetryP
         error.args = (f"{error.args[0]} ({why})", *error.args[1:])
     else:
         error.args = (why,)
-
-
-def raise_transient_tool_error(exchange: Exchange, reply: Reply) -> Reply:
-    """Raise a tool result that failed transiently (UNAVAILABLE, ...) to the retry loop; return any other."""
-    result = reply.result
-    if exchange.tool is not None and isinstance(result, dict) and result.get("isError") is True:
-        try:
-            protocol.tool_result_payload(exchange.tool, result)
-        except CesToolError as exc:
-            if is_transient(exc):
-                raise
-    return reply

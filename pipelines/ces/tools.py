@@ -9,7 +9,7 @@ import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple
 
 from pipelines.ces.daemon_threads import DaemonPool, prefetched
 from pipelines.ces.errors import CesDataError
@@ -36,7 +36,6 @@ LIST_EVALUATION_RESULTS = "list_evaluation_results"
 RUN_EVALUATION = "run_evaluation"
 GET_OPERATION = "get_operation"
 
-T = TypeVar("T")
 RejectHandler = Callable[[Any, str], None]
 """`on_reject(obj, reason)`: receives a listed object that cannot be placed, and why."""
 
