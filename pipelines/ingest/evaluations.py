@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
@@ -54,15 +54,6 @@ class EvaluationFetchResult:
     records: int = 0
 
 
-def runs_started_here(lake: Lake, app: str) -> list[str]:
-    """Evaluation runs this pipeline started for `app` (recorded by `evaluate`)."""
-    return [
-        doc["evaluation_run"]
-        for doc in lake.read_states(STARTED_RUNS_STATE)
-        if doc.get("app") == app and isinstance(doc.get("evaluation_run"), str)
-    ]
-
-
 def fetch_evaluation_runs(
     client: CesMcpClient,
     lake: Lake,
@@ -88,11 +79,12 @@ def fetch_evaluation_runs(
                 yield page.to_dict()
                 run_names = map(name_of, page_items(page.result, "evaluationRuns", LIST_EVALUATION_RUNS))
                 wanted.extend(name for name in run_names if name is not None)
-        wanted = [
-            name
-            for name in dict.fromkeys([*wanted, *names, *runs_started_here(lake, app)])
-            if name.startswith(prefix)
-        ]
+        started_here = (  # recorded by `evaluate`
+            doc["evaluation_run"]
+            for doc in lake.read_states(STARTED_RUNS_STATE)
+            if doc.get("app") == app and isinstance(doc.get("evaluation_run"), str)
+        )
+        wanted = [name for name in dict.fromkeys([*wanted, *names, *started_here]) if name.startswith(prefix)]
         runs = ordered_map(
             lambda name: fetch_record(client, GET_EVALUATION_RUN, {"name": name}),
             wanted,
@@ -109,7 +101,10 @@ def fetch_evaluation_runs(
         if client.has_tool(GET_OPERATION):
             wanted_operations = [name for name in operations if name not in finished_operations]
             fetches = ordered_map(
-                _fetch_operation(client), wanted_operations, workers=workers, thread_name_prefix="ces-eval-op"
+                lambda name: _fetch_operation(client, name),
+                wanted_operations,
+                workers=workers,
+                thread_name_prefix="ces-eval-op",
             )
             for fetched in fetches:
                 if isinstance(fetched, str):
@@ -146,17 +141,13 @@ def run_state(run: Mapping[str, Any]) -> str | None:
         return None
 
 
-def _fetch_operation(client: CesMcpClient) -> Callable[[str], ApiRecord | str]:
+def _fetch_operation(client: CesMcpClient, name: str) -> ApiRecord | str:
     """get_operation of one name: its record, or the refusal's message when the server has no such
     operation (they expire): a run's missing duration never costs the rest of the fetch."""
-
-    def fetch(name: str) -> ApiRecord | str:
-        try:
-            return fetch_record(client, GET_OPERATION, {"name": name})
-        except CesToolError as exc:
-            return f"{name}: {exc}"
-
-    return fetch
+    try:
+        return fetch_record(client, GET_OPERATION, {"name": name})
+    except CesToolError as exc:
+        return f"{name}: {exc}"
 
 
 @dataclass
