@@ -19,7 +19,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from functools import cache, cached_property
-from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -79,19 +78,16 @@ class QueryParameter:
         if value is None:
             return None
         if not isinstance(value, str) or self.type == "VARCHAR":
-            return self._check_choice(value)
+            if self.choices and value not in self.choices:
+                raise NamedQueryError(
+                    f"parameter {self.name} expects one of {', '.join(self.choices)}, got {value!r}"
+                )
+            return value
         read, expected = _TYPES[self.type]
         try:
             return read(value.strip())
         except (ValueError, KeyError):
             raise NamedQueryError(f"parameter {self.name} expects {expected}, got {value!r}") from None
-
-    def _check_choice(self, value: Any) -> Any:
-        if self.choices and value not in self.choices:
-            raise NamedQueryError(
-                f"parameter {self.name} expects one of {', '.join(self.choices)}, got {value!r}"
-            )
-        return value
 
 
 def _timestamp(text: str) -> datetime:
@@ -254,25 +250,21 @@ def _parse_declaration(query: str, line: str) -> QueryParameter:
     return QueryParameter(partial.name, kind, default, partial.description, False, choices)
 
 
-def _query_path(name: str) -> Path:
-    return SQL_DIR / "queries" / f"{name}.sql"
-
-
-@cache
-def _load(name: str, text: str) -> NamedQuery:
-    return parse_query(name, text)
+_parsed = cache(parse_query)
+"""Each query file's text parsed once per process (a changed file is parsed again)."""
 
 
 def named_query(name: str) -> NamedQuery:
     """The query `sql/queries/NAME.sql`, or a NamedQueryError listing the known ones."""
-    if not _NAME.fullmatch(name) or not _query_path(name).is_file():
+    path = SQL_DIR / "queries" / f"{name}.sql"
+    if not _NAME.fullmatch(name) or not path.is_file():
         known = ", ".join(query.name for query in named_queries())
         raise NamedQueryError(f"no query named {name!r}; known queries: {known}")
-    return _load(name, _query_path(name).read_text())
+    return _parsed(name, path.read_text())
 
 
 def named_queries() -> list[NamedQuery]:
-    return [_load(path.stem, path.read_text()) for path in sql_files("queries")]
+    return [_parsed(path.stem, path.read_text()) for path in sql_files("queries")]
 
 
 def run_query(
