@@ -59,11 +59,6 @@ def catalog_file(target: str) -> str | None:
     return catalog.removeprefix("sqlite:")
 
 
-def is_conflict(error: BaseException) -> bool:
-    """A commit refused because another transaction changed the same data first."""
-    return isinstance(error, duckdb.TransactionException) and "conflict" in str(error).lower()
-
-
 @contextmanager
 def attach(
     target: str, data_path: str, *, read_only: bool, config: Mapping[str, str | int] | None = None
@@ -79,8 +74,14 @@ def attach(
                 _load_extension(conn, extension)
         if data_path.startswith("s3://"):
             _load_extension(conn, "httpfs")  # which reads the AWS_* credentials and region itself
-            if endpoint := s3_endpoint_url():
-                _use_s3_endpoint(conn, endpoint)
+            if endpoint := s3_endpoint_url():  # an S3-compatible server, reached with path-style URLs
+                url = urllib.parse.urlsplit(endpoint)
+                secret = sql_text("warehouse/create_s3_secret.sql")
+                conn.execute(
+                    secret.format(
+                        endpoint=quoted(url.netloc), use_ssl=quoted(str(url.scheme == "https").lower())
+                    )
+                )
             # A file being uploaded holds one part in the buffer pool: parts of 5 MB (S3's least;
             # files up to 50 GB) instead of 80 MB keep a load within CES_WAREHOUSE_MEMORY_LIMIT.
             conn.execute("SET s3_uploader_max_filesize = '50GB'")
@@ -164,17 +165,6 @@ def _load_extension(conn: duckdb.DuckDBPyConnection, name: str) -> None:
         raise DuckLakeSetupError(
             f"the DuckDB extension {name} is not installed: pip install -e '.[scale]' ({exc})"
         ) from exc
-
-
-def _use_s3_endpoint(conn: duckdb.DuckDBPyConnection, endpoint: str) -> None:
-    """httpfs's S3 secret for an S3-compatible server, reached with path-style URLs."""
-    url = urllib.parse.urlsplit(endpoint)
-    use_ssl = str(url.scheme == "https").lower()
-    conn.execute(
-        sql_text("warehouse/create_s3_secret.sql").format(
-            endpoint=quoted(url.netloc), use_ssl=quoted(use_ssl)
-        )
-    )
 
 
 def shown(text: str) -> str:

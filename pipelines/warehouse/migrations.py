@@ -42,15 +42,6 @@ def latest_version() -> int:
     return max([BASELINE_VERSION, *(m.version for m in migrations())])
 
 
-def current_version(conn: duckdb.DuckDBPyConnection, existing_tables: set[str]) -> int | None:
-    """The file's schema version; None for a new, empty file."""
-    conn.execute(sql_text("warehouse/create_schema_version.sql"))
-    (version,) = conn.execute(sql_text("warehouse/current_schema_version.sql")).fetchone()
-    if version is not None:
-        return int(version)
-    return BASELINE_VERSION if existing_tables - {"schema_version"} else None
-
-
 def migrate(conn: duckdb.DuckDBPyConnection) -> None:
     """Bring the warehouse to the latest version. A new one is created whole, tables and version
     in one transaction, so a second writer setting it up at the same time (a DuckLake's) never
@@ -59,7 +50,10 @@ def migrate(conn: duckdb.DuckDBPyConnection) -> None:
     latest = latest_version()
     with transaction(conn):
         tables = {name for (name,) in conn.execute(sql_text("warehouse/list_tables.sql")).fetchall()}
-        version = current_version(conn, tables)
+        conn.execute(sql_text("warehouse/create_schema_version.sql"))
+        (version,) = conn.execute(sql_text("warehouse/current_schema_version.sql")).fetchone()
+        if version is None and tables - {"schema_version"}:  # a file from before versions were kept
+            version = BASELINE_VERSION
         if version is not None and version > latest:
             raise WarehouseVersionError(
                 f"this warehouse is at schema version {version}, newer than this ces-pipeline knows "
