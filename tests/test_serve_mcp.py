@@ -339,7 +339,7 @@ def test_a_load_in_progress_is_neither_waited_for_nor_seen_half_done(tmp_path: P
 
     def load() -> None:
         with warehouse.conversation_load() as replacing:
-            replacing.replace([partition_files(lake, app, day) for app, day in support])
+            replacing([partition_files(lake, app, day) for app, day in support])
             written.set()
             release.wait(60)
         done.set()

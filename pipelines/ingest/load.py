@@ -19,7 +19,7 @@ def load_conversation_partitions(
 
     def load() -> dict[str, int]:
         with warehouse.conversation_load(filesystem=None if lake.is_local else lake.fs) as replacing:
-            return replacing.replace(files)
+            return replacing(files)
 
     return warehouse.retrying_conflicts(load)
 

@@ -6,11 +6,13 @@ schemas, in `ces-pipeline query`'s start."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING, Protocol
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 import pyarrow as pa
@@ -81,19 +83,19 @@ def ensure_schema(warehouse: Warehouse, conn: duckdb.DuckDBPyConnection) -> None
 def conversation_load(
     warehouse: Warehouse, *, filesystem: AbstractFileSystem | None = None
 ) -> Iterator[ConversationLoad]:
-    """One transaction that replaces groups of partitions (`ConversationLoad.replace`), kept
-    only if the block succeeds; `filesystem`: the fsspec one of a lake not on local disk."""
+    """One transaction that replaces groups of partitions (each call of the `ConversationLoad`),
+    kept only if the block succeeds; `filesystem`: the fsspec one of a lake not on local disk."""
     with warehouse.connect() as conn:
         if filesystem is not None:
             conn.register_filesystem(filesystem)
         ensure_schema(warehouse, conn)
         if warehouse.is_ducklake:
             with transaction(conn):
-                yield TableLoad(conn)
+                yield partial(_replace_tables, conn)
             return
         garbage.collect_garbage(conn, warehouse.parts_root)
         with transaction(conn), parts.part_writer(conn, warehouse.parts_root) as writer:
-            yield PartLoad(conn, writer)
+            yield partial(_replace_parts, conn, writer)
 
 
 def upsert_evaluations(
@@ -221,139 +223,129 @@ def _schema_key(warehouse: Warehouse, file: str, version: int | None) -> tuple[s
     return (stat.st_dev, stat.st_ino, version)
 
 
-class ConversationLoad(Protocol):
-    """Partitions replaced in an open transaction of `Warehouse.conversation_load`."""
-
-    def replace(self, partitions: Sequence[PartitionFiles]) -> dict[str, int]:
-        """Replace these partitions' rows and rejects with their files (rows inserted per table):
-        a conversation is replaced wherever it was loaded (one whose start moved leaves its old
-        day), at a cost that does not grow with history. The rollups of every partition touched,
-        the old days included, are computed again."""
-        ...
+ConversationLoad = Callable[[Sequence[PartitionFiles]], dict[str, int]]
+"""Partitions replaced in an open transaction of `Warehouse.conversation_load`: their rows and
+rejects replaced with their files (rows inserted per table). A conversation is replaced wherever it
+was loaded (one whose start moved leaves its old day), at a cost that does not grow with history.
+The rollups of every partition touched, the old days included, are computed again."""
 
 
-class PartLoad:
+def _replace_parts(
+    conn: duckdb.DuckDBPyConnection, writer: parts.PartWriter, partitions: Sequence[PartitionFiles]
+) -> dict[str, int]:
     """A DuckDB file's load: each partition gets new parts (`parts`), and so does each day that a
     moved conversation of the load leaves; found among the parts of the load's apps alone."""
-
-    def __init__(self, conn: duckdb.DuckDBPyConnection, writer: parts.PartWriter):
-        self._conn, self._writer = conn, writer
-
-    def replace(self, partitions: Sequence[PartitionFiles]) -> dict[str, int]:
-        conn, writer = self._conn, self._writer
-        conn.execute(sql_text("parts/create_load_conversations.sql"))
-        for position, partition in enumerate(partitions):
-            conn.execute(
-                sql_text("parts/stage_load_conversations.sql"),
-                {
-                    "app": partition.app,
-                    "day": partition.day,
-                    "incoming": partition.tables[CONVERSATIONS.name],
-                    "position": position,
-                },
-            )
-        conn.execute(sql_text("parts/create_load_targets.sql"))
-        latest = {(partition.app, partition.day): partition for partition in partitions}
-        left = self._partitions_left(set(latest))
-        inserted = {spec.name: 0 for spec in CONVERSATION_TABLES}
-        for (app, day), partition in latest.items():
-            for spec in CONVERSATION_TABLES:
-                source = partition.tables[spec.name]
-                inserted[spec.name] += writer.write("write_part", spec, app, day, source=source)
-        stale = set()  # (table, app, day): a folded part that a moved conversation left
-        for app, day in sorted(left, key=lambda partition: (partition[1], partition[0])):
-            current = dict(
-                conn.execute(sql_text("parts/partition_parts.sql"), {"app": app, "day": day}).fetchall()
-            )
-            for spec in CONVERSATION_TABLES:
-                file = current.get(spec.name)
-                if file is not None and parts.is_folded(file):
-                    stale.add((spec.name, app, day))
-                elif file is not None:
-                    writer.write("write_part", spec, app, day, source=str(writer.root / file))
-        version = next_version(conn)
-        writer.publish(version)
-        changed = sorted({*latest, *left})
-        folding.fold(conn, writer, {app for app, _ in changed}, version, stale)
-        if parts.install_views(conn, writer.root):
-            apply_comments(conn)  # a table's view made (again) has none
-        inserted[REJECTS.name] = _replace_rejects(conn, partitions)
-        rollups.refresh(conn, changed, root=writer.root)  # each chunk reads its partitions' parts
-        metric_scores.rescore(conn, changed)
-        conn.execute(sql_text("parts/drop_load_conversations.sql"))
-        return inserted
-
-    def _partitions_left(self, replaced: set[tuple[str, date]]) -> set[tuple[str, date]]:
-        """The partitions, not replaced now, that hold a conversation of the load (it moved)."""
-        apps = sorted({app for app, _ in replaced})
-        listed = self._conn.execute(sql_text("parts/app_conversation_parts.sql"), {"apps": apps}).fetchall()
-        files = {file for app, day, file in listed if (app, day) not in replaced}
-        found: set[tuple[str, date]] = set()
-        for source, chosen in (
-            ("day_parts", [file for file in files if not parts.is_folded(file)]),
-            ("folded_parts", [file for file in files if parts.is_folded(file)]),
-        ):
-            if chosen:
-                read = sql_text(f"parts/{source}.sql").format(
-                    columns="app, partition_date, conversation_name", files="$files"
-                )
-                found.update(
-                    self._conn.execute(
-                        sql_text("parts/holding_partitions.sql").format(sources=read),
-                        {"files": sorted(str(self._writer.root / file) for file in chosen)},
-                    ).fetchall()
-                )
-        return found - replaced
-
-
-class TableLoad:
-    """A DuckLake's load: deletes and one insert per table, which DuckLake writes as new files."""
-
-    def __init__(self, conn: duckdb.DuckDBPyConnection):
-        self._conn = conn
-
-    def replace(self, partitions: Sequence[PartitionFiles]) -> dict[str, int]:
-        conn = self._conn
-        inserted: dict[str, int] = {}
-        conn.execute(sql_text("warehouse/create_partition_conversations.sql"))
-        for partition in partitions:
-            conn.execute(
-                sql_text("warehouse/stage_partition_conversations.sql"),
-                {
-                    "app": partition.app,
-                    "day": partition.day,
-                    "incoming": partition.tables[CONVERSATIONS.name],
-                },
-            )
-        ((count, first, last),) = conn.execute(sql_text("warehouse/replaced_partition_dates.sql")).fetchall()
-        changed: set[tuple[str, date]] = set()  # (app, day) of every row replaced, old and new
-        if count:
-            changed.update(self._replaced_partitions(first, last))
+    conn.execute(sql_text("parts/create_load_conversations.sql"))
+    for position, partition in enumerate(partitions):
+        conn.execute(
+            sql_text("parts/stage_load_conversations.sql"),
+            {
+                "app": partition.app,
+                "day": partition.day,
+                "incoming": partition.tables[CONVERSATIONS.name],
+                "position": position,
+            },
+        )
+    conn.execute(sql_text("parts/create_load_targets.sql"))
+    latest = {(partition.app, partition.day): partition for partition in partitions}
+    left = _partitions_left(conn, writer.root, set(latest))
+    inserted = {spec.name: 0 for spec in CONVERSATION_TABLES}
+    for (app, day), partition in latest.items():
         for spec in CONVERSATION_TABLES:
-            if count:  # nothing to look for in a first load, or a rebuild into an empty warehouse
-                conn.execute(
-                    sql_text("warehouse/delete_partition_rows.sql").format(table=spec.name),
-                    {"first": first, "last": last},
-                )
-            paths = [partition.tables[spec.name] for partition in partitions]
-            inserted[spec.name] = _insert(
-                conn, "insert_partitions_parquet", {"paths": paths}, table=spec.name
-            )
-        inserted[REJECTS.name] = _replace_rejects(conn, partitions)
-        days = [partition.day for partition in partitions]
-        changed.update(self._replaced_partitions(min(days), max(days)))
-        rollups.refresh(conn, changed)
-        metric_scores.rescore(conn, changed)
-        conn.execute("DROP TABLE partition_conversations")
-        return inserted
+            source = partition.tables[spec.name]
+            inserted[spec.name] += writer.write("write_part", spec, app, day, source=source)
+    stale = set()  # (table, app, day): a folded part that a moved conversation left
+    for app, day in sorted(left, key=lambda partition: (partition[1], partition[0])):
+        current = dict(
+            conn.execute(sql_text("parts/partition_parts.sql"), {"app": app, "day": day}).fetchall()
+        )
+        for spec in CONVERSATION_TABLES:
+            file = current.get(spec.name)
+            if file is not None and parts.is_folded(file):
+                stale.add((spec.name, app, day))
+            elif file is not None:
+                writer.write("write_part", spec, app, day, source=str(writer.root / file))
+    version = next_version(conn)
+    writer.publish(version)
+    changed = sorted({*latest, *left})
+    folding.fold(conn, writer, {app for app, _ in changed}, version, stale)
+    if parts.install_views(conn, writer.root):
+        apply_comments(conn)  # a table's view made (again) has none
+    inserted[REJECTS.name] = _replace_rejects(conn, partitions)
+    rollups.refresh(conn, changed, root=writer.root)  # each chunk reads its partitions' parts
+    metric_scores.rescore(conn, changed)
+    conn.execute(sql_text("parts/drop_load_conversations.sql"))
+    return inserted
 
-    def _replaced_partitions(self, first: date | None, last: date | None) -> list[tuple[str, date]]:
-        """The (app, day) under which rows of the conversations replaced are loaded, those days
-        between `first` and `last`."""
-        found = self._conn.execute(
-            sql_text("warehouse/replaced_partitions.sql"), {"first": first, "last": last}
-        ).fetchall()
-        return [(app, day) for app, day in found]
+
+def _partitions_left(
+    conn: duckdb.DuckDBPyConnection, root: Path, replaced: set[tuple[str, date]]
+) -> set[tuple[str, date]]:
+    """The partitions, not replaced now, that hold a conversation of the load (it moved)."""
+    apps = sorted({app for app, _ in replaced})
+    listed = conn.execute(sql_text("parts/app_conversation_parts.sql"), {"apps": apps}).fetchall()
+    files = {file for app, day, file in listed if (app, day) not in replaced}
+    found: set[tuple[str, date]] = set()
+    for source, chosen in (
+        ("day_parts", [file for file in files if not parts.is_folded(file)]),
+        ("folded_parts", [file for file in files if parts.is_folded(file)]),
+    ):
+        if chosen:
+            read = sql_text(f"parts/{source}.sql").format(
+                columns="app, partition_date, conversation_name", files="$files"
+            )
+            found.update(
+                conn.execute(
+                    sql_text("parts/holding_partitions.sql").format(sources=read),
+                    {"files": sorted(str(root / file) for file in chosen)},
+                ).fetchall()
+            )
+    return found - replaced
+
+
+def _replace_tables(conn: duckdb.DuckDBPyConnection, partitions: Sequence[PartitionFiles]) -> dict[str, int]:
+    """A DuckLake's load: deletes and one insert per table, which DuckLake writes as new files."""
+    inserted: dict[str, int] = {}
+    conn.execute(sql_text("warehouse/create_partition_conversations.sql"))
+    for partition in partitions:
+        conn.execute(
+            sql_text("warehouse/stage_partition_conversations.sql"),
+            {
+                "app": partition.app,
+                "day": partition.day,
+                "incoming": partition.tables[CONVERSATIONS.name],
+            },
+        )
+    ((count, first, last),) = conn.execute(sql_text("warehouse/replaced_partition_dates.sql")).fetchall()
+    changed: set[tuple[str, date]] = set()  # (app, day) of every row replaced, old and new
+    if count:
+        changed.update(_replaced_partitions(conn, first, last))
+    for spec in CONVERSATION_TABLES:
+        if count:  # nothing to look for in a first load, or a rebuild into an empty warehouse
+            conn.execute(
+                sql_text("warehouse/delete_partition_rows.sql").format(table=spec.name),
+                {"first": first, "last": last},
+            )
+        paths = [partition.tables[spec.name] for partition in partitions]
+        inserted[spec.name] = _insert(conn, "insert_partitions_parquet", {"paths": paths}, table=spec.name)
+    inserted[REJECTS.name] = _replace_rejects(conn, partitions)
+    days = [partition.day for partition in partitions]
+    changed.update(_replaced_partitions(conn, min(days), max(days)))
+    rollups.refresh(conn, changed)
+    metric_scores.rescore(conn, changed)
+    conn.execute("DROP TABLE partition_conversations")
+    return inserted
+
+
+def _replaced_partitions(
+    conn: duckdb.DuckDBPyConnection, first: date | None, last: date | None
+) -> list[tuple[str, date]]:
+    """The (app, day) under which rows of the conversations replaced are loaded, those days
+    between `first` and `last`."""
+    found = conn.execute(
+        sql_text("warehouse/replaced_partitions.sql"), {"first": first, "last": last}
+    ).fetchall()
+    return [(app, day) for app, day in found]
 
 
 def _replace_rejects(conn: duckdb.DuckDBPyConnection, partitions: Sequence[PartitionFiles]) -> int:
