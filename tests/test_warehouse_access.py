@@ -28,10 +28,11 @@ from pipelines.warehouse.parts import BOOKKEEPING, PARTS_SCHEMA
 from pipelines.warehouse.publish import BLOCK_SIZE, WORKING_SUFFIX
 
 
-def _hold_write_lock(path: str, seconds: float, ready) -> None:
+def _hold_write_lock(path: str, ready, release) -> None:
+    """Hold the write lock from when `ready` is set until `release` is (at most a minute)."""
     with warehouse_lock(path, timeout_seconds=5):
         ready.set()
-        time.sleep(seconds)
+        release.wait(60)
 
 
 def _append_next(path: str) -> None:
@@ -48,11 +49,11 @@ def test_a_held_write_lock_times_out_with_a_clear_error_and_readers_do_not_wait(
     with Warehouse(path).connect() as conn:
         conn.execute("CREATE TABLE t AS SELECT 7 AS v")
     context = multiprocessing.get_context("spawn")
-    ready = context.Event()
-    holder = context.Process(target=_hold_write_lock, args=(path, 2.0, ready))
+    ready, release = context.Event(), context.Event()
+    holder = context.Process(target=_hold_write_lock, args=(path, ready, release))
     holder.start()
     try:
-        assert ready.wait(10)
+        assert ready.wait(120)  # a spawned process imports this module (and Dagster) first
         started = time.monotonic()
         with (
             pytest.raises(WarehouseBusyError, match="another ingest held it"),
@@ -65,6 +66,7 @@ def test_a_held_write_lock_times_out_with_a_clear_error_and_readers_do_not_wait(
             assert conn.execute("SELECT v FROM t").fetchall() == [(7,)]
         assert time.monotonic() - started < 0.5
     finally:
+        release.set()
         holder.join()
 
 
