@@ -15,9 +15,6 @@ import duckdb
 from pipelines.errors import UsageError
 from pipelines.sqlfiles import sql_text
 
-TABLES = ("model_prices", "anomaly_threshold", "daily_metric_scores")
-"""The tables of `sql/analysis/create_analysis_tables.sql`: the settings', and the metric scores
-the prices shape (`pipelines.warehouse.metric_scores`)."""
 DEFAULT_MODEL_PRICES = str(Path(__file__).with_name("model_prices.csv"))
 PRICE_COLUMNS = (
     "model",

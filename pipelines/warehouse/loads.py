@@ -165,8 +165,7 @@ def _refresh_evaluated_conversations(warehouse: Warehouse, conn: duckdb.DuckDBPy
     is computed by its own load.)"""
     partitions = conn.execute(sql_text("warehouse/evaluated_run_days.sql")).fetchall()
     if partitions:
-        evaluated = [rollups.rollup_file(rollups.EVALUATED_CONVERSATIONS)]
-        rollups.refresh(conn, partitions, evaluated, warehouse.scoped_parts_root)
+        rollups.refresh(conn, partitions, [rollups.EVALUATED_CONVERSATIONS], warehouse.scoped_parts_root)
 
 
 def finished_operations(warehouse: Warehouse, app: str) -> set[str]:
@@ -342,10 +341,9 @@ def _replaced_partitions(
 ) -> list[tuple[str, date]]:
     """The (app, day) under which rows of the conversations replaced are loaded, those days
     between `first` and `last`."""
-    found = conn.execute(
+    return conn.execute(
         sql_text("warehouse/replaced_partitions.sql"), {"first": first, "last": last}
     ).fetchall()
-    return [(app, day) for app, day in found]
 
 
 def _replace_rejects(conn: duckdb.DuckDBPyConnection, partitions: Sequence[PartitionFiles]) -> int:

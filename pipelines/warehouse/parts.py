@@ -76,12 +76,6 @@ def _typed_nulls(spec: TableSpec) -> str:
     )
 
 
-def is_stored_in_parts(conn: duckdb.DuckDBPyConnection) -> bool:
-    """Whether this file keeps its conversation tables as parts (all of them, or none)."""
-    tables = {name for (name,) in conn.execute(sql_text("warehouse/list_tables.sql")).fetchall()}
-    return not any(spec.name in tables for spec in CONVERSATION_TABLES)
-
-
 def install_views(
     conn: duckdb.DuckDBPyConnection,
     root: Path,
@@ -166,15 +160,13 @@ def _view_of_parts(
             temporary=temporary, relation=relation, columns=_typed_nulls(spec)
         )
     columns, sources = _view_columns(spec), []
-    if day_files:
-        files = sql_text("parts/listed_parts.sql").format(macro=f"{relation}_files", root=quoted(f"{root}/"))
-        sources.append(sql_text("parts/day_parts.sql").format(columns=columns, files=files))
-    if folded_files:
-        files = sql_text("parts/listed_parts.sql").format(
-            macro=f"{relation}_folded_files", root=quoted(f"{root}/")
-        )
-        source = "chosen_folded_parts" if chosen else "folded_parts"
-        sources.append(sql_text(f"parts/{source}.sql").format(columns=columns, files=files, chosen=chosen))
+    for listed, macro, kind in (
+        (day_files, f"{relation}_files", "day_parts"),
+        (folded_files, f"{relation}_folded_files", "chosen_folded_parts" if chosen else "folded_parts"),
+    ):
+        if listed:
+            files = sql_text("parts/listed_parts.sql").format(macro=macro, root=quoted(f"{root}/"))
+            sources.append(sql_text(f"parts/{kind}.sql").format(columns=columns, files=files, chosen=chosen))
     return sql_text("parts/raw_view.sql").format(
         temporary=temporary, relation=relation, sources="\nUNION ALL\n".join(sources)
     )
@@ -222,7 +214,9 @@ def reading_only(
     try:
         yield
     finally:
-        drop_temporary_views(conn)
+        for spec in CONVERSATION_TABLES:
+            conn.execute(sql_text("parts/drop_temporary_view.sql").format(relation=spec.name))
+        conn.execute(sql_text("parts/drop_chosen_days.sql").format(chosen=READING))
 
 
 def reading_app(
@@ -234,12 +228,6 @@ def reading_app(
         return reading_only(conn, None, [])
     found = conn.execute(sql_text("parts/app_conversation_parts.sql"), {"apps": [app]}).fetchall()
     return reading_only(conn, root, [(found_app, day) for found_app, day, _ in found])
-
-
-def drop_temporary_views(conn: duckdb.DuckDBPyConnection) -> None:
-    for spec in CONVERSATION_TABLES:
-        conn.execute(sql_text("parts/drop_temporary_view.sql").format(relation=spec.name))
-    conn.execute(sql_text("parts/drop_chosen_days.sql").format(chosen=READING))
 
 
 def _folder(relation: str, app: str | None, day: date | None) -> str:
@@ -352,7 +340,8 @@ def adopt(conn: duckdb.DuckDBPyConnection, root: Path) -> None:
     own), and replace them with their views; name the parts where they are now if the file and
     its parts were moved (before anything reads the views). Inside the caller's working copy."""
     conn.execute(sql_text("parts/create_manifest.sql"))
-    if is_stored_in_parts(conn):
+    tables = {name for (name,) in conn.execute(sql_text("warehouse/list_tables.sql")).fetchall()}
+    if not any(spec.name in tables for spec in CONVERSATION_TABLES):  # kept as parts (all of them, or none)
         ((elsewhere,),) = conn.execute(sql_text("parts/views_elsewhere.sql"), {"root": str(root)}).fetchall()
         if elsewhere:
             install_views(conn, root)

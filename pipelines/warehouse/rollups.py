@@ -19,7 +19,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.sqlfiles import sql_files, sql_text
+from pipelines.sqlfiles import SQL_DIR, sql_files, sql_text
 from pipelines.warehouse import parts
 
 logger = logging.getLogger(__name__)
@@ -29,20 +29,13 @@ CHUNK_PARTITIONS = 32
 at a time, each chunk reading their parts alone, so its memory is that of a few partitions, and
 its time grows with the history, not with its square."""
 
-EVALUATED_CONVERSATIONS = "evaluated_conversation_turns"
+EVALUATED_CONVERSATIONS = SQL_DIR / "rollups" / "evaluated_conversation_turns.sql"
 """The rollup an evaluation load computes too: it reads the evaluation tables as well."""
-
-Partition = tuple[str, date]
 
 
 @cache
 def rollup_files() -> tuple[Path, ...]:
     return tuple(sql_files("rollups"))
-
-
-def rollup_file(name: str) -> Path:
-    (path,) = [path for path in rollup_files() if path.stem == name]
-    return path
 
 
 def rollup_names() -> list[str]:
@@ -83,7 +76,7 @@ def ensure(conn: duckdb.DuckDBPyConnection, root: Path | None = None) -> list[st
         sql_text("warehouse/record_rollup_definition.sql"),
         [{"rollup": path.stem, "definition": _definition(path)} for path in rollup_files()],
     )
-    loaded = [(app, day) for app, day in conn.execute(sql_text("warehouse/loaded_partitions.sql")).fetchall()]
+    loaded = conn.execute(sql_text("warehouse/loaded_partitions.sql")).fetchall()
     if loaded:  # once after an upgrade, and minutes for millions of conversations: say so
         logger.warning(
             "computing %s again over the %d loaded partitions (a new definition), once",
@@ -96,7 +89,7 @@ def ensure(conn: duckdb.DuckDBPyConnection, root: Path | None = None) -> list[st
 
 def refresh(
     conn: duckdb.DuckDBPyConnection,
-    partitions: Iterable[Partition],
+    partitions: Iterable[parts.Partition],
     files: Sequence[Path] | None = None,
     root: Path | None = None,
 ) -> None:
