@@ -76,12 +76,9 @@ def attach(
             _load_extension(conn, "httpfs")  # which reads the AWS_* credentials and region itself
             if endpoint := s3_endpoint_url():  # an S3-compatible server, reached with path-style URLs
                 url = urllib.parse.urlsplit(endpoint)
+                use_ssl = quoted(str(url.scheme == "https").lower())
                 secret = sql_text("warehouse/create_s3_secret.sql")
-                conn.execute(
-                    secret.format(
-                        endpoint=quoted(url.netloc), use_ssl=quoted(str(url.scheme == "https").lower())
-                    )
-                )
+                conn.execute(secret.format(endpoint=quoted(url.netloc), use_ssl=use_ssl))
             # A file being uploaded holds one part in the buffer pool: parts of 5 MB (S3's least;
             # files up to 50 GB) instead of 80 MB keep a load within CES_WAREHOUSE_MEMORY_LIMIT.
             conn.execute("SET s3_uploader_max_filesize = '50GB'")
