@@ -19,6 +19,7 @@ from test_serve_mcp import call
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
 from pipelines.ces.simulator.server.faults import SimulatedFaults
 from pipelines.config import ServeSettings, StorageSettings
+from pipelines.ingest.load import load_conversation_partitions
 from pipelines.orchestration.resources import WarehouseResource
 from pipelines.serve.reader import WarehouseReader
 from pipelines.serve.server import build_server
@@ -105,8 +106,18 @@ def test_a_ducklake_holds_the_files_rows_and_answers_its_queries(
     tmp_path: Path, postgres: str, file_warehouse: Warehouse
 ) -> None:
     lake = Warehouse(catalog_target("postgres", tmp_path, postgres), data_path=str(tmp_path / "data"))
-    samples.build_warehouse(tmp_path / "lake", lake)
+    files, _ = samples.build_warehouse(tmp_path / "lake", lake)
     assert contents(lake) == contents(file_warehouse)
+    # a load again changes nothing, and counts each partition's rows as a DuckDB file's load does
+    partitions = list(samples.conversations())
+    loaded = load_conversation_partitions(files, lake, partitions)
+    assert loaded == load_conversation_partitions(files, file_warehouse, partitions)
+    assert contents(lake) == contents(file_warehouse)
+    with lake.connect(read_only=True) as conn:
+        held = conn.execute("SELECT app, partition_date, count(*) FROM conversations GROUP BY ALL").fetchall()
+    assert {
+        partition: rows["conversations"] for partition, rows in loaded.items() if rows["conversations"]
+    } == {(app, day): count for app, day, count in held}
     assert sum(len(rows) for rows in contents(lake).values()) > 500
     for query in named_queries():  # the same rows (ties of an ORDER BY in any order)
         (columns, rows), (file_columns, file_rows) = (

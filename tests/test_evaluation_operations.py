@@ -44,8 +44,8 @@ def test_each_final_run_keeps_its_operation_times_fetched_once(tmp_path: Path, m
             run_config=REPLAY_RUN_CONFIG.to_config_dict(),
         )
     assert first.success and again.success and replayed.success
-    assert first.value("raw/evaluation_runs", "operations") == len(final)
-    assert again.value("raw/evaluation_runs", "operations") == 0  # already stored as done: no call
+    assert first.value("raw__evaluation_runs", "operations") == len(final)
+    assert again.value("raw__evaluation_runs", "operations") == 0  # already stored as done: no call
     expected_errors = {"COMPLETED": None, "ERROR": 13, "CANCELLED": 1}
     assert [
         (name, operation, done, cancel, code, micros)

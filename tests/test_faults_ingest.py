@@ -188,7 +188,7 @@ def test_every_fault_at_once_through_dagster_counts_the_retries(
             instance=dg.DagsterInstance.ephemeral(),
         )
     assert [o.error for o in outcomes] == [None]
-    retries = sum(o.value("raw/conversation_pages", "retries") for o in outcomes)
+    retries = sum(o.value("raw__conversation_pages", "retries") for o in outcomes)
     transport = sum(n for kind, n in faults.injected.items() if kind in TRANSPORT)
     assert retries == transport > 0
     assert contents(Warehouse(str(tmp_path / "warehouse.duckdb"))) == baseline

@@ -66,6 +66,17 @@ def snapshot(warehouse: Warehouse) -> dict[str, list[tuple[Any, ...]]]:
         }
 
 
+def partition_metadata(instance: dg.DagsterInstance, asset: str) -> dict[str, dict[str, Any]]:
+    """The metadata of each partition's newest materialization of `asset`, by partition key."""
+    records = instance.fetch_materializations(dg.AssetKey(asset.split("/")), limit=1000).records
+    found: dict[str, dict[str, Any]] = {}
+    for record in records:  # newest first
+        materialization = record.asset_materialization
+        assert materialization is not None and materialization.partition is not None
+        found.setdefault(materialization.partition, {k: v.value for k, v in materialization.metadata.items()})
+    return found
+
+
 @pytest.fixture
 def pipeline_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     with running_simulator(SimulatorConfig(scale=SCALE, summary_fraction=0.3)) as sim:
@@ -92,10 +103,33 @@ def test_ingest_twice_and_rebuild_hold_exactly_the_corpus(pipeline_env) -> None:
         assert counts[table] == expected[table], table
     assert counts["agent_transfers"] == expected["agent_transfers"]
     assert counts["rejects"] == 0
-    loaded = sum(o.value("warehouse/conversation_tables", "conversations_rows") for o in outcomes)
+    loaded = sum(o.value("warehouse__conversation_tables", "conversations_rows") for o in outcomes)
     assert loaded == expected["conversations"]
-    assert sum(o.value("raw/conversation_pages", "conversations_hydrated") for o in outcomes) > 0
-    assert all(o.value("raw/conversation_pages", "requests") > 0 for o in outcomes)
+    assert sum(o.value("raw__conversation_pages", "conversations_hydrated") for o in outcomes) > 0
+    assert all(o.value("raw__conversation_pages", "requests") > 0 for o in outcomes)
+    # A run covers an app's two days: each day's materialization holds that day's rows, not the run's.
+    tables = ("conversations", "turns", "messages", "chunks", "tool_calls", "spans", "rejects")
+    app_of = {table: "regexp_extract(conversation_name, '^(.*)/conversations/', 1)" for table in tables}
+    app_of["rejects"] = "app"
+    with warehouse.connect(read_only=True) as conn:
+        held = {
+            (table, app, day): rows
+            for table in tables
+            for app, day, rows in conn.sql(
+                f"SELECT {app_of[table]}, partition_date, count(*) FROM {table} GROUP BY ALL"
+            ).fetchall()
+        }
+    for asset in ("lake/conversation_tables", "warehouse/conversation_tables"):
+        found = partition_metadata(instance, asset)
+        assert set(found) == {str(partition_key(app, day)) for app, day in partitions}
+        for app, day in partitions:
+            metadata = found[str(partition_key(app, day))]
+            assert metadata["dagster/row_count"] == SCALE.conversations_per_day, asset
+            for table in tables:
+                assert metadata[f"{table}_rows"] == held.get((table, app, day), 0), (asset, table)
+            assert (metadata["partitions"], metadata["first_day"]) == (SCALE.days, str(DAYS[0]))
+    pages = partition_metadata(instance, "raw/conversation_pages")
+    assert {metadata["conversations_listed"] for metadata in pages.values()} == {SCALE.conversations_per_day}
     first = snapshot(warehouse)
 
     again = run_partitions("ingest_conversations", partitions, instance=instance)
@@ -104,7 +138,7 @@ def test_ingest_twice_and_rebuild_hold_exactly_the_corpus(pipeline_env) -> None:
 
     rebuilt = run_partitions("rebuild_conversations", partitions, instance=instance)
     assert all(o.success for o in rebuilt)
-    assert "raw/conversation_pages" not in rebuilt[0].metadata
+    assert "raw__conversation_pages" not in rebuilt[0].metadata
     assert snapshot(warehouse) == first
 
 
@@ -131,7 +165,7 @@ def test_evaluation_runs_are_loaded_with_consistent_counts(pipeline_env) -> None
     assert [o.error for o in outcomes] == [None] * SCALE.apps
     for outcome in outcomes:
         assert (
-            outcome.value("warehouse/evaluation_tables", "evaluation_runs_rows")
+            outcome.value("warehouse__evaluation_tables", "evaluation_runs_rows")
             == SCALE.evaluation_runs_per_app
         )
     with warehouse.connect(read_only=True) as conn:

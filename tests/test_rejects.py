@@ -227,10 +227,10 @@ def test_everything_else_loads(ingested) -> None:
 def test_the_rejects_are_counted_in_the_materializations(ingested) -> None:
     _, outcome, _ = ingested
     bad = sum(reason is not None for _, _, reason in FLAWS)
-    assert outcome.value("lake/conversation_tables", "rejects_rows") == bad
-    assert outcome.value("warehouse/conversation_tables", "rejects_rows") == bad
+    assert outcome.value("lake__conversation_tables", "rejects_rows") == bad
+    assert outcome.value("warehouse__conversation_tables", "rejects_rows") == bad
     assert (
-        outcome.value("warehouse/conversation_tables", "conversations_rows")
+        outcome.value("warehouse__conversation_tables", "conversations_rows")
         == SCALE.conversations_per_day - bad
     )
 

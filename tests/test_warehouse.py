@@ -54,7 +54,12 @@ def warehouse(tmp_path: Path) -> Warehouse:
 def test_loading_a_partition_twice_leaves_the_same_rows(lake: Lake, warehouse: Warehouse) -> None:
     write_partition(lake, APP, DAY, [full_conversation("a"), full_conversation("b"), {"name": "broken"}])
     first = load_conversation_partitions(lake, warehouse, [(APP, DAY)])
-    assert first["conversations"] == 2 and first["spans"] == 8 and first["rejects"] == 1
+    (rows,) = first.values()
+    assert list(first) == [(APP, DAY)] and (rows["conversations"], rows["spans"], rows["rejects"]) == (
+        2,
+        8,
+        1,
+    )
     before = snapshot(warehouse)
     again = load_conversation_partitions(lake, warehouse, [(APP, DAY)])
     assert again == first
@@ -185,13 +190,25 @@ def test_partitions_loaded_together_equal_partitions_loaded_one_by_one(tmp_path:
 
     inserted = load_conversation_partitions(lake, together, partitions)
 
-    assert inserted["conversations"] == 3 and inserted["rejects"] == 1
+    conversations_and_rejects = {
+        partition: (rows["conversations"], rows["rejects"]) for partition, rows in inserted.items()
+    }
+    assert conversations_and_rejects == {
+        (APP, DAY): (2, 1),
+        (APP, NEXT_DAY): (1, 0),
+        (OTHER_APP, DAY): (0, 0),
+    }
     assert snapshot(together) == snapshot(one_by_one)
     changed = full_conversation("a")
     changed["turns"] = changed["turns"][:1]
     write_partition(lake, APP, DAY, [changed])
     again = load_conversation_partitions(lake, together, partitions)  # replaces, never duplicates
-    assert again["conversations"] == 2 and again["rejects"] == 0
+    assert {partition: rows["conversations"] for partition, rows in again.items()} == {
+        (APP, DAY): 1,
+        (APP, NEXT_DAY): 1,
+        (OTHER_APP, DAY): 0,
+    }
+    assert sum(rows["rejects"] for rows in again.values()) == 0
     counts = together.row_counts()
     assert counts["conversations"] == 2 and counts["rejects"] == 0
     assert counts["turns"] == 1 + len(full_conversation("n")["turns"])
@@ -209,7 +226,11 @@ def test_a_load_of_several_partitions_is_one_transaction(lake: Lake, warehouse: 
     assert warehouse.row_counts()["conversations"] == 0
     Path(broken).write_bytes(good)
     loaded = load_conversation_partitions(lake, warehouse, [(APP, DAY), (APP, NEXT_DAY)])
-    assert loaded["conversations"] == 2 and warehouse.row_counts()["spans"] == 8
+    assert {partition: rows["conversations"] for partition, rows in loaded.items()} == {
+        (APP, DAY): 1,
+        (APP, NEXT_DAY): 1,
+    }
+    assert warehouse.row_counts()["spans"] == 8
     with warehouse.connect(read_only=True) as conn:
         dated = conn.execute(
             "SELECT conversation_id, partition_date FROM conversations ORDER BY 1"

@@ -1,4 +1,5 @@
-"""`ces-pipeline`: ingest, rebuild, query, report, mcp, simulate and demo from the command line."""
+"""`ces-pipeline`: CES conversations and evaluation runs into an analytics warehouse, and its
+answers: to SQL, a dashboard, a trace view and agents (MCP)."""
 
 from __future__ import annotations
 

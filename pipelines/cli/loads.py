@@ -82,10 +82,10 @@ def load_conversations(settings: Settings, command: str, partitions: list[tuple[
         task = progress.add_task(f"{verb} partitions", total=len(partitions), detail=f"{len(ranges)} runs")
 
         def on_outcome(outcome: RunOutcome) -> None:
-            totals["conversations"] += outcome.value("warehouse/conversation_tables", "conversations_rows")
-            totals["pages"] += outcome.value("raw/conversation_pages", "pages")
-            totals["requests"] += outcome.value("raw/conversation_pages", "requests")
-            totals["rejects"] += outcome.value("warehouse/conversation_tables", "rejects_rows")
+            totals["conversations"] += outcome.value("warehouse__conversation_tables", "conversations_rows")
+            totals["pages"] += outcome.value("raw__conversation_pages", "pages")
+            totals["requests"] += outcome.value("raw__conversation_pages", "requests")
+            totals["rejects"] += outcome.value("warehouse__conversation_tables", "rejects_rows")
             if not outcome.success and not outcome.interrupted:
                 failures.append(outcome)
                 progress.console.print(f"[red]✗ {escape(outcome.label)}: {escape(str(outcome.error))}")
@@ -144,11 +144,11 @@ def load_evaluations(
     failed = [outcome for outcome in outcomes if not outcome.success]
     for outcome in failed:
         console.print(f"[red]✗ evaluation runs of {escape(outcome.label)}: {escape(str(outcome.error))}")
-    runs = sum(outcome.value("warehouse/evaluation_tables", "evaluation_runs_rows") for outcome in outcomes)
+    runs = sum(outcome.value("warehouse__evaluation_tables", "evaluation_runs_rows") for outcome in outcomes)
     results = sum(
-        outcome.value("warehouse/evaluation_tables", "evaluation_results_rows") for outcome in outcomes
+        outcome.value("warehouse__evaluation_tables", "evaluation_results_rows") for outcome in outcomes
     )
-    fetches = sum(outcome.value("warehouse/evaluation_tables", "fetches_loaded") for outcome in outcomes)
+    fetches = sum(outcome.value("warehouse__evaluation_tables", "fetches_loaded") for outcome in outcomes)
     console.print(
         f"[green]evaluation runs: {fetches} fetches of {len(outcomes) - len(failed)} apps loaded "
         f"({runs} run rows, {results} result rows written)."

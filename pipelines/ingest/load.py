@@ -8,16 +8,17 @@ from datetime import date
 from pipelines.lake.store import Lake
 from pipelines.transform.schemas import CONVERSATION_TABLES, REJECTS
 from pipelines.warehouse.duck import Warehouse
-from pipelines.warehouse.loads import PartitionFiles
+from pipelines.warehouse.loads import LoadedRows, PartitionFiles
 
 
 def load_conversation_partitions(
     lake: Lake, warehouse: Warehouse, partitions: Sequence[tuple[str, date]]
-) -> dict[str, int]:
-    """Replace these partitions in every conversation table in one transaction; rows inserted per table."""
+) -> LoadedRows:
+    """Replace these partitions in every conversation table in one transaction; rows inserted per
+    partition and table."""
     files = [partition_files(lake, app, day) for app, day in partitions]
 
-    def load() -> dict[str, int]:
+    def load() -> LoadedRows:
         with warehouse.conversation_load(filesystem=None if lake.is_local else lake.fs) as replacing:
             return replacing(files)
 

@@ -1,7 +1,8 @@
 """Conversation assets (raw → Parquet → DuckDB): a step a partition or range, one client, one transaction."""
 
 import warnings
-from collections.abc import Iterator, Sequence
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import date
 from typing import Any
 
@@ -20,12 +21,11 @@ from pipelines.orchestration.keys import (
     rows_metadata,
     stats_metadata,
 )
-from pipelines.orchestration.partitions import CES_API_POOL, partitions_of
+from pipelines.orchestration.partitions import CES_API_POOL, partition_key, partitions_of
 from pipelines.orchestration.resources import CesResource, LakeResource, WarehouseResource
-from pipelines.transform.schemas import CONVERSATION_TABLES, REJECTS
+from pipelines.transform.schemas import REJECTS
 
 GROUP = "conversations"
-CONVERSATION_OUTPUT_TABLES = (*CONVERSATION_TABLES, REJECTS)
 
 
 def _days(partitions: Sequence[tuple[str, date]]) -> dict[str, object]:
@@ -37,6 +37,19 @@ def _days(partitions: Sequence[tuple[str, date]]) -> dict[str, object]:
     }
 
 
+def _each_partition(
+    context: dg.AssetExecutionContext, figures: Mapping[tuple[str, date], Mapping[str, int]]
+) -> dict[str, int]:
+    """Each partition's own figures on its materialization, and their sums, the run's. A range
+    run's `MaterializeResult` metadata goes to every partition it covers: alone, the run's totals
+    would read as each partition's row count."""
+    totals: Counter[str] = Counter()
+    for (app, day), values in figures.items():
+        context.add_asset_metadata(dict(values), partition_key=partition_key(app, day))
+        totals.update(values)
+    return dict(totals)
+
+
 _FETCH_METADATA = {
     "dagster/row_count": "records",
     "pages": "pages",
@@ -46,7 +59,7 @@ _FETCH_METADATA = {
     "conversations_hydrated": "hydrated",
     "raw_bytes": "raw_bytes",
 }
-"""A fetch step's metadata: each sums this attribute of its partitions' `FetchResult`s."""
+"""A fetch step's metadata: this attribute of each partition's `FetchResult`, and their sums."""
 
 
 def conversation_assets(
@@ -76,20 +89,22 @@ def conversation_assets(
         ) -> dg.MaterializeResult:
             partitions = partitions_of(context)
             settings = ces.settings()
-            totals = dict.fromkeys(_FETCH_METADATA, 0)
+            fetched = {}
             with ces.client() as client:
                 for app, day in partitions:
                     result = fetch_conversation_partition(
                         client, lake.lake(), app, day, Listing.from_settings(settings)
                     )
-                    for name, attribute in _FETCH_METADATA.items():
-                        totals[name] += getattr(result, attribute)
+                    fetched[(app, day)] = {
+                        name: getattr(result, attribute) for name, attribute in _FETCH_METADATA.items()
+                    }
                     context.log.info(
                         f"{app} {day}: {result.pages} pages, {result.listed} conversations listed "
                         f"({result.without_traces} without traces), {result.hydrated} fetched in full, "
                         f"{result.raw_bytes} bytes"
                     )
                 stats = client.stats
+            totals = _each_partition(context, fetched)
             untraced = totals["conversations_listed_without_traces"]
             if untraced and settings.hydrate == "never":
                 context.log.warning(
@@ -124,18 +139,19 @@ def conversation_assets(
             context: dg.AssetExecutionContext, lake: LakeResource
         ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
             partitions = partitions_of(context)
-            rows = dict.fromkeys((spec.name for spec in CONVERSATION_OUTPUT_TABLES), 0)
+            flattened = {}
             outside = 0
             for app, day in partitions:
                 result = flatten_conversation_partition(lake.lake(), app, day)
-                for name, count in {**result.rows, REJECTS.name: result.rejects}.items():
-                    rows[name] += count
+                rows = {**result.rows, REJECTS.name: result.rejects}
+                flattened[(app, day)] = rows_metadata(rows, "conversations")
                 outside += rows_outside_partition(lake.lake(), "conversations", "start_time", app, day)
+            totals = _each_partition(context, flattened)
             context.log.info(
-                f"flattened {len(partitions)} partitions: {rows['conversations']} conversations, "
-                f"{rows[REJECTS.name]} rejects"
+                f"flattened {len(partitions)} partitions: {totals['conversations_rows']} conversations, "
+                f"{totals['rejects_rows']} rejects"
             )
-            yield dg.MaterializeResult(metadata={**rows_metadata(rows, "conversations"), **_days(partitions)})
+            yield dg.MaterializeResult(metadata={**totals, **_days(partitions)})
             yield dg.AssetCheckResult(
                 check_name="rows_in_partition",
                 asset_key=LAKE_CONVERSATIONS,
@@ -157,9 +173,12 @@ def conversation_assets(
         ) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
             """Replace the step's partitions in one transaction, then check what was loaded."""
             partitions = partitions_of(context)
-            rows = load_conversation_partitions(lake.lake(), warehouse.warehouse(), partitions)
-            context.log.info(f"loaded {len(partitions)} partitions: {rows}")
-            yield dg.MaterializeResult(metadata={**rows_metadata(rows, "conversations"), **_days(partitions)})
+            inserted = load_conversation_partitions(lake.lake(), warehouse.warehouse(), partitions)
+            each = {partition: rows_metadata(rows, "conversations") for partition, rows in inserted.items()}
+            totals = _each_partition(context, each)
+            rows = sum(map(Counter, inserted.values()), Counter())
+            context.log.info(f"loaded {len(partitions)} partitions: {dict(rows)}")
+            yield dg.MaterializeResult(metadata={**totals, **_days(partitions)})
             apps = sorted({app for app, _ in partitions})
             days = [day for _, day in partitions]
             loaded = warehouse.warehouse()

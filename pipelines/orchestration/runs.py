@@ -96,7 +96,7 @@ class RunOutcome:
     partitions: int
     error: str | None = None
     metadata: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Each asset's materialization metadata; each op's output metadata (or its `dg.Failure`'s)."""
+    """Each step's output metadata (or its `dg.Failure`'s), by step key (`raw__conversation_pages`)."""
     failed_checks: list[str] = field(default_factory=list)
     """`asset:check (SEVERITY)` for every asset check of the run that did not pass."""
     found_by_checks: dict[str, str] = field(default_factory=dict)
@@ -105,8 +105,8 @@ class RunOutcome:
     """What the run's steps logged as warnings (the CLI shows them; the run's logs keep them)."""
     interrupted: bool = False
 
-    def value(self, asset: str, key: str, default: Any = 0) -> Any:
-        return self.metadata.get(asset, {}).get(key, default)
+    def value(self, step: str, key: str, default: Any = 0) -> Any:
+        return self.metadata.get(step, {}).get(key, default)
 
     @classmethod
     def not_run(cls, run: PlannedRun, error: str) -> RunOutcome:
@@ -223,20 +223,18 @@ def _first_error(events: Sequence[dg.DagsterEvent], success: bool) -> str | None
 
 
 def _metadata(events: Sequence[dg.DagsterEvent]) -> dict[str, dict[str, Any]]:
-    """Each asset's materialization metadata (the same for every partition of a range run), and
-    each op's output metadata, or that of the `dg.Failure` it raised, by its step."""
+    """Each step's output metadata (an asset's: the whole run's, where each partition's
+    materialization holds its own), or that of the `dg.Failure` it raised."""
     found: dict[str, dict[str, Any]] = {}
     for event in events:
         data: Any = event.event_specific_data
-        if event.is_step_materialization:
-            key, metadata = data.materialization.asset_key.to_user_string(), data.materialization.metadata
-        elif event.is_successful_output:
-            key, metadata = event.step_key, data.metadata
+        if event.is_successful_output:
+            metadata = data.metadata
         elif event.is_step_failure and data.user_failure_data is not None:
-            key, metadata = event.step_key, data.user_failure_data.metadata
+            metadata = data.user_failure_data.metadata
         else:
             continue
-        found.setdefault(key, {}).update(
+        found.setdefault(event.step_key, {}).update(
             {name: getattr(value, "value", value) for name, value in metadata.items()}
         )
     return found

@@ -222,16 +222,19 @@ def _schema_key(warehouse: Warehouse, file: str, version: int | None) -> tuple[s
     return (stat.st_dev, stat.st_ino, version)
 
 
-ConversationLoad = Callable[[Sequence[PartitionFiles]], dict[str, int]]
+Partition = tuple[str, date]
+LoadedRows = dict[Partition, dict[str, int]]
+"""The rows a load inserted, per (app, day) partition and table (rejects included)."""
+ConversationLoad = Callable[[Sequence[PartitionFiles]], LoadedRows]
 """Partitions replaced in an open transaction of `Warehouse.conversation_load`: their rows and
-rejects replaced with their files (rows inserted per table). A conversation is replaced wherever it
+rejects replaced with their files. A conversation is replaced wherever it
 was loaded (one whose start moved leaves its old day), at a cost that does not grow with history.
 The rollups of every partition touched, the old days included, are computed again."""
 
 
 def _replace_parts(
     conn: duckdb.DuckDBPyConnection, writer: parts.PartWriter, partitions: Sequence[PartitionFiles]
-) -> dict[str, int]:
+) -> LoadedRows:
     """A DuckDB file's load: each partition gets new parts (`parts`), and so does each day that a
     moved conversation of the load leaves; found among the parts of the load's apps alone."""
     conn.execute(sql_text("parts/create_load_conversations.sql"))
@@ -248,11 +251,13 @@ def _replace_parts(
     conn.execute(sql_text("parts/create_load_targets.sql"))
     latest = {(partition.app, partition.day): partition for partition in partitions}
     left = _partitions_left(conn, writer.root, set(latest))
-    inserted = {spec.name: 0 for spec in CONVERSATION_TABLES}
-    for (app, day), partition in latest.items():
-        for spec in CONVERSATION_TABLES:
-            source = partition.tables[spec.name]
-            inserted[spec.name] += writer.write("write_part", spec, app, day, source=source)
+    inserted = {
+        (app, day): {
+            spec.name: writer.write("write_part", spec, app, day, source=partition.tables[spec.name])
+            for spec in CONVERSATION_TABLES
+        }
+        for (app, day), partition in latest.items()
+    }
     stale = set()  # (table, app, day): a folded part that a moved conversation left
     for app, day in sorted(left, key=lambda partition: (partition[1], partition[0])):
         current = dict(
@@ -270,7 +275,8 @@ def _replace_parts(
     folding.fold(conn, writer, {app for app, _ in changed}, version, stale)
     if parts.install_views(conn, writer.root):
         apply_comments(conn)  # a table's view made (again) has none
-    inserted[REJECTS.name] = _replace_rejects(conn, partitions)
+    for key, rejects in _replace_rejects(conn, partitions).items():
+        inserted[key][REJECTS.name] = rejects
     rollups.refresh(conn, changed, root=writer.root)  # each chunk reads its partitions' parts
     metric_scores.rescore(conn, changed)
     conn.execute(sql_text("parts/drop_load_conversations.sql"))
@@ -302,9 +308,9 @@ def _partitions_left(
     return found - replaced
 
 
-def _replace_tables(conn: duckdb.DuckDBPyConnection, partitions: Sequence[PartitionFiles]) -> dict[str, int]:
+def _replace_tables(conn: duckdb.DuckDBPyConnection, partitions: Sequence[PartitionFiles]) -> LoadedRows:
     """A DuckLake's load: deletes and one insert per table, which DuckLake writes as new files."""
-    inserted: dict[str, int] = {}
+    inserted: LoadedRows = {(partition.app, partition.day): {} for partition in partitions}
     conn.execute(sql_text("warehouse/create_partition_conversations.sql"))
     for partition in partitions:
         conn.execute(
@@ -325,9 +331,12 @@ def _replace_tables(conn: duckdb.DuckDBPyConnection, partitions: Sequence[Partit
                 sql_text("warehouse/delete_partition_rows.sql").format(table=spec.name),
                 {"first": first, "last": last},
             )
-        paths = [partition.tables[spec.name] for partition in partitions]
-        inserted[spec.name] = _insert(conn, "insert_partitions_parquet", {"paths": paths}, table=spec.name)
-    inserted[REJECTS.name] = _replace_rejects(conn, partitions)
+        files = {partition.tables[spec.name]: partition for partition in partitions}
+        _insert(conn, "insert_partitions_parquet", {"paths": list(files)}, table=spec.name)
+        for file, rows in _file_rows(conn, list(files)).items():
+            inserted[(files[file].app, files[file].day)][spec.name] = rows
+    for key, rejects in _replace_rejects(conn, partitions).items():
+        inserted[key][REJECTS.name] = rejects
     days = [partition.day for partition in partitions]
     changed.update(_replaced_partitions(conn, min(days), max(days)))
     rollups.refresh(conn, changed)
@@ -346,15 +355,24 @@ def _replaced_partitions(
     ).fetchall()
 
 
-def _replace_rejects(conn: duckdb.DuckDBPyConnection, partitions: Sequence[PartitionFiles]) -> int:
-    """The partitions' conversation rejects in place of those recorded before; rejects added."""
+def _replace_rejects(
+    conn: duckdb.DuckDBPyConnection, partitions: Sequence[PartitionFiles]
+) -> dict[Partition, int]:
+    """The partitions' conversation rejects in place of those recorded before; rejects added per
+    partition."""
     for partition in partitions:
         conn.execute(
             sql_text("warehouse/delete_partition_rejects.sql"),
             {"app": partition.app, "day": partition.day, "source": "conversation"},
         )
-    paths = [partition.rejects for partition in partitions]
-    return _insert(conn, "insert_parquet", {"paths": paths}, table=REJECTS.name)
+    files = {partition.rejects: partition for partition in partitions}
+    _insert(conn, "insert_parquet", {"paths": list(files)}, table=REJECTS.name)
+    return {(files[file].app, files[file].day): rows for file, rows in _file_rows(conn, list(files)).items()}
+
+
+def _file_rows(conn: duckdb.DuckDBPyConnection, paths: list[str]) -> dict[str, int]:
+    """Each file's rows: what inserting it whole added."""
+    return dict(conn.execute(sql_text("warehouse/file_rows.sql"), {"paths": paths}).fetchall())
 
 
 def _insert(
