@@ -184,7 +184,9 @@ def start_child(
     job |= {"lake": lake, "warehouse": warehouse}
     return subprocess.Popen(
         [sys.executable, __file__],
-        env={**os.environ, "CRASH_TEST_JOB": json.dumps(job)},
+        # TMPDIR: what a kill leaves of the child's temporary files (an object store's upload
+        # staged whole) stays in the test's folder
+        env={**os.environ, "CRASH_TEST_JOB": json.dumps(job), "TMPDIR": str(root)},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -59,7 +59,7 @@ def _rebuild(lake_root: str, warehouse_path: str) -> dict[str, int]:
     loaded = {"conversations": 0, "spans": 0}
     for app, day in lake.raw_partitions("conversations"):
         flatten_conversation_partition(lake, app, day)
-        rows = load_conversation_partitions(lake, warehouse, [(app, day)])
+        rows = load_conversation_partitions(lake, warehouse, [(app, day)])[(app, day)]
         loaded["conversations"] += rows["conversations"]
         loaded["spans"] += rows["spans"]
     return loaded

@@ -222,14 +222,13 @@ def _schema_key(warehouse: Warehouse, file: str, version: int | None) -> tuple[s
     return (stat.st_dev, stat.st_ino, version)
 
 
-Partition = tuple[str, date]
-LoadedRows = dict[Partition, dict[str, int]]
+LoadedRows = dict[parts.Partition, dict[str, int]]
 """The rows a load inserted, per (app, day) partition and table (rejects included)."""
 ConversationLoad = Callable[[Sequence[PartitionFiles]], LoadedRows]
 """Partitions replaced in an open transaction of `Warehouse.conversation_load`: their rows and
-rejects replaced with their files. A conversation is replaced wherever it
-was loaded (one whose start moved leaves its old day), at a cost that does not grow with history.
-The rollups of every partition touched, the old days included, are computed again."""
+rejects replaced with their files. A conversation is replaced wherever it was loaded (one whose
+start moved leaves its old day), at a cost that does not grow with history. The rollups of every
+partition touched, the old days included, are computed again."""
 
 
 def _replace_parts(
@@ -357,7 +356,7 @@ def _replaced_partitions(
 
 def _replace_rejects(
     conn: duckdb.DuckDBPyConnection, partitions: Sequence[PartitionFiles]
-) -> dict[Partition, int]:
+) -> dict[parts.Partition, int]:
     """The partitions' conversation rejects in place of those recorded before; rejects added per
     partition."""
     for partition in partitions:
