@@ -21,6 +21,7 @@ from pipelines.warehouse.queries import (
     json_lines,
     jsonable,
     named_queries,
+    named_query,
     parse_query,
     run_query,
 )
@@ -84,6 +85,14 @@ def test_declarations_are_parsed_and_checked() -> None:
         parsed.bind({"limit": "1", "by": "c"})
     with pytest.raises(NamedQueryError, match="has no parameter until"):
         parsed.bind({"limit": "1", "until": "2026-01-01"})
+    for until in ("2026-11-01", "2026-11-05"):  # the window [since, until) holds no day
+        with pytest.raises(
+            NamedQueryError,
+            match=rf"until \({until}\), the first day excluded, must be after since \(2026-11-05\)",
+        ):
+            named_query("daily_volume").bind({"since": "2026-11-05", "until": until})
+    bound = named_query("daily_volume").bind({"since": "2026-11-05", "until": "2026-11-06"})
+    assert (bound["since"], bound["until"]) == (date(2026, 11, 5), date(2026, 11, 6))
     with pytest.raises(NamedQueryError, match=r"uses undeclared \$app"):
         parse_query("bad", "-- Bad.\nSELECT $app\n")
     with pytest.raises(NamedQueryError, match="declares unused app"):

@@ -122,6 +122,14 @@ def test_report_errors_are_clear(tmp_path: Path, warehouse: Warehouse) -> None:
         write_report(Warehouse(str(tmp_path / "missing.duckdb")), str(tmp_path / "r.html"))
     with pytest.raises(NamedQueryError, match="expects a date"):
         write_report(warehouse, str(tmp_path / "r.html"), {"since": "yesterday"})
+    with pytest.raises(
+        NamedQueryError,
+        match=r"until \(2026-11-01\), the first day excluded, must be after since \(2026-11-05\)",
+    ):
+        write_report(
+            warehouse, str(tmp_path / "r.html"), {"since": date(2026, 11, 5), "until": date(2026, 11, 1)}
+        )
+    assert not (tmp_path / "r.html").exists()
 
 
 def test_filters_narrow_the_report(warehouse: Warehouse, tmp_path: Path) -> None:

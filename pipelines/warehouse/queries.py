@@ -170,6 +170,9 @@ class NamedQuery:
                 raise NamedQueryError(f"query {self.name} needs --param {name}=… ({parameter.description})")
             else:
                 values[name] = parameter.default
+        since, until = values.get("since"), values.get("until")
+        if since is not None and until is not None and until <= since:  # an empty window: a slip
+            raise NamedQueryError(f"until ({until}), the first day excluded, must be after since ({since})")
         return values
 
     def start(
