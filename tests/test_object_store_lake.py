@@ -7,6 +7,9 @@ was."""
 from __future__ import annotations
 
 import gzip
+import os
+import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -72,7 +75,11 @@ def test_ingest_and_rebuild_with_the_lake_on_an_object_store(
     assert len(again["evaluation_runs"]) == 2  # replayed from the fetches kept in the store
 
 
-def test_killed_while_writing_parquet_to_an_object_store(store: ObjectStore, tmp_path: Path) -> None:
+def test_killed_while_writing_parquet_to_an_object_store(
+    store: ObjectStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # as the killed child's TMPDIR
+    staging = tmp_path / f"ces-pipeline-uploads-{os.getuid()}"
     versions = Versions()
     config = SimulatorConfig(
         scale=SimulatorScale(seed=13, apps=1, days=2, conversations_per_day=20, max_turns=2)
@@ -96,6 +103,14 @@ def test_killed_while_writing_parquet_to_an_object_store(store: ObjectStore, tmp
                 else:  # the raw file the child fetched before it was killed: whole
                     assert gzip.decompress(data).endswith(b"\n")
             assert warehouse_rows(tmp_path) == before
+        # the uploads the kill cut off (a table each) left their staged files, which later
+        # uploads of the same name delete once stale
+        left = list(staging.glob(".part-0.parquet.*.tmp"))
+        assert left
+        an_hour_ago = time.time() - 3601
+        for path in left:
+            os.utime(path, (an_hour_ago, an_hour_ago))
         ingest(sim.url, tmp_path, lake_root=lake)  # the re-run
+        assert list(staging.iterdir()) == []
         assert warehouse_rows(tmp_path) == expected_after(sim.url, versions, tmp_path / "clean")
     assert languages(warehouse_rows(tmp_path)) == {"v2"}

@@ -186,13 +186,17 @@ class Lake:
         """Readers never see a cut-off file. Locally: a hidden temporary sibling (readers skip it),
         fsynced and renamed over `path`. On an object store: a local temporary file uploaded whole
         once complete (an object appears only when its upload completes, and a rename there is a
-        copy), so a writer killed mid-file leaves the old object and nothing else."""
+        copy), so a writer killed mid-file leaves the old object. Either way, what a killed writer
+        left is deleted by a later write of the same name once it is stale."""
         directory, name = path.rsplit("/", 1)
         if not self.is_local:
-            with tempfile.NamedTemporaryFile(prefix=f".{name}.", suffix=".tmp") as handle:
+            staging = Path(tempfile.gettempdir()) / f"ces-pipeline-uploads-{os.getuid()}"
+            staging.mkdir(mode=0o700, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=staging, prefix=f".{name}.", suffix=".tmp") as handle:
                 yield handle
                 handle.flush()
                 self.fs.put_file(handle.name, path)
+            _remove_stale_temps(str(staging), name)
             return
         self.fs.makedirs(directory, exist_ok=True)
         temp = f"{directory}/.{name}.{uuid.uuid4().hex}.tmp"
