@@ -138,6 +138,34 @@ def test_a_ducklake_holds_the_files_rows_and_answers_its_queries(
     ]
 
 
+def test_a_conversation_in_two_partitions_of_one_load_is_kept_once_under_the_later(tmp_path: Path) -> None:
+    """Its start moved between the fetches of two raw days that one load (a rebuild) replaces."""
+    from test_warehouse import APP, DAY, NEXT_DAY, full_conversation, write_partition
+
+    from pipelines.lake.store import Lake
+
+    lake = Lake(str(tmp_path / "lake"))
+    write_partition(lake, APP, DAY, [full_conversation("a"), full_conversation("b")])
+    moved = full_conversation("a", start="2026-11-02T09:00:00Z")
+    write_partition(lake, APP, NEXT_DAY, [full_conversation("n", start="2026-11-02T08:00:00Z"), moved])
+    file = Warehouse(str(tmp_path / "w.duckdb"))
+    catalog = Warehouse(catalog_target("duckdb", tmp_path, ""), data_path=str(tmp_path / "data"))
+    loaded = [
+        load_conversation_partitions(lake, target, [(APP, DAY), (APP, NEXT_DAY)])
+        for target in (file, catalog)
+    ]
+
+    assert loaded[0] == loaded[1]
+    assert {day: rows["conversations"] for (_, day), rows in loaded[1].items()} == {DAY: 1, NEXT_DAY: 2}
+    assert contents(catalog) == contents(file)
+    with catalog.connect(read_only=True) as conn:
+        held = conn.execute("SELECT conversation_id, partition_date FROM conversations ORDER BY 1").fetchall()
+        spans = conn.execute(
+            "SELECT DISTINCT partition_date FROM spans WHERE conversation_name LIKE '%/a'"
+        ).fetchall()
+    assert held == [("a", NEXT_DAY), ("b", DAY), ("n", NEXT_DAY)] and spans == [(NEXT_DAY,)]
+
+
 def test_the_cli_ingests_into_a_ducklake_on_postgres(workdir: Path, postgres: str) -> None:
     scale = SimulatorScale(
         seed=3, apps=1, days=2, conversations_per_day=6, max_turns=3, evaluation_runs_per_app=2

@@ -236,18 +236,7 @@ def _replace_parts(
 ) -> LoadedRows:
     """A DuckDB file's load: each partition gets new parts (`parts`), and so does each day that a
     moved conversation of the load leaves; found among the parts of the load's apps alone."""
-    conn.execute(sql_text("parts/create_load_conversations.sql"))
-    for position, partition in enumerate(partitions):
-        conn.execute(
-            sql_text("parts/stage_load_conversations.sql"),
-            {
-                "app": partition.app,
-                "day": partition.day,
-                "incoming": partition.tables[CONVERSATIONS.name],
-                "position": position,
-            },
-        )
-    conn.execute(sql_text("parts/create_load_targets.sql"))
+    _stage_targets(conn, partitions)
     latest = {(partition.app, partition.day): partition for partition in partitions}
     left = _partitions_left(conn, writer.root, set(latest))
     inserted = {
@@ -282,6 +271,23 @@ def _replace_parts(
     return inserted
 
 
+def _stage_targets(conn: duckdb.DuckDBPyConnection, partitions: Sequence[PartitionFiles]) -> None:
+    """`load_targets`: each conversation of the load once, under the last partition of the load
+    that holds it (a conversation whose start moved may sit in two raw days)."""
+    conn.execute(sql_text("parts/create_load_conversations.sql"))
+    for position, partition in enumerate(partitions):
+        conn.execute(
+            sql_text("parts/stage_load_conversations.sql"),
+            {
+                "app": partition.app,
+                "day": partition.day,
+                "incoming": partition.tables[CONVERSATIONS.name],
+                "position": position,
+            },
+        )
+    conn.execute(sql_text("parts/create_load_targets.sql"))
+
+
 def _partitions_left(
     conn: duckdb.DuckDBPyConnection, root: Path, replaced: set[tuple[str, date]]
 ) -> set[tuple[str, date]]:
@@ -308,8 +314,21 @@ def _partitions_left(
 
 
 def _replace_tables(conn: duckdb.DuckDBPyConnection, partitions: Sequence[PartitionFiles]) -> LoadedRows:
-    """A DuckLake's load: deletes and one insert per table, which DuckLake writes as new files."""
-    inserted: LoadedRows = {(partition.app, partition.day): {} for partition in partitions}
+    """A DuckLake's load: deletes and one insert per table, which DuckLake writes as new files; a
+    conversation in two partitions of the load is kept once, as a DuckDB file's load keeps it."""
+    inserted: LoadedRows = {
+        (partition.app, partition.day): dict.fromkeys((spec.name for spec in CONVERSATION_TABLES), 0)
+        for partition in partitions
+    }
+    _stage_targets(conn, partitions)
+    conn.execute(sql_text("warehouse/create_load_partitions.sql"))
+    conn.executemany(
+        sql_text("warehouse/insert_load_partition.sql"),
+        [
+            {"folders": _folders(partition.tables[CONVERSATIONS.name]), "app": app, "day": day}
+            for (app, day), partition in {(p.app, p.day): p for p in partitions}.items()
+        ],
+    )
     conn.execute(sql_text("warehouse/create_partition_conversations.sql"))
     for partition in partitions:
         conn.execute(
@@ -330,17 +349,21 @@ def _replace_tables(conn: duckdb.DuckDBPyConnection, partitions: Sequence[Partit
                 sql_text("warehouse/delete_partition_rows.sql").format(table=spec.name),
                 {"first": first, "last": last},
             )
-        files = {partition.tables[spec.name]: partition for partition in partitions}
-        _insert(conn, "insert_partitions_parquet", {"paths": list(files)}, table=spec.name)
-        for file, rows in _file_rows(conn, list(files)).items():
-            inserted[(files[file].app, files[file].day)][spec.name] = rows
+        paths = {"paths": sorted({partition.tables[spec.name] for partition in partitions})}
+        kept = sql_text("warehouse/kept_partition_rows.sql")
+        for app, day, rows in conn.execute(
+            sql_text("warehouse/count_kept_rows.sql").format(sources=kept), paths
+        ).fetchall():
+            inserted[(app, day)][spec.name] = rows
+        _insert(conn, "insert_partitions_parquet", paths, table=spec.name, relation=kept)
     for key, rejects in _replace_rejects(conn, partitions).items():
         inserted[key][REJECTS.name] = rejects
     days = [partition.day for partition in partitions]
     changed.update(_replaced_partitions(conn, min(days), max(days)))
     rollups.refresh(conn, changed)
     metric_scores.rescore(conn, changed)
-    conn.execute("DROP TABLE partition_conversations")
+    conn.execute(sql_text("warehouse/drop_load_staging.sql"))
+    conn.execute(sql_text("parts/drop_load_conversations.sql"))
     return inserted
 
 
@@ -364,14 +387,16 @@ def _replace_rejects(
             sql_text("warehouse/delete_partition_rejects.sql"),
             {"app": partition.app, "day": partition.day, "source": "conversation"},
         )
-    files = {partition.rejects: partition for partition in partitions}
-    _insert(conn, "insert_parquet", {"paths": list(files)}, table=REJECTS.name)
-    return {(files[file].app, files[file].day): rows for file, rows in _file_rows(conn, list(files)).items()}
+    files = {_folders(partition.rejects): partition for partition in partitions}
+    paths = sorted({partition.rejects for partition in partitions})
+    _insert(conn, "insert_parquet", {"paths": paths}, table=REJECTS.name)
+    rows = conn.execute(sql_text("warehouse/file_rows.sql"), {"paths": paths}).fetchall()
+    return {(files[folders].app, files[folders].day): count for folders, count in rows}
 
 
-def _file_rows(conn: duckdb.DuckDBPyConnection, paths: list[str]) -> dict[str, int]:
-    """Each file's rows: what inserting it whole added."""
-    return dict(conn.execute(sql_text("warehouse/file_rows.sql"), {"paths": paths}).fetchall())
+def _folders(path: str) -> str:
+    """The last two folders of a partition's file (app=…/date=…): which partition it holds."""
+    return "/".join(path.split("/")[-3:-1])
 
 
 def _insert(

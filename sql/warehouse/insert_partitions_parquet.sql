@@ -1,6 +1,3 @@
--- Append partitions' Parquet files (a list of paths) to {table}, matching columns by name,
--- each row stamped with the day of the partition it came from (its file's date=YYYY-MM-DD).
-INSERT INTO {table} BY NAME
-SELECT * EXCLUDE (filename),
-    CAST(regexp_extract(filename, 'date=([0-9-]+)/[^/]*$', 1) AS DATE) AS partition_date
-FROM read_parquet($paths, hive_partitioning = false, filename = true);
+-- Append a DuckLake load's partition files to {table}: the rows of kept_partition_rows.sql,
+-- matching columns by name.
+INSERT INTO {table} BY NAME SELECT * EXCLUDE (load_app) FROM ({relation});

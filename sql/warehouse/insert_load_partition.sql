@@ -1,0 +1,1 @@
+INSERT INTO load_partitions VALUES ($folders, $app, $day);
