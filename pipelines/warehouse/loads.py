@@ -272,19 +272,18 @@ def _replace_parts(
 
 
 def _stage_targets(conn: duckdb.DuckDBPyConnection, partitions: Sequence[PartitionFiles]) -> None:
-    """`load_targets`: each conversation of the load once, under the last partition of the load
-    that holds it (a conversation whose start moved may sit in two raw days)."""
+    """`load_partitions`, by the folders of their files; `load_targets`: each conversation of the
+    load once, under the last partition of the load that holds it (a conversation whose start
+    moved may sit in two raw days)."""
     conn.execute(sql_text("parts/create_load_conversations.sql"))
     for position, partition in enumerate(partitions):
-        conn.execute(
-            sql_text("parts/stage_load_conversations.sql"),
-            {
-                "app": partition.app,
-                "day": partition.day,
-                "incoming": partition.tables[CONVERSATIONS.name],
-                "position": position,
-            },
-        )
+        values = {
+            "app": partition.app,
+            "day": partition.day,
+            "incoming": partition.tables[CONVERSATIONS.name],
+        }
+        conn.execute(sql_text("parts/stage_load_partition.sql"), values)
+        conn.execute(sql_text("parts/stage_load_conversations.sql"), values | {"position": position})
     conn.execute(sql_text("parts/create_load_targets.sql"))
 
 
@@ -321,14 +320,6 @@ def _replace_tables(conn: duckdb.DuckDBPyConnection, partitions: Sequence[Partit
         for partition in partitions
     }
     _stage_targets(conn, partitions)
-    conn.execute(sql_text("warehouse/create_load_partitions.sql"))
-    conn.executemany(
-        sql_text("warehouse/insert_load_partition.sql"),
-        [
-            {"folders": _folders(partition.tables[CONVERSATIONS.name]), "app": app, "day": day}
-            for (app, day), partition in {(p.app, p.day): p for p in partitions}.items()
-        ],
-    )
     conn.execute(sql_text("warehouse/create_partition_conversations.sql"))
     for partition in partitions:
         conn.execute(
@@ -349,20 +340,19 @@ def _replace_tables(conn: duckdb.DuckDBPyConnection, partitions: Sequence[Partit
                 sql_text("warehouse/delete_partition_rows.sql").format(table=spec.name),
                 {"first": first, "last": last},
             )
-        paths = {"paths": sorted({partition.tables[spec.name] for partition in partitions})}
+        files = {"paths": sorted({partition.tables[spec.name] for partition in partitions})}
         kept = sql_text("warehouse/kept_partition_rows.sql")
-        for app, day, rows in conn.execute(
-            sql_text("warehouse/count_kept_rows.sql").format(sources=kept), paths
-        ).fetchall():
+        counted = sql_text("warehouse/count_kept_rows.sql").format(sources=kept)
+        for app, day, rows in conn.execute(counted, files).fetchall():
             inserted[(app, day)][spec.name] = rows
-        _insert(conn, "insert_partitions_parquet", paths, table=spec.name, relation=kept)
+        _insert(conn, "insert_partitions_parquet", files, table=spec.name, relation=kept)
     for key, rejects in _replace_rejects(conn, partitions).items():
         inserted[key][REJECTS.name] = rejects
     days = [partition.day for partition in partitions]
     changed.update(_replaced_partitions(conn, min(days), max(days)))
     rollups.refresh(conn, changed)
     metric_scores.rescore(conn, changed)
-    conn.execute(sql_text("warehouse/drop_load_staging.sql"))
+    conn.execute(sql_text("warehouse/drop_partition_conversations.sql"))
     conn.execute(sql_text("parts/drop_load_conversations.sql"))
     return inserted
 
@@ -387,16 +377,12 @@ def _replace_rejects(
             sql_text("warehouse/delete_partition_rejects.sql"),
             {"app": partition.app, "day": partition.day, "source": "conversation"},
         )
-    files = {_folders(partition.rejects): partition for partition in partitions}
-    paths = sorted({partition.rejects for partition in partitions})
-    _insert(conn, "insert_parquet", {"paths": paths}, table=REJECTS.name)
-    rows = conn.execute(sql_text("warehouse/file_rows.sql"), {"paths": paths}).fetchall()
-    return {(files[folders].app, files[folders].day): count for folders, count in rows}
-
-
-def _folders(path: str) -> str:
-    """The last two folders of a partition's file (app=…/date=…): which partition it holds."""
-    return "/".join(path.split("/")[-3:-1])
+    files = {"paths": sorted({partition.rejects for partition in partitions})}
+    _insert(conn, "insert_parquet", files, table=REJECTS.name)
+    return {
+        (app, day): rows
+        for app, day, rows in conn.execute(sql_text("warehouse/file_rows.sql"), files).fetchall()
+    }
 
 
 def _insert(

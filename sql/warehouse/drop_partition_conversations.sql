@@ -1,0 +1,2 @@
+-- What a DuckLake load staged about the conversations it replaces.
+DROP TABLE partition_conversations;

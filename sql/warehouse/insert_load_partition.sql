@@ -1,1 +1,0 @@
-INSERT INTO load_partitions VALUES ($folders, $app, $day);
