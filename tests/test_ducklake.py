@@ -15,11 +15,13 @@ from test_cli import base_env, cli
 from test_crash import SCALE as CRASH_SCALE
 from test_crash import Versions, intervals, start_child
 from test_serve_mcp import call
+from test_warehouse import APP, DAY, NEXT_DAY, full_conversation, write_partition
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
 from pipelines.ces.simulator.server.faults import SimulatedFaults
 from pipelines.config import ServeSettings, StorageSettings
 from pipelines.ingest.load import load_conversation_partitions
+from pipelines.lake.store import Lake
 from pipelines.orchestration.resources import WarehouseResource
 from pipelines.serve.reader import WarehouseReader
 from pipelines.serve.server import build_server
@@ -140,10 +142,6 @@ def test_a_ducklake_holds_the_files_rows_and_answers_its_queries(
 
 def test_a_conversation_in_two_partitions_of_one_load_is_kept_once_under_the_later(tmp_path: Path) -> None:
     """Its start moved between the fetches of two raw days that one load (a rebuild) replaces."""
-    from test_warehouse import APP, DAY, NEXT_DAY, full_conversation, write_partition
-
-    from pipelines.lake.store import Lake
-
     lake = Lake(str(tmp_path / "lake"))
     write_partition(lake, APP, DAY, [full_conversation("a"), full_conversation("b")])
     moved = full_conversation("a", start="2026-11-02T09:00:00Z")
