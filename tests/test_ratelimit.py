@@ -133,11 +133,12 @@ def test_processes_sharing_a_postgres_budget_share_one_rate(postgres: str) -> No
     """The budget of processes on any host: one row in PostgreSQL, on the server's clock."""
     conninfo = create_database(postgres, "budget_processes")
     through = sorted(got_through for _, got_through in times_from_processes("postgres", conninfo, 40.0))
-    # A caller gets through a round trip after its permit was reserved, never before, so single
-    # gaps jitter by the scheduling of a busy machine; any 10 permits in a row span about 9
-    # intervals, where three processes not sharing one budget would pass 10 in 3 intervals.
+    # A caller gets through a round trip after its permit was reserved, never before, and later
+    # still when a busy machine schedules it late (a first permit's caller 37 ms late was seen
+    # under the whole suite): any 10 permits in a row span about 9 intervals (225 ms), less that
+    # lateness, where three processes not sharing one budget would pass 10 in 3 intervals (75 ms).
     spans = [through[i + 9] - through[i] for i in range(len(through) - 9)]
-    assert min(spans) >= 9 / 40 - 0.03, "permits came faster than the rate allows"
+    assert min(spans) >= 9 / 40 - 0.06, "permits came faster than the rate allows"
     assert through[-1] - through[0] >= 29 / 40 - 0.03  # the first and last gaps jitter alike
 
 
