@@ -21,11 +21,17 @@ def test_an_empty_result_says_0_rows_and_names_its_columns(capsys: pytest.Captur
 
 
 def test_a_table_that_fits_is_boxed_with_its_row_count(capsys: pytest.CaptureFixture[str]) -> None:
-    print_rows(["day", "n", "note"], [("2026-11-01", 3, None), ("2026-11-02", 12, "日本語")], "table")
+    rows = [("2026-11-01", 3, None), ("2026-11-02", 12, "日本語"), ("2026-11-03", 1, "two\nlines")]
+    print_rows(["day", "n", "note"], rows, "table")
     lines = capsys.readouterr().out.splitlines()
     assert lines[1] == "┃ day        ┃ n  ┃ note   ┃"
-    assert lines[3:5] == ["│ 2026-11-01 │ 3  │        │", "│ 2026-11-02 │ 12 │ 日本語 │"]
-    assert lines[-1] == "2 rows"
+    assert lines[3:7] == [
+        "│ 2026-11-01 │ 3  │        │",
+        "│ 2026-11-02 │ 12 │ 日本語 │",  # a CJK character takes two cells
+        "│ 2026-11-03 │ 1  │ two    │",
+        "│            │    │ lines  │",
+    ]
+    assert lines[7].startswith("└") and lines[-1] == "3 rows"
 
 
 def test_a_table_too_wide_for_the_terminal_shows_each_row_as_lines(

@@ -84,15 +84,16 @@ def print_rows(columns: Sequence[str], rows: Sequence[Sequence[object]], fmt: st
 def _widths(columns: Sequence[str], texts: Sequence[Sequence[str]]) -> list[int]:
     """Each column's widest line in terminal cells (a CJK character takes two), its name included."""
     values = zip(*texts, strict=True) if texts else ([] for _ in columns)
-    return [
-        max(map(_cells, [column, *"\n".join(cells).split("\n")]))
-        for column, cells in zip(columns, values, strict=True)
-    ]
+    widths = []
+    for column, cells in zip(columns, values, strict=True):
+        lines = [column, *"\n".join(cells).split("\n")]
+        widths.append(max(map(len if "".join(lines).isascii() else _cells, lines)))
+    return widths
 
 
 def _print_boxed(columns: Sequence[str], texts: Sequence[Sequence[str]], widths: Sequence[int]) -> None:
     """The table in the box rich draws, written directly: rich lays out every cell in Python
-    (3.5 s for 1,741 rows of 7 columns), this takes 30 ms."""
+    (3.5 s for 1,741 rows of 7 columns), this 30 ms, and 0.2 s for 42,000 rows of 8."""
 
     def rule(left: str, line: str, middle: str, right: str) -> str:
         return left + middle.join(line * (width + 2) for width in widths) + right
@@ -112,7 +113,11 @@ def _print_boxed(columns: Sequence[str], texts: Sequence[Sequence[str]], widths:
 
     shown = [rule("┏", "━", "┳", "┓"), *lines(columns, "┃"), rule("┡", "━", "╇", "┩")]
     for row in texts:
-        shown.extend(lines(row, "│"))
+        joined = "".join(row)
+        if joined.isascii() and "\n" not in joined:  # most rows: one line, a character a cell
+            shown.append("│ " + " │ ".join(map(str.ljust, row, widths)) + " │")
+        else:
+            shown.extend(lines(row, "│"))
     shown.append(rule("└", "─", "┴", "┘"))
     sys.stdout.write("\n".join(shown) + "\n")
 
