@@ -4,6 +4,7 @@ never see part of one; DuckDB 1.x clients can read it."""
 
 from __future__ import annotations
 
+import errno
 import json
 import multiprocessing
 import os
@@ -25,7 +26,7 @@ from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_sim
 from pipelines.warehouse.duck import Warehouse
 from pipelines.warehouse.lock import WarehouseBusyError, warehouse_lock
 from pipelines.warehouse.parts import BOOKKEEPING, PARTS_SCHEMA
-from pipelines.warehouse.publish import BLOCK_SIZE, WORKING_SUFFIX
+from pipelines.warehouse.publish import BLOCK_SIZE, WORKING_SUFFIX, copy_file
 
 
 def _hold_write_lock(path: str, ready, release) -> None:
@@ -94,6 +95,29 @@ def test_a_failed_load_publishes_nothing_and_leaves_no_working_copy(tmp_path: Pa
     assert path.read_bytes() == published
     assert not Path(f"{path}{WORKING_SUFFIX}").exists()
     assert not Path(f"{path}.wal").exists()
+
+
+@pytest.mark.parametrize("refusal", [None, errno.EXDEV, errno.EOPNOTSUPP, errno.ENOSPC])
+@pytest.mark.parametrize("size", [0, 3 * 2**20 + 17])
+def test_the_working_copy_is_the_published_file_byte_for_byte(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refusal: int | None, size: int
+) -> None:
+    """By `copy_file_range` (blocks shared on XFS and btrfs); where a filesystem refuses it, by
+    a plain copy; a copy that fails for want of space fails."""
+    source, copy = tmp_path / "w.duckdb", tmp_path / f"w.duckdb{WORKING_SUFFIX}"
+    source.write_bytes(os.urandom(size))
+    if refusal is not None:
+
+        def refuse(*args: int) -> int:
+            raise OSError(refusal, os.strerror(refusal))
+
+        monkeypatch.setattr(os, "copy_file_range", refuse)
+    if refusal == errno.ENOSPC and size:
+        with pytest.raises(OSError, match="No space left"):
+            copy_file(str(source), str(copy))
+        return
+    copy_file(str(source), str(copy))
+    assert copy.read_bytes() == source.read_bytes()
 
 
 def test_the_file_is_in_the_storage_format_every_duckdb_1x_reads(tmp_path: Path) -> None:
