@@ -190,11 +190,34 @@ def _read(reader, pid: int) -> Any:
 
 
 WRITE_CALLS = "write,pwrite64,pwritev,pwritev2,sendfile,copy_file_range"
-WRITE_STARTS = re.compile(r"^(\d+)\s+\w+\(\d+<([^>]*)>")
+WRITE_STARTS = re.compile(r"^(\d+)\s+(\w+)\(\d+<([^>]*)>")
 WRITE_ENDS = re.compile(r"\)\s+=\s+(-?\d+)(?:\s|$)")
-"""A write in `strace -f -y` output: its process, the file it writes (the call's first descriptor,
-the target of sendfile and copy_file_range too) and, at the end of the line or of the line that
-resumes it, the bytes written."""
+"""A write in `strace -f -y` output: its process, call, the file it writes (the call's first
+descriptor: the target of sendfile, the source of copy_file_range, in the same folder as its
+target in this project) and, at the end of the line or of the line that resumes it, the bytes."""
+CLONED = "cloned, not written"
+"""Where `copy_file_range`'s bytes count on a filesystem that shares blocks (`clones_on_copy`)."""
+
+
+def clones_on_copy(folder: Path) -> bool:
+    """Does `copy_file_range` share blocks in `folder`'s filesystem (XFS, btrfs) rather than write
+    them? Told by the free space a 16 MB copy takes."""
+    source, target = folder / ".clone-probe", folder / ".clone-probe.copy"
+    try:
+        with source.open("wb") as handle:
+            handle.write(os.urandom(16 * 2**20))
+            os.fsync(handle.fileno())
+        free = os.statvfs(folder)
+        with source.open("rb") as reader, target.open("wb") as writer:
+            os.copy_file_range(reader.fileno(), writer.fileno(), 16 * 2**20)
+            os.fsync(writer.fileno())
+        after = os.statvfs(folder)
+        return (free.f_bavail - after.f_bavail) * after.f_frsize < 8 * 2**20
+    except OSError:
+        return False
+    finally:
+        for path in (source, target):
+            path.unlink(missing_ok=True)
 
 
 def written_by_place(
@@ -211,23 +234,29 @@ def written_by_place(
             [*trace_command, *command], env={**os.environ, **env}, stdout=subprocess.DEVNULL, check=True
         )
         with trace.open(errors="replace") as lines:
-            return writes_by_place(lines, places)
+            return writes_by_place(lines, places, clones=clones_on_copy(next(iter(places.values())).parent))
 
 
-def writes_by_place(lines: Iterable[str], places: dict[str, Path]) -> dict[str, float]:
+def writes_by_place(
+    lines: Iterable[str], places: dict[str, Path], *, clones: bool = False
+) -> dict[str, float]:
     """MB written under each of `places` (the first whose folder holds the file) and `other`, from
-    the lines of `strace -f -y -e trace=WRITE_CALLS`."""
-    written = dict.fromkeys([*places, "other"], 0)
-    pending: dict[str, str] = {}  # a call strace cut in two (another thread ran): its file by process
+    the lines of `strace -f -y -e trace=WRITE_CALLS`; `clones`: `copy_file_range` shares blocks
+    there, so its bytes count as `CLONED`, not under a place."""
+    written = dict.fromkeys([*places, "other", *([CLONED] if clones else [])], 0)
+    pending: dict[str, tuple[str, str]] = {}  # a call strace cut in two (another thread ran), by process
     for line in lines:
         started, ended = WRITE_STARTS.match(line), WRITE_ENDS.search(line)
         pid = line.split(None, 1)[0] if line.strip() else ""
-        path = started.group(2) if started else pending.pop(pid, None)
+        call = started.group(2, 3) if started else pending.pop(pid, None)
         if ended is None:
             if started:
-                pending[pid] = started.group(2)
+                pending[pid] = started.group(2, 3)
             continue
-        if path is not None:
+        if call is not None:
+            syscall, path = call
             place = next((name for name, root in places.items() if path.startswith(str(root))), "other")
+            if clones and syscall == "copy_file_range":
+                place = CLONED
             written[place] += max(0, int(ended.group(1)))  # -1: the call failed
     return {place: count / 2**20 for place, count in written.items()}

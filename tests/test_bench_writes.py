@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.measure import measure, settle_shared_libraries, writes_by_place
+from bench.measure import CLONED, measure, settle_shared_libraries, writes_by_place
 
 PLACES = {"warehouse": Path("/run/warehouse"), "dagster": Path("/run/dagster_home")}
 TRACE = """\
@@ -27,6 +27,18 @@ def test_each_write_counts_for_the_folder_of_the_file_it_writes() -> None:
     assert found["warehouse"] == pytest.approx((1048576 + 2097152 + 524288) / 2**20)  # sendfile: its target
     assert found["dagster"] == pytest.approx(4096 / 2**20)  # resumed on a later line
     assert found["other"] == pytest.approx(7 / 2**20)  # a failed write wrote nothing
+
+
+def test_a_copy_file_range_counts_as_written_unless_the_filesystem_shares_blocks() -> None:
+    """On XFS or btrfs the kernel clones the working copy of the warehouse file: no block written."""
+    trace = [
+        "101 copy_file_range(5</run/warehouse.duckdb>, NULL, 6</run/warehouse.duckdb.loading>, NULL, "
+        "8388608, 0) = 8388608",
+        '101 write(6</run/warehouse.duckdb.loading>, "..."..., 65536) = 65536',
+    ]
+    assert writes_by_place(trace, PLACES)["warehouse"] == pytest.approx((8388608 + 65536) / 2**20)
+    cloned = writes_by_place(trace, PLACES, clones=True)
+    assert cloned["warehouse"] == pytest.approx(65536 / 2**20) and cloned[CLONED] == pytest.approx(8)
 
 
 def test_a_failed_write_leaves_no_call_open_for_its_process() -> None:
