@@ -4,8 +4,9 @@ A BI tool holding `CES_WAREHOUSE` open read-only keeps DuckDB's shared lock on i
 of that file cannot take: so no load writes it in place. A load copies it to a working file,
 writes there, checkpoints, and renames the result over the published path in one step. A reader
 that opened the file before keeps the state it opened; one that opens after sees the whole load.
-No reader ever waits, and no load waits for a reader. The cost is one copy of the file per load,
-which is why the conversation tables live outside it (`pipelines.warehouse.parts`).
+No reader ever waits, and no load waits for a reader. The cost is one copy of the file per load
+(none on XFS or btrfs, whose copy shares its blocks: `copy_file`), which is why the conversation
+tables live outside it (`pipelines.warehouse.parts`).
 """
 
 from __future__ import annotations
