@@ -74,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--format",
         choices=("table", "csv", "json"),
         default="table",
-        help="table (the default; vertical when too wide for the terminal), csv or json",
+        help="table (the default: vertical when too wide, 40 rows at most on a terminal), csv or json",
     )
     query.add_argument(
         "--param",

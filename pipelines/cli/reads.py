@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
-from pipelines.cli.common import console, out, print_rows, serve_until_stopped
+from pipelines.cli.common import TERMINAL_ROWS, console, out, print_rows, serve_until_stopped
 from pipelines.config import Settings
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ def cmd_query(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     params = parse_param_options(args.param)
     columns, rows = run_query(Warehouse.from_settings(settings.storage), args.name, params)
-    print_rows(columns, rows, args.format)
+    print_rows(columns, rows, args.format, limit=TERMINAL_ROWS if out.is_terminal else None)
     return 0
 
 
