@@ -107,6 +107,9 @@ def test_ingest_twice_and_rebuild_hold_exactly_the_corpus(pipeline_env) -> None:
     assert loaded == expected["conversations"]
     assert sum(o.value("raw__conversation_pages", "conversations_hydrated") for o in outcomes) > 0
     assert all(o.value("raw__conversation_pages", "requests") > 0 for o in outcomes)
+    # the simulator keeps no session, and no credentials were renewed
+    for key in ("credential_refreshes", "session_initializations"):
+        assert {o.value("raw__conversation_pages", key) for o in outcomes} == {0}, key
     # A run covers an app's two days: each day's materialization holds that day's rows, not the run's.
     tables = ("conversations", "turns", "messages", "chunks", "tool_calls", "spans", "rejects")
     app_of = {table: "regexp_extract(conversation_name, '^(.*)/conversations/', 1)" for table in tables}

@@ -18,10 +18,14 @@ def rows_metadata(rows: Mapping[str, int], main: str) -> dict[str, Any]:
 
 
 def stats_metadata(stats: Any) -> dict[str, Any]:
+    """The client's counters (`ClientStats`) as a step's metadata: what a slow or failing run
+    spent on the API, its retries, and the tokens and sessions it had to renew."""
     return {
         "requests": stats.requests,
         "retries": stats.retries,
         "retry_seconds": round(stats.retry_seconds, 3),
         "api_seconds": round(stats.api_seconds, 3),
         "bytes_received": stats.bytes_received,
+        "credential_refreshes": stats.credential_refreshes,
+        "session_initializations": stats.session_initializations,
     }
