@@ -112,9 +112,12 @@ def test_ingest_queues_its_runs_for_the_daemon_and_follows_them(
     # Two runs side by side, in two processes, held to one budget through PostgreSQL.
     times = fetch_times(work / "lake")
     assert len(times) >= 20
-    window = 10  # any 10 consecutive responses span at least 9 intervals, less network jitter
+    # Any 10 consecutive responses span at least 9 intervals (3 s), less the difference in how
+    # long the first and the last took to arrive: up to 0.3 s on a loaded machine, so 0.5 s is
+    # allowed. Two budgets, one a process, would let them span 1.5 s.
+    window = 10
     spans = [times[i + window - 1] - times[i] for i in range(len(times) - window + 1)]
-    assert min(spans) >= (window - 1) / MAX_RPS * 0.9, min(spans)
+    assert min(spans) >= (window - 1) / MAX_RPS - 0.5, min(spans)
 
 
 def test_evaluate_queues_the_start_of_an_evaluation_for_the_daemon(
