@@ -221,10 +221,11 @@ def clones_on_copy(folder: Path) -> bool:
 
 
 def written_by_place(
-    command: list[str], env: dict[str, str], places: dict[str, Path]
+    command: list[str], env: dict[str, str], places: dict[str, Path], *, clones: bool = False
 ) -> dict[str, float] | None:
     """`command` run under strace: the MB it wrote under each of `places` (the first whose
-    folder holds the file), and `other`. None where strace is not installed."""
+    folder holds the file), and `other` (`clones`: as `writes_by_place`). None where strace is
+    not installed."""
     if shutil.which("strace") is None:
         return None
     with tempfile.TemporaryDirectory(prefix="ces-scale-") as folder:
@@ -234,7 +235,7 @@ def written_by_place(
             [*trace_command, *command], env={**os.environ, **env}, stdout=subprocess.DEVNULL, check=True
         )
         with trace.open(errors="replace") as lines:
-            return writes_by_place(lines, places, clones=clones_on_copy(next(iter(places.values())).parent))
+            return writes_by_place(lines, places, clones=clones)
 
 
 def writes_by_place(

@@ -54,7 +54,7 @@ from typing import Any
 from isal import igzip
 
 from bench.corpus import DATA_DIR, CorpusSpec, ensure_corpus
-from bench.measure import measure, settle_shared_libraries, written_by_place
+from bench.measure import clones_on_copy, measure, settle_shared_libraries, written_by_place
 from bench.run import RESULTS
 from bench.scale_report import BASE, ROUNDS, checks, markdown
 from bench.shapes import SHAPES
@@ -297,7 +297,7 @@ def measure_size(
         places["warehouse"] = run / "catalog.sqlite"
         places["warehouse data"] = run / "warehouse-data"
     one_day_command = [CES_PIPELINE, *command_args("rebuild", [day_partition], ("--app", app))]
-    one_day["written_by"] = written_by_place(one_day_command, env, places)
+    one_day["written_by"] = written_by_place(one_day_command, env, places, clones=clones_on_copy(run))
     print(f"  the hourly schedule's run: ingest of {app}'s last {LOOKBACK_DAYS + 1} days ...", flush=True)
     last_day = max(date.fromisoformat(day) for _, day in partitions)
     hourly = _hourly(env, spec, app, last_day)

@@ -99,8 +99,8 @@ def _widths(columns: Sequence[str], texts: Sequence[Sequence[str]]) -> list[int]
     values = zip(*texts, strict=True) if texts else ([] for _ in columns)
     widths = []
     for column, cells in zip(columns, values, strict=True):
-        lines = [column, *"\n".join(cells).split("\n")]
-        widths.append(max(map(len if "".join(lines).isascii() else _cells, lines)))
+        text = "\n".join([column, *cells])
+        widths.append(max(map(len if text.isascii() else _cells, text.split("\n"))))
     return widths
 
 

@@ -176,8 +176,10 @@ def conversation_assets(
             inserted = load_conversation_partitions(lake.lake(), warehouse.warehouse(), partitions)
             each = {partition: rows_metadata(rows, "conversations") for partition, rows in inserted.items()}
             totals = _each_partition(context, each)
-            rows = sum(map(Counter, inserted.values()), Counter())
-            context.log.info(f"loaded {len(partitions)} partitions: {dict(rows)}")
+            context.log.info(
+                f"loaded {len(partitions)} partitions: {totals['conversations_rows']} conversations, "
+                f"{totals['rejects_rows']} rejects"
+            )
             yield dg.MaterializeResult(metadata={**totals, **_days(partitions)})
             apps = sorted({app for app, _ in partitions})
             days = [day for _, day in partitions]
