@@ -153,9 +153,9 @@ def test_ingests_and_rebuilds_give_the_same_rows_and_query_reads_them(workdir: P
 
     shutil.rmtree(workdir / "lake" / "tables")
     (workdir / "warehouse.duckdb").unlink()
-    rebuilt = cli("rebuild", *window, env=env, cwd=workdir)
+    rebuilt = cli("rebuild", env=env, cwd=workdir)  # no window: every day the raw lake holds
     assert rebuilt.returncode == 0, rebuilt.stderr
-    assert "rebuilt 2 partitions in 1 run: 12 conversations loaded" in rebuilt.stderr
+    assert "rebuilt 4 partitions in 2 runs: 12 conversations loaded" in rebuilt.stderr
     assert "evaluation runs: 2 fetches of 1 apps loaded (4 run rows" in rebuilt.stderr
     assert " - dagster - " not in rebuilt.stderr + first.stderr  # the CLI's lines, not Dagster's log
     with instance_at(workdir / "dagster_home") as instance:  # the replay is a Dagster run too
@@ -165,6 +165,8 @@ def test_ingests_and_rebuilds_give_the_same_rows_and_query_reads_them(workdir: P
 
     nothing = cli("rebuild", "--since", "2026-10-01", "--until", "2026-10-03", env=env, cwd=workdir)
     assert nothing.returncode == 0 and "nothing to rebuild: no raw conversation pages" in nothing.stderr
+    after = cli("rebuild", "--since", "2026-11-03", "--skip-evaluations", env=env, cwd=workdir)
+    assert after.returncode == 0 and "(--since 2026-11-03)." in " ".join(after.stderr.split())
     by_id = cli("rebuild", *window, "--app", "support-bot", env=env, cwd=workdir)
     assert by_id.returncode == 2 and "Traceback" not in by_id.stderr
     assert "'support-bot' is not an app resource name" in by_id.stderr

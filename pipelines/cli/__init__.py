@@ -21,14 +21,29 @@ from pipelines.config import ConfigError, Settings, load_dotenv_file
 from pipelines.errors import ActionableError
 
 
-def _add_partition_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--since", type=parse_day, required=True, help="first UTC day, YYYY-MM-DD")
+def _add_partition_options(parser: argparse.ArgumentParser, *, kept_in: str | None = None) -> None:
+    """`--since`, `--until` and `--app`. The window is required where the API is asked; where what
+    is `kept_in` a store is read, each option left out covers all of it."""
+    first, after = (
+        (f" (default: the first day {kept_in})", "; default: after its last day") if kept_in else ("", "")
+    )
     parser.add_argument(
-        "--until", type=parse_day, required=True, help="the UTC day after the last (exclusive)"
+        "--since",
+        type=parse_day,
+        required=not kept_in,
+        help=f"first UTC day, YYYY-MM-DD{first}",
+    )
+    parser.add_argument(
+        "--until",
+        type=parse_day,
+        required=not kept_in,
+        help=f"the UTC day after the last (exclusive{after})",
     )
     parser.add_argument("--skip-evaluations", action="store_true", help="conversations only")
     parser.add_argument(
-        "--app", action="append", help="only this app (repeatable); default: every app of CES_APPS"
+        "--app",
+        action="append",
+        help=f"only this app (repeatable); default: every app {kept_in or 'of CES_APPS'}",
     )
 
 
@@ -65,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.set_defaults(func=cmd_evaluate)
 
     rebuild = _command(commands, "rebuild", "re-derive Parquet and warehouse from the raw lake (no API)")
-    _add_partition_options(rebuild)
+    _add_partition_options(rebuild, kept_in="in the raw lake")
     rebuild.set_defaults(func=cmd_rebuild)
 
     query = _command(commands, "query", "run a named query from sql/queries/")

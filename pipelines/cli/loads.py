@@ -264,20 +264,27 @@ def cmd_rebuild(args: argparse.Namespace, settings: Settings) -> int:
     from pipelines.ingest.flatten import CONVERSATIONS_DATASET
     from pipelines.lake.store import Lake
 
-    days = set(_window(settings, args.since, args.until))
     if args.app:
         CesSettings(apps=tuple(args.app))  # validates --app values like CES_APPS
     lake = Lake(settings.storage.lake)
-    partitions = [
-        (app, day) for app, day in lake.raw_partitions(CONVERSATIONS_DATASET, args.app or ()) if day in days
-    ]
+    kept = lake.raw_partitions(CONVERSATIONS_DATASET, args.app or ())
+    since = args.since or min((day for _, day in kept), default=None)
+    until = args.until or max((day + timedelta(days=1) for _, day in kept), default=None)
+    # Both bounds given are checked as `ingest` checks them; a bound left out may fall before the
+    # other (an empty lake, --since after its last day): a window that holds nothing.
+    holds_days = (args.since and args.until) or (since and until and since < until)
+    days = set(_window(settings, since, until)) if holds_days else set()
+    partitions = [(app, day) for app, day in kept if day in days]
     code = 0
     if partitions:
         code = load_conversations(settings, "rebuild", partitions)
     else:
+        window = " ".join(
+            f"--{name} {day}" for name, day in (("since", args.since), ("until", args.until)) if day
+        )
         console.print(
-            f"[yellow]nothing to rebuild: no raw conversation pages in {escape(lake.root)} "
-            f"from {args.since} to {args.until}."
+            f"[yellow]nothing to rebuild: no raw conversation pages in {escape(lake.root)}"
+            + (f" ({window})." if window else ".")
         )
     if args.skip_evaluations:
         return code
