@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import dagster as dg
@@ -22,7 +23,7 @@ from dagster_runs import instance_at
 from pipelines.ces.client import CesMcpClient
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
 from pipelines.ces.tools import get_evaluation_run
-from pipelines.cli import main
+from pipelines.cli import build_parser, main
 from pipelines.config import CesSettings
 from pipelines.ingest.evaluations import STARTED_RUNS_STATE
 from pipelines.ingest.trigger import EvaluationTriggerError
@@ -150,13 +151,17 @@ def test_ingests_and_rebuilds_give_the_same_rows_and_query_reads_them(workdir: P
         early = cli("ingest", "--since", "2023-12-30", "--until", "2024-01-02", env=env, cwd=workdir)
         assert early.returncode == 2 and "Traceback" not in early.stderr
         assert "set CES_START_DATE=2023-12-30" in early.stderr
+        tomorrow = datetime.now(UTC).date() + timedelta(days=1)  # --until left out: through today
+        assert build_parser().parse_args(["ingest", "--since", "2026-11-01"]).until == tomorrow
+        future = cli("ingest", "--since", str(tomorrow), env=env, cwd=workdir)
+        assert future.returncode == 2 and f"--since {tomorrow} is after today (UTC)" in future.stderr
 
     shutil.rmtree(workdir / "lake" / "tables")
     (workdir / "warehouse.duckdb").unlink()
     rebuilt = cli("rebuild", env=env, cwd=workdir)  # no window: every day the raw lake holds
     assert rebuilt.returncode == 0, rebuilt.stderr
     assert "rebuilt 4 partitions in 2 runs: 12 conversations loaded" in rebuilt.stderr
-    assert "evaluation runs: 2 fetches of 1 apps loaded (4 run rows" in rebuilt.stderr
+    assert "evaluation runs: 2 fetches of 1 app loaded (4 run rows" in rebuilt.stderr
     assert " - dagster - " not in rebuilt.stderr + first.stderr  # the CLI's lines, not Dagster's log
     with instance_at(workdir / "dagster_home") as instance:  # the replay is a Dagster run too
         replays = instance.get_run_records(dg.RunsFilter(job_name="rebuild_evaluation_runs"))
@@ -170,7 +175,6 @@ def test_ingests_and_rebuilds_give_the_same_rows_and_query_reads_them(workdir: P
     by_id = cli("rebuild", *window, "--app", "support-bot", env=env, cwd=workdir)
     assert by_id.returncode == 2 and "Traceback" not in by_id.stderr
     assert "'support-bot' is not an app resource name" in by_id.stderr
-
     listed = cli("query", "--list", env=env, cwd=workdir)
     assert "daily_volume" in listed.stdout and "Conversations per UTC day" in listed.stdout
     volume = cli("query", "daily_volume", "--format", "json", env=env, cwd=workdir)

@@ -8,6 +8,7 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 
 from rich.markup import escape
 
@@ -21,30 +22,22 @@ from pipelines.config import ConfigError, Settings, load_dotenv_file
 from pipelines.errors import ActionableError
 
 
-def _add_partition_options(parser: argparse.ArgumentParser, *, kept_in: str | None = None) -> None:
-    """`--since`, `--until` and `--app`. The window is required where the API is asked; where what
-    is `kept_in` a store is read, each option left out covers all of it."""
-    first, after = (
-        (f" (default: the first day {kept_in})", "; default: after its last day") if kept_in else ("", "")
-    )
+def _add_partition_options(
+    parser: argparse.ArgumentParser, *, since: str | None, until: str, apps: str
+) -> None:
+    """`--since`, `--until` and `--app`, each with what it covers when left out (`since` None: it
+    is required)."""
     parser.add_argument(
         "--since",
         type=parse_day,
-        required=not kept_in,
-        help=f"first UTC day, YYYY-MM-DD{first}",
+        required=since is None,
+        help="first UTC day, YYYY-MM-DD" + (f" (default: {since})" if since else ""),
     )
     parser.add_argument(
-        "--until",
-        type=parse_day,
-        required=not kept_in,
-        help=f"the UTC day after the last (exclusive{after})",
+        "--until", type=parse_day, help=f"the UTC day after the last (exclusive; default: {until})"
     )
     parser.add_argument("--skip-evaluations", action="store_true", help="conversations only")
-    parser.add_argument(
-        "--app",
-        action="append",
-        help=f"only this app (repeatable); default: every app {kept_in or 'of CES_APPS'}",
-    )
+    parser.add_argument("--app", action="append", help=f"only this app (repeatable); default: {apps}")
 
 
 def _command(commands: argparse._SubParsersAction, name: str, summary: str) -> argparse.ArgumentParser:
@@ -57,8 +50,10 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     ingest = _command(commands, "ingest", "ingest conversations started in [since, until) (UTC)")
-    _add_partition_options(ingest)
-    ingest.set_defaults(func=cmd_ingest)
+    _add_partition_options(
+        ingest, since=None, until="the day after today (UTC)", apps="every app of CES_APPS"
+    )
+    ingest.set_defaults(func=cmd_ingest, until=datetime.now(UTC).date() + timedelta(days=1))
 
     evaluate = _command(commands, "evaluate", "start an evaluation run, wait for it to start, load it")
     evaluate.add_argument("--app", required=True, help="projects/{p}/locations/{l}/apps/{a}")
@@ -80,7 +75,12 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.set_defaults(func=cmd_evaluate)
 
     rebuild = _command(commands, "rebuild", "re-derive Parquet and warehouse from the raw lake (no API)")
-    _add_partition_options(rebuild, kept_in="in the raw lake")
+    _add_partition_options(
+        rebuild,
+        since="the first day in the raw lake",
+        until="after the last day in the raw lake",
+        apps="every app in the raw lake",
+    )
     rebuild.set_defaults(func=cmd_rebuild)
 
     query = _command(commands, "query", "run a named query from sql/queries/")

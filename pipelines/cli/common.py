@@ -36,6 +36,11 @@ def parse_instant(value: str) -> datetime:
     return instant if instant.tzinfo else instant.replace(tzinfo=UTC)
 
 
+def counted(count: int, noun: str) -> str:
+    """`1 run`, `2 runs`: a count with its noun, plural unless one."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def days_between(since: date, until: date) -> list[date]:
     if until <= since:
         raise UserError(f"--until ({until}) must be after --since ({since})")

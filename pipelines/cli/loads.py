@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from pipelines.cli.common import UserError, console, days_between, out
+from pipelines.cli.common import UserError, console, counted, days_between, out
 from pipelines.config import CesSettings, Settings
 
 if TYPE_CHECKING:
@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
 def _window(settings: Settings, since: date, until: date) -> list[date]:
     """The UTC days [since, until), all of them daily partitions."""
+    last = datetime.now(UTC).date()
+    if since > last:
+        raise UserError(f"--since {since} is after today (UTC), {last}: no conversation started then yet")
     days = days_between(since, until)
     first = settings.orchestration.start_date
     if since < first:
@@ -28,7 +31,6 @@ def _window(settings: Settings, since: date, until: date) -> list[date]:
             f"--since {since} is before the first daily partition, {first}: set CES_START_DATE={since} "
             "to ingest earlier days"
         )
-    last = datetime.now(UTC).date()
     if days[-1] > last:
         raise UserError(f"--until {until} is after tomorrow (UTC): there is nothing to ingest after {last}")
     return days
@@ -125,8 +127,8 @@ def load_conversations(settings: Settings, command: str, partitions: list[tuple[
             console.print(f"  ces-pipeline {command} {window} --app {run.app}", soft_wrap=True, markup=False)
         return 1
     console.print(
-        f"[green]{verb} {len(partitions)} partitions in {len(ranges)} run{'s' if len(ranges) != 1 else ''}: "
-        f"{totals['conversations']} conversations loaded."
+        f"[green]{verb} {counted(len(partitions), 'partition')} in {counted(len(ranges), 'run')}: "
+        f"{counted(totals['conversations'], 'conversation')} loaded."
     )
     return 0
 
@@ -150,8 +152,9 @@ def load_evaluations(
     )
     fetches = sum(outcome.value("warehouse__evaluation_tables", "fetches_loaded") for outcome in outcomes)
     console.print(
-        f"[green]evaluation runs: {fetches} fetches of {len(outcomes) - len(failed)} apps loaded "
-        f"({runs} run rows, {results} result rows written)."
+        f"[green]evaluation runs: {fetches} fetch{'' if fetches == 1 else 'es'} of "
+        f"{counted(len(outcomes) - len(failed), 'app')} loaded ({counted(runs, 'run row')}, "
+        f"{counted(results, 'result row')} written)."
     )
     return 1 if failed else 0
 
