@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import copy
 import re
+from collections import Counter
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ from pipelines.ces.simulator.corpus import ConversationKey, conversation
 from pipelines.ces.simulator.server.faults import SimulatedFaults
 from pipelines.protojson import deepjson
 from pipelines.warehouse.duck import Warehouse
+from pipelines.warehouse.queries import run_query
 
 SCALE = SimulatorScale(seed=17, apps=1, days=1, conversations_per_day=16, max_turns=2)
 APP = SCALE.app_names[0]
@@ -174,6 +177,24 @@ def test_each_bad_object_is_one_reject_with_its_reason_and_raw_json(ingested) ->
             assert "name" not in raw
         else:
             assert raw["name"] == expected_name
+
+
+def test_the_rejects_query_lists_each_reject_with_its_reason(ingested) -> None:
+    warehouse, _, _ = ingested
+    columns, rows = run_query(warehouse, "rejects")
+    listed = [dict(zip(columns, row, strict=True)) for row in rows]
+    assert Counter((row["resource_name"], row["reason"]) for row in listed) == Counter(
+        (row[1], row[2]) for row in rejects(warehouse)
+    )
+    assert {(row["day"], row["app"], row["source"]) for row in listed} == {
+        (SCALE.start_date, APP, "conversation")
+    }
+    assert len(
+        run_query(warehouse, "rejects", {"app": APP.rsplit("/", 1)[1], "source": "conversation"})[1]
+    ) == len(listed)
+    day_after = str(SCALE.start_date + timedelta(days=1))
+    for params in ({"source": "evaluation_run"}, {"app": "another-app"}, {"since": day_after}):
+        assert run_query(warehouse, "rejects", params)[1] == [], params
 
 
 def test_the_deep_reject_keeps_its_whole_tree(ingested) -> None:

@@ -414,6 +414,14 @@ def evaluation_operations() -> dict[str, list[dict[str, Any]]]:
 # -- building the warehouse through the real load path ------------------------------------------
 
 
+REJECTED = {
+    "name": f"{SUPPORT}/conversations/rejected",
+    "startTime": "2026-11-01T09:00:00Z",
+    "turnCount": "many",
+}
+"""A conversation the sample warehouse holds only as a `rejects` row (its turn count is no number)."""
+
+
 def build_warehouse(
     root: Path, warehouse: Warehouse | None = None, *, evaluations_first: bool = False
 ) -> tuple[Lake, Warehouse]:
@@ -426,7 +434,7 @@ def build_warehouse(
     warehouse = warehouse or Warehouse(str(root / "warehouse.duckdb"))
     partitions = conversations()
     for (app, day), items in partitions.items():
-        write_partition(lake, app, day, items)
+        write_partition(lake, app, day, [*items, *([REJECTED] if (app, day) == (SUPPORT, DAYS[0]) else [])])
     if not evaluations_first:
         load_conversation_partitions(lake, warehouse, list(partitions))  # one load, as one run's
     observed = parse_timestamp_micros("2026-11-03T00:00:00Z")

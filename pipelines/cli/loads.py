@@ -114,7 +114,10 @@ def load_conversations(settings: Settings, command: str, partitions: list[tuple[
         runs = [PlannedRun.for_range(run) for run in ranges]
         _execute(settings, job_name, runs, [app for app, _ in partitions], on_outcome=on_outcome)
     if totals["rejects"]:
-        console.print(f"[yellow]{totals['rejects']} objects rejected: see the rejects table.")
+        console.print(
+            f"[yellow]{counted(totals['rejects'], 'object')} rejected: "
+            "`ces-pipeline query rejects` lists them with the reason."
+        )
     for check, count in sorted(warnings.items()):
         detail = f" ({escape(found[check])})" if found[check] else ""
         console.print(f"[yellow]warning: {escape(check)} in {count} of {len(ranges)} runs{detail}.")

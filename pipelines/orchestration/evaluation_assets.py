@@ -131,7 +131,9 @@ def warehouse_evaluation_tables(
     metadata = {**rows_metadata(rows, EVALUATION_RUNS.name), "fetches_loaded": files}
     yield dg.MaterializeResult(metadata=metadata)
     if rows[REJECTS.name]:
-        context.log.warning(f"{rows[REJECTS.name]} evaluation objects rejected: see the rejects table")
+        context.log.warning(
+            f"{rows[REJECTS.name]} evaluation objects rejected: `ces-pipeline query rejects` lists them"
+        )
     with warehouse.warehouse().connect(read_only=True) as conn:
         yield from evaluation_check_results(
             conn, app, regression_gate.query_params(app), regression_gate.severity
