@@ -71,6 +71,44 @@ def test_a_held_write_lock_times_out_with_a_clear_error_and_readers_do_not_wait(
         holder.join()
 
 
+HOLD_OPEN_FOR_WRITING = """
+import sys, time, duckdb
+conn = duckdb.connect(sys.argv[1])
+print("holding", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_file_open_for_writing_elsewhere_fails_loads_and_reads_saying_so(tmp_path: Path) -> None:
+    """DuckDB's lock of a program that opened the file read-write (not read-only, as BI tools do)
+    refuses every other process: a load fails before it copies anything, with what to do."""
+    path = tmp_path / "w.duckdb"
+    with Warehouse(str(path)).connect() as conn:
+        conn.execute("CREATE TABLE t AS SELECT 7 AS v")
+    published = path.read_bytes()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_OPEN_FOR_WRITING, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+        for read_only in (False, True):
+            with (
+                pytest.raises(WarehouseBusyError, match="Is it open for writing in another program"),
+                Warehouse(str(path)).connect(read_only=read_only),
+            ):
+                pass
+    finally:
+        holder.communicate("", timeout=60)
+    assert path.read_bytes() == published and not Path(f"{path}{WORKING_SUFFIX}").exists()
+    with Warehouse(str(path)).connect() as conn:  # closed: the next load goes ahead
+        conn.execute("INSERT INTO t VALUES (8)")
+    with Warehouse(str(path)).connect(read_only=True) as conn:
+        assert conn.execute("SELECT v FROM t ORDER BY v").fetchall() == [(7,), (8,)]
+
+
 def test_concurrent_writers_wait_for_each_other(tmp_path: Path) -> None:
     path = str(tmp_path / "w.duckdb")
     context = multiprocessing.get_context("spawn")

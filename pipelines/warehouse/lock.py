@@ -15,7 +15,16 @@ from pipelines.errors import ActionableError
 
 
 class WarehouseBusyError(ActionableError, RuntimeError):
-    """The warehouse stayed locked by another process for longer than the wait allowed."""
+    """The warehouse stayed locked by another process for longer than the wait allowed, or
+    another program holds the file open for writing."""
+
+
+def open_elsewhere(path: str, refusal: Exception) -> WarehouseBusyError:
+    """DuckDB's refusal to open `path` (its lock held by another program), with what to do."""
+    return WarehouseBusyError(
+        f"cannot open {path}: {refusal}. Is it open for writing in another program? BI tools open it "
+        'read-only (see docs/warehouse.md, "Connect a BI tool").'
+    )
 
 
 @contextmanager

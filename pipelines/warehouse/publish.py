@@ -24,6 +24,7 @@ import duckdb
 
 from pipelines.durable import fsync_directory
 from pipelines.sqlfiles import quoted, sql_text
+from pipelines.warehouse.lock import open_elsewhere
 
 PARTS_SUFFIX = ".parts"
 """The folder beside a warehouse file that holds its conversation tables' parts and its versions."""
@@ -97,8 +98,11 @@ def _copy(path: str, working: str, config: Mapping[str, str | int]) -> None:
     """The published file, byte for byte; or, once, its contents written again in `BLOCK_SIZE`
     blocks (a file written before they were the warehouse's), every table, view, macro and
     comment with them."""
-    with duckdb.connect(path, read_only=True) as conn:
-        ((block_size,),) = conn.execute(sql_text("warehouse/block_size.sql")).fetchall()
+    try:
+        with duckdb.connect(path, read_only=True) as conn:
+            ((block_size,),) = conn.execute(sql_text("warehouse/block_size.sql")).fetchall()
+    except duckdb.IOException as exc:
+        raise open_elsewhere(path, exc) from exc
     if block_size == BLOCK_SIZE:
         copy_file(path, working)
         return
