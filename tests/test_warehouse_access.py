@@ -26,7 +26,7 @@ from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_sim
 from pipelines.warehouse.duck import Warehouse
 from pipelines.warehouse.lock import WarehouseBusyError, warehouse_lock
 from pipelines.warehouse.parts import BOOKKEEPING, PARTS_SCHEMA
-from pipelines.warehouse.publish import BLOCK_SIZE, WORKING_SUFFIX, copy_file
+from pipelines.warehouse.publish import BLOCK_SIZE, WORKING_SUFFIX, WarehouseFileError, copy_file
 
 
 def _hold_write_lock(path: str, ready, release) -> None:
@@ -107,6 +107,15 @@ def test_a_file_open_for_writing_elsewhere_fails_loads_and_reads_saying_so(tmp_p
         conn.execute("INSERT INTO t VALUES (8)")
     with Warehouse(str(path)).connect(read_only=True) as conn:
         assert conn.execute("SELECT v FROM t ORDER BY v").fetchall() == [(7,), (8,)]
+    folder = tmp_path / "a-folder.duckdb"  # a path that is no file: said as it is, no lock hinted
+    folder.mkdir()
+    for read_only in (False, True):
+        with (
+            pytest.raises(WarehouseFileError, match="Is a directory") as refused,
+            Warehouse(str(folder)).connect(read_only=read_only),
+        ):
+            pass
+        assert "another program" not in str(refused.value)
 
 
 def test_concurrent_writers_wait_for_each_other(tmp_path: Path) -> None:

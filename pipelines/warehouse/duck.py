@@ -20,8 +20,15 @@ from pipelines.errors import ActionableError, UsageError
 from pipelines.sqlfiles import sql_text
 from pipelines.warehouse import ducklake
 from pipelines.warehouse.analysis import DEFAULT_MODEL_PRICES
-from pipelines.warehouse.lock import open_elsewhere, warehouse_lock
-from pipelines.warehouse.publish import BLOCK_SIZE, PARTS_SUFFIX, VERSIONS, record_publication, working_copy
+from pipelines.warehouse.lock import warehouse_lock
+from pipelines.warehouse.publish import (
+    BLOCK_SIZE,
+    PARTS_SUFFIX,
+    VERSIONS,
+    open_refused,
+    record_publication,
+    working_copy,
+)
 
 if TYPE_CHECKING:
     from fsspec import AbstractFileSystem
@@ -204,7 +211,7 @@ def _open(
                 f"cannot open {path}: it was written by another DuckDB version than this one "
                 f"({duckdb.__version__}). Move it aside and rebuild it from the lake: `ces-pipeline rebuild`."
             ) from exc
-        raise open_elsewhere(path, exc) from exc
+        raise open_refused(path, exc) from exc
     stop.track(conn)
     try:
         conn.execute("SET TimeZone = 'UTC'")

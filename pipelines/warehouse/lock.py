@@ -19,14 +19,6 @@ class WarehouseBusyError(ActionableError, RuntimeError):
     another program holds the file open for writing."""
 
 
-def open_elsewhere(path: str, refusal: Exception) -> WarehouseBusyError:
-    """DuckDB's refusal to open `path` (its lock held by another program), with what to do."""
-    return WarehouseBusyError(
-        f"cannot open {path}: {refusal}. Is it open for writing in another program? BI tools open it "
-        'read-only (see docs/warehouse.md, "Connect a BI tool").'
-    )
-
-
 @contextmanager
 def warehouse_lock(database_path: str, *, timeout_seconds: float) -> Iterator[None]:
     lock_path = f"{database_path}.lock"

@@ -23,8 +23,9 @@ from pathlib import Path
 import duckdb
 
 from pipelines.durable import fsync_directory
+from pipelines.errors import ActionableError
 from pipelines.sqlfiles import quoted, sql_text
-from pipelines.warehouse.lock import open_elsewhere
+from pipelines.warehouse.lock import WarehouseBusyError
 
 PARTS_SUFFIX = ".parts"
 """The folder beside a warehouse file that holds its conversation tables' parts and its versions."""
@@ -54,8 +55,20 @@ def record_publication(conn: duckdb.DuckDBPyConnection) -> int:
     return int(version)
 
 
-class WarehouseFileError(RuntimeError):
-    """The warehouse file cannot be published: a write-ahead log a newer load would orphan."""
+class WarehouseFileError(ActionableError, RuntimeError):
+    """The warehouse file cannot be opened as it is, or published: a write-ahead log a newer load
+    would orphan."""
+
+
+def open_refused(path: str, refusal: Exception) -> ActionableError:
+    """DuckDB's refusal to open `path`, with what to do: another program's lock on it (one that
+    opened it read-write), or what is wrong with the path itself."""
+    if "lock on file" in str(refusal):
+        return WarehouseBusyError(
+            f"cannot open {path}: {refusal}. Is it open for writing in another program? BI tools open "
+            'it read-only (see docs/warehouse.md, "Connect a BI tool").'
+        )
+    return WarehouseFileError(f"cannot open {path}: {refusal}")
 
 
 def _wal_path(path: str) -> str:
@@ -102,7 +115,7 @@ def _copy(path: str, working: str, config: Mapping[str, str | int]) -> None:
         with duckdb.connect(path, read_only=True) as conn:
             ((block_size,),) = conn.execute(sql_text("warehouse/block_size.sql")).fetchall()
     except duckdb.IOException as exc:
-        raise open_elsewhere(path, exc) from exc
+        raise open_refused(path, exc) from exc
     if block_size == BLOCK_SIZE:
         copy_file(path, working)
         return
