@@ -74,6 +74,13 @@ def test_ingest_and_rebuild_with_the_lake_on_an_object_store(
     assert {t: again[t] for t in conversation_tables} == {t: ingested_rows[t] for t in conversation_tables}
     assert len(again["evaluation_runs"]) == 2  # replayed from the fetches kept in the store
 
+    # A lake in a bucket the store does not have: said in a line, not a client's traceback.
+    missing = f"{store.kind}://no-such-{store.bucket}/ces"
+    refused = cli("rebuild", env=env | {"CES_LAKE": missing}, cwd=workdir)
+    said = " ".join(refused.stderr.split())
+    assert refused.returncode == 1 and "Traceback" not in said, refused.stderr
+    assert f"cannot list the lake {missing}: FileNotFoundError" in said
+
 
 def test_killed_while_writing_parquet_to_an_object_store(
     store: ObjectStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 from isal import igzip
 
 from pipelines.durable import fsync_directory
+from pipelines.errors import ActionableError
 from pipelines.lake.paths import app_from_segment, app_segment, partition_dir
 from pipelines.protojson import deepjson
 from pipelines.transform.schemas import TableSpec
@@ -67,6 +68,10 @@ class JsonLinesWriter:
         self.rows += 1
 
 
+class LakeAccessError(ActionableError):
+    """The lake's storage refused a listing: no bucket, no credentials, no endpoint."""
+
+
 class Lake:
     def __init__(self, root: str):
         self.fs, self.root = fsspec.core.url_to_fs(root)
@@ -80,6 +85,16 @@ class Lake:
     def url(self, path: str) -> str:
         """A path usable outside fsspec (DuckDB, users): local paths stay plain."""
         return path if self.is_local else f"{self.protocol}://{path}"
+
+    def _glob(self, pattern: str) -> list[str]:
+        """`fs.glob`, a failure said in one line: an object store's client raises its own types
+        (a missing bucket as FileNotFoundError, no credentials as botocore's), not the caller's."""
+        try:
+            return self.fs.glob(pattern)
+        except Exception as exc:
+            raise LakeAccessError(
+                f"cannot list the lake {self.url(self.root)}: {type(exc).__name__}: {exc}"
+            ) from exc
 
     # -- raw API records ----------------------------------------------------------------------
 
@@ -103,7 +118,7 @@ class Lake:
         listed), sorted, from one listing per app or of all (a request each on an object store)."""
         found = set()
         for segment in [app_segment(app) for app in apps] or ["*"]:
-            for path in self.fs.glob(f"{self.root}/raw/{dataset}/app={segment}/date=*/{RAW_FILE}"):
+            for path in self._glob(f"{self.root}/raw/{dataset}/app={segment}/date=*/{RAW_FILE}"):
                 match = _PARTITION.search(path.rsplit("/", 1)[0])
                 if match:
                     found.add((app_from_segment(match.group(1)), date.fromisoformat(match.group(2))))
@@ -121,7 +136,7 @@ class Lake:
     def observations(self, dataset: str) -> list[tuple[str, str]]:
         """(app, path) of every observation file, oldest first."""
         found = []
-        for path in self.fs.glob(f"{self.root}/raw/{dataset}/app=*/fetched=*.jsonl.gz"):
+        for path in self._glob(f"{self.root}/raw/{dataset}/app=*/fetched=*.jsonl.gz"):
             match = _OBSERVATION.search(path)
             if match:
                 found.append((match.group(2), app_from_segment(match.group(1)), path))
@@ -144,7 +159,7 @@ class Lake:
 
     def read_states(self, kind: str) -> list[dict[str, Any]]:
         documents = []
-        for path in sorted(self.fs.glob(f"{self.root}/state/{kind}/*.json")):
+        for path in sorted(self._glob(f"{self.root}/state/{kind}/*.json")):
             with self.fs.open(path, "rb") as handle:
                 documents.append(orjson.loads(handle.read()))
         return documents
