@@ -207,6 +207,31 @@ def test_ingest_fails_clearly_when_the_server_is_unreachable(workdir: Path) -> N
     )
 
 
+LIBRARY_GIVES_UP = """
+import logging, sys
+from pipelines.cli import main
+assert main(["query", "--list"]) == 0
+try:
+    raise ConnectionError("Cannot connect to host storage.example:443")
+except ConnectionError:
+    logging.getLogger("some.storage.client").exception("_request out of retries")
+"""
+
+
+def test_a_librarys_unhandled_warning_is_one_line_without_its_traceback(workdir: Path) -> None:
+    """What a client library logs as it gives up (gcsfs does, with the traceback) before the
+    command's own error says what failed."""
+    done = subprocess.run(
+        [sys.executable, "-c", LIBRARY_GIVES_UP],
+        env=base_env(workdir),
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "some.storage.client: _request out of retries\n"
+
+
 def test_ingest_without_apps_is_a_configuration_error(workdir: Path) -> None:
     result = cli_process(  # the console script's own process, once
         "ingest", "--since", "2026-11-01", "--until", "2026-11-02", env=base_env(workdir), cwd=workdir

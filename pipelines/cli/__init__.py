@@ -4,6 +4,7 @@ answers: to SQL, a dashboard, a trace view and agents (MCP)."""
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import signal
 import sys
@@ -151,8 +152,18 @@ def _terminate(_signo: int, _frame: object) -> None:
     signal.raise_signal(signal.SIGINT)
 
 
+class _LibraryWarning(logging.Handler):
+    """A warning that a library logs where nothing handles it (an object store's client giving up
+    its retries, say), as one line: the command's own message then says what failed. Python's
+    default (`logging.lastResort`) prints the record's whole traceback."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        sys.stderr.write(f"{record.name}: {record.getMessage()}\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; a user error is one line on stderr and a non-zero exit, never a traceback."""
+    logging.lastResort = _LibraryWarning(logging.WARNING)
     load_dotenv_file()
     args = build_parser().parse_args(argv)
     # SIGTERM (a scheduler, `kill`, a container stopping) ends a command as Ctrl-C does: the
