@@ -5,6 +5,7 @@ reads them once, from the environment and a `.env` file, never at import; a bad 
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -272,6 +273,21 @@ class Settings:
                 if name in group.model_fields_set and (value := getattr(group, name)) is not None:
                     env[variable] = ",".join(value) if isinstance(value, tuple) else str(value)
         return env
+
+
+def unknown_variables(env: Mapping[str, str] | None = None) -> list[str]:
+    """A line for each `CES_*` variable no setting reads (a typo, or a name this version does not
+    know), with the setting it most resembles: left unsaid, a misspelt setting silently keeps its
+    default."""
+    groups = (CesSettings, StorageSettings, OrchestrationSettings, ServeSettings)
+    known = [variable for group in groups for variable in group.variables().values()]
+    found = []
+    for name in sorted(os.environ if env is None else env):
+        if name.startswith("CES_") and name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            meant = f": did you mean {close[0]}?" if close else " (docs/configuration.md lists them)"
+            found.append(f"{name} is not a setting{meant}")
+    return found
 
 
 def s3_endpoint_url() -> str | None:

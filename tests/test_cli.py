@@ -233,10 +233,12 @@ def test_a_librarys_unhandled_warning_is_one_line_without_its_traceback(workdir:
 
 
 def test_ingest_without_apps_is_a_configuration_error(workdir: Path) -> None:
+    (workdir / ".env").write_text("CES_APP=projects/p/locations/us/apps/a\n")  # CES_APPS misspelt
     result = cli_process(  # the console script's own process, once
         "ingest", "--since", "2026-11-01", "--until", "2026-11-02", env=base_env(workdir), cwd=workdir
     )
     assert result.returncode == 2 and "CES_APPS is not set" in result.stderr
+    assert "warning: CES_APP is not a setting: did you mean CES_APPS?" in result.stderr
     bad = cli(
         "ingest",
         "--since",

@@ -15,6 +15,7 @@ from pipelines.config import (
     ServeSettings,
     Settings,
     StorageSettings,
+    unknown_variables,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -114,3 +115,13 @@ def test_every_setting_is_in_the_reference() -> None:
     groups = (CesSettings, StorageSettings, OrchestrationSettings, ServeSettings)
     variables = [variable for group in groups for variable in group.variables().values()]
     assert len(variables) == 46 and [v for v in variables if f"`{v}`" not in reference] == []
+
+
+def test_a_ces_variable_no_setting_reads_is_named_with_the_setting_it_resembles() -> None:
+    env = {"CES_APP": "x", "CES_MAX_RSP": "3", "CES_SOMETHING_ELSE": "1", "CES_APPS": "x", "HOME": "/"}
+    assert unknown_variables(env) == [
+        "CES_APP is not a setting: did you mean CES_APPS?",
+        "CES_MAX_RSP is not a setting: did you mean CES_MAX_RPS?",
+        "CES_SOMETHING_ELSE is not a setting (docs/configuration.md lists them)",
+    ]
+    assert unknown_variables({"CES_WAREHOUSE": "w.duckdb", "CES_LAKE": "lake", "DAGSTER_HOME": "/"}) == []

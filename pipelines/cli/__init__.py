@@ -19,7 +19,7 @@ from pipelines.cli.loads import cmd_evaluate, cmd_ingest, cmd_rebuild
 from pipelines.cli.local import add_scale_options, cmd_demo, cmd_dev, cmd_simulate
 from pipelines.cli.reads import cmd_mcp, cmd_query, cmd_report
 from pipelines.cli.trace import cmd_trace
-from pipelines.config import ConfigError, Settings, load_dotenv_file
+from pipelines.config import ConfigError, Settings, load_dotenv_file, unknown_variables
 from pipelines.errors import ActionableError
 
 
@@ -179,7 +179,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         signal.signal(signal.SIGHUP, _terminate)
     stop.watch_signals()  # a DuckDB query in progress is interrupted too
     try:
-        return args.func(args, Settings.from_env())
+        settings = Settings.from_env()
+        for unknown in unknown_variables():
+            console.print(f"[yellow]warning: {escape(unknown)}", soft_wrap=True)
+        return args.func(args, settings)
     except ConfigError as exc:
         console.print(f"[red]configuration error: {escape(str(exc))}", soft_wrap=True)
         return 2
