@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
+
 import dagster as dg
 
-from pipelines.config import Settings
+from pipelines.config import Settings, unknown_variables
 from pipelines.orchestration.conversation_assets import conversation_assets, conversation_jobs
 from pipelines.orchestration.evaluation_assets import (
     EVALUATION_ASSETS,
@@ -68,4 +70,7 @@ def build_definitions(settings: Settings) -> dg.Definitions:
 
 @dg.definitions
 def defs() -> dg.Definitions:
-    return build_definitions(Settings.from_env())
+    settings = Settings.from_env()
+    for unknown in unknown_variables():  # said where `dagster dev` or a daemon loads the code
+        logging.getLogger(__name__).warning(unknown)
+    return build_definitions(settings)

@@ -20,8 +20,12 @@ from pipelines.transform.schemas import ALL_TABLES
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_the_code_location_validates() -> None:
+def test_the_code_location_validates_and_names_a_variable_no_setting_reads(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("CES_MAX_RSP", "3")
     dg.Definitions.validate_loadable(defs())
+    assert "CES_MAX_RSP is not a setting: did you mean CES_MAX_RPS?" in caplog.messages
 
 
 def test_every_table_is_an_asset_and_every_job_schedule_and_sensor_is_there() -> None:
