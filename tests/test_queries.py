@@ -120,7 +120,12 @@ def test_daily_volume_with_app_and_day_filters(warehouse: Warehouse) -> None:
     ] == sorted(sales.items())
     assert [r["day"] for r in query(warehouse, "daily_volume", since="2026-11-02")] == [NOV_2]
     assert [r["day"] for r in query(warehouse, "daily_volume", until="2026-11-02")] == [NOV_1]
-    assert query(warehouse, "daily_volume", app="no-such-app") == []
+    with pytest.raises(NamedQueryError) as refused:  # a slip of the name: not an empty answer
+        query(warehouse, "daily_volume", app="no-such-app")
+    assert (
+        str(refused.value)
+        == f"no app 'no-such-app' in the warehouse; it holds: {samples.SALES}, {samples.SUPPORT}"
+    )
 
 
 def test_conversation_volume_by_each_split(warehouse: Warehouse) -> None:
@@ -368,7 +373,9 @@ def test_the_cli_lists_parameters_binds_them_and_refuses_bad_ones(
     ):
         assert main(["query", "daily_volume", "--param", bad]) == 2
         assert message in capsys.readouterr().err
-    assert main(["query", "daily_volume", "--param", "app='; DROP TABLE conversations; --"]) == 0
+    assert main(["query", "daily_volume", "--param", "app=no-such-app"]) == 2
+    assert "no app 'no-such-app' in the warehouse; it holds: " in capsys.readouterr().err
+    assert main(["query", "component_latency", "--param", "component='; DROP TABLE conversations; --"]) == 0
     assert Warehouse(warehouse.path).row_counts()["conversations"] == len(samples.all_conversations())
 
 

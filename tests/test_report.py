@@ -136,6 +136,9 @@ def test_filters_narrow_the_report(warehouse: Warehouse, tmp_path: Path) -> None
     report = write_report(warehouse, str(tmp_path / "r.html"), {"app": "sales", "since": date(2026, 11, 2)})
     assert "volume-app" not in report.chart_ids  # one app: no split by app
     assert "evaluation-pass-rate-support" not in report.chart_ids
+    with pytest.raises(NamedQueryError, match="no app 'sails' in the warehouse; it holds: "):
+        write_report(warehouse, str(tmp_path / "typo.html"), {"app": "sails"})
+    assert not (tmp_path / "typo.html").exists()
 
 
 def test_the_default_path_is_beside_the_warehouse() -> None:

@@ -122,12 +122,16 @@ def test_parameters_are_typed_and_bad_questions_are_tool_errors(warehouse: Wareh
         ("run_query", {"name": "no_such_query"}),
         ("run_query", {"name": "tool_errors", "params": {"since": "yesterday"}}),
         ("run_query", {"name": "tool_errors", "params": {"colour": "red"}}),
-        ("run_query", {"name": "tool_errors", "params": {"app": "x'; DROP TABLE conversations; --"}}),
+        (
+            "run_query",
+            {"name": "component_latency", "params": {"component": "x'; DROP TABLE conversations; --"}},
+        ),
+        ("run_query", {"name": "tool_errors", "params": {"app": "no-such-app"}}),
         ("get_conversation_trace", {"name": "projects/p/locations/us/apps/a/conversations/none"}),
         ("explain_evaluation_result", {"name": "no-such-result"}),
         ("run_query", {"name": "daily_volume"}),
     )
-    narrowed, typed, unknown, bad_date, bad_name, injected, missing, no_result, after = answers
+    narrowed, typed, unknown, bad_date, bad_name, injected, no_app, missing, no_result, after = answers
     assert narrowed.structured_content["params"] == {
         "app": "support",
         "since": "2026-11-02",
@@ -148,6 +152,7 @@ def test_parameters_are_typed_and_bad_questions_are_tool_errors(warehouse: Wareh
         and "has no parameter colour; it takes: app, since, until" in bad_name.content[0].text
     )
     assert not injected.is_error and injected.structured_content["rows"] == []  # bound, never spliced
+    assert no_app.is_error and "no app 'no-such-app' in the warehouse; it holds: " in no_app.content[0].text
     assert (
         missing.is_error
         and "no conversation 'projects/p/locations/us/apps/a/conversations/none'" in missing.content[0].text

@@ -8,7 +8,7 @@ from typing import Any
 
 import duckdb
 
-from pipelines.warehouse.queries import named_query
+from pipelines.warehouse.queries import check_app, named_query
 
 MAX_APPS = 10
 """The apps drawn unless `--app` picks one: the window's busiest. Each chart draws a line per app;
@@ -71,6 +71,7 @@ def read_report_data(
     that takes them. Only the rows of the window's MAX_APPS busiest apps are kept (all the rows of
     a query that names no app, such as the window's totals): the data, and how many apps were left out."""
     params = params or {}
+    check_app(conn, params.get("app"))
     volume = _rows(conn, APP_VOLUME, params)
     apps, left_out = _busiest(volume, MAX_APPS)
     data = {APP_VOLUME: volume if apps is None else [row for row in volume if row["value"] in apps]}

@@ -34,7 +34,7 @@ from pipelines.serve.tool_outputs import (
     WarehouseDescription,
     WhatChanged,
 )
-from pipelines.warehouse.queries import QueryParameter, jsonable, named_queries, named_query
+from pipelines.warehouse.queries import QueryParameter, check_app, jsonable, named_queries, named_query
 
 SERVER_NAME = "ces-pipeline-warehouse"
 MCP_PATH = "/mcp"
@@ -96,6 +96,7 @@ def build_server(reader: WarehouseReader) -> MCPServer:
             }
             bound = query.bind(given)
             with reader.connect() as conn:
+                check_app(conn, bound.get("app"))
                 columns, cursor = query.start(conn, given)
                 found = reader.collect(columns, cursor)
         answer = QueryAnswer(

@@ -203,6 +203,25 @@ class NamedQuery:
         return columns, cursor.fetchall()
 
 
+SHOWN_APPS = 10
+
+
+def check_app(conn: duckdb.DuckDBPyConnection, app: str | None) -> None:
+    """An `app` asked about (None: every app) must be one the warehouse holds, by full resource
+    name or id: a slip of the name is an error that lists the apps, not an empty answer. Once per
+    question, however many queries answer it (the dashboard's run about forty)."""
+    if app is None:
+        return
+    try:
+        known = [found for (found,) in conn.execute(sql_text("warehouse/known_apps.sql")).fetchall()]
+    except duckdb.CatalogException:
+        return  # a warehouse before its first load with this version: the query says so itself
+    if app in known or any(found.rsplit("/", 1)[-1] == app for found in known):
+        return
+    listed = ", ".join(known[:SHOWN_APPS]) + (f", … ({len(known)} apps)" if len(known) > SHOWN_APPS else "")
+    raise NamedQueryError(f"no app {app!r} in the warehouse; it holds: {listed or 'none yet'}")
+
+
 def parse_query(name: str, text: str) -> NamedQuery:
     """Read a query file's header and check that it declares exactly the parameters it uses."""
     said: list[str] = []
@@ -275,8 +294,9 @@ def run_query(
 ) -> tuple[list[str], list[tuple]]:
     """Columns and rows of a named query, on a read-only connection to the warehouse."""
     query = named_query(name)
-    query.bind(params or {})  # a bad parameter is reported before the warehouse is opened
+    bound = query.bind(params or {})  # a bad parameter is reported before the warehouse is opened
     with warehouse.connect(read_only=True) as conn:
+        check_app(conn, bound.get("app"))
         return query.execute(conn, params)
 
 
