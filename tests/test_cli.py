@@ -17,9 +17,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import dagster as dg
+import duckdb
 import pytest
 from dagster_runs import instance_at
 
+from pipelines import __version__
 from pipelines.ces.client import CesMcpClient
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
 from pipelines.ces.tools import get_evaluation_run
@@ -230,6 +232,14 @@ def test_a_librarys_unhandled_warning_is_one_line_without_its_traceback(workdir:
     )
     assert done.returncode == 0, done.stderr
     assert done.stderr == "some.storage.client: _request out of retries\n"
+
+
+def test_version_names_this_version_and_the_duckdb_and_dagster_it_runs_with(workdir: Path) -> None:
+    done = cli_process("--version", env=base_env(workdir), cwd=workdir)
+    assert done.returncode == 0 and done.stderr == ""
+    assert (
+        done.stdout == f"ces-pipeline {__version__} (DuckDB {duckdb.__version__}, Dagster {dg.__version__})\n"
+    )
 
 
 def test_ingest_without_apps_is_a_configuration_error(workdir: Path) -> None:

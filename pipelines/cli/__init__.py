@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 from rich.markup import escape
 
-from pipelines import stop
+from pipelines import __version__, stop
 from pipelines.cli.common import console, parse_day
 from pipelines.cli.loads import cmd_evaluate, cmd_ingest, cmd_rebuild
 from pipelines.cli.local import add_scale_options, cmd_demo, cmd_dev, cmd_simulate
@@ -46,8 +46,23 @@ def _command(commands: argparse._SubParsersAction, name: str, summary: str) -> a
     return commands.add_parser(name, help=summary, description=summary[0].upper() + summary[1:] + ".")
 
 
+class _Version(argparse.Action):
+    """`--version`: this version, and the DuckDB and Dagster it runs with (what a bug report
+    wants), looked up only when asked: every command parses its options."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the versions and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from importlib.metadata import version
+
+        print(f"ces-pipeline {__version__} (DuckDB {version('duckdb')}, Dagster {version('dagster')})")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ces-pipeline", description=__doc__)
+    parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     ingest = _command(commands, "ingest", "ingest conversations started in [since, until) (UTC)")
