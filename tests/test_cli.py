@@ -137,7 +137,8 @@ def test_ingests_and_rebuilds_give_the_same_rows_and_query_reads_them(workdir: P
         assert materialized(workdir, "warehouse/conversation_tables") == {
             (app, day) for app in sim.apps for day in ("2026-11-01", "2026-11-02")
         }
-        # Any window works: partitions exist from CES_START_DATE's default on, history included.
+        # Any window works: partitions exist from CES_START_DATE's default on, history included;
+        # an app may be named by its id alone (the app of CES_APPS it ends).
         history = cli(
             "ingest",
             "--since",
@@ -145,6 +146,8 @@ def test_ingests_and_rebuilds_give_the_same_rows_and_query_reads_them(workdir: P
             "--until",
             "2025-06-03",
             "--skip-evaluations",
+            "--app",
+            "support-bot",
             env=env,
             cwd=workdir,
         )
@@ -172,11 +175,17 @@ def test_ingests_and_rebuilds_give_the_same_rows_and_query_reads_them(workdir: P
 
     nothing = cli("rebuild", "--since", "2026-10-01", "--until", "2026-10-03", env=env, cwd=workdir)
     assert nothing.returncode == 0 and "nothing to rebuild: no raw conversation pages" in nothing.stderr
-    after = cli("rebuild", "--since", "2026-11-03", "--skip-evaluations", env=env, cwd=workdir)
+    # An app id stands for the lake's app of that id (nothing kept after 2026-11-02: nothing to do).
+    after = cli(
+        "rebuild", "--since", "2026-11-03", "--app", "support-bot", "--skip-evaluations", env=env, cwd=workdir
+    )
     assert after.returncode == 0 and "(--since 2026-11-03)." in " ".join(after.stderr.split())
-    by_id = cli("rebuild", *window, "--app", "support-bot", env=env, cwd=workdir)
-    assert by_id.returncode == 2 and "Traceback" not in by_id.stderr
-    assert "'support-bot' is not an app resource name" in by_id.stderr
+    for app, says in (
+        ("support-bott", f"--app support-bott is the id of no app in the raw lake ({sim.apps[0]})"),
+        ("projects/p/apps/a", "'projects/p/apps/a' is not an app resource name"),
+    ):
+        refused = cli("rebuild", *window, "--app", app, env=env, cwd=workdir)
+        assert refused.returncode == 2 and says in " ".join(refused.stderr.split()), refused.stderr
     listed = cli("query", "--list", env=env, cwd=workdir)
     assert "daily_volume" in listed.stdout and "Conversations per UTC day" in listed.stdout
     volume = cli("query", "daily_volume", "--format", "json", env=env, cwd=workdir)

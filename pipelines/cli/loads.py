@@ -162,14 +162,33 @@ def load_evaluations(
     return 1 if failed else 0
 
 
+def _chosen_apps(chosen: Sequence[str], known: Sequence[str], where: str) -> list[str]:
+    """`--app` values as full resource names, checked as CES_APPS is: an app id (`support-bot`)
+    stands for the one app `where` (of CES_APPS, in the raw lake: `known`) whose name ends with it."""
+    apps = []
+    for app in chosen:
+        matches = [app] if "/" in app else [name for name in known if name.rsplit("/", 1)[-1] == app]
+        if not matches:
+            listed = ", ".join(known) or "none"
+            raise UserError(
+                f"--app {app} is the id of no app {where} ({listed}): give an app's id or full name"
+            )
+        if len(matches) > 1:
+            raise UserError(
+                f"--app {app}: {', '.join(matches)} {where} all have this id: give a full resource name"
+            )
+        apps.append(matches[0])
+    CesSettings(apps=tuple(apps))
+    return apps
+
+
 def _apps(settings: Settings, chosen: Sequence[str] | None) -> list[str]:
-    apps = list(chosen or settings.ces.apps)
+    apps = _chosen_apps(chosen, settings.ces.apps, "of CES_APPS") if chosen else list(settings.ces.apps)
     if not apps:
         raise UserError(
             "CES_APPS is not set: name the apps to ingest, e.g. "
             "export CES_APPS=projects/my-project/locations/us/apps/my-app"
         )
-    CesSettings(apps=tuple(apps))  # validates --app values like CES_APPS
     return apps
 
 
@@ -194,12 +213,13 @@ def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
     evaluations = [e.strip() for e in (args.evaluations or "").split(",") if e.strip()]
     if bool(evaluations) == bool(args.dataset):
         raise UserError("give exactly one of --evaluations a,b or --dataset D")
-    start = {"app": args.app, "evaluations": evaluations, "evaluation_dataset": args.dataset}
+    (app,) = _chosen_apps([args.app], settings.ces.apps, "of CES_APPS")
+    start = {"app": app, "evaluations": evaluations, "evaluation_dataset": args.dataset}
     start |= {key: getattr(args, key) for key in ("display_name", "app_version", "poll_seconds")}
     with console.status("waiting for the evaluation to start"):
         run_config = {"ops": {START_STEP: {"config": start}}}
         (started,) = _execute(
-            settings, "start_evaluation_job", [PlannedRun(args.app, {}, 1)], [args.app], run_config=run_config
+            settings, "start_evaluation_job", [PlannedRun(app, {}, 1)], [app], run_config=run_config
         )
     operation = started.value(START_STEP, "operation", None)
     if not started.success:
@@ -220,13 +240,13 @@ def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
                 on_run=lambda found: status.update(f"evaluation run: {_progress(found)}"),
             )
     config = {"ops": {"raw__evaluation_runs": {"config": {"names": [run], "discover": False}}}}
-    code = load_evaluations(settings, [args.app], config)
+    code = load_evaluations(settings, [app], config)
     if not args.gate:
         return code
     if state != "COMPLETED":
         console.print(f"[red]evaluation run ended {state}: no completed run to gate")
         return max(code, 1)
-    return max(code, regression_gate(settings, args.app, run))
+    return max(code, regression_gate(settings, app, run))
 
 
 def _progress(run: dict) -> str:
@@ -267,13 +287,19 @@ def regression_gate(settings: Settings, app: str, run: str) -> int:
 
 
 def cmd_rebuild(args: argparse.Namespace, settings: Settings) -> int:
+    from pipelines.ingest.evaluations import EVALUATION_RUNS_DATASET
     from pipelines.ingest.flatten import CONVERSATIONS_DATASET
     from pipelines.lake.store import Lake
 
-    if args.app:
-        CesSettings(apps=tuple(args.app))  # validates --app values like CES_APPS
     lake = Lake(settings.storage.lake)
-    kept = lake.raw_partitions(CONVERSATIONS_DATASET, args.app or ())
+    chosen: list[str] = []
+    if args.app:
+        known: set[str] = set()
+        if any("/" not in app for app in args.app):  # an id: the lake's apps are listed to find it
+            known = {app for app, _ in lake.raw_partitions(CONVERSATIONS_DATASET)}
+            known |= {app for app, _ in lake.observations(EVALUATION_RUNS_DATASET)}
+        chosen = _chosen_apps(args.app, sorted(known), "in the raw lake")
+    kept = lake.raw_partitions(CONVERSATIONS_DATASET, chosen)
     since = args.since or min((day for _, day in kept), default=None)
     until = args.until or max((day + timedelta(days=1) for _, day in kept), default=None)
     # Both bounds given are checked as `ingest` checks them; a bound left out may fall before the
@@ -294,10 +320,8 @@ def cmd_rebuild(args: argparse.Namespace, settings: Settings) -> int:
         )
     if args.skip_evaluations:
         return code
-    from pipelines.ingest.evaluations import EVALUATION_RUNS_DATASET
-
     apps = sorted(
-        {app for app, _ in lake.observations(EVALUATION_RUNS_DATASET) if not args.app or app in args.app}
+        {app for app, _ in lake.observations(EVALUATION_RUNS_DATASET) if not chosen or app in chosen}
     )
     if not apps:
         console.print(f"[yellow]no evaluation run fetches to replay in {escape(lake.root)}.")
