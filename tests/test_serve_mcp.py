@@ -399,14 +399,16 @@ def test_what_changed_sets_a_day_against_the_one_before_with_the_latest_runs_reg
     warehouse: Warehouse, capsys, monkeypatch
 ) -> None:
     (day_one, day_two), app = samples.DAYS, samples.SUPPORT
-    _, (answer,) = call(
+    window = {"since": str(day_two), "until": str(day_two + timedelta(days=1))}
+    _, (answer, unknown) = call(
         stdio(warehouse),
-        (
-            "what_changed",
-            {"app": "support", "since": str(day_two), "until": str(day_two + timedelta(days=1))},
-        ),
+        ("what_changed", {"app": "support", **window}),
+        ("what_changed", {"app": "suport", **window}),
     )
     assert not answer.is_error, answer.content
+    assert unknown.is_error and unknown.content[0].text.endswith(
+        f"no app 'suport' in the warehouse; it holds: {samples.SALES}, {samples.SUPPORT}"
+    )
     found = answer.structured_content
     assert (found["app"], found["compared_with"]) == (app, {"since": str(day_one), "until": str(day_two)})
     held = samples.conversations()

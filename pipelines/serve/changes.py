@@ -10,16 +10,19 @@ from typing import Any
 
 import duckdb
 
-from pipelines.serve.lookups import one_row, rows
+from pipelines.serve.lookups import rows
 from pipelines.serve.reader import AnswerError
 from pipelines.sqlfiles import sql_text
-from pipelines.warehouse.queries import named_query
+from pipelines.warehouse.queries import check_app, named_query
 
 
 def what_changed(conn: duckdb.DuckDBPyConnection, app: str, since: date, until: date) -> dict[str, Any]:
     if until <= since:
         raise AnswerError(f"until ({until}) must be after since ({since})")
-    full = one_row(rows(conn, sql_text("serve/find_app.sql"), {"name": app}), "app", "app", app)["app"]
+    named = check_app(conn, app)
+    if len(named) > 1:
+        raise AnswerError(f"app id {app!r} is ambiguous: give the full resource name ({', '.join(named)})")
+    full = named[0]
     before = since - (until - since)
     period = {"app": full, "since": since, "until": until, "before": before}
     metrics = rows(conn, sql_text("serve/metric_changes.sql"), period)

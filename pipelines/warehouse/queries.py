@@ -206,18 +206,20 @@ class NamedQuery:
 SHOWN_APPS = 10
 
 
-def check_app(conn: duckdb.DuckDBPyConnection, app: str | None) -> None:
-    """An `app` asked about (None: every app) must be one the warehouse holds, by full resource
-    name or id: a slip of the name is an error that lists the apps, not an empty answer. Once per
-    question, however many queries answer it (the dashboard's run about forty)."""
+def check_app(conn: duckdb.DuckDBPyConnection, app: str | None) -> list[str]:
+    """The apps an `app` asked about names (its full resource name, or an id several projects may
+    share), among those the warehouse holds rows of: a slip of the name is an error that lists the
+    apps, not an empty answer. Once per question, however many queries answer it (the dashboard's
+    run about forty). None asks about every app: no names."""
     if app is None:
-        return
+        return []
     try:
         known = [found for (found,) in conn.execute(sql_text("warehouse/known_apps.sql")).fetchall()]
     except duckdb.CatalogException:
-        return  # a warehouse before its first load with this version: the query says so itself
-    if app in known or any(found.rsplit("/", 1)[-1] == app for found in known):
-        return
+        return [app]  # a warehouse before its first load with this version: the query says so itself
+    named = [found for found in known if app in (found, found.rsplit("/", 1)[-1])]
+    if named:
+        return named
     listed = ", ".join(known[:SHOWN_APPS]) + (f", … ({len(known)} apps)" if len(known) > SHOWN_APPS else "")
     raise NamedQueryError(f"no app {app!r} in the warehouse; it holds: {listed or 'none yet'}")
 
