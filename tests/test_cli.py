@@ -243,6 +243,13 @@ def test_a_librarys_unhandled_warning_is_one_line_without_its_traceback(workdir:
     assert done.stderr == "some.storage.client: _request out of retries\n"
 
 
+def test_no_command_lists_the_commands(workdir: Path) -> None:
+    done = cli(env=base_env(workdir), cwd=workdir)
+    said = done.stderr
+    assert done.returncode == 2 and said.startswith("usage: ces-pipeline")
+    assert all(f"\n    {command} " in said for command in ("ingest", "rebuild", "query", "report", "mcp"))
+
+
 def test_version_names_this_version_and_the_duckdb_and_dagster_it_runs_with(workdir: Path) -> None:
     done = cli_process("--version", env=base_env(workdir), cwd=workdir)
     assert done.returncode == 0 and done.stderr == ""

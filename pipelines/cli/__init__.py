@@ -180,7 +180,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; a user error is one line on stderr and a non-zero exit, never a traceback."""
     logging.lastResort = _LibraryWarning(logging.WARNING)
     load_dotenv_file()
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv:  # the commands, where argparse alone would say only that one is required
+        parser.print_help(sys.stderr)
+        return 2
+    args = parser.parse_args(argv)
     # SIGTERM (a scheduler, `kill`, a container stopping) ends a command as Ctrl-C does: the
     # run in progress is interrupted and recorded, the runs not started are not started. A shell
     # starts background jobs with SIGINT ignored, which would make both signals do nothing, here
