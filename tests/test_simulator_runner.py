@@ -45,3 +45,19 @@ def test_serve_announces_the_real_url_and_the_apps() -> None:
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def test_simulate_says_how_to_ingest_from_it(tmp_path) -> None:
+    """Stdout: the URL and the app, what a script reads; stderr: the settings for `ingest`."""
+    command = [sys.executable, "-m", "pipelines.cli", "simulate", "--port", "0", "--apps", "1"]
+    server = subprocess.Popen(
+        command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert server.stdout is not None and server.stderr is not None
+        url, app = (server.stdout.readline().strip() for _ in range(2))
+        assert app == "projects/sim-project/locations/us/apps/support-bot"
+        assert server.stderr.readline() == f"ingest from it: export CES_MCP_URL={url} CES_APPS={app}\n"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)

@@ -51,11 +51,21 @@ def _faults(spec: str):
 
 def cmd_simulate(args: argparse.Namespace, settings: Settings) -> int:
     from pipelines.ces.simulator import serve
+    from pipelines.ces.simulator.runner import print_endpoint
+
+    def announce(url: str, apps: Sequence[str]) -> None:
+        print_endpoint(url, apps)
+        console.print(
+            f"ingest from it: export CES_MCP_URL={url} CES_APPS={','.join(apps)}",
+            soft_wrap=True,
+            highlight=False,
+        )
 
     if args.faults:
         console.print(f"injecting faults: {args.faults.spec.describe()}")
     return serve_until_stopped(
-        lambda: serve(_simulator_config(args), host=args.host, port=args.port), "the simulator"
+        lambda: serve(_simulator_config(args), host=args.host, port=args.port, announce=announce),
+        "the simulator",
     )
 
 

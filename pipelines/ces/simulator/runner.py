@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -70,8 +70,9 @@ def running_simulator(
         sock.close()
 
 
-def _print_line(line: str) -> None:
-    print(line, flush=True)  # flushed: the announcement is read by whoever started us, often via a pipe
+def print_endpoint(url: str, apps: Sequence[str]) -> None:
+    """The URL, then each app, a line each: what a script that started the simulator reads."""
+    print(url, *apps, sep="\n", flush=True)  # flushed: often read through a pipe
 
 
 def serve(
@@ -79,16 +80,14 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 0,
     *,
-    announce: Callable[[str], None] = _print_line,
+    announce: Callable[[str, Sequence[str]], None] = print_endpoint,
 ) -> None:
-    """Serve in the foreground until interrupted. Once listening, announce the endpoint URL and then
-    each app resource name, one per call, so a user knows what to set as CES_MCP_URL and CES_APPS."""
+    """Serve in the foreground until interrupted. Once listening, announce the endpoint URL and the
+    app resource names, so a user knows what to set as CES_MCP_URL and CES_APPS."""
     config = config or SimulatorConfig()
     sock = listening_socket(host, port)
     server = _server(config)
-    announce(endpoint_url(sock, MCP_PATH))
-    for app in config.scale.app_names:
-        announce(app)
+    announce(endpoint_url(sock, MCP_PATH), config.scale.app_names)
     try:
         server.run(sockets=[sock])
     finally:
