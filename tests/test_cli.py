@@ -396,10 +396,18 @@ def test_evaluate_starts_a_run_and_loads_it(workdir: Path) -> None:
         refused = cli("evaluate", "--app", app, "--evaluations", "no-such-evaluation", env=env, cwd=workdir)
         assert refused.returncode == 1 and "refused to start the evaluation" in refused.stderr
         assert "NOT_FOUND" in refused.stderr and "get_operation" not in refused.stderr  # none started
+        covered = (
+            "(this app's runs in the warehouse covered: --evaluations angry-customer, refund-happy-path)"
+        )
+        assert " ".join(refused.stderr.split()).endswith(covered)
         assert [status for status, _ in start_runs(workdir)] == ["SUCCESS", "FAILURE"]
         assert len(Lake(str(workdir / "lake")).read_states(STARTED_RUNS_STATE)) == 1
         conflicting = cli("evaluate", "--app", app, env=env, cwd=workdir)
-        assert conflicting.returncode == 2 and "exactly one of" in conflicting.stderr
+        assert conflicting.returncode == 2
+        assert (
+            " ".join(conflicting.stderr.split())
+            == f"error: give exactly one of --evaluations a,b or --dataset D {covered}"
+        )
         assert len(start_runs(workdir)) == 2
 
 

@@ -203,6 +203,16 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
 START_STEP = "start_evaluation_op"
 
 
+def _run_before(settings: Settings, app: str) -> str:
+    """What earlier runs of `app` covered, as options to give, for an error about what to run."""
+    from pipelines.warehouse.duck import Warehouse
+    from pipelines.warehouse.loads import evaluations_run_before
+
+    found = evaluations_run_before(Warehouse.from_settings(settings.storage), app)
+    said = "; ".join(f"{option} {', '.join(ids)}" for option, ids in found.items())
+    return f" (this app's runs in the warehouse covered: {said})" if said else ""
+
+
 def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
     """A run of `start_evaluation_job` starts the evaluation (`run_evaluation`, sent once), then
     its evaluation run is followed to its end (`--gate`) and loaded."""
@@ -210,10 +220,10 @@ def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
     from pipelines.ingest.trigger import wait_for_evaluation_run
     from pipelines.orchestration.runs import PlannedRun
 
+    (app,) = _chosen_apps([args.app], settings.ces.apps, "of CES_APPS")
     evaluations = [e.strip() for e in (args.evaluations or "").split(",") if e.strip()]
     if bool(evaluations) == bool(args.dataset):
-        raise UserError("give exactly one of --evaluations a,b or --dataset D")
-    (app,) = _chosen_apps([args.app], settings.ces.apps, "of CES_APPS")
+        raise UserError(f"give exactly one of --evaluations a,b or --dataset D{_run_before(settings, app)}")
     start = {"app": app, "evaluations": evaluations, "evaluation_dataset": args.dataset}
     start |= {key: getattr(args, key) for key in ("display_name", "app_version", "poll_seconds")}
     with console.status("waiting for the evaluation to start"):
@@ -223,7 +233,9 @@ def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
         )
     operation = started.value(START_STEP, "operation", None)
     if not started.success:
-        console.print(f"[red]error: {escape(str(started.error).removeprefix(f'{START_STEP}: '))}")
+        error = str(started.error).removeprefix(f"{START_STEP}: ")
+        known = _run_before(settings, app) if "NOT_FOUND" in error else ""
+        console.print(f"[red]error: {escape(error + known)}")
         if operation:
             console.print(f"Follow it up with get_operation {operation}; do not re-run blindly.")
         return 1

@@ -179,6 +179,15 @@ def unfinished_evaluation_runs(warehouse: Warehouse) -> list[tuple[str, str]]:
     return _stored(warehouse, EVALUATION_RUNS.name, "unfinished_evaluation_runs")
 
 
+def evaluations_run_before(warehouse: Warehouse, app: str) -> dict[str, list[str]]:
+    """The ids of the evaluations (`--evaluations`) and datasets (`--dataset`) that `app`'s loaded
+    runs covered, by option."""
+    found: dict[str, list[str]] = {}
+    for option, name in _stored(warehouse, EVALUATION_RUNS.name, "app_evaluations", {"app": app}):
+        found.setdefault(option, []).append(name)
+    return found
+
+
 def _stored(warehouse: Warehouse, table: str, statement: str, params: object = None) -> list[tuple]:
     """The rows of `sql/warehouse/STATEMENT.sql`, read-only; none before `table` is created."""
     if not warehouse.exists():
