@@ -494,3 +494,41 @@ def test_query_values_are_written_as_json_the_same_way_for_the_cli_and_the_mcp_s
     }
     assert json.loads(json_lines(columns, [row])) == expected
     assert jsonable(dict(zip(columns, row, strict=True))) == expected
+
+
+def test_coverage_is_what_the_tables_hold_of_each_app(warehouse: Warehouse) -> None:
+    with warehouse.connect(read_only=True) as conn:
+        held = conn.execute(
+            "SELECT app, min(partition_date), max(partition_date), count(DISTINCT partition_date), count(*), "
+            "count(*) FILTER (WHERE end_time IS NULL) FROM conversations GROUP BY app"
+        ).fetchall()
+        runs = dict(conn.execute("SELECT app, count(*) FROM evaluation_runs GROUP BY app").fetchall())
+        rejects = dict(conn.execute("SELECT app, count(*) FROM rejects GROUP BY app").fetchall())
+    found = by_key(query(warehouse, "coverage"), "app")
+    assert set(found) == {(app,) for app, *_ in held} | {(app,) for app in runs}
+    for app, first, newest, days, conversations, open_ones in held:
+        row = found[(app,)]
+        assert (row["first_day"], row["newest_day"]) == (first, newest) == (NOV_1, NOV_2)
+        assert (row["days_with_conversations"], row["days_without_conversations"]) == (days, 0)
+        assert (row["conversations"], row["in_progress"]) == (conversations, open_ones)
+        assert (row["evaluation_runs"], row["rejects"]) == (runs.get(app, 0), rejects.get(app, 0))
+    assert sum(row["rejects"] for row in found.values()) == 1  # the sample's one rejected conversation
+    assert [row["app"] for row in query(warehouse, "coverage", app="sales")] == [samples.SALES]
+
+
+def test_coverage_counts_the_days_between_without_conversations(tmp_path) -> None:
+    from conversation_samples import APP, full_conversation
+    from test_warehouse import write_partition
+
+    from pipelines.ingest.load import load_conversation_partitions
+    from pipelines.lake.store import Lake
+
+    lake, warehouse = Lake(str(tmp_path / "lake")), Warehouse(str(tmp_path / "w.duckdb"))
+    days = [date(2026, 11, 1), date(2026, 11, 4)]
+    for day in days:
+        write_partition(lake, APP, day, [full_conversation(f"{day:%d}", start=f"{day}T10:00:00Z")])
+    load_conversation_partitions(lake, warehouse, [(APP, day) for day in days])
+    (row,) = query(warehouse, "coverage")
+    assert (row["first_day"], row["newest_day"], row["conversations"]) == (*days, 2)
+    assert (row["days_with_conversations"], row["days_without_conversations"]) == (2, 2)
+    assert (row["evaluation_runs"], row["newest_evaluation_run"], row["rejects"]) == (0, None, 0)

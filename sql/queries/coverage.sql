@@ -1,0 +1,43 @@
+-- What the warehouse holds of each app: its first and newest day with conversations, the days between them without any (a quiet day, or a day no load has fetched), its conversations and those still open, its evaluation runs and when the newest was created, and its rejects.
+-- Read from the daily rollup, the evaluation runs and the rejects: it costs apps and days, not conversations.
+-- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
+WITH days AS (
+    SELECT
+        app,
+        min(day) AS first_day,
+        max(day) AS newest_day,
+        count(DISTINCT day) AS days,
+        CAST(sum(conversations) AS BIGINT) AS conversations,
+        CAST(sum(in_progress) AS BIGINT) AS in_progress
+    FROM daily_conversations
+    WHERE $app IS NULL OR $app IN (app, split_part(app, '/', 6))
+    GROUP BY app
+),
+runs AS (
+    SELECT app, count(*) AS evaluation_runs, max(create_time) AS newest_evaluation_run
+    FROM evaluation_runs
+    WHERE $app IS NULL OR $app IN (app, split_part(app, '/', 6))
+    GROUP BY app
+),
+rejected AS (
+    SELECT app, count(*) AS rejects
+    FROM rejects
+    WHERE $app IS NULL OR $app IN (app, split_part(app, '/', 6))
+    GROUP BY app
+)
+SELECT
+    app,
+    first_day,
+    newest_day,
+    CAST(coalesce(days, 0) AS BIGINT) AS days_with_conversations,
+    CAST(coalesce(datediff('day', first_day, newest_day) + 1 - days, 0) AS BIGINT) AS days_without_conversations,
+    coalesce(conversations, 0) AS conversations,
+    coalesce(in_progress, 0) AS in_progress,
+    coalesce(evaluation_runs, 0) AS evaluation_runs,
+    newest_evaluation_run,
+    coalesce(rejects, 0) AS rejects
+FROM days
+FULL JOIN runs USING (app)
+FULL JOIN rejected USING (app)
+WHERE app IS NOT NULL
+ORDER BY app;
