@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from contextlib import ExitStack
@@ -13,6 +14,8 @@ from dagster_runs import run_app_job
 from pipelines.ces.simulator import SimulatorConfig, SimulatorHandle, SimulatorScale, running_simulator
 from pipelines.config import Settings
 from pipelines.definitions import build_definitions
+from pipelines.ingest.evaluations import STARTED_RUNS_STATE, replay_observations
+from pipelines.lake.store import Lake
 from pipelines.orchestration.evaluation_assets import (
     follow_due,
     started_evaluation_sensor,
@@ -21,6 +24,7 @@ from pipelines.orchestration.evaluation_assets import (
 from pipelines.orchestration.partitions import register_apps
 from pipelines.orchestration.resources import resources_from_settings
 from pipelines.orchestration.runs import QUIET_LOGS
+from pipelines.transform.schemas import REFUSED_RUN
 from pipelines.warehouse.duck import Warehouse
 
 SCALE = SimulatorScale(seed=9, apps=1, days=1, conversations_per_day=1, evaluation_runs_per_app=6)
@@ -165,3 +169,56 @@ def test_runs_unfinished_for_long_are_fetched_less_often_and_a_new_one_at_once(
         newly_seen = {**two_hours, names[0]: now - 10}
         assert len(tick(newly_seen, now - 60).run_requests) == 1
         assert len(tick({}, now - 60).run_requests) == 1  # none seen before: at once
+
+
+def test_a_run_gone_from_ces_is_a_reject_and_no_longer_followed(tmp_path: Path, monkeypatch) -> None:
+    """Runs deleted from CES after they were seen (here: another simulator, whose runs are
+    others): the fetch that asks for them loads, each is a reject naming NOT_FOUND, and the
+    sensor stops following them. A run started here and then deleted does not block the app."""
+    warehouse = Warehouse(str(tmp_path / "w.duckdb"))
+    elsewhere = SimulatorConfig(scale=dataclasses.replace(SCALE, seed=SCALE.seed + 1))
+    with ExitStack() as stack:
+        instance = stack.enter_context(dg.instance_for_test())
+        with running_simulator(SimulatorConfig(scale=SCALE)) as sim:
+            point_at(sim, tmp_path, warehouse, monkeypatch)
+            assert all(o.success for o in run_app_job("ingest_evaluation_runs", sim.apps, instance=instance))
+            (app,) = sim.apps
+        unfinished = [name for _, name in warehouse.unfinished_evaluation_runs()]
+        assert unfinished, "the simulator serves queued and running runs"
+        started_here = f"{app}/evaluationRuns/started-here-then-deleted"
+        state = {"app": app, "operation": f"{app}/operations/o", "evaluation_run": started_here}
+        Lake(str(tmp_path / "lake")).write_state(STARTED_RUNS_STATE, state["operation"], state)
+
+        other = stack.enter_context(running_simulator(elsewhere))
+        point_at(other, tmp_path, warehouse, monkeypatch)
+        assert other.apps == (app,)
+        settings = Settings.from_env()
+        context = dg.build_sensor_context(instance=instance, resources=resources_from_settings(settings))
+        (request,) = unfinished_evaluation_runs_sensor(context).run_requests
+        fetched = (
+            build_definitions(settings)
+            .resolve_job_def("ingest_evaluation_runs")
+            .execute_in_process(
+                run_config={**request.run_config, **QUIET_LOGS}, instance=instance, partition_key=app
+            )
+        )
+        assert fetched.success
+        (materialization,) = fetched.asset_materializations_for_node("raw__evaluation_runs")
+        assert materialization.metadata["evaluation_runs_refused"].value == len(unfinished) + 1
+        assert isinstance(unfinished_evaluation_runs_sensor(context), dg.SkipReason)
+    with warehouse.connect(read_only=True) as conn:
+        rejects = conn.execute(
+            "SELECT resource_name, reason, raw_json->>'tool' FROM rejects WHERE source = 'evaluation_run'"
+        ).fetchall()
+    assert sorted(name for name, _, _ in rejects) == sorted([*unfinished, started_here])
+    assert all(reason.startswith(f"{REFUSED_RUN}NOT_FOUND") for _, reason, _ in rejects), rejects
+    assert {tool for _, _, tool in rejects} == {"get_evaluation_run"}
+    assert warehouse.unfinished_evaluation_runs() == []
+    rebuilt = Warehouse(str(tmp_path / "rebuilt.duckdb"))  # the raw lake replayed: the same rejects
+    replay_observations(Lake(str(tmp_path / "lake")), rebuilt, app)
+    with rebuilt.connect(read_only=True) as conn:
+        assert sorted(rejects) == sorted(
+            conn.execute(
+                "SELECT resource_name, reason, raw_json->>'tool' FROM rejects WHERE source = 'evaluation_run'"
+            ).fetchall()
+        )

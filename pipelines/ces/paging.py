@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -39,12 +39,24 @@ class ToolClient(Protocol):
 
 
 def fetch_record(
-    client: ToolClient, tool: str, arguments: Mapping[str, Any], *, idempotent: bool | None = None
+    client: ToolClient,
+    tool: str,
+    arguments: Mapping[str, Any],
+    *,
+    idempotent: bool | None = None,
+    keep: Callable[[CesError], bool] | None = None,
 ) -> ApiRecord:
+    """One call's record. A refusal of this call by a server that understood it (a tool error or a
+    JSON-RPC error) that `keep` accepts is recorded in the record's `refused`, not raised."""
     arguments = dict(arguments)
-    result = client.call_tool(tool, arguments, idempotent=idempotent)
+    try:
+        result, refused = client.call_tool(tool, arguments, idempotent=idempotent), None
+    except (CesToolError, CesRpcError) as exc:
+        if keep is None or not keep(exc):
+            raise
+        result, refused = {}, exc.server_message or str(exc)
     fetched_at = datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
-    return ApiRecord(tool, arguments, result, fetched_at)
+    return ApiRecord(tool, arguments, result, fetched_at, refused)
 
 
 def page_items(result: Mapping[str, Any], items_key: str, tool: str) -> list[Any]:

@@ -15,14 +15,17 @@ class ApiRecord:
     arguments: dict[str, Any]
     result: Any = field(repr=False)
     fetched_at: str = ""
+    refused: str | None = None
+    """The server's words when it refused the call (a tool error; `result` is then empty)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        record = {
             "tool": self.tool,
             "arguments": self.arguments,
             "result": self.result,
             "fetched_at": self.fetched_at,
         }
+        return record if self.refused is None else record | {"refused": self.refused}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ApiRecord:
@@ -32,7 +35,14 @@ class ApiRecord:
         )
         if not isinstance(tool, str) or not isinstance(arguments, dict) or not isinstance(result, dict):
             raise CesDataError(f"not an API record (tool, arguments, result): {str(data)[:200]}")
-        return cls(tool, arguments, result, fetched_at if isinstance(fetched_at, str) else "")
+        refused = data.get("refused")
+        return cls(
+            tool,
+            arguments,
+            result,
+            fetched_at if isinstance(fetched_at, str) else "",
+            refused if isinstance(refused, str) else None,
+        )
 
 
 def as_record(item: ApiRecord | Mapping[str, Any]) -> ApiRecord:

@@ -10,7 +10,7 @@ from typing import Any
 
 from pipelines.ces.client import CesMcpClient
 from pipelines.ces.daemon_threads import ordered_map
-from pipelines.ces.errors import CesToolError
+from pipelines.ces.errors import CesError
 from pipelines.ces.paging import fetch_record, page_items
 from pipelines.ces.records import ApiRecord, as_record
 from pipelines.ces.tools import (
@@ -33,8 +33,8 @@ from pipelines.transform.evaluations import (
     snapshot_row,
     snapshots_batch,
 )
-from pipelines.transform.rejects import rejects_batch
-from pipelines.transform.schemas import EVALUATION_RUN_OPERATIONS
+from pipelines.transform.rejects import Reject, rejects_batch
+from pipelines.transform.schemas import EVALUATION_RUN_OPERATIONS, REFUSED_RUN, RUN_REJECT_SOURCE
 from pipelines.warehouse.duck import Warehouse
 from pipelines.warehouse.loads import upsert_evaluations
 
@@ -51,6 +51,9 @@ class EvaluationFetchResult:
     operations: int = 0
     operations_unavailable: list[str] = field(default_factory=list)
     """Operations get_operation refused (e.g. expired): their runs' durations stay unknown."""
+    runs_refused: list[str] = field(default_factory=list)
+    """Runs CES says do not exist (NOT_FOUND: deleted since they were seen), with its words:
+    recorded as rejects and no longer followed; the app's other runs load."""
     records: int = 0
 
 
@@ -86,13 +89,19 @@ def fetch_evaluation_runs(
         )
         wanted = [name for name in dict.fromkeys([*wanted, *names, *started_here]) if name.startswith(prefix)]
         runs = ordered_map(
-            lambda name: fetch_record(client, GET_EVALUATION_RUN, {"name": name}),
+            lambda name: fetch_record(client, GET_EVALUATION_RUN, {"name": name}, keep=_gone),
             wanted,
             workers=workers,
             thread_name_prefix="ces-eval",
         )
         operations: list[str] = []
+        gone: set[str] = set()
         for record in runs:
+            if record.refused is not None:
+                gone.add(record.arguments["name"])
+                result.runs_refused.append(f"{record.arguments['name']}: {record.refused}")
+                yield record.to_dict()
+                continue
             result.runs += 1
             operation = record.result.get("operation")
             if run_state(record.result) in FINAL_RUN_STATES and isinstance(operation, str) and operation:
@@ -101,14 +110,14 @@ def fetch_evaluation_runs(
         if client.has_tool(GET_OPERATION):
             wanted_operations = [name for name in operations if name not in finished_operations]
             fetches = ordered_map(
-                lambda name: _fetch_operation(client, name),
+                lambda name: fetch_record(client, GET_OPERATION, {"name": name}, keep=_any),
                 wanted_operations,
                 workers=workers,
                 thread_name_prefix="ces-eval-op",
             )
-            for fetched in fetches:
-                if isinstance(fetched, str):
-                    result.operations_unavailable.append(fetched)
+            for fetched in fetches:  # a run's missing duration never costs the rest of the fetch
+                if fetched.refused is not None:
+                    result.operations_unavailable.append(f"{fetched.arguments['name']}: {fetched.refused}")
                 else:
                     result.operations += 1
                     yield fetched.to_dict()
@@ -116,7 +125,7 @@ def fetch_evaluation_runs(
             listed: set[str] = set()  # a listing restarted after a refused page token repeats some
             listings = ordered_map(
                 lambda name: list(iter_evaluation_result_records(client, app, name, page_size=page_size)),
-                wanted,
+                [name for name in wanted if name not in gone],
                 workers=workers,
                 thread_name_prefix="ces-eval-results",
             )
@@ -133,21 +142,22 @@ def fetch_evaluation_runs(
     return result
 
 
+def _gone(refusal: CesError) -> bool:
+    """A run CES says does not exist (deleted): recorded, and the app's other runs load."""
+    return refusal.google.code == "NOT_FOUND"
+
+
+def _any(refusal: CesError) -> bool:
+    """Any refusal of an operation (they expire): a run's duration is not worth the fetch."""
+    return True
+
+
 def run_state(run: Mapping[str, Any]) -> str | None:
     """An EvaluationRun's state by name (sent as a name or a number); None when absent or malformed."""
     try:
         return enum_name(run.get("state"), "EvaluationRun.EvaluationRunState", "state")
     except SchemaViolation:
         return None
-
-
-def _fetch_operation(client: CesMcpClient, name: str) -> ApiRecord | str:
-    """get_operation of one name: its record, or the refusal's message when the server has no such
-    operation (they expire): a run's missing duration never costs the rest of the fetch."""
-    try:
-        return fetch_record(client, GET_OPERATION, {"name": name})
-    except CesToolError as exc:
-        return f"{name}: {exc}"
 
 
 @dataclass
@@ -157,6 +167,8 @@ class EvaluationObservation:
     runs: list[tuple[dict[str, Any], int]] = field(default_factory=list)
     results: list[dict[str, Any]] = field(default_factory=list)
     operations: list[tuple[dict[str, Any], int]] = field(default_factory=list)
+    refused: list[ApiRecord] = field(default_factory=list)
+    """Its get_evaluation_run calls the server refused (the run is gone)."""
 
 
 def replay_evaluation_records(records: Iterable[ApiRecord | Mapping[str, Any]]) -> EvaluationObservation:
@@ -165,6 +177,7 @@ def replay_evaluation_records(records: Iterable[ApiRecord | Mapping[str, Any]]) 
     results: dict[str, Any] = {}
     operations: list[tuple[Any, int]] = []
     unnamed: list[tuple[Any, int]] = []
+    refused: list[ApiRecord] = []
     for raw in records:
         record = as_record(raw)
         observed = parse_timestamp_micros(record.fetched_at) if record.fetched_at else 0
@@ -175,6 +188,8 @@ def replay_evaluation_records(records: Iterable[ApiRecord | Mapping[str, Any]]) 
                     runs.setdefault(name, (run, observed))
                 else:
                     unnamed.append((run, observed))
+        elif record.tool == GET_EVALUATION_RUN and record.refused is not None:
+            refused.append(record)
         elif record.tool == GET_EVALUATION_RUN:
             runs[str(record.arguments.get("name"))] = (record.result, observed)
         elif record.tool == LIST_EVALUATION_RESULTS:
@@ -183,7 +198,7 @@ def replay_evaluation_records(records: Iterable[ApiRecord | Mapping[str, Any]]) 
                 results[key if key is not None else f"#{len(results)}"] = item
         elif record.tool == GET_OPERATION:
             operations.append((record.result, observed))
-    return EvaluationObservation([*runs.values(), *unnamed], list(results.values()), operations)
+    return EvaluationObservation([*runs.values(), *unnamed], list(results.values()), operations, refused)
 
 
 def load_evaluation_observation(
@@ -201,6 +216,9 @@ def load_evaluation_observation(
     for operation, observed in observation.operations:
         operations.add(operation, observed)
     rejects = runs.take_rejects() + results.take_rejects() + operations.take_rejects()
+    for record in observation.refused:
+        name = str(record.arguments.get("name"))
+        rejects.append(Reject(RUN_REJECT_SOURCE, name, f"{REFUSED_RUN}{record.refused}", record.to_dict()))
     return upsert_evaluations(
         warehouse,
         app,

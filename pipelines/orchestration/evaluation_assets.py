@@ -76,6 +76,8 @@ def evaluation_run_observations(
     )
     for refused in result.operations_unavailable:
         context.log.warning(f"get_operation refused, the run's duration stays unknown: {refused}")
+    for refused in result.runs_refused:
+        context.log.warning(f"get_evaluation_run refused, the run is no longer followed: {refused}")
     return dg.MaterializeResult(
         metadata={
             "dagster/row_count": result.records,
@@ -83,6 +85,7 @@ def evaluation_run_observations(
             "evaluation_results": result.results,
             "operations": result.operations,
             "operations_unavailable": len(result.operations_unavailable),
+            "evaluation_runs_refused": len(result.runs_refused),
             "observation_file": result.path,
             **stats_metadata(stats),
             "elapsed_seconds": round(time.monotonic() - started, 3),

@@ -80,6 +80,8 @@ RUN_REJECT_SOURCE = "evaluation_run"
 OPERATION_REJECT_SOURCE = "evaluation_operation"
 RESULT_REJECT_SOURCE = "evaluation_result"
 """`rejects.source` of what an evaluation load rejects (a conversation load's: `conversation`)."""
+REFUSED_RUN = "get_evaluation_run refused: "
+"""How the reject reason of a run CES says does not exist starts (deleted: no longer followed)."""
 
 CONVERSATION_TABLES: tuple[TableSpec, ...] = (
     CONVERSATIONS,

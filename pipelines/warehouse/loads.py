@@ -28,6 +28,7 @@ from pipelines.transform.schemas import (
     EVALUATION_RUN_TABLES,
     EVALUATION_RUNS,
     OPERATION_REJECT_SOURCE,
+    REFUSED_RUN,
     REJECTS,
     RESULT_REJECT_SOURCE,
     RUN_REJECT_SOURCE,
@@ -175,8 +176,8 @@ def finished_operations(warehouse: Warehouse, app: str) -> set[str]:
 
 
 def unfinished_evaluation_runs(warehouse: Warehouse) -> list[tuple[str, str]]:
-    """(app, run name) of each run not COMPLETED, ERROR or CANCELLED."""
-    return _stored(warehouse, EVALUATION_RUNS.name, "unfinished_evaluation_runs")
+    """(app, run name) of each run not COMPLETED, ERROR or CANCELLED, and not gone from CES."""
+    return _stored(warehouse, EVALUATION_RUNS.name, "unfinished_evaluation_runs", {"refused": REFUSED_RUN})
 
 
 def evaluations_run_before(warehouse: Warehouse, app: str) -> dict[str, list[str]]:
