@@ -409,6 +409,13 @@ def test_evaluate_starts_a_run_and_loads_it(workdir: Path) -> None:
             == f"error: give exactly one of --evaluations a,b or --dataset D {covered}"
         )
         assert len(start_runs(workdir)) == 2
+        gone = f"{app}/evaluationRuns/deleted-since"  # a run started here, then deleted from CES
+        state = {"app": app, "operation": f"{app}/operations/gone", "evaluation_run": gone}
+        Lake(str(workdir / "lake")).write_state(STARTED_RUNS_STATE, state["operation"], state)
+        again = cli("evaluate", "--app", app, "--evaluations", "refund-happy-path", env=env, cwd=workdir)
+        assert again.returncode == 0, again.stderr  # the run it started loads
+        said = " ".join(again.stderr.split())
+        assert "1 object rejected: `ces-pipeline query rejects` lists them with the reason." in said
 
 
 def test_evaluate_names_the_operation_of_a_start_that_failed_once_it_was_named(

@@ -113,11 +113,7 @@ def load_conversations(settings: Settings, command: str, partitions: list[tuple[
 
         runs = [PlannedRun.for_range(run) for run in ranges]
         _execute(settings, job_name, runs, [app for app, _ in partitions], on_outcome=on_outcome)
-    if totals["rejects"]:
-        console.print(
-            f"[yellow]{counted(totals['rejects'], 'object')} rejected: "
-            "`ces-pipeline query rejects` lists them with the reason."
-        )
+    _say_rejected(totals["rejects"])
     for check, count in sorted(warnings.items()):
         detail = f" ({escape(found[check])})" if found[check] else ""
         console.print(f"[yellow]warning: {escape(check)} in {count} of {len(ranges)} runs{detail}.")
@@ -159,7 +155,16 @@ def load_evaluations(
         f"{counted(len(outcomes) - len(failed), 'app')} loaded ({counted(runs, 'run row')}, "
         f"{counted(results, 'result row')} written)."
     )
+    _say_rejected(sum(outcome.value("warehouse__evaluation_tables", "rejects_rows") for outcome in outcomes))
     return 1 if failed else 0
+
+
+def _say_rejected(rejects: int) -> None:
+    if rejects:
+        console.print(
+            f"[yellow]{counted(rejects, 'object')} rejected: "
+            "`ces-pipeline query rejects` lists them with the reason."
+        )
 
 
 def _chosen_apps(chosen: Sequence[str], known: Sequence[str], where: str) -> list[str]:
