@@ -184,6 +184,23 @@ def test_a_server_that_ignores_the_filter_costs_requests_not_rows(plain: Ingest,
     assert sum(fetch.pages for fetch in careless.fetches) > sum(fetch.pages for fetch in plain.fetches)
 
 
+def test_a_conversation_deleted_between_its_listing_and_its_fetch_is_a_reject(
+    plain: Ingest, tmp_path: Path
+) -> None:
+    """get_conversation says NOT_FOUND for some listed conversations: the day still loads, each
+    of them is a reject with CES's words, and every other conversation has the plain rows."""
+    faults, server = simulator("deleted:0.3,seed=4")
+    with server as sim:
+        raced = Ingest(sim.url, tmp_path, hydrate="always")
+    deleted = faults.injected["deleted"]
+    rejects = dict(raced.value("SELECT resource_name, reason FROM rejects WHERE source = 'conversation'"))
+    assert 0 < deleted == len(rejects) and raced.stats.retries == 0
+    assert all(reason.startswith("get_conversation refused: NOT_FOUND: ") for reason in rejects.values())
+    kept = [row for row in plain.rows()["conversations"] if row[0] not in rejects]
+    assert raced.rows()["conversations"] == kept
+    assert len(kept) == SCALE.conversation_count - deleted
+
+
 def failure(spec: str, tmp_path: Path, **overrides: Any) -> tuple[SimulatedFaults, str]:
     faults, server = simulator(spec)
     with server as sim, pytest.raises(CesError) as raised:

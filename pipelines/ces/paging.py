@@ -59,6 +59,11 @@ def fetch_record(
     return ApiRecord(tool, arguments, result, fetched_at, refused)
 
 
+def not_found(refusal: CesError) -> bool:
+    """A refusal that says the object does not exist (deleted since it was listed or seen)."""
+    return refusal.google.code == "NOT_FOUND"
+
+
 def page_items(result: Mapping[str, Any], items_key: str, tool: str) -> list[Any]:
     """The items of one page; proto3 JSON omits an empty list, so a missing key is no items."""
     items = result.get(items_key, [])

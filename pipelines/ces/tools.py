@@ -18,6 +18,7 @@ from pipelines.ces.paging import (
     ToolClient,
     fetch_record,
     iter_page_records,
+    not_found,
     page_items,
 )
 from pipelines.ces.records import ApiRecord, as_record
@@ -139,13 +140,16 @@ def iter_conversation_records(
     arguments = list_conversations_arguments(app, window, listing)
     pool = DaemonPool(hydrate_workers, "ces-hydrate")
 
+    def hydrate(name: str) -> ApiRecord:
+        return fetch_record(client, GET_CONVERSATION, {"name": name}, keep=not_found)
+
     def with_hydrations(page: ApiRecord) -> tuple[ApiRecord, PageCounts, list[Future[ApiRecord]]]:
         items = page_items(page.result, "conversations", LIST_CONVERSATIONS)
         verdicts = [judge.judge(item)[0] for item in items]
         accepted = [item for item, verdict in zip(items, verdicts, strict=True) if verdict is Verdict.ACCEPT]
         untraced = [lacks_traces(item) for item in accepted]
         hydrations = [
-            pool.submit(fetch_record, client, GET_CONVERSATION, {"name": item["name"]})
+            pool.submit(hydrate, item["name"])
             for item, bare in zip(accepted, untraced, strict=True)
             if listing.fetches_in_full(bare)
         ]
@@ -187,8 +191,9 @@ def resolve_conversations(
     view: Callable[[Any], Any] | None = None,
 ) -> Iterator[Any]:
     """The window's conversations from records in fetch order: each once, in order of first
-    listing, fetched in full when it was. An object that cannot be placed goes to `on_reject`, or
-    raises CesDataError (as a get_conversation out of order does); the judge sees `view(item)`."""
+    listing, fetched in full when it was. An object that cannot be placed, or that CES deleted
+    between its listing and its fetch, goes to `on_reject`, or raises CesDataError (as a
+    get_conversation out of order does); the judge sees `view(item)`."""
     judge = ListingJudge(window)
     pending: dict[str, Any] = {}
     for raw in records:
@@ -212,7 +217,13 @@ def resolve_conversations(
                     f"get_conversation record for {name!r} does not follow the list_conversations page "
                     "that listed it inside the window; records must stay in fetch order"
                 )
-            pending[name] = record.result
+            refused = None if record.refused is None else f"{GET_CONVERSATION} refused: {record.refused}"
+            if refused is None:
+                pending[name] = record.result
+            elif on_reject is None:
+                raise CesDataError(f"conversation {name}: {refused}")
+            else:  # deleted between its listing and its fetch
+                on_reject(pending.pop(name), refused)
         else:
             logger.debug("ignoring a %s record among conversation records", record.tool)
     yield from pending.values()

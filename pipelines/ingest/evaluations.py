@@ -11,7 +11,7 @@ from typing import Any
 from pipelines.ces.client import CesMcpClient
 from pipelines.ces.daemon_threads import ordered_map
 from pipelines.ces.errors import CesError
-from pipelines.ces.paging import fetch_record, page_items
+from pipelines.ces.paging import fetch_record, not_found, page_items
 from pipelines.ces.records import ApiRecord, as_record
 from pipelines.ces.tools import (
     GET_EVALUATION_RUN,
@@ -89,7 +89,7 @@ def fetch_evaluation_runs(
         )
         wanted = [name for name in dict.fromkeys([*wanted, *names, *started_here]) if name.startswith(prefix)]
         runs = ordered_map(
-            lambda name: fetch_record(client, GET_EVALUATION_RUN, {"name": name}, keep=_gone),
+            lambda name: fetch_record(client, GET_EVALUATION_RUN, {"name": name}, keep=not_found),
             wanted,
             workers=workers,
             thread_name_prefix="ces-eval",
@@ -140,11 +140,6 @@ def fetch_evaluation_runs(
     written = lake.write_observation(EVALUATION_RUNS_DATASET, app, stamp, records())
     result.path, result.records = written.path, written.rows
     return result
-
-
-def _gone(refusal: CesError) -> bool:
-    """A run CES says does not exist (deleted): recorded, and the app's other runs load."""
-    return refusal.google.code == "NOT_FOUND"
 
 
 def _any(refusal: CesError) -> bool:

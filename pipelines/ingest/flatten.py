@@ -83,6 +83,7 @@ class _Record(msgspec.Struct):
     arguments: dict[str, Any]
     result: msgspec.Raw
     fetched_at: Any = None
+    refused: Any = None
 
 
 class _Page(msgspec.Struct):
@@ -113,4 +114,5 @@ def lake_conversation_records(lines: Iterable[bytes]) -> Iterator[Any]:
             yield deepjson.loads(line)
             continue
         fetched_at = record.fetched_at if isinstance(record.fetched_at, str) else ""
-        yield ApiRecord(record.tool, record.arguments, result, fetched_at)
+        refused = record.refused if isinstance(record.refused, str) else None
+        yield ApiRecord(record.tool, record.arguments, result, fetched_at, refused)

@@ -40,6 +40,7 @@ otherwise (not in `all`):
 | `ignore-filter` | a conversation listing (per listing) that ignores its `filter`: the whole history |
 | `empty-forever` | a conversation listing (per listing) of empty pages, each with a fresh next token |
 | `live-by-default` | a listing asked for neither `source` nor `sources` holds LIVE conversations only |
+| `deleted` | `get_conversation` of a listed conversation says NOT_FOUND (deleted since listed) |
 
 Shapes of proto3 JSON and MCP that the corpus does not use by default (`shapes:RATE` sets them
 all); RATE is the share of served conversations, runs and results so shaped. All but
@@ -95,7 +96,15 @@ RECOVERABLE_TRANSPORT_KINDS = (
 DATA_KINDS = ("expire-token", "dup", "repeat-page")
 ALL_KINDS = (*RECOVERABLE_TRANSPORT_KINDS, *DATA_KINDS)
 """What `all:RATE` sets: every fault a client gets through into the fault-free rows."""
-HOSTILE_KINDS = ("403-disabled", "drip", "huge", "ignore-filter", "empty-forever", "live-by-default")
+HOSTILE_KINDS = (
+    "403-disabled",
+    "drip",
+    "huge",
+    "ignore-filter",
+    "empty-forever",
+    "live-by-default",
+    "deleted",
+)
 SHAPE_KINDS = (
     "sse-priming",
     "enum-numbers",

@@ -201,7 +201,11 @@ class ToolBox:
         name = _string(arguments, "name", required=True)
         key = resolve_conversation_name(self.scale, name)
         as_of = self.config.as_of_nanos
-        if key is None or not visible(self.scale, conversation_header(self.scale, key), as_of):
+        if (
+            key is None
+            or not visible(self.scale, conversation_header(self.scale, key), as_of)
+            or (self.faults is not None and self.faults.chosen("deleted", name))
+        ):
             raise ToolError("NOT_FOUND", f"conversation {name} not found")
         return self._served(conversation(self.scale, key, as_of), listed=False)
 
