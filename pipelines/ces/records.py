@@ -16,7 +16,8 @@ class ApiRecord:
     result: Any = field(repr=False)
     fetched_at: str = ""
     refused: str | None = None
-    """The server's words when it refused the call (a tool error; `result` is then empty)."""
+    """The server's words when it refused the call and the caller kept the refusal (a tool or
+    JSON-RPC error, e.g. NOT_FOUND of a deleted object); `result` is then empty."""
 
     def to_dict(self) -> dict[str, Any]:
         record = {

@@ -14,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from pipelines.cli.common import UserError, console, counted, days_between, out
 from pipelines.config import CesSettings, Settings
+from pipelines.errors import ActionableError
 
 if TYPE_CHECKING:
     from pipelines.orchestration.runs import PlannedRun, RunOutcome
@@ -213,7 +214,10 @@ def _run_before(settings: Settings, app: str) -> str:
     from pipelines.warehouse.duck import Warehouse
     from pipelines.warehouse.loads import evaluations_run_before
 
-    found = evaluations_run_before(Warehouse.from_settings(settings.storage), app)
+    try:
+        found = evaluations_run_before(Warehouse.from_settings(settings.storage), app)
+    except ActionableError:  # a warehouse that cannot be read now: the error this joins stands alone
+        return ""
     said = "; ".join(f"{option} {', '.join(ids)}" for option, ids in found.items())
     return f" (this app's runs in the warehouse covered: {said})" if said else ""
 
