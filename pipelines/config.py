@@ -13,7 +13,7 @@ from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import BeforeValidator, Field, ValidationError, field_validator, model_validator
+from pydantic import BeforeValidator, Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_core import ErrorDetails
 from pydantic_settings import (
     BaseSettings,
@@ -181,6 +181,15 @@ class CesSettings(_Group):
         if unknown := [source for source in sources if source not in KNOWN_SOURCES]:
             raise ValueError(f"has an unknown source {', '.join(unknown)}; known: {', '.join(KNOWN_SOURCES)}")
         return sources
+
+    @field_validator("evaluation_runs")
+    @classmethod
+    def _runs_of_the_apps(cls, runs: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        """A run of an app outside CES_APPS would never be fetched: said, not skipped unsaid."""
+        apps = info.data.get("apps") or ()
+        if stray := [run for run in runs if apps and run.split("/evaluationRuns/")[0] not in apps]:
+            raise ValueError(f"names runs of apps not in CES_APPS, never fetched: {', '.join(stray)}")
+        return runs
 
 
 class StorageSettings(_Group):

@@ -51,6 +51,19 @@ def test_a_bad_setting_names_its_variable(name: str, value: str, says: str) -> N
     assert says in str(info.value)
 
 
+def test_evaluation_runs_must_be_of_the_configured_apps() -> None:
+    app, other = "projects/p/locations/us/apps/a", "projects/p/locations/us/apps/b"
+    with pytest.raises(ConfigError) as info:
+        Settings.from_env(
+            {"CES_APPS": app, "CES_EVALUATION_RUNS": f"{app}/evaluationRuns/1,{other}/evaluationRuns/2"}
+        )
+    assert str(info.value) == (
+        f"CES_EVALUATION_RUNS names runs of apps not in CES_APPS, never fetched: {other}/evaluationRuns/2"
+    )
+    runs = Settings.from_env({"CES_APPS": f"{other},{app}", "CES_EVALUATION_RUNS": f"{app}/evaluationRuns/1"})
+    assert runs.ces.evaluation_runs == (f"{app}/evaluationRuns/1",)
+
+
 def test_good_settings_in_every_spelling_are_read() -> None:
     settings = Settings.from_env(
         {

@@ -72,14 +72,15 @@ def cmd_simulate(args: argparse.Namespace, settings: Settings) -> int:
 def demo_load(
     args: argparse.Namespace, settings: Settings, url: str, apps: Sequence[str]
 ) -> tuple[Settings, int]:
-    """Point the settings at the simulator and ingest its days. The simulator's endpoint and apps;
-    unless set, no quota (a local server) and partitions from the demo's first day, not 2024's."""
+    """Point the settings at the simulator and ingest its days. The simulator's endpoint and apps
+    (no CES_EVALUATION_RUNS: those name other apps' runs); unless set, no quota (a local server)
+    and partitions from the demo's first day, not 2024's."""
     ces, orchestration = settings.ces, settings.orchestration
     quota = {} if "max_rps" in ces.model_fields_set else {"max_rps": 200.0}
     start = {} if "start_date" in orchestration.model_fields_set else {"start_date": args.start_date}
     settings = dataclasses.replace(
         settings,
-        ces=CesSettings(**{**dict(ces), "mcp_url": url, "apps": tuple(apps), **quota}),
+        ces=CesSettings(**{**dict(ces), "mcp_url": url, "apps": tuple(apps), "evaluation_runs": (), **quota}),
         orchestration=OrchestrationSettings(**{**dict(orchestration), **start}),
     )
     console.print(f"Simulator at {url} serving {len(apps)} apps")
