@@ -26,6 +26,13 @@ OPERATIONS_SQL = (
     "error_code, epoch_us(end_time) - epoch_us(create_time) FROM evaluation_run_operations ORDER BY 1"
 )
 
+FINISHED_SQL = (
+    "SELECT evaluation_run_name FROM evaluation_runs WHERE state IN ('COMPLETED', 'ERROR', 'CANCELLED')"
+)
+RESULTS_SQL = (
+    "SELECT * FROM evaluation_results WHERE evaluation_run_name IN (SELECT unnest(?::VARCHAR[])) ORDER BY ALL"
+)
+
 
 def test_each_final_run_keeps_its_operation_times_fetched_once(tmp_path: Path, monkeypatch) -> None:
     warehouse = Warehouse(str(tmp_path / "w.duckdb"))
@@ -36,7 +43,11 @@ def test_each_final_run_keeps_its_operation_times_fetched_once(tmp_path: Path, m
         [first] = run_app_job("ingest_evaluation_runs", sim.apps, instance=instance)
         with warehouse.connect(read_only=True) as conn:
             stored = conn.execute(OPERATIONS_SQL).fetchall()
+            finished = {name for (name,) in conn.execute(FINISHED_SQL).fetchall()}
+            results = conn.execute(RESULTS_SQL, [sorted(finished)]).fetchall()
         [again] = run_app_job("ingest_evaluation_runs", sim.apps, instance=instance)
+        with warehouse.connect(read_only=True) as conn:
+            assert conn.execute(RESULTS_SQL, [sorted(finished)]).fetchall() == results
         [replayed] = run_app_job(
             "rebuild_evaluation_runs",
             sim.apps,
@@ -46,6 +57,16 @@ def test_each_final_run_keeps_its_operation_times_fetched_once(tmp_path: Path, m
     assert first.success and again.success and replayed.success
     assert first.value("raw__evaluation_runs", "operations") == len(final)
     assert again.value("raw__evaluation_runs", "operations") == 0  # already stored as done: no call
+    # A run stored final is neither fetched again nor its results listed: two calls a run saved,
+    # its results kept as loaded.
+    assert finished >= set(final) and results
+    assert again.value("raw__evaluation_runs", "evaluation_runs_already_final") == len(finished)
+    assert again.value("raw__evaluation_runs", "evaluation_runs") == len(seeded_runs(SCALE, 0)) - len(
+        finished
+    )
+    assert again.value("raw__evaluation_runs", "requests") <= first.value(
+        "raw__evaluation_runs", "requests"
+    ) - 2 * len(finished)
     expected_errors = {"COMPLETED": None, "ERROR": 13, "CANCELLED": 1}
     assert [
         (name, operation, done, cancel, code, micros)
@@ -63,6 +84,7 @@ def test_each_final_run_keeps_its_operation_times_fetched_once(tmp_path: Path, m
     ]
     with warehouse.connect(read_only=True) as conn:
         assert conn.execute(OPERATIONS_SQL).fetchall() == stored  # replaying both fetches: the same rows
+        assert conn.execute(RESULTS_SQL, [sorted(finished)]).fetchall() == results
         headers = conn.execute(
             "SELECT evaluation_run_name, run_seconds FROM evaluation_run_headers "
             "WHERE run_seconds IS NOT NULL"

@@ -75,13 +75,17 @@ def test_rejected_runs_and_results_are_recorded(tmp_path: Path) -> None:
     assert table(warehouse, "SELECT count(*) FROM rejects") == [(2,)]
 
 
-def test_replay_prefers_the_full_run_over_its_listing() -> None:
+def test_replay_takes_each_run_from_its_full_fetch_and_leaves_one_only_listed() -> None:
+    """A listed run the fetch did not get again is one stored final: not replaced (results and
+    all); a listed run without a name, which no get can fetch, is kept for its reject."""
     listed = {"name": RUN, "state": "RUNNING"}
+    final = {"name": f"{APP}/evaluationRuns/stored-final", "state": "COMPLETED"}
+    unnamed = {"state": "COMPLETED"}
     records = [
         {
             "tool": "list_evaluation_runs",
             "arguments": {},
-            "result": {"evaluationRuns": [listed]},
+            "result": {"evaluationRuns": [listed, final, unnamed]},
             "fetched_at": "2026-11-02T03:00:00Z",
         },
         {
@@ -98,7 +102,10 @@ def test_replay_prefers_the_full_run_over_its_listing() -> None:
         },
     ]
     observation = replay_evaluation_records(records)
-    assert observation.runs == [(completed_run(), parse_timestamp_micros("2026-11-02T03:00:01Z"))]
+    assert observation.runs == [
+        (completed_run(), parse_timestamp_micros("2026-11-02T03:00:01Z")),
+        (unnamed, parse_timestamp_micros("2026-11-02T03:00:00Z")),
+    ]
     assert observation.results == [{"name": f"{APP}/evaluations/e1/results/r1"}]
 
 

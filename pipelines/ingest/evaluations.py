@@ -51,6 +51,8 @@ class EvaluationFetchResult:
     operations: int = 0
     operations_unavailable: list[str] = field(default_factory=list)
     """Operations get_operation refused (e.g. expired): their runs' durations stay unknown."""
+    runs_already_final: int = 0
+    """Runs stored in a final state with their results, not fetched again."""
     runs_refused: list[str] = field(default_factory=list)
     """Runs CES says do not exist (NOT_FOUND: deleted since they were seen), with its words:
     recorded as rejects and no longer followed; the app's other runs load."""
@@ -64,14 +66,17 @@ def fetch_evaluation_runs(
     *,
     names: Sequence[str] = (),
     discover: bool = True,
+    finished_runs: Collection[str] = (),
     finished_operations: Collection[str] = (),
     page_size: int = 100,
     workers: int = 4,
 ) -> EvaluationFetchResult:
     """Fetch runs (listed if `discover`, `names`, started here), results, `workers` at a time, to a file.
 
-    The operation of each final run is fetched once, for its create and end times: operations in
-    `finished_operations` (already stored as done) cost no call."""
+    A fetch costs the runs that can have changed, not the app's history: a run in `finished_runs`
+    (stored in a final state, with its results) is neither fetched again nor its results listed,
+    unless it is one of `names`. The operation of each final run is fetched once, for its create
+    and end times: operations in `finished_operations` (already stored as done) cost no call."""
     result = EvaluationFetchResult()
     prefix = f"{app}/evaluationRuns/"
 
@@ -87,7 +92,9 @@ def fetch_evaluation_runs(
             for doc in lake.read_states(STARTED_RUNS_STATE)
             if doc.get("app") == app and isinstance(doc.get("evaluation_run"), str)
         )
-        wanted = [name for name in dict.fromkeys([*wanted, *names, *started_here]) if name.startswith(prefix)]
+        known = [name for name in dict.fromkeys([*wanted, *names, *started_here]) if name.startswith(prefix)]
+        wanted = [name for name in known if name in names or name not in finished_runs]
+        result.runs_already_final = len(known) - len(wanted)
         runs = ordered_map(
             lambda name: fetch_record(client, GET_EVALUATION_RUN, {"name": name}, keep=not_found),
             wanted,
@@ -167,7 +174,9 @@ class EvaluationObservation:
 
 
 def replay_evaluation_records(records: Iterable[ApiRecord | Mapping[str, Any]]) -> EvaluationObservation:
-    """Pure: the runs and results of one observation file, a full get beating a listing."""
+    """Pure: the runs of one observation file as fetched in full, with their results. A listed
+    run the fetch did not get again is stored in a final state: left as it is, results and all
+    (an unnamed one, which no get can fetch, is kept for its reject)."""
     runs: dict[str, tuple[Any, int]] = {}
     results: dict[str, Any] = {}
     operations: list[tuple[Any, int]] = []
@@ -177,12 +186,8 @@ def replay_evaluation_records(records: Iterable[ApiRecord | Mapping[str, Any]]) 
         record = as_record(raw)
         observed = parse_timestamp_micros(record.fetched_at) if record.fetched_at else 0
         if record.tool == LIST_EVALUATION_RUNS:
-            for run in page_items(record.result, "evaluationRuns", LIST_EVALUATION_RUNS):
-                name = name_of(run)
-                if name is not None:
-                    runs.setdefault(name, (run, observed))
-                else:
-                    unnamed.append((run, observed))
+            listed = page_items(record.result, "evaluationRuns", LIST_EVALUATION_RUNS)
+            unnamed += [(run, observed) for run in listed if name_of(run) is None]
         elif record.tool == GET_EVALUATION_RUN and record.refused is not None:
             refused.append(record)
         elif record.tool == GET_EVALUATION_RUN:

@@ -66,13 +66,14 @@ def evaluation_run_observations(
             app,
             names=names,
             discover=config.discover,
-            finished_operations=_stored_operations(warehouse, app),
+            **_stored_final(warehouse, app),
             page_size=settings.page_size,
         )
         stats = client.stats
     context.log.info(
         f"{app}: {result.runs} evaluation runs, {result.results} results, {result.operations} "
-        f"operations, {stats.requests} requests"
+        f"operations, {stats.requests} requests ({result.runs_already_final} finished runs already "
+        "stored, not fetched again)"
     )
     for refused in result.operations_unavailable:
         context.log.warning(f"get_operation refused, the run's duration stays unknown: {refused}")
@@ -82,6 +83,7 @@ def evaluation_run_observations(
         metadata={
             "dagster/row_count": result.records,
             "evaluation_runs": result.runs,
+            "evaluation_runs_already_final": result.runs_already_final,
             "evaluation_results": result.results,
             "operations": result.operations,
             "operations_unavailable": len(result.operations_unavailable),
@@ -93,12 +95,17 @@ def evaluation_run_observations(
     )
 
 
-def _stored_operations(warehouse: WarehouseResource, app: str) -> set[str]:
-    """Operations already stored as done (not fetched again); none when the warehouse is busy."""
+def _stored_final(warehouse: WarehouseResource, app: str) -> dict[str, set[str]]:
+    """Runs stored in a final state and operations stored as done, which a fetch does not fetch
+    again; none when the warehouse is busy."""
     try:
-        return warehouse.warehouse().finished_operations(app)
+        stored = warehouse.warehouse()
+        return {
+            "finished_runs": stored.finished_evaluation_runs(app),
+            "finished_operations": stored.finished_operations(app),
+        }
     except WarehouseBusyError:
-        return set()
+        return {}
 
 
 class EvaluationLoadConfig(dg.Config):

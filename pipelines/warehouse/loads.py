@@ -175,6 +175,12 @@ def finished_operations(warehouse: Warehouse, app: str) -> set[str]:
     return {name for (name,) in rows}
 
 
+def finished_evaluation_runs(warehouse: Warehouse, app: str) -> set[str]:
+    """Names of `app`'s evaluation runs stored in a final state (none before the first load)."""
+    rows = _stored(warehouse, EVALUATION_RUNS.name, "finished_evaluation_runs", {"app": app})
+    return {name for (name,) in rows}
+
+
 def unfinished_evaluation_runs(warehouse: Warehouse) -> list[tuple[str, str]]:
     """(app, run name) of each run not COMPLETED, ERROR or CANCELLED, and not gone from CES."""
     return _stored(warehouse, EVALUATION_RUNS.name, "unfinished_evaluation_runs", {"refused": REFUSED_RUN})
