@@ -81,19 +81,22 @@ def fetch_evaluation_runs(
     prefix = f"{app}/evaluationRuns/"
 
     def records() -> Iterator[dict[str, Any]]:
-        wanted: list[str] = []
+        discovered: list[str] = []
         if discover and client.has_tool(LIST_EVALUATION_RUNS):
             for page in iter_evaluation_run_records(client, app, page_size=page_size):
                 yield page.to_dict()
                 run_names = map(name_of, page_items(page.result, "evaluationRuns", LIST_EVALUATION_RUNS))
-                wanted.extend(name for name in run_names if name is not None)
+                discovered.extend(name for name in run_names if name is not None)
         started_here = (  # recorded by `evaluate`
             doc["evaluation_run"]
             for doc in lake.read_states(STARTED_RUNS_STATE)
             if doc.get("app") == app and isinstance(doc.get("evaluation_run"), str)
         )
-        known = [name for name in dict.fromkeys([*wanted, *names, *started_here]) if name.startswith(prefix)]
-        wanted = [name for name in known if name in names or name not in finished_runs]
+        known = [
+            name for name in dict.fromkeys([*discovered, *names, *started_here]) if name.startswith(prefix)
+        ]
+        asked = set(names)
+        wanted = [name for name in known if name in asked or name not in finished_runs]
         result.runs_already_final = len(known) - len(wanted)
         runs = ordered_map(
             lambda name: fetch_record(client, GET_EVALUATION_RUN, {"name": name}, keep=not_found),
