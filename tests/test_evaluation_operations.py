@@ -3,6 +3,7 @@ replayed as fetched; a refused operation costs only that run's duration."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from pipelines.ces.simulator import SimulatorConfig, running_simulator
 from pipelines.ces.simulator.corpus.evaluations import RUN_STEPS, seeded_runs
 from pipelines.ces.tools import GET_OPERATION
 from pipelines.config import CesSettings
-from pipelines.ingest.evaluations import fetch_evaluation_runs
+from pipelines.ingest.evaluations import STARTED_RUNS_STATE, fetch_evaluation_runs
 from pipelines.lake.store import Lake
 from pipelines.orchestration.evaluation_assets import REPLAY_RUN_CONFIG
 from pipelines.warehouse.duck import Warehouse
@@ -45,7 +46,19 @@ def test_each_final_run_keeps_its_operation_times_fetched_once(tmp_path: Path, m
             stored = conn.execute(OPERATIONS_SQL).fetchall()
             finished = {name for (name,) in conn.execute(FINISHED_SQL).fetchall()}
             results = conn.execute(RESULTS_SQL, [sorted(finished)]).fetchall()
+        # One of them as `evaluate` records a run it started: fetched until stored final, then
+        # kept as a record that fetches no longer read.
+        lake = Lake(str(tmp_path / "lake"))
+        started = {
+            "app": sim.apps[0],
+            "operation": f"{sim.apps[0]}/operations/o",
+            "evaluation_run": min(final),
+        }
+        lake.write_state(STARTED_RUNS_STATE, started["operation"], started)
         [again] = run_app_job("ingest_evaluation_runs", sim.apps, instance=instance)
+        assert lake.read_states(STARTED_RUNS_STATE) == []
+        (settled,) = lake.fs.glob(f"{lake.root}/state/{STARTED_RUNS_STATE}/done/*.json")
+        assert json.loads(lake.fs.cat(settled)) == started
         with warehouse.connect(read_only=True) as conn:
             assert conn.execute(RESULTS_SQL, [sorted(finished)]).fetchall() == results
         [replayed] = run_app_job(

@@ -20,6 +20,8 @@ from test_crash import Versions, expected_after, ingest, killed_at, languages, w
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
 from pipelines.ces.simulator.server.faults import SimulatedFaults
+from pipelines.ingest.evaluations import STARTED_RUNS_STATE
+from pipelines.lake.store import Lake
 from pipelines.transform.schemas import CONVERSATION_TABLES
 from scale.servers import KINDS, ObjectStore, object_store
 
@@ -43,8 +45,7 @@ def visible(objects: dict[str, bytes]) -> dict[str, bytes]:
 
 
 def test_ingest_and_rebuild_with_the_lake_on_an_object_store(
-    store: ObjectStore,
-    workdir: Path,
+    store: ObjectStore, workdir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with running_simulator(SimulatorConfig(scale=SCALE)) as sim:
         served = {"CES_MCP_URL": sim.url, "CES_APPS": sim.apps[0]}
@@ -73,6 +74,17 @@ def test_ingest_and_rebuild_with_the_lake_on_an_object_store(
     conversation_tables = [spec.name for spec in CONVERSATION_TABLES]
     assert {t: again[t] for t in conversation_tables} == {t: ingested_rows[t] for t in conversation_tables}
     assert len(again["evaluation_runs"]) == 2  # replayed from the fetches kept in the store
+
+    # A state document settled (a run `evaluate` started, stored final) moves within the store.
+    for name, value in store.env.items():
+        monkeypatch.setenv(name, value)
+    lake = Lake(store.lake())
+    lake.write_state(STARTED_RUNS_STATE, "operations/o", {"evaluation_run": "r"})
+    assert lake.read_states(STARTED_RUNS_STATE) == [{"evaluation_run": "r"}]
+    lake.settle_state(STARTED_RUNS_STATE, "operations/o")
+    assert lake.read_states(STARTED_RUNS_STATE) == []
+    settled = [path for path in store.objects(store.lake()) if f"/state/{STARTED_RUNS_STATE}/" in path]
+    assert [path.rsplit("/", 2)[-2:] for path in settled] == [["done", "operations%2Fo.json"]]
 
     # A lake in a bucket the store does not have: said in a line, not a client's traceback.
     missing = f"{store.kind}://no-such-{store.bucket}/ces"

@@ -79,6 +79,15 @@ def fetch_evaluation_runs(
     and end times: operations in `finished_operations` (already stored as done) cost no call."""
     result = EvaluationFetchResult()
     prefix = f"{app}/evaluationRuns/"
+    started_here = []  # recorded by `evaluate`: fetched until stored final, then settled (a record)
+    for doc in lake.read_states(STARTED_RUNS_STATE):
+        run, operation = doc.get("evaluation_run"), doc.get("operation")
+        if doc.get("app") != app or not isinstance(run, str):
+            continue
+        if run in finished_runs and isinstance(operation, str):
+            lake.settle_state(STARTED_RUNS_STATE, operation)
+        else:
+            started_here.append(run)
 
     def records() -> Iterator[dict[str, Any]]:
         discovered: list[str] = []
@@ -87,11 +96,6 @@ def fetch_evaluation_runs(
                 yield page.to_dict()
                 run_names = map(name_of, page_items(page.result, "evaluationRuns", LIST_EVALUATION_RUNS))
                 discovered.extend(name for name in run_names if name is not None)
-        started_here = (  # recorded by `evaluate`
-            doc["evaluation_run"]
-            for doc in lake.read_states(STARTED_RUNS_STATE)
-            if doc.get("app") == app and isinstance(doc.get("evaluation_run"), str)
-        )
         known = [
             name for name in dict.fromkeys([*discovered, *names, *started_here]) if name.startswith(prefix)
         ]

@@ -164,6 +164,13 @@ class Lake:
                 documents.append(orjson.loads(handle.read()))
         return documents
 
+    def settle_state(self, kind: str, key: str) -> None:
+        """Move a document to `state/KIND/done/`: kept as a record, no longer read by `read_states`."""
+        name, done = f"{_safe_key(key)}.json", f"{self.root}/state/{kind}/done"
+        if self.is_local:
+            self.fs.makedirs(done, exist_ok=True)
+        self.fs.mv(f"{self.root}/state/{kind}/{name}", f"{done}/{name}")
+
     # -- flattened tables ---------------------------------------------------------------------
 
     def table_path(self, table: str, app: str, day: date) -> str:
