@@ -214,6 +214,7 @@ def test_a_run_gone_from_ces_is_a_reject_and_no_longer_followed(tmp_path: Path, 
     assert all(reason.startswith(f"{REFUSED_RUN}NOT_FOUND") for _, reason, _ in rejects), rejects
     assert {tool for _, _, tool in rejects} == {"get_evaluation_run"}
     assert warehouse.unfinished_evaluation_runs() == []
+    assert Lake(str(tmp_path / "lake")).read_states(STARTED_RUNS_STATE) == []  # gone: settled
     rebuilt = Warehouse(str(tmp_path / "rebuilt.duckdb"))  # the raw lake replayed: the same rejects
     replay_observations(Lake(str(tmp_path / "lake")), rebuilt, app)
     with rebuilt.connect(read_only=True) as conn:

@@ -79,15 +79,17 @@ def fetch_evaluation_runs(
     and end times: operations in `finished_operations` (already stored as done) cost no call."""
     result = EvaluationFetchResult()
     prefix = f"{app}/evaluationRuns/"
-    started_here = []  # recorded by `evaluate`: fetched until stored final, then settled (a record)
+    # Runs `evaluate` started (run → operation): fetched until stored final or gone, then settled:
+    # their records kept in `done/`, no longer read.
+    started_here: dict[str, str] = {}
     for doc in lake.read_states(STARTED_RUNS_STATE):
         run, operation = doc.get("evaluation_run"), doc.get("operation")
-        if doc.get("app") != app or not isinstance(run, str):
+        if doc.get("app") != app or not isinstance(run, str) or not isinstance(operation, str):
             continue
-        if run in finished_runs and isinstance(operation, str):
+        if run in finished_runs:
             lake.settle_state(STARTED_RUNS_STATE, operation)
         else:
-            started_here.append(run)
+            started_here[run] = operation
 
     def records() -> Iterator[dict[str, Any]]:
         discovered: list[str] = []
@@ -113,6 +115,8 @@ def fetch_evaluation_runs(
         for record in runs:
             if record.refused is not None:
                 gone.add(record.arguments["name"])
+                if record.arguments["name"] in started_here:
+                    lake.settle_state(STARTED_RUNS_STATE, started_here[record.arguments["name"]])
                 result.runs_refused.append(f"{record.arguments['name']}: {record.refused}")
                 yield record.to_dict()
                 continue
