@@ -187,7 +187,8 @@ class CesSettings(_Group):
     def _runs_of_the_apps(cls, runs: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
         """A run of an app outside CES_APPS would never be fetched: said, not skipped unsaid."""
         apps = info.data.get("apps") or ()
-        if stray := [run for run in runs if apps and run.split("/evaluationRuns/")[0] not in apps]:
+        of_app = resource_names.EVALUATION_RUN.fullmatch
+        if stray := [run for run in runs if apps and of_app(run)[1] not in apps]:
             raise ValueError(f"names runs of apps not in CES_APPS, never fetched: {', '.join(stray)}")
         return runs
 

@@ -4,6 +4,7 @@ name (the settings, the lake's paths, the flatteners) matches it here, with `ful
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 _APP = r"projects/[^/]+/locations/[^/]+/apps/[^/]+"
 
@@ -15,6 +16,12 @@ EVALUATION_RUN = re.compile(rf"({_APP})/evaluationRuns/([^/]+)")
 """An evaluation run: its app, its id."""
 EVALUATION_RESULT = re.compile(rf"({_APP}/evaluations/[^/]+)/results/[^/]+")
 """An evaluation result: the evaluation it belongs to."""
+
+
+def apps_named(name: str, apps: Iterable[str]) -> list[str]:
+    """The apps among `apps` that `name` stands for: the one of that full resource name, or each
+    whose app id it is (several projects may share an id)."""
+    return [app for app in apps if name in (app, app.rsplit("/", 1)[-1])]
 
 
 def name_of(obj: object) -> str | None:

@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from pipelines.cli.common import UserError, console, counted, days_between, out
 from pipelines.config import CesSettings, Settings
 from pipelines.errors import ActionableError
+from pipelines.resource_names import apps_named
 
 if TYPE_CHECKING:
     from pipelines.orchestration.runs import PlannedRun, RunOutcome
@@ -173,7 +174,7 @@ def _chosen_apps(chosen: Sequence[str], known: Sequence[str], where: str) -> lis
     stands for the one app `where` (of CES_APPS, in the raw lake: `known`) whose name ends with it."""
     apps = []
     for app in chosen:
-        matches = [app] if "/" in app else [name for name in known if name.rsplit("/", 1)[-1] == app]
+        matches = [app] if "/" in app else apps_named(app, known)
         if not matches:
             listed = ", ".join(known) or "none"
             raise UserError(
@@ -212,7 +213,7 @@ START_STEP = "start_evaluation_op"
 def _run_before(settings: Settings, app: str) -> str:
     """What earlier runs of `app` covered, as options to give, for an error about what to run."""
     from pipelines.warehouse.duck import Warehouse
-    from pipelines.warehouse.loads import evaluations_run_before
+    from pipelines.warehouse.stored import evaluations_run_before
 
     try:
         found = evaluations_run_before(Warehouse.from_settings(settings.storage), app)

@@ -172,21 +172,21 @@ class Warehouse:
 
     def finished_operations(self, app: str) -> set[str]:
         """Names of `app`'s evaluation run operations stored as done (none before the first load)."""
-        from pipelines.warehouse import loads
+        from pipelines.warehouse import stored
 
-        return loads.finished_operations(self, app)
+        return stored.finished_operations(self, app)
 
     def finished_evaluation_runs(self, app: str) -> set[str]:
         """Names of `app`'s evaluation runs stored in a final state (none before the first load)."""
-        from pipelines.warehouse import loads
+        from pipelines.warehouse import stored
 
-        return loads.finished_evaluation_runs(self, app)
+        return stored.finished_evaluation_runs(self, app)
 
     def unfinished_evaluation_runs(self) -> list[tuple[str, str]]:
         """(app, run name) of each run not COMPLETED, ERROR or CANCELLED."""
-        from pipelines.warehouse import loads
+        from pipelines.warehouse import stored
 
-        return loads.unfinished_evaluation_runs(self)
+        return stored.unfinished_evaluation_runs(self)
 
     def maintain(self) -> tuple[ducklake.LakeState, ducklake.LakeState] | None:
         """A DuckLake's maintenance (`ducklake.maintain`): its state before and after. None for a
@@ -198,9 +198,9 @@ class Warehouse:
 
     def row_counts(self) -> dict[str, int]:
         """Rows per contract table (0 for a table not created yet)."""
-        from pipelines.warehouse import loads
+        from pipelines.warehouse import stored
 
-        return loads.row_counts(self)
+        return stored.row_counts(self)
 
 
 @contextmanager

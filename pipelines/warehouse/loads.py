@@ -26,17 +26,15 @@ from pipelines.transform.schemas import (
     EVALUATION_RUN_OPERATIONS,
     EVALUATION_RUN_SNAPSHOTS,
     EVALUATION_RUN_TABLES,
-    EVALUATION_RUNS,
     OPERATION_REJECT_SOURCE,
-    REFUSED_RUN,
     REJECTS,
     RESULT_REJECT_SOURCE,
     RUN_REJECT_SOURCE,
 )
-from pipelines.warehouse import analysis, ducklake, folding, garbage, metric_scores, parts, rollups
+from pipelines.warehouse import analysis, folding, garbage, metric_scores, parts, rollups
 from pipelines.warehouse.catalog import apply_comments
 from pipelines.warehouse.catalog import install as install_views_and_descriptions
-from pipelines.warehouse.duck import Warehouse, WarehouseSchemaError, relations, schema_version, tables
+from pipelines.warehouse.duck import Warehouse, WarehouseSchemaError, schema_version
 from pipelines.warehouse.migrations import migrate
 from pipelines.warehouse.publish import next_version
 from pipelines.warehouse.transaction import transaction
@@ -167,59 +165,6 @@ def _refresh_evaluated_conversations(warehouse: Warehouse, conn: duckdb.DuckDBPy
     partitions = conn.execute(sql_text("warehouse/evaluated_run_days.sql")).fetchall()
     if partitions:
         rollups.refresh(conn, partitions, [rollups.EVALUATED_CONVERSATIONS], warehouse.scoped_parts_root)
-
-
-def finished_operations(warehouse: Warehouse, app: str) -> set[str]:
-    """Names of `app`'s evaluation run operations stored as done (none before the first load)."""
-    rows = _stored(warehouse, EVALUATION_RUN_OPERATIONS.name, "finished_operations", {"app": app})
-    return {name for (name,) in rows}
-
-
-def finished_evaluation_runs(warehouse: Warehouse, app: str) -> set[str]:
-    """Names of `app`'s evaluation runs stored in a final state (none before the first load)."""
-    rows = _stored(warehouse, EVALUATION_RUNS.name, "finished_evaluation_runs", {"app": app})
-    return {name for (name,) in rows}
-
-
-def unfinished_evaluation_runs(warehouse: Warehouse) -> list[tuple[str, str]]:
-    """(app, run name) of each run not COMPLETED, ERROR or CANCELLED, and not gone from CES."""
-    return _stored(warehouse, EVALUATION_RUNS.name, "unfinished_evaluation_runs", {"refused": REFUSED_RUN})
-
-
-def evaluations_run_before(warehouse: Warehouse, app: str) -> dict[str, list[str]]:
-    """The ids of the evaluations (`--evaluations`) and datasets (`--dataset`) that `app`'s loaded
-    runs covered, by option."""
-    found: dict[str, list[str]] = {}
-    for option, name in _stored(warehouse, EVALUATION_RUNS.name, "app_evaluations", {"app": app}):
-        found.setdefault(option, []).append(name)
-    return found
-
-
-def _stored(warehouse: Warehouse, table: str, statement: str, params: object = None) -> list[tuple]:
-    """The rows of `sql/warehouse/STATEMENT.sql`, read-only; none before `table` is created."""
-    if not warehouse.exists():
-        return []
-    with warehouse.connect(read_only=True) as conn:
-        if table not in tables(conn):
-            return []
-        return conn.execute(sql_text(f"warehouse/{statement}.sql"), params).fetchall()
-
-
-def row_counts(warehouse: Warehouse) -> dict[str, int]:
-    """Rows per contract table (0 for a table not created yet)."""
-    none = {spec.name: 0 for spec in ALL_TABLES}
-    if not warehouse.exists():
-        return none
-    try:
-        with warehouse.connect(read_only=True) as conn:
-            existing = relations(conn)
-            count_sql = sql_text("warehouse/count_rows.sql")
-            return {
-                name: conn.execute(count_sql.format(table=name)).fetchone()[0] if name in existing else 0
-                for name in none
-            }
-    except ducklake.DuckLakeMissingError:
-        return none
 
 
 _SCHEMA_ENSURED: set[tuple[str | int | None, ...] | None] = set()

@@ -25,6 +25,7 @@ import duckdb
 import msgspec
 
 from pipelines.errors import UsageError
+from pipelines.resource_names import apps_named
 from pipelines.sqlfiles import SQL_DIR, quoted, sql_files, sql_text
 from pipelines.warehouse.duck import Warehouse
 
@@ -217,7 +218,7 @@ def check_app(conn: duckdb.DuckDBPyConnection, app: str | None) -> list[str]:
         known = [found for (found,) in conn.execute(sql_text("warehouse/known_apps.sql")).fetchall()]
     except duckdb.CatalogException:
         return [app]  # a warehouse before its first load with this version: the query says so itself
-    named = [found for found in known if app in (found, found.rsplit("/", 1)[-1])]
+    named = apps_named(app, known)
     if named:
         return named
     listed = ", ".join(known[:SHOWN_APPS]) + (f", … ({len(known)} apps)" if len(known) > SHOWN_APPS else "")
