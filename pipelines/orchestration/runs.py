@@ -26,6 +26,10 @@ QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 """Runs executed for the CLI print nothing themselves: a failure's stack trace stays in the
 run (the UI shows it), and the CLI reports each run's error and warnings in a line each."""
 INTERRUPTED = "DagsterExecutionInterruptedError"
+DAGSTER_NOTICES = ("Data version mismatch for asset",)
+"""Warnings Dagster logs about its own bookkeeping, not about the load, which the CLI does not repeat
+(the run's logs keep them). A run of a range of partitions links its checks to the asset's newest
+materialization, and says so when another run loaded another partition in between."""
 
 Notice = Callable[[str], None]
 """Where a line for the person waiting goes (the CLI prints it above its progress display)."""
@@ -184,7 +188,9 @@ def run_outcome(run: PlannedRun, run_id: str, instance: dg.DagsterInstance) -> R
     warnings = [
         entry.user_message
         for entry in entries
-        if entry.level == logging.WARNING and entry.dagster_event is None
+        if entry.level == logging.WARNING
+        and entry.dagster_event is None
+        and not entry.user_message.startswith(DAGSTER_NOTICES)
     ]
     dagster_run = instance.get_run_by_id(run_id)
     success = dagster_run is not None and dagster_run.status == dg.DagsterRunStatus.SUCCESS
