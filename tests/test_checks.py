@@ -95,7 +95,11 @@ def test_freshness_is_judged_at_the_end_of_the_days_loaded_or_now(loaded: Wareho
         today = _freshness(conn, datetime.now(UTC).date(), 48)
     assert past.passed and past.metadata["age_hours"].data == {APP: 14.0}
     assert past.metadata["as_of"].text == "2026-11-02T00:00:00+00:00"
+    assert past.description is None
     assert not quiet_last_day.passed
+    app = APP.rsplit("/", 1)[-1]  # what the command line shows of a warning check: what it found
+    said = f"{app}: newest 14 h old at 2026-11-02 00:00 UTC (CES_FRESHNESS_HOURS=12)"
+    assert quiet_last_day.description == said
     assert not today.passed and today.metadata["age_hours"].data[APP] > 48
     assert today.severity == dg.AssetCheckSeverity.WARN
 

@@ -101,11 +101,18 @@ def conversation_check_results(
     as_of = min(datetime.now(UTC), datetime.combine(last + timedelta(days=1), time.min, UTC))
     ages = {app: checks.newest_conversation(conn, app) for app in apps}
     stale = {app: freshness.age_hours(as_of) for app, freshness in ages.items()}
+    quiet = [
+        f"{app.rsplit('/', 1)[-1]}: " + ("no conversation" if age is None else f"newest {age:.0f} h old")
+        for app, age in stale.items()
+        if age is None or age > freshness_hours
+    ]
+    limit = f"CES_FRESHNESS_HOURS={freshness_hours:g}"
     yield dg.AssetCheckResult(
         asset_key=WAREHOUSE_CONVERSATIONS,
         check_name="conversations_are_fresh",
-        passed=all(age is not None and age <= freshness_hours for age in stale.values()),
+        passed=not quiet,
         severity=dg.AssetCheckSeverity.WARN,
+        description=f"{', '.join(quiet)} at {as_of:%Y-%m-%d %H:%M} UTC ({limit})" if quiet else None,
         metadata={
             "newest_start": {app: str(freshness.newest_start) for app, freshness in ages.items()},
             "age_hours": {app: round(age, 2) if age is not None else -1.0 for app, age in stale.items()},
