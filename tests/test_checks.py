@@ -98,7 +98,7 @@ def test_freshness_is_judged_at_the_end_of_the_days_loaded_or_now(loaded: Wareho
     assert past.description is None
     assert not quiet_last_day.passed
     app = APP.rsplit("/", 1)[-1]  # what the command line shows of a warning check: what it found
-    said = f"{app}: newest 14 h old at 2026-11-02 00:00 UTC (CES_FRESHNESS_HOURS=12)"
+    said = f"as of 2026-11-02 00:00 UTC, {app}: newest 14 h old (CES_FRESHNESS_HOURS=12)"
     assert quiet_last_day.description == said
     assert not today.passed and today.metadata["age_hours"].data[APP] > 48
     assert today.severity == dg.AssetCheckSeverity.WARN

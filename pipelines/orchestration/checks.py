@@ -102,7 +102,8 @@ def conversation_check_results(
     ages = {app: checks.newest_conversation(conn, app) for app in apps}
     stale = {app: freshness.age_hours(as_of) for app, freshness in ages.items()}
     quiet = [
-        f"{app.rsplit('/', 1)[-1]}: " + ("no conversation" if age is None else f"newest {age:.0f} h old")
+        f"{app.rsplit('/', 1)[-1]}: "
+        + ("no conversation loaded" if age is None else f"newest {age:.0f} h old")
         for app, age in stale.items()
         if age is None or age > freshness_hours
     ]
@@ -112,7 +113,7 @@ def conversation_check_results(
         check_name="conversations_are_fresh",
         passed=not quiet,
         severity=dg.AssetCheckSeverity.WARN,
-        description=f"{', '.join(quiet)} at {as_of:%Y-%m-%d %H:%M} UTC ({limit})" if quiet else None,
+        description=f"as of {as_of:%Y-%m-%d %H:%M} UTC, {', '.join(quiet)} ({limit})" if quiet else None,
         metadata={
             "newest_start": {app: str(freshness.newest_start) for app, freshness in ages.items()},
             "age_hours": {app: round(age, 2) if age is not None else -1.0 for app, age in stale.items()},
