@@ -7,29 +7,16 @@ import logging
 import dagster as dg
 
 from pipelines.config import Settings, unknown_variables
+from pipelines.orchestration import evaluation_assets, maintenance, report_assets
 from pipelines.orchestration.conversation_assets import conversation_assets, conversation_jobs
-from pipelines.orchestration.evaluation_assets import (
-    EVALUATION_ASSETS,
-    ingest_evaluation_runs_job,
-    rebuild_evaluation_runs_job,
-    start_evaluation_job,
-    started_evaluation_sensor,
-    unfinished_evaluation_runs_sensor,
-)
-from pipelines.orchestration.maintenance import warehouse_maintenance_daily, warehouse_maintenance_job
 from pipelines.orchestration.partitions import app_day_partitions
-from pipelines.orchestration.report_assets import (
-    REPORT_ASSETS,
-    report_after_loads_sensor,
-    report_dashboard_job,
-)
 from pipelines.orchestration.resources import resources_from_settings
 from pipelines.orchestration.retention import run_retention
 from pipelines.orchestration.schedules import configured_apps_sensor, schedules
 
 
 def build_definitions(settings: Settings) -> dg.Definitions:
-    """Every asset, check, job, schedule and sensor, configured by `settings`."""
+    """Every asset, check, job, schedule and sensor: those the settings shape, and the modules' own."""
     orchestration = settings.orchestration
     assets = conversation_assets(
         app_day_partitions(orchestration.start_date),
@@ -38,33 +25,21 @@ def build_definitions(settings: Settings) -> dg.Definitions:
     )
     ingest_job, rebuild_job = conversation_jobs(assets)
     retention_job, retention_schedule = run_retention(orchestration.run_retention_days)
-    return dg.Definitions(
-        assets=[*assets, *EVALUATION_ASSETS, *REPORT_ASSETS],
-        jobs=[
-            ingest_job,
-            rebuild_job,
-            ingest_evaluation_runs_job,
-            rebuild_evaluation_runs_job,
-            start_evaluation_job,
-            report_dashboard_job,
-            warehouse_maintenance_job,
-            retention_job,
-        ],
+    configured = dg.Definitions(
+        assets=assets,
+        jobs=[ingest_job, rebuild_job, retention_job],
         schedules=[
-            *schedules(orchestration, ingest_job, ingest_evaluation_runs_job),
-            warehouse_maintenance_daily,
+            *schedules(orchestration, ingest_job, evaluation_assets.ingest_evaluation_runs_job),
             retention_schedule,
         ],
-        sensors=[
-            unfinished_evaluation_runs_sensor,
-            started_evaluation_sensor,
-            configured_apps_sensor,
-            report_after_loads_sensor,
-        ],
+        sensors=[configured_apps_sensor],
         resources=resources_from_settings(settings),
         # A run's steps follow one another (fetch, flatten, load), so they share one process;
         # runs, not steps, are what run side by side, and the run launcher decides where.
         executor=dg.in_process_executor,
+    )
+    return dg.Definitions.merge(
+        configured, evaluation_assets.DEFINITIONS, report_assets.DEFINITIONS, maintenance.DEFINITIONS
     )
 
 

@@ -161,11 +161,9 @@ def _latest_fetch(context: dg.AssetExecutionContext) -> str:
     return latest[0].asset_materialization.metadata["observation_file"].value
 
 
-EVALUATION_ASSETS = [evaluation_run_observations, warehouse_evaluation_tables]
-
 ingest_evaluation_runs_job = dg.define_asset_job(
     "ingest_evaluation_runs",
-    selection=dg.AssetSelection.assets(*EVALUATION_ASSETS),
+    selection=dg.AssetSelection.assets(evaluation_run_observations, warehouse_evaluation_tables),
     description="Fetch every evaluation run (and result) of the configured apps and load them.",
 )
 
@@ -313,3 +311,10 @@ def started_evaluation_sensor(context: dg.RunStatusSensorContext) -> dg.RunReque
         partition_key=app,
         run_config=dg.RunConfig(ops={"raw__evaluation_runs": EvaluationRunsConfig(discover=False)}),
     )
+
+
+DEFINITIONS = dg.Definitions(
+    assets=[evaluation_run_observations, warehouse_evaluation_tables],
+    jobs=[ingest_evaluation_runs_job, rebuild_evaluation_runs_job, start_evaluation_job],
+    sensors=[unfinished_evaluation_runs_sensor, started_evaluation_sensor],
+)

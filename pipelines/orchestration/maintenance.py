@@ -42,3 +42,5 @@ warehouse_maintenance_daily = dg.ScheduleDefinition(
     default_status=dg.DefaultScheduleStatus.STOPPED,
     description="Daily at 03:30 UTC: a DuckLake warehouse's maintenance.",
 )
+
+DEFINITIONS = dg.Definitions(jobs=[warehouse_maintenance_job], schedules=[warehouse_maintenance_daily])

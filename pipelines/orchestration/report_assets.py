@@ -46,8 +46,6 @@ def dashboard(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -
     )
 
 
-REPORT_ASSETS = [dashboard]
-
 report_dashboard_job = dg.define_asset_job(
     "report_dashboard",
     selection=dg.AssetSelection.assets(dashboard),
@@ -60,4 +58,8 @@ report_after_loads_sensor = dg.AutomationConditionSensorDefinition(
     default_status=dg.DefaultSensorStatus.RUNNING,
     minimum_interval_seconds=30,
     description="Regenerates report/dashboard once warehouse tables were loaded and no load is running.",
+)
+
+DEFINITIONS = dg.Definitions(
+    assets=[dashboard], jobs=[report_dashboard_job], sensors=[report_after_loads_sensor]
 )

@@ -16,6 +16,7 @@ from pipelines.report.figures import (
     Spec,
     empty_chart,
     finish,
+    finish_rows,
     heatmap,
     short_name,
     subplot_grid,
@@ -137,17 +138,7 @@ def failure_latency_chart(spec: Spec, rows: Rows) -> Chart:
         ]
     )
     figure.update_traces(hovertemplate="%{x:.2f} s<br>%{customdata}<extra>%{fullData.name}</extra>")
-    return finish(
-        figure,
-        spec,
-        "",
-        x_title="seconds",
-        yaxes={"autorange": "reversed", "rangemode": "normal"},
-        hovermode="closest",
-        barmode="stack",
-        height=max(340, 120 + 28 * len(timed)),
-        margin={"l": 320, "r": 20, "t": 86, "b": 60},
-    )
+    return finish_rows(figure, spec, "seconds", 320, height=max(340, 120 + 28 * len(timed)), barmode="stack")
 
 
 def _linked(row: dict[str, Any]) -> str:

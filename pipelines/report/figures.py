@@ -104,6 +104,14 @@ def finish(
     return Chart(spec, figure, has_data=True)
 
 
+def finish_rows(figure: go.Figure, spec: Spec, x_title: str, left: int, **layout: Any) -> Chart:
+    """`finish` for horizontal bars: a row per item, the first on top, labels `left` pixels wide
+    (`yaxes` adds to their axis)."""
+    yaxes = {"autorange": "reversed", "rangemode": "normal", **layout.pop("yaxes", {})}
+    layout |= {"hovermode": "closest", "margin": {"l": left, "r": 20, "t": 86, "b": 60}}
+    return finish(figure, spec, "", x_title=x_title, yaxes=yaxes, **layout)
+
+
 def add_note(figure: go.Figure, text: str, *, right: bool = False, colour: str = "#57606a") -> None:
     """A line of text just above the plot area, at its left or right end."""
     figure.add_annotation(

@@ -8,7 +8,7 @@ import html
 import plotly.graph_objects as go
 
 from pipelines.report.data import Rows, groups
-from pipelines.report.figures import Chart, Spec, finish, short_name
+from pipelines.report.figures import Chart, Spec, finish, finish_rows, short_name
 
 LABEL_CHARACTERS = 70
 """A trajectory's label on the axis: its first steps (hover gives them all)."""
@@ -42,17 +42,9 @@ def trajectory_chart(spec: Spec, rows: Rows) -> Chart:
                 "%{customdata[2]} turns on average, on %{customdata[3]} days<extra>%{fullData.name}</extra>",
             )
         )
-    return finish(
-        figure,
-        spec,
-        "",
-        x_title="conversations",
-        yaxes={"autorange": "reversed", "rangemode": "normal", "tickfont": {"size": 11}},
-        hovermode="closest",
-        showlegend=several,
-        height=max(340, 120 + 24 * len(rows)),
-        margin={"l": 480, "r": 20, "t": 86, "b": 60},
-    )
+    height = max(340, 120 + 24 * len(rows))
+    yaxes = {"tickfont": {"size": 11}}
+    return finish_rows(figure, spec, "conversations", 480, height=height, yaxes=yaxes, showlegend=several)
 
 
 def tool_match_chart(spec: Spec, rows: Rows) -> Chart:

@@ -22,7 +22,7 @@ import duckdb
 import plotly.graph_objects as go
 
 from pipelines.report.data import ReportData, Rows
-from pipelines.report.figures import Chart, Spec, add_note, empty_chart, finish, short_name
+from pipelines.report.figures import Chart, Spec, add_note, empty_chart, finish_rows, short_name
 from pipelines.warehouse import parts
 from pipelines.warehouse.span_rows import conversation_spans, span_failed, span_label, span_start
 
@@ -158,22 +158,12 @@ def waterfall_chart(conversation: Traced, spans: Rows) -> Chart:
     )
     if len(spans) > len(timed):
         add_note(figure, f"the first {len(timed)} of {len(spans)} spans", right=True)
-    return finish(
-        figure,
-        spec,
-        "",
-        x_title="seconds",
-        yaxes={
-            "tickvals": list(range(len(timed))),
-            "ticktext": labels,
-            "autorange": "reversed",
-            "rangemode": "normal",
-            "tickfont": {"family": "monospace", "size": 11},
-        },
-        hovermode="closest",
-        height=max(320, 110 + 17 * len(timed)),
-        margin={"l": 330, "r": 20, "t": 86, "b": 60},
-    )
+    ticks = {
+        "tickvals": list(range(len(timed))),
+        "ticktext": labels,
+        "tickfont": {"family": "monospace", "size": 11},
+    }
+    return finish_rows(figure, spec, "seconds", 330, height=max(320, 110 + 17 * len(timed)), yaxes=ticks)
 
 
 def waterfall_charts(traced: list[Traced], traces: dict[str, Rows]) -> list[Chart]:
