@@ -11,8 +11,6 @@ from pipelines.transform.evaluation_results import EvaluationResultFlattener
 from pipelines.transform.evaluations import (
     EvaluationOperationFlattener,
     EvaluationRunFlattener,
-    snapshot_row,
-    snapshots_batch,
 )
 from pipelines.transform.schemas import EVALUATION_RUN_SNAPSHOTS, EVALUATION_RUN_TABLES
 
@@ -90,7 +88,7 @@ def test_every_run_table_has_its_schema() -> None:
     flattener = EvaluationRunFlattener()
     assert flattener.add(completed_run(), 0)
     batches = flattener.take_batches()
-    for spec in EVALUATION_RUN_TABLES:
+    for spec in (*EVALUATION_RUN_TABLES, EVALUATION_RUN_SNAPSHOTS):
         assert batches[spec.name].schema == spec.schema
 
 
@@ -193,12 +191,15 @@ def test_bad_runs_are_rejected_and_the_rest_load() -> None:
     assert "p50Latency" in rejects[0].reason
 
 
-def test_snapshots() -> None:
-    row = snapshot_row(completed_run(), 1_700_000_000_000_000)
-    batch = snapshots_batch([row])
+def test_a_run_flattened_has_a_snapshot_of_its_progress_when_observed_and_a_rejected_run_none() -> None:
+    flattener = EvaluationRunFlattener()
+    assert flattener.add(completed_run(), 1_700_000_000_000_000)
+    assert not flattener.add({**completed_run(), "createTime": "yesterday"}, 1_700_000_000_000_001)
+    batch = flattener.take_batches()[EVALUATION_RUN_SNAPSHOTS.name]
     assert batch.schema == EVALUATION_RUN_SNAPSHOTS.schema
-    assert batch.to_pylist()[0]["state"] == "COMPLETED" and batch.to_pylist()[0]["passed_count"] == 6
-    assert snapshots_batch([]).num_rows == 0
+    (row,) = batch.to_pylist()
+    assert row["evaluation_run_name"] == completed_run()["name"] and row["observed_at"].year == 2023
+    assert row["state"] == "COMPLETED" and row["passed_count"] == 6
 
 
 OPERATION = "projects/p/locations/us/operations/op-1"

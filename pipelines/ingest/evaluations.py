@@ -30,11 +30,9 @@ from pipelines.transform.evaluation_results import EvaluationResultFlattener
 from pipelines.transform.evaluations import (
     EvaluationOperationFlattener,
     EvaluationRunFlattener,
-    snapshot_row,
-    snapshots_batch,
 )
 from pipelines.transform.rejects import Reject, rejects_batch
-from pipelines.transform.schemas import EVALUATION_RUN_OPERATIONS, REFUSED_RUN, RUN_REJECT_SOURCE
+from pipelines.transform.schemas import REFUSED_RUN, RUN_REJECT_SOURCE
 from pipelines.warehouse.duck import Warehouse
 from pipelines.warehouse.loads import upsert_evaluations
 
@@ -216,10 +214,8 @@ def load_evaluation_observation(
     warehouse: Warehouse, app: str, observation: EvaluationObservation, day: date
 ) -> dict[str, int]:
     runs = EvaluationRunFlattener()
-    snapshots = []
     for run, observed in observation.runs:
-        if runs.add(run, observed):
-            snapshots.append(snapshot_row(run, observed))
+        runs.add(run, observed)
     results = EvaluationResultFlattener()
     for item in observation.results:
         results.add(item)
@@ -230,16 +226,8 @@ def load_evaluation_observation(
     for record in observation.refused:
         name = str(record.arguments.get("name"))
         rejects.append(Reject(RUN_REJECT_SOURCE, name, f"{REFUSED_RUN}{record.refused}", record.to_dict()))
-    return upsert_evaluations(
-        warehouse,
-        app,
-        day,
-        runs.take_batches(),
-        snapshots_batch(snapshots),
-        results.take_batches(),
-        operations.take_batches()[EVALUATION_RUN_OPERATIONS.name],
-        rejects_batch(rejects, app, day),
-    )
+    batches = {**runs.take_batches(), **results.take_batches(), **operations.take_batches()}
+    return upsert_evaluations(warehouse, app, day, batches, rejects_batch(rejects, app, day))
 
 
 def load_observation_file(lake: Lake, warehouse: Warehouse, app: str, path: str) -> dict[str, int]:

@@ -24,6 +24,7 @@ from pipelines.orchestration.resources import (
     WarehouseResource,
 )
 from pipelines.transform.schemas import EVALUATION_RUNS, REJECTS
+from pipelines.warehouse import stored
 from pipelines.warehouse.lock import WarehouseBusyError
 
 GROUP = "evaluations"
@@ -99,11 +100,7 @@ def _stored_final(warehouse: WarehouseResource, app: str) -> dict[str, set[str]]
     """Runs stored in a final state and operations stored as done, which a fetch does not fetch
     again; none when the warehouse is busy."""
     try:
-        stored = warehouse.warehouse()
-        return {
-            "finished_runs": stored.finished_evaluation_runs(app),
-            "finished_operations": stored.finished_operations(app),
-        }
+        return stored.stored_final(warehouse.warehouse(), app)
     except WarehouseBusyError:
         return {}
 

@@ -23,7 +23,6 @@ from pipelines.transform.schemas import (
     EVALUATION_EXPECTATION_OUTCOMES,
     EVALUATION_EXPECTATION_RESULTS,
     EVALUATION_RESULT_LATENCIES,
-    EVALUATION_RESULT_TABLES,
     EVALUATION_RESULTS,
     EVALUATION_SCENARIO_RESULTS,
     EVALUATION_SCORES,
@@ -250,4 +249,4 @@ RESULT_ROWS = Rows(
 
 class EvaluationResultFlattener(FieldFlattener):
     def __init__(self) -> None:
-        super().__init__(EVALUATION_RESULT_TABLES, RESULT_ROWS, RESULT_REJECT_SOURCE, "evaluationResult")
+        super().__init__(RESULT_ROWS, RESULT_REJECT_SOURCE, "evaluationResult")

@@ -3,15 +3,11 @@ field maps: each column's path in the JSON and its reader."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
-
-import pyarrow as pa
 
 from pipelines import resource_names
 from pipelines.transform import fields as f
 from pipelines.transform import values as v
-from pipelines.transform.columns import TableColumns
 from pipelines.transform.fields import Column, FieldFlattener, Rows
 from pipelines.transform.schemas import (
     EVALUATION_RUN_ERRORS,
@@ -22,7 +18,6 @@ from pipelines.transform.schemas import (
     EVALUATION_RUN_RESULTS,
     EVALUATION_RUN_SNAPSHOTS,
     EVALUATION_RUN_SUMMARIES,
-    EVALUATION_RUN_TABLES,
     EVALUATION_RUNS,
     OPERATION_REJECT_SOURCE,
     RUN_REJECT_SOURCE,
@@ -135,6 +130,7 @@ RUN_ROWS = Rows(
         _named(EVALUATION_RUN_EVALUATIONS, "evaluation_name", "evaluations", "evaluation_index"),
         _named(EVALUATION_RUN_RESULTS, "evaluation_result_name", "evaluationResults", "result_index"),
         Rows(EVALUATION_RUN_ERRORS, _ERROR, when=lambda run: bool(run.get("errorInfo") or run.get("error"))),
+        Rows(EVALUATION_RUN_SNAPSHOTS, RUN),  # its state and progress when observed
     ),
 )
 
@@ -143,21 +139,7 @@ class EvaluationRunFlattener(FieldFlattener):
     """`add(run, observed_at)`: a run fetched then (epoch microseconds); False if rejected."""
 
     def __init__(self) -> None:
-        given = ("observed_at",)
-        super().__init__(EVALUATION_RUN_TABLES, RUN_ROWS, RUN_REJECT_SOURCE, "evaluationRun", given)
-
-
-def snapshot_row(run: dict[str, Any], observed_at_micros: int) -> tuple[Any, ...]:
-    """A run's `evaluation_run_snapshots` row (of a run flattened without a reject)."""
-    key = {"evaluation_run_name": run_name(run)[0], "observed_at": observed_at_micros}
-    return tuple(key[c] if c in key else RUN[c](run, "") for c in EVALUATION_RUN_SNAPSHOTS.schema.names)
-
-
-def snapshots_batch(rows: Iterable[tuple[Any, ...]]) -> pa.RecordBatch:
-    table = TableColumns(EVALUATION_RUN_SNAPSHOTS)
-    for row in rows:
-        table.append(row)
-    return table.to_batch()
+        super().__init__(RUN_ROWS, RUN_REJECT_SOURCE, "evaluationRun", ("observed_at",))
 
 
 _METADATA_RUN, _RESPONSE = f.text("metadata.evaluationRun"), f.at("response", v.message)
@@ -190,5 +172,5 @@ class EvaluationOperationFlattener(FieldFlattener):
     `add(operation, observed_at)`, one fetched then (epoch microseconds)."""
 
     def __init__(self) -> None:
-        rows, given = Rows(EVALUATION_RUN_OPERATIONS, OPERATION, derive=_operation_run), ("observed_at",)
-        super().__init__((EVALUATION_RUN_OPERATIONS,), rows, OPERATION_REJECT_SOURCE, "operation", given)
+        rows = Rows(EVALUATION_RUN_OPERATIONS, OPERATION, derive=_operation_run)
+        super().__init__(rows, OPERATION_REJECT_SOURCE, "operation", ("observed_at",))

@@ -4,7 +4,7 @@ with a bad value leaves no row in any table: it is a `Reject`, with the bad valu
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -123,16 +123,11 @@ class Rows:
 
 
 class FieldFlattener:
-    """The tables `specs` filled by `rows` from each object added (a `label` message, then the
-    values of the `given` columns); a batch per table each `take_batches()`, the rejects each
-    `take_rejects()`."""
+    """The tables of `rows` filled from each object added (a `label` message, then the values of the
+    `given` columns); a batch per table each `take_batches()`, the rejects each `take_rejects()`."""
 
-    def __init__(
-        self, specs: Iterable[TableSpec], rows: Rows, source: str, label: str, given: tuple[str, ...] = ()
-    ):
-        self.tables = {spec.name: TableColumns(spec) for spec in specs}
-        if missing := {spec.name for spec in rows.specs()} - self.tables.keys():
-            raise ValueError(f"rows of tables not flattened: {sorted(missing)}")
+    def __init__(self, rows: Rows, source: str, label: str, given: tuple[str, ...] = ()):
+        self.tables = {spec.name: TableColumns(spec) for spec in rows.specs()}
         self.rows, self.source, self.label, self.given = rows, source, label, given
         self.rejects: list[Reject] = []
         self._marks: dict[str, int] = {}

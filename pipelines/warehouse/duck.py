@@ -170,18 +170,6 @@ class Warehouse:
 
         return loads.conversation_load(self, filesystem=filesystem)
 
-    def finished_operations(self, app: str) -> set[str]:
-        """Names of `app`'s evaluation run operations stored as done (none before the first load)."""
-        from pipelines.warehouse import stored
-
-        return stored.finished_operations(self, app)
-
-    def finished_evaluation_runs(self, app: str) -> set[str]:
-        """Names of `app`'s evaluation runs stored in a final state (none before the first load)."""
-        from pipelines.warehouse import stored
-
-        return stored.finished_evaluation_runs(self, app)
-
     def unfinished_evaluation_runs(self) -> list[tuple[str, str]]:
         """(app, run name) of each run not COMPLETED, ERROR or CANCELLED."""
         from pipelines.warehouse import stored

@@ -101,27 +101,18 @@ def upsert_evaluations(
     warehouse: Warehouse,
     app: str,
     day: date,
-    run_batches: Mapping[str, pa.RecordBatch],
-    snapshots: pa.RecordBatch,
-    result_batches: Mapping[str, pa.RecordBatch],
-    operations: pa.RecordBatch,
+    batches: Mapping[str, pa.RecordBatch],
     rejects: pa.RecordBatch,
 ) -> dict[str, int]:
-    """Replace runs in each run table, upsert results and operations, add snapshots: one
-    transaction, no half run."""
+    """Replace runs in each run table, upsert results and operations, add snapshots (`batches`: by
+    table): one transaction, no half run."""
 
     def upsert() -> dict[str, int]:
         written: dict[str, int] = {}
         with warehouse.connect() as conn:
             ensure_schema(warehouse, conn)
-            incoming = {
-                "incoming_snapshots": snapshots,
-                "incoming_operations": operations,
-                "incoming_rejects": rejects,
-                **{f"incoming_{name}": batch for name, batch in {**run_batches, **result_batches}.items()},
-            }
-            for name, batch in incoming.items():
-                conn.register(name, pa.Table.from_batches([batch]))
+            for name, batch in {**batches, "rejects": rejects}.items():
+                conn.register(f"incoming_{name}", pa.Table.from_batches([batch]))
             with transaction(conn):
                 conn.execute(sql_text("warehouse/stage_evaluation_runs.sql"))
                 # every row of a run, its results and their details: replaced together

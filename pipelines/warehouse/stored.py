@@ -10,16 +10,15 @@ from pipelines.warehouse import ducklake
 from pipelines.warehouse.duck import Warehouse, relations, tables
 
 
-def finished_operations(warehouse: Warehouse, app: str) -> set[str]:
-    """Names of `app`'s evaluation run operations stored as done (none before the first load)."""
-    rows = _stored(warehouse, EVALUATION_RUN_OPERATIONS.name, "finished_operations", {"app": app})
-    return {name for (name,) in rows}
-
-
-def finished_evaluation_runs(warehouse: Warehouse, app: str) -> set[str]:
-    """Names of `app`'s evaluation runs stored in a final state (none before the first load)."""
-    rows = _stored(warehouse, EVALUATION_RUNS.name, "finished_evaluation_runs", {"app": app})
-    return {name for (name,) in rows}
+def stored_final(warehouse: Warehouse, app: str) -> dict[str, set[str]]:
+    """Names of `app`'s evaluation runs stored in a final state and of its run operations stored as
+    done, as `fetch_evaluation_runs` takes them (it asks CES for neither again): none before a load."""
+    runs = _stored(warehouse, EVALUATION_RUNS.name, "finished_evaluation_runs", {"app": app})
+    operations = _stored(warehouse, EVALUATION_RUN_OPERATIONS.name, "finished_operations", {"app": app})
+    return {
+        "finished_runs": {name for (name,) in runs},
+        "finished_operations": {name for (name,) in operations},
+    }
 
 
 def unfinished_evaluation_runs(warehouse: Warehouse) -> list[tuple[str, str]]:

@@ -3,7 +3,7 @@
 -- an unchanged run, adds nothing.
 INSERT INTO evaluation_run_snapshots BY NAME
 SELECT s.*
-FROM incoming_snapshots AS s
+FROM incoming_evaluation_run_snapshots AS s
 LEFT JOIN (
     SELECT
         evaluation_run_name,
