@@ -223,10 +223,10 @@ def _replace_parts(
     return inserted
 
 
-def _stage_targets(conn: duckdb.DuckDBPyConnection, partitions: Sequence[PartitionFiles]) -> None:
+def _stage_targets(conn: duckdb.DuckDBPyConnection, partitions: Sequence[PartitionFiles], *also: str) -> None:
     """`load_partitions`, by the folders of their files; `load_targets`: each conversation of the
     load once, under the last partition of the load that holds it (a conversation whose start
-    moved may sit in two raw days)."""
+    moved may sit in two raw days). `also`: more statements run for each partition."""
     conn.execute(sql_text("parts/create_load_conversations.sql"))
     for position, partition in enumerate(partitions):
         values = {
@@ -236,6 +236,8 @@ def _stage_targets(conn: duckdb.DuckDBPyConnection, partitions: Sequence[Partiti
         }
         conn.execute(sql_text("parts/stage_load_partition.sql"), values)
         conn.execute(sql_text("parts/stage_load_conversations.sql"), values | {"position": position})
+        for statement in also:
+            conn.execute(sql_text(statement), values)
     conn.execute(sql_text("parts/create_load_targets.sql"))
 
 
@@ -271,17 +273,8 @@ def _replace_tables(conn: duckdb.DuckDBPyConnection, partitions: Sequence[Partit
         (partition.app, partition.day): dict.fromkeys((spec.name for spec in CONVERSATION_TABLES), 0)
         for partition in partitions
     }
-    _stage_targets(conn, partitions)
     conn.execute(sql_text("warehouse/create_partition_conversations.sql"))
-    for partition in partitions:
-        conn.execute(
-            sql_text("warehouse/stage_partition_conversations.sql"),
-            {
-                "app": partition.app,
-                "day": partition.day,
-                "incoming": partition.tables[CONVERSATIONS.name],
-            },
-        )
+    _stage_targets(conn, partitions, "warehouse/stage_partition_conversations.sql")
     ((count, first, last),) = conn.execute(sql_text("warehouse/replaced_partition_dates.sql")).fetchall()
     changed: set[tuple[str, date]] = set()  # (app, day) of every row replaced, old and new
     if count:
