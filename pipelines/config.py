@@ -13,7 +13,15 @@ from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import BeforeValidator, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import ErrorDetails
 from pydantic_settings import (
     BaseSettings,
@@ -31,6 +39,10 @@ DEFAULT_ANOMALY_Z = 3.5
 """The documented CES read quota is 600 requests per minute per project."""
 
 KNOWN_SOURCES = ("LIVE", "SIMULATOR", "EVAL", "AGENT_TOOL")
+
+Location = Annotated[str, AfterValidator(os.path.expanduser)]
+"""A file or folder as a shell reads it: a leading `~` is a home folder (DuckDB reads it so, and a
+folder named `~` would otherwise be made in the working directory). URLs stay as they are."""
 
 
 def default_write_memory_limit(ram_bytes: int | None = None) -> str:
@@ -167,7 +179,7 @@ class CesSettings(_Group):
     max_empty_pages: int = Field(20, ge=1)
     hydrate: Annotated[Literal["auto", "always", "never"], BeforeValidator(str.lower)] = "auto"
     evaluation_runs: EvaluationRuns = ()
-    rate_limit_file: str | None = None
+    rate_limit_file: Location | None = None
     rate_limit_postgres: str | None = Field(None, repr=False)
     max_attempts: int = Field(5, ge=1)
     retry_max_seconds: float = Field(120.0, ge=0)
@@ -196,16 +208,16 @@ class CesSettings(_Group):
 class StorageSettings(_Group):
     """Where the lake, the warehouse and the dashboard live, and how loads use the warehouse."""
 
-    lake: str = "data/lake"
-    warehouse: str = "data/warehouse.duckdb"
-    warehouse_data_path: str | None = None
-    report: str | None = None
+    lake: Location = "data/lake"
+    warehouse: Location = "data/warehouse.duckdb"
+    warehouse_data_path: Location | None = None
+    report: Location | None = None
     lock_timeout_seconds: float = Field(900.0, ge=0, validation_alias="CES_WAREHOUSE_LOCK_TIMEOUT")
     write_memory_limit: Annotated[str, Field(pattern=SIZE)] = Field(
         DEFAULT_WRITE_MEMORY_LIMIT, validation_alias="CES_WAREHOUSE_MEMORY_LIMIT"
     )
     write_threads: int = Field(1, ge=1, validation_alias="CES_WAREHOUSE_THREADS")
-    model_prices: str | None = None
+    model_prices: Location | None = None
     """A CSV file of model prices for the cost views; unset: the bundled list prices."""
     anomaly_z: float = Field(DEFAULT_ANOMALY_Z, gt=0)
     """The robust z-score beyond which metric_anomalies flags a day."""
@@ -236,7 +248,7 @@ class OrchestrationSettings(_Group):
     regression_score_pct: float = Field(10.0, ge=0)
     regression_latency_pct: float = Field(20.0, ge=0)
     regression_severity: Literal["warn", "error"] = "warn"
-    dagster_home: str = Field("dagster_home", validation_alias="DAGSTER_HOME")
+    dagster_home: Location = Field("dagster_home", validation_alias="DAGSTER_HOME")
     """The Dagster instance's folder (its `dagster.yaml`), relative to the working directory."""
     queue_runs: bool = False
     run_retention_days: int = Field(30, ge=0)
@@ -267,11 +279,11 @@ class Settings:
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         """Every group from the environment over `.env`, or from `env` alone; unless set, the rate
         limit's file is in `DAGSTER_HOME`, when that is set."""
-        ces = CesSettings.read(env)
-        home = (os.environ if env is None else env).get("DAGSTER_HOME")
-        if ces.rate_limit_file is None and home:
-            ces = ces.model_copy(update={"rate_limit_file": os.path.join(home, "ces-rate-limit.state")})
-        return cls(ces, StorageSettings.read(env), OrchestrationSettings.read(env), ServeSettings.read(env))
+        ces, orchestration = CesSettings.read(env), OrchestrationSettings.read(env)
+        if ces.rate_limit_file is None and "dagster_home" in orchestration.model_fields_set:
+            state = os.path.join(orchestration.dagster_home, "ces-rate-limit.state")
+            ces = ces.model_copy(update={"rate_limit_file": state})
+        return cls(ces, StorageSettings.read(env), orchestration, ServeSettings.read(env))
 
     def environment(self) -> dict[str, str]:
         """The environment of a process started from this one (`dagster dev`) that is to read the

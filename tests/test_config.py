@@ -123,6 +123,28 @@ def test_the_environment_wins_over_dotenv_and_a_process_started_reads_the_same_s
     assert Settings.from_env(settings.environment()) == settings
 
 
+def test_a_path_from_the_home_folder_is_read_as_a_shell_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`~/…` in `.env` (no shell expands it there) is the home folder, as DuckDB opens it: the
+    folders made for a new warehouse are then the ones it is opened in, not a `~` folder here."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".env").write_text(
+        "CES_WAREHOUSE=~/ces/warehouse.duckdb\nCES_LAKE=~/ces/lake\nDAGSTER_HOME=~/dh\n"
+    )
+    settings = Settings.from_env()
+    home = tmp_path / "home"
+    assert (settings.storage.warehouse, settings.storage.lake) == (
+        f"{home}/ces/warehouse.duckdb",
+        f"{home}/ces/lake",
+    )
+    assert settings.storage.report_path == f"{home}/ces/report.html"
+    assert settings.orchestration.dagster_home == f"{home}/dh"
+    assert settings.ces.rate_limit_file == f"{home}/dh/ces-rate-limit.state"
+    assert Settings.from_env({"CES_LAKE": "s3://bucket/~x"}).storage.lake == "s3://bucket/~x"
+
+
 def test_every_setting_is_in_the_reference() -> None:
     reference = (ROOT / "docs" / "configuration.md").read_text()
     groups = (CesSettings, StorageSettings, OrchestrationSettings, ServeSettings)
