@@ -109,6 +109,10 @@ def test_ingests_and_rebuilds_give_the_same_rows_and_query_reads_them(workdir: P
         first = cli("ingest", *window, env=env, cwd=workdir)
         assert first.returncode == 0, first.stderr
         assert "ingested 2 partitions in 1 run: 12 conversations loaded" in first.stderr
+        # Written to a file, not a terminal: no progress bar, a line per run as it ends, whole.
+        (app,) = sim.apps
+        assert f"\n{app} 2026-11-01…2026-11-02: 12 conversations (2/2 partitions, 0:00:" in first.stderr
+        assert f"\nevaluation runs of {app}: 2 run rows\n" in first.stderr and "━" not in first.stderr
         # A new instance folder got the project's settings, said so once, and Dagster no warning.
         assert settings.read_text() == (ROOT / "dagster_home" / "dagster.yaml").read_text()
         assert "wrote " in first.stderr and "dagster.yaml" in " ".join(first.stderr.split())

@@ -15,6 +15,8 @@ from rich.console import Console
 from pipelines.errors import UsageError
 
 console = Console(stderr=True)
+console.soft_wrap = not console.is_terminal
+"""Messages go to stderr; in a log file each stays on one line, whole for grep."""
 out = Console(width=None if sys.stdout.isatty() else 160)
 """Tables go to stdout; piped output gets a wide fixed width rather than 80 columns."""
 

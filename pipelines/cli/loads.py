@@ -82,6 +82,7 @@ def load_conversations(settings: Settings, command: str, partitions: list[tuple[
         TextColumn("{task.fields[detail]}"),
         TimeElapsedColumn(),
         console=console,
+        disable=not console.is_terminal,  # a log gets a line per run instead (below)
     ) as progress:
         task = progress.add_task(f"{verb} partitions", total=len(partitions), detail=f"{len(ranges)} runs")
 
@@ -112,6 +113,12 @@ def load_conversations(settings: Settings, command: str, partitions: list[tuple[
                 detail = f"{totals['pages']} pages · {totals['requests']} requests · {detail}"
             done = 0 if outcome.interrupted else outcome.partitions  # the bar must not end full
             progress.update(task, advance=done, detail=detail)
+            if outcome.success and not console.is_terminal:
+                (bar,) = progress.tasks
+                loaded = outcome.value("warehouse__conversation_tables", "conversations_rows")
+                elapsed = timedelta(seconds=round(bar.elapsed or 0))
+                so_far = f"{bar.completed:.0f}/{len(partitions)} partitions, {elapsed}"
+                progress.console.print(f"{escape(outcome.label)}: {loaded} conversations ({so_far})")
 
         runs = [PlannedRun.for_range(run) for run in ranges]
         _execute(settings, job_name, runs, [app for app, _ in partitions], on_outcome=on_outcome)
@@ -142,8 +149,16 @@ def load_evaluations(
 
     job_name = "rebuild_evaluation_runs" if replay else "ingest_evaluation_runs"
     runs = [PlannedRun.for_partition(app) for app in apps]
+
+    def on_outcome(outcome: RunOutcome) -> None:
+        if outcome.success and not console.is_terminal:  # a log, CI: no spinner, a line per app
+            rows = outcome.value("warehouse__evaluation_tables", "evaluation_runs_rows")
+            console.print(
+                f"evaluation runs of {escape(outcome.label)}: {counted(rows, 'run row')}", soft_wrap=True
+            )
+
     with console.status("replaying evaluation run fetches" if replay else "fetching evaluation runs"):
-        outcomes = _execute(settings, job_name, runs, apps, run_config=run_config)
+        outcomes = _execute(settings, job_name, runs, apps, run_config=run_config, on_outcome=on_outcome)
     failed = [outcome for outcome in outcomes if not outcome.success]
     for outcome in failed:
         console.print(f"[red]✗ evaluation runs of {escape(outcome.label)}: {escape(str(outcome.error))}")
