@@ -45,7 +45,7 @@ def counted(count: int, noun: str) -> str:
 
 def days_between(since: date, until: date) -> list[date]:
     if until <= since:
-        raise UserError(f"--until ({until}) must be after --since ({since})")
+        raise UsageError(f"--until ({until}) must be after --since ({since})")
     return [since + timedelta(days=i) for i in range((until - since).days)]
 
 
@@ -56,10 +56,6 @@ def serve_until_stopped(serve: Callable[[], None], what: str) -> int:
         serve()
     console.print(f"{what} stopped")
     return 0
-
-
-class UserError(UsageError):
-    """Something the user asked for cannot be done as asked: one line, exit code 2."""
 
 
 TERMINAL_ROWS = 40

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from pipelines.cli.common import UserError, console, counted, days_between, out
+from pipelines.cli.common import console, counted, days_between, out
 from pipelines.config import CesSettings, Settings
-from pipelines.errors import ActionableError
+from pipelines.errors import ActionableError, UsageError
 from pipelines.resource_names import apps_named
 
 if TYPE_CHECKING:
@@ -25,16 +25,16 @@ def _window(settings: Settings, since: date, until: date) -> list[date]:
     """The UTC days [since, until), all of them daily partitions."""
     last = datetime.now(UTC).date()
     if since > last:
-        raise UserError(f"--since {since} is after today (UTC), {last}: no conversation started then yet")
+        raise UsageError(f"--since {since} is after today (UTC), {last}: no conversation started then yet")
     days = days_between(since, until)
     first = settings.orchestration.start_date
     if since < first:
-        raise UserError(
+        raise UsageError(
             f"--since {since} is before the first daily partition, {first}: set CES_START_DATE={since} "
             "to ingest earlier days"
         )
     if days[-1] > last:
-        raise UserError(f"--until {until} is after tomorrow (UTC): there is nothing to ingest after {last}")
+        raise UsageError(f"--until {until} is after tomorrow (UTC): there is nothing to ingest after {last}")
     return days
 
 
@@ -192,11 +192,11 @@ def _chosen_apps(chosen: Sequence[str], known: Sequence[str], where: str) -> lis
         matches = [app] if "/" in app else apps_named(app, known)
         if not matches:
             listed = ", ".join(known) or "none"
-            raise UserError(
+            raise UsageError(
                 f"--app {app} is the id of no app {where} ({listed}): give an app's id or full name"
             )
         if len(matches) > 1:
-            raise UserError(
+            raise UsageError(
                 f"--app {app}: {', '.join(matches)} {where} all have this id: give a full resource name"
             )
         apps.append(matches[0])
@@ -207,7 +207,7 @@ def _chosen_apps(chosen: Sequence[str], known: Sequence[str], where: str) -> lis
 def _apps(settings: Settings, chosen: Sequence[str] | None) -> list[str]:
     apps = _chosen_apps(chosen, settings.ces.apps, "of CES_APPS") if chosen else list(settings.ces.apps)
     if not apps:
-        raise UserError(
+        raise UsageError(
             "CES_APPS is not set: name the apps to ingest, e.g. "
             "export CES_APPS=projects/my-project/locations/us/apps/my-app"
         )
@@ -248,7 +248,7 @@ def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
     (app,) = _chosen_apps([args.app], settings.ces.apps, "of CES_APPS")
     evaluations = [e.strip() for e in (args.evaluations or "").split(",") if e.strip()]
     if bool(evaluations) == bool(args.dataset):
-        raise UserError(f"give exactly one of --evaluations a,b or --dataset D{_run_before(settings, app)}")
+        raise UsageError(f"give exactly one of --evaluations a,b or --dataset D{_run_before(settings, app)}")
     start = {"app": app, "evaluations": evaluations, "evaluation_dataset": args.dataset}
     start |= {key: getattr(args, key) for key in ("display_name", "app_version", "poll_seconds")}
     with console.status("waiting for the evaluation to start"):
