@@ -153,9 +153,7 @@ def load_evaluations(
     def on_outcome(outcome: RunOutcome) -> None:
         if outcome.success and not console.is_terminal:  # a log, CI: no spinner, a line per app
             rows = outcome.value("warehouse__evaluation_tables", "evaluation_runs_rows")
-            console.print(
-                f"evaluation runs of {escape(outcome.label)}: {counted(rows, 'run row')}", soft_wrap=True
-            )
+            console.print(f"evaluation runs of {escape(outcome.label)}: {counted(rows, 'run row')}")
 
     with console.status("replaying evaluation run fetches" if replay else "fetching evaluation runs"):
         outcomes = _execute(settings, job_name, runs, apps, run_config=run_config, on_outcome=on_outcome)
