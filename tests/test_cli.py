@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 from pathlib import Path
 
 import dagster as dg
@@ -466,6 +467,12 @@ def test_evaluate_gate_waits_for_the_run_and_exits_3_on_a_regression(workdir: Pa
                 )
             )
             said.append((result.returncode, " ".join(result.stderr.split())))
+            # Written to a log: a line per change of the run's state or progress, up to its end.
+            followed = [line for line in result.stderr.splitlines() if line.startswith("evaluation run: ")]
+            assert followed[-1].startswith("evaluation run: COMPLETED, ") and len(followed) >= 2, (
+                result.stderr
+            )
+            assert all(line != before for before, line in pairwise(followed))
     assert (
         said[0][0] == 0
         and f"gate passed: no earlier completed run of the same evaluations as {runs[0]}" in said[0][1]
