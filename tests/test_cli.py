@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -295,6 +296,20 @@ def test_reading_before_any_load_says_to_ingest_first(workdir: Path, command: tu
     assert result.returncode == 2, said
     assert f"error: no warehouse at {workdir / 'warehouse.duckdb'}: run `ces-pipeline ingest` first" in said
     assert "Traceback" not in said and not (workdir / "warehouse.duckdb").exists()
+
+
+def test_dev_refuses_a_ui_port_in_use_before_it_starts_anything(workdir: Path) -> None:
+    """`dagster dev` would log that it cannot listen among its daemon's lines and run on without a
+    UI, after the demo's load: the port is checked first."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = cli("dev", "--ui-port", str(port), env=base_env(workdir), cwd=workdir)
+    assert result.returncode == 2, result.stderr
+    said = " ".join(result.stderr.split())
+    assert f"cannot listen on 127.0.0.1:{port}" in said and f"ces-pipeline dev --ui-port {port + 1}" in said
+    assert not (workdir / "warehouse.duckdb").exists()  # nothing started, nothing loaded
 
 
 def test_demo_prints_row_counts_and_a_trend(workdir: Path) -> None:

@@ -124,9 +124,15 @@ def cmd_dev(args: argparse.Namespace, settings: Settings) -> int:
     import subprocess
 
     from pipelines.ces.simulator import running_simulator
+    from pipelines.listening import ListenError, listening_socket
     from pipelines.orchestration.runs import dagster_home
     from pipelines.stop import end_group
 
+    try:  # `dagster dev` would log the failure among its daemon's lines and go on without a UI
+        listening_socket("127.0.0.1", args.ui_port).close()
+    except ListenError as exc:
+        another = f"ces-pipeline dev --ui-port {args.ui_port + 1}"
+        raise ListenError(f"{exc} (a Dagster UI already?): stop it, or use another port: {another}") from None
     with running_simulator(_simulator_config(args)) as sim:
         settings, _ = demo_load(args, settings, sim.url, sim.apps)
         console.print(
