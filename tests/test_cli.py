@@ -298,6 +298,27 @@ def test_reading_before_any_load_says_to_ingest_first(workdir: Path, command: tu
     assert "Traceback" not in said and not (workdir / "warehouse.duckdb").exists()
 
 
+def test_a_library_warning_is_said_once_a_command_not_once_a_run(workdir: Path) -> None:
+    """No credentials for an https endpoint: each run's client warns that its requests go out
+    unauthenticated; the command (its own process: where nothing else handles a library's warning)
+    says it once, then each run's failure."""
+    apps = [f"projects/p/locations/us/apps/app-{n}" for n in range(3)]
+    env = base_env(workdir) | {
+        "CES_MCP_URL": "https://127.0.0.1:9/mcp",  # nothing listens: each run fails at once
+        "CES_APPS": ",".join(apps),
+        "CES_MAX_ATTEMPTS": "1",
+        "GOOGLE_APPLICATION_CREDENTIALS": str(workdir / "no-such-key.json"),
+    }
+    result = cli_process(
+        "ingest", "--since", "2026-11-01", "--until", "2026-11-02", "--skip-evaluations", env=env, cwd=workdir
+    )
+    assert result.returncode == 1, result.stderr
+    lines = result.stderr.splitlines()
+    warned = [line for line in lines if line.startswith("pipelines.ces.auth: ") and "unauthenticated" in line]
+    assert len(warned) == 1 and "gcloud auth application-default login" in warned[0], result.stderr
+    assert sum("could not connect" in line for line in lines) == 3 and "3 of 3 runs failed" in result.stderr
+
+
 def test_dev_refuses_a_ui_port_in_use_before_it_starts_anything(workdir: Path) -> None:
     """`dagster dev` would log that it cannot listen among its daemon's lines and run on without a
     UI, after the demo's load: the port is checked first."""

@@ -169,16 +169,24 @@ def _terminate(_signo: int, _frame: object) -> None:
 
 class _LibraryWarning(logging.Handler):
     """A warning that a library logs where nothing handles it (an object store's client giving up
-    its retries, say), as one line: the command's own message then says what failed. Python's
-    default (`logging.lastResort`) prints the record's whole traceback."""
+    its retries, say), as one line, once a command (each of its runs would repeat it): the
+    command's own message then says what failed. Python's default (`logging.lastResort`) prints
+    the record's whole traceback, every time."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.said: set[str] = set()
 
     def emit(self, record: logging.LogRecord) -> None:
-        sys.stderr.write(f"{record.name}: {record.getMessage()}\n")
+        line = f"{record.name}: {record.getMessage()}"
+        if line not in self.said:
+            self.said.add(line)
+            sys.stderr.write(f"{line}\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; a user error is one line on stderr and a non-zero exit, never a traceback."""
-    logging.lastResort = _LibraryWarning(logging.WARNING)
+    logging.lastResort = _LibraryWarning()
     load_dotenv_file()
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
