@@ -267,14 +267,15 @@ def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
     out.print(f"evaluation run {run}")
     state = None
     if args.gate:  # following it may fail: an error of its own (exit code 1)
-        said = [""]
+        said = ""
 
         def on_run(found: dict) -> None:
+            nonlocal said
             now = f"evaluation run: {_progress(found)}"
             status.update(now)
-            if not console.is_terminal and now != said[0]:  # a log, CI: a line per change
+            if not console.is_terminal and now != said:  # a log, CI: a line per change
                 console.print(now)
-            said[0] = now
+            said = now
 
         with CesMcpClient(settings.ces) as client, console.status("following the evaluation run") as status:
             state = wait_for_evaluation_run(client, run, poll_seconds=args.poll_seconds, on_run=on_run)

@@ -112,10 +112,11 @@ def fetch_evaluation_runs(
         gone: set[str] = set()
         for record in runs:
             if record.refused is not None:
-                gone.add(record.arguments["name"])
-                if record.arguments["name"] in started_here:
-                    lake.settle_state(STARTED_RUNS_STATE, started_here[record.arguments["name"]])
-                result.runs_refused.append(f"{record.arguments['name']}: {record.refused}")
+                name = record.arguments["name"]
+                gone.add(name)
+                if name in started_here:
+                    lake.settle_state(STARTED_RUNS_STATE, started_here[name])
+                result.runs_refused.append(f"{name}: {record.refused}")
                 yield record.to_dict()
                 continue
             result.runs += 1

@@ -5,7 +5,13 @@ nothing before the first load; apart from `loads`, which writes."""
 from __future__ import annotations
 
 from pipelines.sqlfiles import sql_text
-from pipelines.transform.schemas import ALL_TABLES, EVALUATION_RUN_OPERATIONS, EVALUATION_RUNS, REFUSED_RUN
+from pipelines.transform.schemas import (
+    ALL_TABLES,
+    EVALUATION_RUN_OPERATIONS,
+    EVALUATION_RUNS,
+    REFUSED_RUN,
+    RUN_REJECT_SOURCE,
+)
 from pipelines.warehouse import ducklake
 from pipelines.warehouse.duck import Warehouse, relations, tables
 
@@ -23,7 +29,8 @@ def stored_final(warehouse: Warehouse, app: str) -> dict[str, set[str]]:
 
 def unfinished_evaluation_runs(warehouse: Warehouse) -> list[tuple[str, str]]:
     """(app, run name) of each run not COMPLETED, ERROR or CANCELLED, and not gone from CES."""
-    return _stored(warehouse, EVALUATION_RUNS.name, "unfinished_evaluation_runs", {"refused": REFUSED_RUN})
+    gone = {"source": RUN_REJECT_SOURCE, "refused": REFUSED_RUN}
+    return _stored(warehouse, EVALUATION_RUNS.name, "unfinished_evaluation_runs", gone)
 
 
 def evaluations_run_before(warehouse: Warehouse, app: str) -> dict[str, list[str]]:
