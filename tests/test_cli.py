@@ -212,11 +212,17 @@ def test_ingest_fails_clearly_when_the_server_is_unreachable(workdir: Path) -> N
         "CES_CONNECT_TIMEOUT_SECONDS": "1",
         "CES_RETRY_BACKOFF_SECONDS": "0.05",  # retried as usual, without waiting long
     }
-    args = ["ingest", "--since", "2026-11-01", "--until", "2026-11-02", "--skip-evaluations"]
-    result = cli(*args, env=env, cwd=workdir)
+    result = cli("ingest", "--since", "2026-11-01", "--until", "2026-11-02", env=env, cwd=workdir)
+    said = " ".join(result.stderr.split())
     assert result.returncode == 1
     assert "2026-11-01" in result.stderr and "1 of 1 runs failed" in result.stderr
-    assert "list_conversations: could not connect" in " ".join(result.stderr.split())
+    assert "list_conversations: could not connect" in said
+    assert (
+        "✗ evaluation runs of projects/p/locations/us/apps/a: raw__evaluation_runs: tools/list: could" in said
+    )
+    assert said.endswith(
+        "evaluation runs: 0 fetches of 0 apps loaded (0 run rows, 0 result rows written); 1 of 1 app failed."
+    )
     assert "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) <= 10  # a few lines; the stack stays in the run
     assert (
@@ -247,7 +253,7 @@ def test_a_librarys_unhandled_warning_is_one_line_without_its_traceback(workdir:
         text=True,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stderr == "some.storage.client: _request out of retries\n"
+    assert done.stderr == "error (some.storage.client): _request out of retries\n"
 
 
 def test_no_command_lists_the_commands(workdir: Path) -> None:
@@ -314,7 +320,9 @@ def test_a_library_warning_is_said_once_a_command_not_once_a_run(workdir: Path) 
     )
     assert result.returncode == 1, result.stderr
     lines = result.stderr.splitlines()
-    warned = [line for line in lines if line.startswith("pipelines.ces.auth: ") and "unauthenticated" in line]
+    warned = [
+        line for line in lines if line.startswith("warning: CES requests") and "unauthenticated" in line
+    ]
     assert len(warned) == 1 and "gcloud auth application-default login" in warned[0], result.stderr
     assert sum("could not connect" in line for line in lines) == 3 and "3 of 3 runs failed" in result.stderr
 

@@ -86,7 +86,10 @@ def test_configured_apps_become_partitions(instance: dg.DagsterInstance) -> None
     assert request.partition_keys == APPS[1:]
     register_apps(instance, APPS)
     again = configured_apps_sensor(dg.build_sensor_context(instance=instance), ces=ces)
-    assert isinstance(again, dg.SkipReason)
+    assert again.skip_message == "every configured app is already a partition"
+    unset = CesResource.from_settings(Settings.from_env({}).ces)
+    none = configured_apps_sensor(dg.build_sensor_context(instance=instance), ces=unset)
+    assert none.skip_message == "CES_APPS is not set: no app to add as a partition"
 
 
 def _hourly_run(instance: dg.DagsterInstance, app: str, status: dg.DagsterRunStatus) -> None:

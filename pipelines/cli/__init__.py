@@ -168,17 +168,18 @@ def _terminate(_signo: int, _frame: object) -> None:
 
 
 class _LibraryWarning(logging.Handler):
-    """A warning that a library logs where nothing handles it (an object store's client giving up
-    its retries, say), as one line, once a command (each of its runs would repeat it): the
-    command's own message then says what failed. Python's default (`logging.lastResort`) prints
-    the record's whole traceback, every time."""
+    """A warning logged where nothing handles it (an object store's client giving up its retries,
+    say), as one line, once a command (each of its runs would repeat it): the command's own
+    message then says what failed. It says its level, and a library's line names its logger. Python's
+    default (`logging.lastResort`) prints the record's whole traceback, every time."""
 
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
         self.said: set[str] = set()
 
     def emit(self, record: logging.LogRecord) -> None:
-        line = f"{record.name}: {record.getMessage()}"
+        source = "" if record.name.split(".")[0] == "pipelines" else f" ({record.name})"
+        line = f"{record.levelname.lower()}{source}: {record.getMessage()}"
         if line not in self.said:
             self.said.add(line)
             sys.stderr.write(f"{line}\n")

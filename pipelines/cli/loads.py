@@ -165,11 +165,15 @@ def load_evaluations(
         outcome.value("warehouse__evaluation_tables", "evaluation_results_rows") for outcome in outcomes
     )
     fetches = sum(outcome.value("warehouse__evaluation_tables", "fetches_loaded") for outcome in outcomes)
-    console.print(
-        f"[green]evaluation runs: {fetches} fetch{'' if fetches == 1 else 'es'} of "
+    said = (
+        f"evaluation runs: {fetches} fetch{'' if fetches == 1 else 'es'} of "
         f"{counted(len(outcomes) - len(failed), 'app')} loaded ({counted(runs, 'run row')}, "
-        f"{counted(results, 'result row')} written)."
+        f"{counted(results, 'result row')} written)"
     )
+    if failed:  # the next fetch of an app's runs fetches them all again: nothing else to retry
+        console.print(f"[red]{said}; {len(failed)} of {counted(len(outcomes), 'app')} failed.")
+    else:
+        console.print(f"[green]{said}.")
     _say_rejected(sum(outcome.value("warehouse__evaluation_tables", "rejects_rows") for outcome in outcomes))
     return 1 if failed else 0
 

@@ -124,8 +124,11 @@ def configured_apps_sensor(
     context: dg.SensorEvaluationContext, ces: CesResource
 ) -> dg.SensorResult | dg.SkipReason:
     """Register every app of `CES_APPS` as a partition, so schedules and backfills cover it."""
+    apps = ces.settings().apps
+    if not apps:
+        return dg.SkipReason("CES_APPS is not set: no app to add as a partition")
     known = set(context.instance.get_dynamic_partitions(APP_PARTITIONS.name))
-    new = [app for app in ces.settings().apps if app not in known]
+    new = [app for app in apps if app not in known]
     if not new:
         return dg.SkipReason("every configured app is already a partition")
     return dg.SensorResult(dynamic_partitions_requests=[APP_PARTITIONS.build_add_request(new)])
