@@ -19,6 +19,7 @@ from pipelines.lake.store import Lake
 from pipelines.transform.schemas import CONVERSATION_TABLES
 from pipelines.warehouse import folding, garbage, parts, publish
 from pipelines.warehouse.duck import Warehouse
+from pipelines.warehouse.publish import WarehouseFileError
 
 
 def part_files(warehouse: Warehouse) -> set[Path]:
@@ -101,6 +102,13 @@ def test_a_warehouse_moved_with_its_parts_loads_and_then_names_them_where_they_a
     load_conversation_partitions(lake, old, EVERYTHING)
     moved = Warehouse(str(tmp_path / "new" / "w.duckdb"))
     (tmp_path / "old").rename(tmp_path / "new")
+    with pytest.raises(WarehouseFileError) as refused, moved.connect(read_only=True) as conn:
+        conn.execute("SELECT count(*) FROM spans").fetchall()  # before a load names the new folder
+    said = str(refused.value)
+    assert said.startswith(
+        f"{moved.path} names a Parquet part that is not there ({tmp_path}/old/w.duckdb.parts/"
+    )
+    assert "load any one day to name the parts where they are now" in said
     monkeypatch.setattr(loads, "_SCHEMA_ENSURED", set())  # a new process, as the next command is
     monkeypatch.setattr(catalog, "definition", lambda view_columns: "a newer release")
     load_conversation_partitions(lake, moved, [(APP, NEXT_DAY)])

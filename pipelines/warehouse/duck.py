@@ -25,6 +25,7 @@ from pipelines.warehouse.publish import (
     BLOCK_SIZE,
     PARTS_SUFFIX,
     VERSIONS,
+    WarehouseFileError,
     open_refused,
     record_publication,
     working_copy,
@@ -210,6 +211,10 @@ def _open(
     try:
         conn.execute("SET TimeZone = 'UTC'")
         yield conn
+    except duckdb.IOException as exc:
+        if not read_only or "No files found that match the pattern" not in str(exc):
+            raise
+        raise parts_missing(path, exc) from exc
     except duckdb.OutOfMemoryException as exc:
         if read_only:
             raise
@@ -221,6 +226,21 @@ def _open(
     finally:
         stop.untrack(conn)
         conn.close()
+
+
+def parts_missing(path: str, refusal: duckdb.IOException) -> WarehouseFileError:
+    """A read of `path` that met a part its file names but that is not there: the file moved or
+    copied without its parts folder (its views name the parts by the path it was loaded at), or
+    the folder deleted."""
+    missing = str(refusal).split('pattern "', 1)[-1].split('"', 1)[0]
+    return WarehouseFileError(
+        f"{path} names a Parquet part that is not there ({missing}): the conversation tables are "
+        f"in the folder `{Path(path).name}{PARTS_SUFFIX}` beside the file, named where the file was "
+        "loaded. If the two were moved, keep them together and load any one day to name the parts "
+        "where they are now (e.g. `ces-pipeline rebuild --since 2026-11-01 --until 2026-11-02 "
+        "--skip-evaluations`); if the parts are gone, `ces-pipeline rebuild` writes them again "
+        "from the lake."
+    )
 
 
 def tables(conn: duckdb.DuckDBPyConnection) -> set[str]:
