@@ -530,3 +530,34 @@ def test_evaluate_gate_waits_for_the_run_and_exits_3_on_a_regression(workdir: Pa
             [runs],
         ).fetchone()[0]
     assert states == ["COMPLETED"] * 3  # each was followed to its end before it was loaded
+
+
+def test_evaluate_gate_interrupted_says_the_run_goes_on_and_what_loads_it(workdir: Path) -> None:
+    """Ctrl-C (or a CI job's timeout) while the gate follows the run: CES runs it on, and the
+    command says so and what loads it, instead of a bare "interrupted"."""
+    with running_simulator(SimulatorConfig(scale=SCALE)) as sim:
+        env = base_env(workdir) | {"CES_MCP_URL": sim.url, "CES_APPS": ",".join(sim.apps)}
+        args = ["evaluate", "--app", sim.apps[0], "--evaluations", "refund-happy-path", "--gate"]
+        child = subprocess.Popen(
+            [sys.executable, "-m", "pipelines.cli", *args, "--poll-seconds", "60"],
+            env=env,
+            cwd=workdir,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert child.stdout is not None
+            named = [child.stdout.readline() for _ in range(2)][-1]  # the operation, then the run
+            assert named.startswith("evaluation run "), named
+            child.send_signal(signal.SIGINT)
+            _, stderr = child.communicate(timeout=30)
+        finally:
+            child.kill()
+    run = named.split()[-1]
+    said = " ".join(stderr.split())
+    assert child.returncode == 130 and "Traceback" not in said, stderr
+    assert (
+        f"interrupted: {run} goes on in CES, not loaded; the next `ces-pipeline ingest` of its app loads it"
+        in said
+    )

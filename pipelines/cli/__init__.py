@@ -72,7 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.set_defaults(func=cmd_ingest, until=datetime.now(UTC).date() + timedelta(days=1))
 
     evaluate = _command(commands, "evaluate", "start an evaluation run, wait for it to start, load it")
-    evaluate.add_argument("--app", required=True, help="the app: its id (of CES_APPS) or projects/{p}/locations/{l}/apps/{a}")
+    evaluate.add_argument(
+        "--app", required=True, help="the app: its id (of CES_APPS) or projects/{p}/locations/{l}/apps/{a}"
+    )
     evaluate.add_argument("--evaluations", help="comma-separated evaluation ids or names")
     evaluate.add_argument("--dataset", help="evaluation dataset id or name")
     evaluate.add_argument(

@@ -281,8 +281,17 @@ def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
                 console.print(now)
             said = now
 
-        with CesMcpClient(settings.ces) as client, console.status("following the evaluation run") as status:
-            state = wait_for_evaluation_run(client, run, poll_seconds=args.poll_seconds, on_run=on_run)
+        try:
+            with (
+                CesMcpClient(settings.ces) as client,
+                console.status("following the evaluation run") as status,
+            ):
+                state = wait_for_evaluation_run(client, run, poll_seconds=args.poll_seconds, on_run=on_run)
+        except KeyboardInterrupt:  # what Ctrl-C leaves: a run CES goes on with, not loaded yet
+            raise KeyboardInterrupt(
+                f"interrupted: {run} goes on in CES, not loaded; the next `ces-pipeline ingest` "
+                "of its app loads it"
+            ) from None
     config = {"ops": {"raw__evaluation_runs": {"config": {"names": [run], "discover": False}}}}
     code = load_evaluations(settings, [app], config)
     if not args.gate:
