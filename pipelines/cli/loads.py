@@ -243,8 +243,6 @@ def _run_before(settings: Settings, app: str) -> str:
 def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
     """A run of `start_evaluation_job` starts the evaluation (`run_evaluation`, sent once), then
     its evaluation run is followed to its end (`--gate`) and loaded."""
-    from pipelines.ces.client import CesMcpClient
-    from pipelines.ingest.trigger import wait_for_evaluation_run
     from pipelines.orchestration.runs import PlannedRun
 
     (app,) = _chosen_apps([args.app], settings.ces.apps, "of CES_APPS")
@@ -267,31 +265,16 @@ def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
             console.print(f"Follow it up with get_operation {operation}; do not re-run blindly.")
         return 1
     run = started.value(START_STEP, "evaluation_run")
-    out.print(f"operation {operation}")
-    out.print(f"evaluation run {run}")
-    state = None
-    if args.gate:  # following it may fail: an error of its own (exit code 1)
-        said = ""
-
-        def on_run(found: dict) -> None:
-            nonlocal said
-            now = f"evaluation run: {_progress(found)}"
-            status.update(now)
-            if not console.is_terminal and now != said:  # a log, CI: a line per change
-                console.print(now)
-            said = now
-
-        try:
-            with (
-                CesMcpClient(settings.ces) as client,
-                console.status("following the evaluation run") as status,
-            ):
-                state = wait_for_evaluation_run(client, run, poll_seconds=args.poll_seconds, on_run=on_run)
-        except KeyboardInterrupt:  # what Ctrl-C leaves: a run CES goes on with, not loaded yet
-            raise KeyboardInterrupt(
-                f"interrupted: {run} goes on in CES, not loaded; the next `ces-pipeline ingest` "
-                "of its app loads it"
-            ) from None
+    try:  # from here, what Ctrl-C leaves is a run CES goes on with, not loaded yet
+        out.print(f"operation {operation}")
+        out.print(f"evaluation run {run}")
+        # following it may fail: an error of its own (exit code 1)
+        state = _follow(settings, run, args.poll_seconds) if args.gate else None
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt(
+            f"interrupted: {run} goes on in CES, not loaded; "
+            "the next `ces-pipeline ingest` of its app loads it"
+        ) from None
     config = {"ops": {"raw__evaluation_runs": {"config": {"names": [run], "discover": False}}}}
     code = load_evaluations(settings, [app], config)
     if not args.gate:
@@ -300,6 +283,25 @@ def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
         console.print(f"[red]evaluation run ended {state}: no completed run to gate")
         return max(code, 1)
     return max(code, regression_gate(settings, app, run))
+
+
+def _follow(settings: Settings, run: str, poll_seconds: float) -> str:
+    """Poll the evaluation run to its end, showing its progress; its final state."""
+    from pipelines.ces.client import CesMcpClient
+    from pipelines.ingest.trigger import wait_for_evaluation_run
+
+    said = ""
+
+    def on_run(found: dict) -> None:
+        nonlocal said
+        now = f"evaluation run: {_progress(found)}"
+        status.update(now)
+        if not console.is_terminal and now != said:  # a log, CI: a line per change
+            console.print(now)
+        said = now
+
+    with CesMcpClient(settings.ces) as client, console.status("following the evaluation run") as status:
+        return wait_for_evaluation_run(client, run, poll_seconds=poll_seconds, on_run=on_run)
 
 
 def _progress(run: dict) -> str:
