@@ -233,7 +233,8 @@ def resolve_conversations(
 
 
 def iter_evaluation_run_records(client: ToolClient, app: str, *, page_size: int = 100) -> Iterator[ApiRecord]:
-    arguments = {"parent": app, "pageSize": page_size}
+    """An app's run pages, newest first: a discovery stops once it reaches the runs it knows."""
+    arguments = {"parent": app, "pageSize": page_size, "orderBy": "create_time desc"}
     return iter_page_records(client, LIST_EVALUATION_RUNS, arguments, items_key="evaluationRuns")
 
 

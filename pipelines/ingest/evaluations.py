@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from pipelines.ces.client import CesMcpClient
@@ -23,7 +23,7 @@ from pipelines.ces.tools import (
 )
 from pipelines.lake.store import Lake
 from pipelines.protojson.enums import enum_name
-from pipelines.protojson.timeparse import parse_timestamp_micros
+from pipelines.protojson.timeparse import TimeFormatError, parse_timestamp_micros
 from pipelines.protojson.violations import SchemaViolation
 from pipelines.resource_names import name_of
 from pipelines.transform.evaluation_results import EvaluationResultFlattener
@@ -66,6 +66,8 @@ def fetch_evaluation_runs(
     discover: bool = True,
     finished_runs: Collection[str] = (),
     finished_operations: Collection[str] = (),
+    unfinished_runs: Collection[str] = (),
+    newest_created: datetime | None = None,
     page_size: int = 100,
     workers: int = 4,
 ) -> EvaluationFetchResult:
@@ -74,7 +76,11 @@ def fetch_evaluation_runs(
     A fetch costs the runs that can have changed, not the app's history: a run in `finished_runs`
     (stored in a final state, with its results) is neither fetched again nor its results listed,
     unless it is one of `names`. The operation of each final run is fetched once, for its create
-    and end times: operations in `finished_operations` (already stored as done) cost no call."""
+    and end times: operations in `finished_operations` (already stored as done) cost no call.
+    Discovery lists the runs newest first and stops `LISTING_MARGIN` before `newest_created` (when
+    the newest stored run was created): an older run can only change while unfinished, and the
+    stored `unfinished_runs` are fetched by name. A server that does not list newest first is
+    listed to the end."""
     result = EvaluationFetchResult()
     prefix = f"{app}/evaluationRuns/"
     # Runs `evaluate` started (run → operation): fetched until stored final or gone, then settled:
@@ -92,10 +98,15 @@ def fetch_evaluation_runs(
     def records() -> Iterator[dict[str, Any]]:
         discovered: list[str] = []
         if discover and client.has_tool(LIST_EVALUATION_RUNS):
+            since = None if newest_created is None else newest_created - LISTING_MARGIN
+            listing = NewestFirst(None if since is None else int(since.timestamp() * 1_000_000))
             for page in iter_evaluation_run_records(client, app, page_size=page_size):
                 yield page.to_dict()
-                run_names = map(name_of, page_items(page.result, "evaluationRuns", LIST_EVALUATION_RUNS))
-                discovered.extend(name for name in run_names if name is not None)
+                listed = page_items(page.result, "evaluationRuns", LIST_EVALUATION_RUNS)
+                discovered.extend(name for name in map(name_of, listed) if name is not None)
+                if listing.reached_the_known(listed):
+                    break
+            discovered.extend(unfinished_runs)
         known = [
             name for name in dict.fromkeys([*discovered, *names, *started_here]) if name.startswith(prefix)
         ]
@@ -157,6 +168,33 @@ def fetch_evaluation_runs(
     written = lake.write_observation(EVALUATION_RUNS_DATASET, app, stamp, records())
     result.path, result.records = written.path, written.rows
     return result
+
+
+LISTING_MARGIN = timedelta(days=1)
+"""How far before the newest stored run's creation a discovery lists: a run a server shows late."""
+
+
+@dataclass
+class NewestFirst:
+    """Follows a listing of runs asked newest first (`create_time desc`): whether it has reached
+    the runs created before `since` (UNIX microseconds), which it need not list. Never, when
+    `since` is None or a run came out of order or without a creation time: then the server is
+    listed to the end."""
+
+    since: int | None
+    _previous: int | None = None
+
+    def reached_the_known(self, runs: Iterable[Any]) -> bool:
+        for run in runs:
+            try:
+                created = parse_timestamp_micros(run["createTime"])
+            except (KeyError, TypeError, TimeFormatError):
+                self.since = None
+                return False
+            if self._previous is not None and created > self._previous:
+                self.since = None  # not newest first: no page says where the known runs begin
+            self._previous = created
+        return self.since is not None and self._previous is not None and self._previous < self.since
 
 
 def _any(refusal: CesError) -> bool:

@@ -3,6 +3,7 @@
 import json
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import dagster as dg
 from pydantic import Field
@@ -67,7 +68,7 @@ def evaluation_run_observations(
             app,
             names=names,
             discover=config.discover,
-            **_stored_final(warehouse, app),
+            **_stored_runs(warehouse, app),
             page_size=settings.page_size,
         )
         stats = client.stats
@@ -96,11 +97,11 @@ def evaluation_run_observations(
     )
 
 
-def _stored_final(warehouse: WarehouseResource, app: str) -> dict[str, set[str]]:
-    """Runs stored in a final state and operations stored as done, which a fetch does not fetch
-    again; none when the warehouse is busy."""
+def _stored_runs(warehouse: WarehouseResource, app: str) -> dict[str, Any]:
+    """What the warehouse holds of the app's runs, which a fetch need not ask for again
+    (`stored.stored_runs`); nothing when the warehouse is busy: then every run is fetched."""
     try:
-        return stored.stored_final(warehouse.warehouse(), app)
+        return stored.stored_runs(warehouse.warehouse(), app)
     except WarehouseBusyError:
         return {}
 
