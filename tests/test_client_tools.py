@@ -57,9 +57,9 @@ def test_evaluation_runs_are_paged() -> None:
         records = list(tools.iter_evaluation_run_records(client, APP, page_size=2))
     assert [run for r in records for run in r.result.get("evaluationRuns", [])] == RUNS
     assert [r.arguments for r in records] == [
-        {"parent": APP, "pageSize": 2},
-        {"parent": APP, "pageSize": 2, "pageToken": "2"},
-        {"parent": APP, "pageSize": 2, "pageToken": "4"},
+        {"parent": APP, "pageSize": 2, "orderBy": "create_time desc"},
+        {"parent": APP, "pageSize": 2, "orderBy": "create_time desc", "pageToken": "2"},
+        {"parent": APP, "pageSize": 2, "orderBy": "create_time desc", "pageToken": "4"},
     ]
     assert len(server.tool_calls("list_evaluation_runs")) == 3
 
