@@ -34,7 +34,8 @@ def test_the_windows_top_trajectories_are_counted_from_the_conversations(warehou
     for app in totals:
         expected = sorted(((-n, t) for (a, t), n in counts.items() if a == app))[:3]
         mine = [row for row in found if row["app"] == app]
-        assert [(row["trajectory"], row["conversations"]) for row in mine] == [(t, -n) for n, t in expected]
+        shown = [(t or "(no tool calls or transfers)", -n) for n, t in expected]  # '': neither
+        assert [(row["trajectory"], row["conversations"]) for row in mine] == shown
         assert [row["share"] for row in mine] == approx([-n / totals[app] for n, _ in expected], abs=1e-4)
 
 

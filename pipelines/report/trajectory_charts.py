@@ -16,8 +16,7 @@ MATCH_ORDER = ("exact", "in_order", "any_order", "none")
 
 
 def _label(trajectory: str) -> str:
-    shown = trajectory or "(no tool calls or transfers)"
-    return shown if len(shown) <= LABEL_CHARACTERS else shown[: LABEL_CHARACTERS - 1] + "…"
+    return trajectory if len(trajectory) <= LABEL_CHARACTERS else trajectory[: LABEL_CHARACTERS - 1] + "…"
 
 
 def trajectory_chart(spec: Spec, rows: Rows) -> Chart:
@@ -35,7 +34,7 @@ def trajectory_chart(spec: Spec, rows: Rows) -> Chart:
                 x=[row["conversations"] for row in members],
                 orientation="h",
                 customdata=[
-                    [html.escape(row["trajectory"] or "(none)"), row["share"], row["avg_turns"], row["days"]]
+                    [html.escape(row["trajectory"]), row["share"], row["avg_turns"], row["days"]]
                     for row in members
                 ],
                 hovertemplate="%{customdata[0]}<br>%{x} conversations (%{customdata[1]:.1%} of the app's), "

@@ -1,4 +1,4 @@
--- The window's most followed trajectories per app (summed from each day's 20 most followed), with their share of the window's conversations and mean turns.
+-- The window's most followed trajectories per app (summed from each day's 20 most followed), with their share of the window's conversations and mean turns; '(no tool calls or transfers)' for the conversations without either.
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
 -- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day loaded
 -- param until DATE = 9999-12-31: first UTC day excluded
@@ -14,7 +14,7 @@ totals AS (
 )
 SELECT
     w.app,
-    w.trajectory,
+    CASE w.trajectory WHEN '' THEN '(no tool calls or transfers)' ELSE w.trajectory END AS trajectory,
     CAST(sum(w.conversations) AS BIGINT) AS conversations,
     round(sum(w.conversations) / any_value(t.total), 4) AS share,
     round(sum(w.avg_turns * w.conversations) / sum(w.conversations), 2) AS avg_turns,

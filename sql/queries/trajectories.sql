@@ -1,4 +1,4 @@
--- The most common trajectories (tool calls and agent transfers in order) per app and day, with their share of the day's conversations and their duration.
+-- The most common trajectories (tool calls and agent transfers in order) per app and day, with their share of the day's conversations and their duration; '(no tool calls or transfers)' for the conversations without either.
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
 -- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day loaded
 -- param until DATE = 9999-12-31: first UTC day excluded
@@ -6,7 +6,7 @@
 SELECT
     day,
     app,
-    trajectory,
+    CASE trajectory WHEN '' THEN '(no tool calls or transfers)' ELSE trajectory END AS trajectory,
     conversations,
     round(conversations / sum(conversations) OVER (PARTITION BY day, app), 4) AS share,
     round(avg_turns, 2) AS avg_turns,
