@@ -170,7 +170,7 @@ def load_evaluations(
         f"{counted(len(outcomes) - len(failed), 'app')} loaded ({counted(runs, 'run row')}, "
         f"{counted(results, 'result row')} written)"
     )
-    if failed:  # the next fetch of an app's runs fetches them all again: nothing else to retry
+    if failed:  # nothing of a failed fetch is stored, so the app's next fetch asks for it all again
         console.print(f"[red]{said}; {len(failed)} of {counted(len(outcomes), 'app')} failed.")
     else:
         console.print(f"[green]{said}.")

@@ -98,8 +98,8 @@ def fetch_evaluation_runs(
     def records() -> Iterator[dict[str, Any]]:
         discovered: list[str] = []
         if discover and client.has_tool(LIST_EVALUATION_RUNS):
-            since = None if newest_created is None else newest_created - LISTING_MARGIN
-            listing = NewestFirst(None if since is None else int(since.timestamp() * 1_000_000))
+            since = None if newest_created is None else (newest_created - LISTING_MARGIN).timestamp()
+            listing = NewestFirst(None if since is None else int(since * 1_000_000))
             for page in iter_evaluation_run_records(client, app, page_size=page_size):
                 yield page.to_dict()
                 listed = page_items(page.result, "evaluationRuns", LIST_EVALUATION_RUNS)
