@@ -10,7 +10,7 @@ import duckdb
 import pytest
 import trend_samples as samples
 from conversation_samples import APP, full_conversation
-from raw_tables import editable_conversation_tables
+from raw_tables import editable_tables
 from test_flatten_evaluations import completed_run
 from test_warehouse import DAY, NEXT_DAY, write_partition
 
@@ -106,7 +106,7 @@ def test_freshness_is_judged_at_the_end_of_the_days_loaded_or_now(loaded: Wareho
 
 def test_duplicate_keys_are_counted_with_a_sample(loaded: Warehouse) -> None:
     with loaded.connect() as conn:
-        editable_conversation_tables(conn)
+        editable_tables(conn)
         conn.execute("INSERT INTO turns SELECT * FROM turns WHERE turn_index = 0")
         scope = checks.scope_partitions(conn, [APP], DAY, DAY)
         outcome = checks.run_check(conn, "duplicate_keys", scope, TURNS)
@@ -117,7 +117,7 @@ def test_duplicate_keys_are_counted_with_a_sample(loaded: Warehouse) -> None:
 
 def test_orphan_spans_fail(loaded: Warehouse) -> None:
     with loaded.connect() as conn:
-        editable_conversation_tables(conn)
+        editable_tables(conn)
         conn.execute("DELETE FROM spans WHERE name = 'LLM' AND conversation_name LIKE '%/a'")
         scope = checks.scope_partitions(conn, [APP], DAY, DAY)
         outcome = checks.run_check(conn, "orphan_spans", scope)
@@ -127,7 +127,7 @@ def test_orphan_spans_fail(loaded: Warehouse) -> None:
 
 def test_negative_durations_fail(loaded: Warehouse) -> None:
     with loaded.connect() as conn:
-        editable_conversation_tables(conn)
+        editable_tables(conn)
         conn.execute("UPDATE spans SET duration_seconds = -0.5 WHERE name = 'TTS'")
         conn.execute("UPDATE conversations SET duration_seconds = -1 WHERE conversation_id = 'a'")
         scope = checks.scope_partitions(conn, [APP], DAY, DAY)
@@ -138,7 +138,7 @@ def test_negative_durations_fail(loaded: Warehouse) -> None:
 
 def test_turn_count_mismatches_are_reported(loaded: Warehouse) -> None:
     with loaded.connect() as conn:
-        editable_conversation_tables(conn)
+        editable_tables(conn)
         conn.execute("UPDATE conversations SET turn_count = 5 WHERE conversation_id = 'b'")
         scope = checks.scope_partitions(conn, [APP], DAY, DAY)
         outcome = checks.run_check(conn, "turn_count_mismatches", scope)
@@ -148,7 +148,7 @@ def test_turn_count_mismatches_are_reported(loaded: Warehouse) -> None:
 
 def test_checks_look_only_at_their_partition(loaded: Warehouse) -> None:
     with loaded.connect() as conn:
-        editable_conversation_tables(conn)
+        editable_tables(conn)
         conn.execute("INSERT INTO turns SELECT * FROM turns")
         scope = checks.scope_partitions(conn, [APP], DAY, DAY)
         assert checks.run_check(conn, "duplicate_keys", scope, TURNS).failures == 4
@@ -171,8 +171,11 @@ def test_conversation_checks_read_only_the_days_they_check(tmp_path: Path) -> No
         load_conversation_partitions(lake, warehouse, [(APP, day)])
 
     def spoil_parts(day: date) -> None:
-        for part in warehouse.parts_root.glob(f"*/*/partition_date={day.isoformat()}/*.parquet"):
-            part.write_bytes(b"not Parquet")
+        for spec in CONVERSATION_TABLES:  # the day's (a rollup's part of its month stays whole)
+            for part in warehouse.parts_root.glob(
+                f"{spec.name}/*/partition_date={day.isoformat()}/*.parquet"
+            ):
+                part.write_bytes(b"not Parquet")
 
     for day, name in ((first, "z"), (DAY, "a"), (later, "b")):
         load(day, name)

@@ -15,6 +15,7 @@ from conversation_samples import APP, full_conversation
 from test_warehouse import DAY, NEXT_DAY, OTHER_APP, write_partition
 
 from pipelines.ingest.load import load_conversation_partitions
+from pipelines.lake.paths import app_segment
 from pipelines.lake.store import Lake
 from pipelines.transform.schemas import CONVERSATION_TABLES
 from pipelines.warehouse import folding, garbage, parts, publish
@@ -49,6 +50,7 @@ def lake(tmp_path: Path) -> Lake:
 
 
 EVERYTHING = [(APP, DAY), (APP, NEXT_DAY), (OTHER_APP, DAY)]
+APP_SEGMENT = app_segment(APP)
 
 
 def test_the_conversation_tables_are_views_of_one_part_per_table_and_partition(
@@ -58,9 +60,9 @@ def test_the_conversation_tables_are_views_of_one_part_per_table_and_partition(
     load_conversation_partitions(lake, warehouse, EVERYTHING)
     with duckdb.connect(warehouse.path, read_only=True) as conn:
         kinds = dict(conn.execute("SELECT table_name, table_type FROM information_schema.tables").fetchall())
-        per_partition = conn.execute(
-            "SELECT relation, count(*) FROM warehouse_parts GROUP BY relation HAVING count(*) <> 3"
-        ).fetchall()
+        per_partition = dict(
+            conn.execute("SELECT relation, count(*) FROM warehouse_parts GROUP BY relation").fetchall()
+        )
         days = conn.execute(
             "SELECT app, partition_date, count(*) FROM spans JOIN conversations USING (conversation_name, "
             "partition_date) GROUP BY ALL ORDER BY ALL"
@@ -68,8 +70,10 @@ def test_the_conversation_tables_are_views_of_one_part_per_table_and_partition(
     assert {spec.name: kinds[spec.name] for spec in CONVERSATION_TABLES} == {
         spec.name: "VIEW" for spec in CONVERSATION_TABLES
     }
-    assert kinds["rejects"] == "BASE TABLE" and kinds["daily_conversations"] == "BASE TABLE"
-    assert per_partition == []  # every table has its own part for each of the 3 partitions
+    assert kinds["rejects"] == "BASE TABLE" and kinds["daily_conversations"] == "VIEW"
+    # every table has its own part for each of the 3 partitions, a rollup one per app and month
+    assert {name: per_partition[name] for name in parts.TABLE_NAMES} == dict.fromkeys(parts.TABLE_NAMES, 3)
+    assert per_partition["daily_conversations"] == 2
     assert [(app, day) for app, day, _ in days] == sorted([(OTHER_APP, DAY), (APP, DAY), (APP, NEXT_DAY)])
     assert part_files(warehouse) == listed(warehouse)
 
@@ -81,9 +85,20 @@ def test_a_load_writes_its_own_partitions_parts_and_no_other(lake: Lake, tmp_pat
     write_partition(lake, APP, NEXT_DAY, [conversation("b", "2026-11-02T10:00:00Z", source="EVAL")])
     load_conversation_partitions(lake, warehouse, [(APP, NEXT_DAY)])
     after = listed(warehouse)
-    new = after - before
-    assert len(new) == len(before - after) == len(CONVERSATION_TABLES)
+    new = {
+        path
+        for path in after - before
+        if path.relative_to(warehouse.parts_root).parts[0] in parts.TABLE_NAMES
+    }
+    assert len(new) == len(CONVERSATION_TABLES)
     assert all(f"partition_date={NEXT_DAY.isoformat()}" in str(path) for path in new)
+    # and the rollups: the part of the app's month, none of the other app's
+    rollups = {path.relative_to(warehouse.parts_root) for path in after - before} - {
+        path.relative_to(warehouse.parts_root) for path in new
+    }
+    assert {path.parts[0] for path in rollups} >= {"daily_conversations", "daily_span_latency"}
+    assert {path.parts[1:3] for path in rollups} == {(APP_SEGMENT, f"partition_date={DAY.replace(day=1)}")}
+    assert len(before - after) == len(new) + len(rollups)
     with duckdb.connect(warehouse.path, read_only=True) as conn:
         assert conn.execute(
             "SELECT source FROM conversations WHERE partition_date = ?", [NEXT_DAY]
@@ -118,7 +133,8 @@ def test_a_warehouse_moved_with_its_parts_loads_and_then_names_them_where_they_a
         ).fetchall()
         views = conn.execute("SELECT sql FROM duckdb_views() WHERE schema_name = 'parts'").fetchall()
     assert [day for day, _ in spans] == [DAY, NEXT_DAY] and all(count > 0 for _, count in spans)
-    assert all(str(moved.parts_root) in sql and "/old/" not in sql for (sql,) in views)
+    assert all("/old/" not in sql for (sql,) in views)
+    assert sum(str(moved.parts_root) in sql for (sql,) in views) >= len(CONVERSATION_TABLES) + 1
 
 
 def test_a_moved_conversation_leaves_the_part_of_the_day_it_left(lake: Lake, tmp_path: Path) -> None:
@@ -132,7 +148,9 @@ def test_a_moved_conversation_leaves_the_part_of_the_day_it_left(lake: Lake, tmp
             "SELECT conversation_name, partition_date, count(*) FROM turns GROUP BY ALL ORDER BY ALL"
         ).fetchall()
         parts_of_day_left = conn.execute(
-            "SELECT count(*) FROM warehouse_parts WHERE app = ? AND partition_date = ?", [APP, DAY]
+            "SELECT count(*) FROM warehouse_parts "
+            "WHERE app = ? AND partition_date = ? AND list_contains(?, relation)",
+            [APP, DAY, parts.TABLE_NAMES],
         ).fetchone()
     assert sorted((name.rsplit("/", 1)[1], day) for name, day, _ in where) == [
         ("a", NEXT_DAY),
@@ -236,7 +254,9 @@ def test_a_load_replaces_the_lists_of_parts_and_leaves_the_tables_views_and_desc
     # the views of the parts stay as they were made (a load binds none): each reads its list
     assert _parts_views(warehouse) == first_parts
     assert all(
-        f"parts.{name}_files()" in text and ".parquet" not in text for name, (text, _) in first_parts.items()
+        f"parts.{name}_files()" in text and ".parquet" not in text
+        for name, (text, _) in first_parts.items()
+        if name in parts.TABLE_NAMES or "CAST(NULL AS" not in text  # a rollup with no row has no part
     )
     with duckdb.connect(warehouse.path, read_only=True) as conn:
         (listed,) = conn.execute(

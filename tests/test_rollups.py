@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
+import duckdb
 import pytest
 import trend_samples
 from conversation_samples import APP, full_conversation
@@ -38,6 +39,14 @@ def from_scratch(tmp_path: Path, lake: Lake, partitions: list[tuple[str, date]])
     fresh = Warehouse(str(tmp_path / f"fresh-{len(list(tmp_path.iterdir()))}.duckdb"))
     load_conversation_partitions(lake, fresh, partitions)
     return rollup_rows(fresh)
+
+
+def as_an_older_release_left_it(conn: duckdb.DuckDBPyConnection, rollup: str) -> None:
+    """The rollup as a table in the file (where releases before its parts kept it), with no rows
+    and another definition."""
+    conn.execute(f"DROP VIEW {rollup}")
+    conn.execute(f"CREATE TABLE {rollup} AS FROM parts.{rollup} LIMIT 0")
+    conn.execute("UPDATE rollup_definitions SET definition = 'older' WHERE rollup = ?", [rollup])
 
 
 def conversation(conversation_id: str, start: str, **changes: object) -> dict:
@@ -104,11 +113,11 @@ def test_a_rollup_whose_definition_changed_is_computed_again_from_every_partitio
     write_partition(lake, APP, NEXT_DAY, [conversation("b", "2026-11-02T10:00:00Z")])
     load_conversation_partitions(lake, warehouse, [(APP, DAY), (APP, NEXT_DAY)])
     expected = rollup_rows(warehouse)
-    with warehouse.connect() as conn:  # as an older version left it: other rows, another definition
-        conn.execute("DELETE FROM daily_component_latency")
-        conn.execute(
-            "UPDATE rollup_definitions SET definition = 'older' WHERE rollup = 'daily_component_latency'"
-        )
+    with warehouse.connect() as conn:
+        as_an_older_release_left_it(conn, "daily_component_latency")
+        (old_part,) = conn.execute(
+            "SELECT file FROM warehouse_parts WHERE relation = 'daily_component_latency'"
+        ).fetchone()
     assert rollup_rows(warehouse)["daily_component_latency"] == []
 
     with warehouse.connect() as conn:
@@ -116,6 +125,17 @@ def test_a_rollup_whose_definition_changed_is_computed_again_from_every_partitio
         warehouse.ensure_schema(conn)  # what the next load or `ces-pipeline rebuild` does first
 
     assert rollup_rows(warehouse) == expected and expected["daily_component_latency"]
+    with warehouse.connect(read_only=True) as conn:  # a view of one new part, the old one retired
+        assert conn.execute(
+            "SELECT table_type FROM information_schema.tables "
+            "WHERE table_schema = 'main' AND table_name = 'daily_component_latency'"
+        ).fetchall() == [("VIEW",)]
+        listed = conn.execute(
+            "SELECT app, partition_date FROM warehouse_parts WHERE relation = 'daily_component_latency'"
+        ).fetchall()
+        assert listed == [(APP, DAY.replace(day=1))]
+        retired = [file for (file,) in conn.execute("SELECT file FROM warehouse_retired_parts").fetchall()]
+        assert old_part in retired
     # minutes over a long history: the command says why before it starts
     assert [record.getMessage() for record in caplog.records if record.levelname == "WARNING"] == [
         "computing daily_component_latency again over the 2 loaded partitions (a new definition), once"
@@ -169,8 +189,7 @@ def test_a_rollup_computed_again_over_folded_parts_reads_each_chunk_of_partition
     assert folded[0] > 0
     with warehouse.connect() as conn:
         for rollup in ("daily_conversations", "daily_trajectories"):
-            conn.execute(f"DELETE FROM {rollup}")
-            conn.execute("UPDATE rollup_definitions SET definition = 'older' WHERE rollup = ?", [rollup])
+            as_an_older_release_left_it(conn, rollup)
         monkeypatch.setattr(loads, "_SCHEMA_ENSURED", set())  # a file whose inode was set up before
         warehouse.ensure_schema(conn)
     assert rollup_rows(warehouse) == expected and len(expected["daily_conversations"]) == len(partitions)

@@ -10,13 +10,13 @@ import duckdb
 import pytest
 import trend_samples as samples
 from pytest import approx
-from raw_tables import editable_conversation_tables
+from raw_tables import editable_tables
 
 from pipelines.transform.schemas import CONVERSATION_TABLES
 from pipelines.warehouse import rollups
 from pipelines.warehouse.catalog import view_files, view_names
 from pipelines.warehouse.duck import Warehouse
-from pipelines.warehouse.rollups import rollup_files
+from pipelines.warehouse.rollups import rollup_files, rollup_names
 
 QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99))
 
@@ -372,7 +372,8 @@ def test_views_are_described_for_bi_tools(tmp_path: Path) -> None:
             ).fetchall()
         )
     conversation_tables = {spec.name for spec in CONVERSATION_TABLES}  # views of their parts
-    assert set(comments) - conversation_tables == set(view_names())
+    # and the rollups, views of their parts too
+    assert set(comments) - conversation_tables - set(rollup_names()) == set(view_names())
     assert all(comments.values()), comments
 
 
@@ -383,7 +384,7 @@ def test_a_toolset_tool_called_without_tool_id_counts_under_its_toolset(tmp_path
     name = "projects/p/locations/l/apps/a/conversations/c"
     with warehouse.connect() as conn:
         warehouse.ensure_schema(conn)
-        editable_conversation_tables(conn)
+        editable_tables(conn)
         day = date(2026, 11, 1)
         conn.execute(
             "INSERT INTO conversations (conversation_name, app, start_time, partition_date) "

@@ -128,7 +128,8 @@ def install(
     wanted = definition(view_columns)
     if _installed(conn) == wanted:
         with transaction(conn):
-            rollups.ensure(conn, parts_root)
+            if rollups.ensure(conn, parts_root):
+                apply_comments(conn, view_columns=view_columns)  # a rollup's view made again has none
         return
     with transaction(conn):
         for path in view_files():

@@ -14,7 +14,7 @@ import duckdb
 from pipelines.lake.paths import app_segment
 from pipelines.sqlfiles import quoted, sql_text
 from pipelines.transform.schemas import CONVERSATION_TABLES, TableSpec
-from pipelines.warehouse.parts import FOLDED, PartWriter, choose_days, file_columns, is_folded
+from pipelines.warehouse.parts import FOLDED, TABLE_NAMES, PartWriter, choose_days, file_columns, is_folded
 
 FOLD_AFTER_DAYS = 7
 """Days of an app older than its newest day by more than this are folded: the hourly schedule
@@ -69,7 +69,7 @@ def write_folded_part(
     if not rows:
         path.unlink()
     writer.record(
-        spec, app, [(day, relative if rows.get(day) else None, rows.get(day, 0)) for day, _ in listed]
+        spec.name, app, [(day, relative if rows.get(day) else None, rows.get(day, 0)) for day, _ in listed]
     )
 
 
@@ -83,7 +83,9 @@ def fold(
     """Fold these apps' days that `fold_unit` groups and that are in more than one part, and
     write again the folded parts of the `stale` (table, app, day): a load's conversations moved
     out of them. Listed by publication `version`, in the load's transaction."""
-    listed = conn.execute(sql_text("parts/app_parts.sql"), {"apps": sorted(set(apps))}).fetchall()
+    listed = conn.execute(
+        sql_text("parts/app_parts.sql"), {"apps": sorted(set(apps)), "relations": TABLE_NAMES}
+    ).fetchall()
     groups = fold_groups(listed, set(stale))
     specs = {spec.name: spec for spec in CONVERSATION_TABLES}
     for relation, app, days in groups:

@@ -200,9 +200,8 @@ def _replace_parts(
     }
     stale = set()  # (table, app, day): a folded part that a moved conversation left
     for app, day in sorted(left, key=lambda partition: (partition[1], partition[0])):
-        current = dict(
-            conn.execute(sql_text("parts/partition_parts.sql"), {"app": app, "day": day}).fetchall()
-        )
+        found = {"app": app, "day": day, "relations": parts.TABLE_NAMES}
+        current = dict(conn.execute(sql_text("parts/partition_parts.sql"), found).fetchall())
         for spec in CONVERSATION_TABLES:
             file = current.get(spec.name)
             if file is not None and parts.is_folded(file):

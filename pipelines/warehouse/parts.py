@@ -25,7 +25,7 @@ import contextlib
 import hashlib
 import os
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import date
 from pathlib import Path
 
@@ -51,6 +51,7 @@ FOLDED = "folded"
 READING = "reading_folded_days"
 """The table of the folded parts' days that temporary views of a few partitions read."""
 Partition = tuple[str, date]
+TABLE_NAMES = [spec.name for spec in CONVERSATION_TABLES]
 
 
 def is_folded(file: str) -> bool:
@@ -66,14 +67,20 @@ def file_columns(spec: TableSpec) -> str:
     )
 
 
-def _view_columns(spec: TableSpec) -> str:
-    return ", ".join(f'"{field.name}"' for field in spec.warehouse_schema)
+Columns = Sequence[tuple[str, str]]
+"""A relation's columns as its view shows them: (name, DuckDB type)."""
 
 
-def _typed_nulls(spec: TableSpec) -> str:
-    return ", ".join(
-        f'CAST(NULL AS {duckdb_type(spec, field)}) AS "{field.name}"' for field in spec.warehouse_schema
-    )
+def spec_columns(spec: TableSpec) -> list[tuple[str, str]]:
+    return [(field.name, duckdb_type(spec, field)) for field in spec.warehouse_schema]
+
+
+def _names(columns: Columns) -> str:
+    return ", ".join(f'"{name}"' for name, _ in columns)
+
+
+def _typed_nulls(columns: Columns) -> str:
+    return ", ".join(f'CAST(NULL AS {kind}) AS "{name}"' for name, kind in columns)
 
 
 def install_views(
@@ -82,15 +89,16 @@ def install_views(
     *,
     only: Sequence[Partition] | None = None,
 ) -> bool:
-    """List each conversation table's current parts in the macros `parts.<table>_files()` (day
-    parts) and `parts.<table>_folded_files()` (folded parts), read by the view `parts.<table>`,
-    read in turn by the table's own view (`main.<table>`). A load replaces the macros alone: the
+    """List each relation's current parts (the conversation tables', and those of every other
+    relation kept as parts: the rollups) in the macros `parts.<relation>_files()` (day parts) and
+    `parts.<relation>_folded_files()` (folded parts), read by the view `parts.<relation>`, read in
+    turn by the relation's own view (`main.<relation>`). A load replaces the macros alone: the
     views are made when their statement changes (no part yet, a first folded part, a new root or
     release), so that a load binds no view of every part and readers' views keep their
-    descriptions. `only`: temporary views over those partitions' rows alone, which shadow the
-    tables for the rest of the transaction (a load computes its partitions' rollups from them
-    without opening every part). Whether a table's own view was made, and so has no description
-    yet."""
+    descriptions. `only`: temporary views over those partitions' conversation rows alone, which
+    shadow the tables for the rest of the transaction (a load computes its partitions' rollups
+    from them without opening every part). Whether a relation's own view was made, and so has
+    no description yet."""
     if only is not None:
         chosen = _files_of(conn, only)
         choose_days(
@@ -101,35 +109,45 @@ def install_views(
             folded_files = sorted({file for file, _ in folded})
             conn.execute(_list_parts(f"{spec.name}_files", "TEMP", day_files))
             conn.execute(_list_parts(f"{spec.name}_folded_files", "TEMP", folded_files))
-            conn.execute(_view_of_parts(spec, "TEMP", spec.name, root, day_files, folded_files, READING))
+            columns = spec_columns(spec)
+            conn.execute(_view_of_parts(columns, "TEMP", spec.name, root, day_files, folded_files, READING))
         return False
     conn.execute(sql_text("parts/create_parts_schema.sql"))
+    listed: dict[str, Columns] = {
+        name: [(column, kind) for column, kind in columns]
+        for name, columns in conn.execute(sql_text("parts/parts_view_columns.sql")).fetchall()
+    }
+    listed |= {spec.name: spec_columns(spec) for spec in CONVERSATION_TABLES}
+    return install_relations(conn, root, listed)
+
+
+def install_relations(conn: duckdb.DuckDBPyConnection, root: Path, listed: Mapping[str, Columns]) -> bool:
+    """`install_views` for these relations (name: columns); whether a relation's own view was made."""
+    conn.execute(sql_text("parts/create_parts_schema.sql"))
     made_from = dict(conn.execute(sql_text("parts/parts_view_definitions.sql")).fetchall())
-    for spec in CONVERSATION_TABLES:
-        relation = f"{PARTS_SCHEMA}.{spec.name}"
-        rows = conn.execute(sql_text("parts/relation_parts.sql"), {"relation": spec.name}).fetchall()
+    for name, columns in listed.items():
+        relation = f"{PARTS_SCHEMA}.{name}"
+        rows = conn.execute(sql_text("parts/relation_parts.sql"), {"relation": name}).fetchall()
         day_files = [file for (file,) in rows if not is_folded(file)]
         folded_files = [file for (file,) in rows if is_folded(file)]
         conn.execute(_list_parts(f"{relation}_files", "", day_files))
         conn.execute(_list_parts(f"{relation}_folded_files", "", folded_files))
-        view = _view_of_parts(spec, "", relation, root, day_files, folded_files)
+        view = _view_of_parts(columns, "", relation, root, day_files, folded_files)
         definition = hashlib.sha256(view.encode()).hexdigest()[:16]
-        if made_from.get(spec.name) != definition:
+        if made_from.get(name) != definition:
             conn.execute(view)
             described = sql_text("parts/describe_parts_view.sql")
-            conn.execute(described.format(relation=spec.name, definition=quoted(definition)))
+            conn.execute(described.format(relation=name, definition=quoted(definition)))
     reading = {
         name: (list(columns), text)
         for name, columns, text in conn.execute(sql_text("parts/table_views.sql")).fetchall()
     }
     made = False
-    for spec in CONVERSATION_TABLES:
-        columns = [field.name for field in spec.warehouse_schema]
-        found = reading.get(spec.name)
-        if found is None or found[0] != columns or f"FROM {PARTS_SCHEMA}.{spec.name}" not in found[1]:
-            conn.execute(
-                sql_text("parts/table_view.sql").format(relation=spec.name, columns=_view_columns(spec))
-            )
+    for name, columns in listed.items():
+        found = reading.get(name)
+        names = [column for column, _ in columns]
+        if found is None or found[0] != names or f"FROM {PARTS_SCHEMA}.{name}" not in found[1]:
+            conn.execute(sql_text("parts/table_view.sql").format(relation=name, columns=_names(columns)))
             made = True
     return made
 
@@ -144,7 +162,7 @@ def _list_parts(macro: str, temporary: str, files: list[str]) -> str:
 
 
 def _view_of_parts(
-    spec: TableSpec,
+    columns: Columns,
     temporary: str,
     relation: str,
     root: Path,
@@ -157,16 +175,16 @@ def _view_of_parts(
     there are, not on the parts themselves."""
     if not day_files and not folded_files:
         return sql_text("parts/empty_view.sql").format(
-            temporary=temporary, relation=relation, columns=_typed_nulls(spec)
+            temporary=temporary, relation=relation, columns=_typed_nulls(columns)
         )
-    columns, sources = _view_columns(spec), []
+    names, sources = _names(columns), []
     for listed, macro, kind in (
         (day_files, f"{relation}_files", "day_parts"),
         (folded_files, f"{relation}_folded_files", "chosen_folded_parts" if chosen else "folded_parts"),
     ):
         if listed:
             files = sql_text("parts/listed_parts.sql").format(macro=macro, root=quoted(f"{root}/"))
-            sources.append(sql_text(f"parts/{kind}.sql").format(columns=columns, files=files, chosen=chosen))
+            sources.append(sql_text(f"parts/{kind}.sql").format(columns=names, files=files, chosen=chosen))
     return sql_text("parts/raw_view.sql").format(
         temporary=temporary, relation=relation, sources="\nUNION ALL\n".join(sources)
     )
@@ -190,7 +208,7 @@ def _files_of(
     files: dict[str, tuple[list[str], list[tuple[str, date]]]] = {}
     for app, day in sorted(set(partitions), key=lambda partition: (partition[1], partition[0])):
         for relation, file in conn.execute(
-            sql_text("parts/partition_parts.sql"), {"app": app, "day": day}
+            sql_text("parts/partition_parts.sql"), {"app": app, "day": day, "relations": TABLE_NAMES}
         ).fetchall():
             day_files, folded = files.setdefault(relation, ([], []))
             if is_folded(file):
@@ -230,7 +248,7 @@ def reading_app(
     return reading_only(conn, root, [(found_app, day) for found_app, day, _ in found])
 
 
-def _folder(relation: str, app: str | None, day: date | None) -> str:
+def part_folder(relation: str, app: str | None, day: date | None) -> str:
     """A table's partition's folder under the root (a part of no app or day: an older release's)."""
     segment = app_segment(app) if app is not None else "_none"
     return f"{relation}/{segment}/partition_date={day.isoformat() if day is not None else NULL_PARTITION}"
@@ -251,7 +269,7 @@ class PartWriter:
         """Run `sql/parts/STATEMENT.sql`, a COPY of one partition's rows of `spec` (from the
         Parquet file `source`, or the table still in the file) to a new part; the rows it wrote
         (a part of none is not kept)."""
-        relative, path = self.new_part(_folder(spec.name, app, day))
+        relative, path = self.new_part(part_folder(spec.name, app, day))
         text = sql_text(f"parts/{statement}.sql").format(
             relation=spec.name,
             table=spec.name,
@@ -262,7 +280,7 @@ class PartWriter:
         ((rows,),) = self.conn.execute(text, values).fetchall()
         if not rows:
             path.unlink()
-        self.record(spec, app, [(day, relative if rows else None, rows)])
+        self.record(spec.name, app, [(day, relative if rows else None, rows)])
         return int(rows)
 
     def new_part(self, folder: str) -> tuple[str, Path]:
@@ -276,14 +294,14 @@ class PartWriter:
         return relative, path
 
     def record(
-        self, spec: TableSpec, app: str | None, days: Iterable[tuple[date | None, str | None, int]]
+        self, relation: str, app: str | None, days: Iterable[tuple[date | None, str | None, int]]
     ) -> None:
-        """List each (day, part or None if it has no row, rows) of `spec`'s `app` in place of its
-        current part, once the load publishes."""
+        """List each (day, part or None if it has no row, rows) of `relation`'s `app` in place of
+        its current part, once the load publishes."""
         self.conn.executemany(
             sql_text("parts/record_written_part.sql"),
             [
-                {"relation": spec.name, "app": app, "day": day, "file": file, "rows": rows}
+                {"relation": relation, "app": app, "day": day, "file": file, "rows": rows}
                 for day, file, rows in days
             ],
         )

@@ -13,14 +13,15 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Iterable, Sequence
-from datetime import date
+from datetime import date, timedelta
 from functools import cache
 from pathlib import Path
 
 import duckdb
 
-from pipelines.sqlfiles import SQL_DIR, sql_files, sql_text
+from pipelines.sqlfiles import SQL_DIR, quoted, sql_files, sql_text
 from pipelines.warehouse import parts
+from pipelines.warehouse.publish import next_version
 
 logger = logging.getLogger(__name__)
 
@@ -46,35 +47,42 @@ def _select(path: Path) -> str:
     return path.read_text().strip().rstrip(";")
 
 
-def _definition(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+def _definition(path: Path, parted: bool) -> str:
+    """A hash of the rollup's file, and of how it is stored (a DuckDB file's rollups are parts)."""
+    return hashlib.sha256(path.read_bytes() + (b"\0parts" if parted else b"")).hexdigest()[:16]
 
 
 def ensure(conn: duckdb.DuckDBPyConnection, root: Path | None = None) -> list[str]:
-    """Create each rollup table that is missing or computed by an older definition, and compute
-    it from every loaded partition (`refresh`, `root` its parts'), inside the caller's transaction
-    (after the views it reads exist); the rollups so computed. (A concurrent DuckLake load doing
-    the same conflicts at its commit, and is retried.)"""
+    """Create each rollup that is missing or computed by an older definition, and compute it from
+    every loaded partition (`refresh`), inside the caller's transaction (after the views it reads
+    exist); the rollups so computed. `root`: a DuckDB file's parts, where its rollups are kept
+    too (None: a DuckLake's, kept as tables). (A concurrent DuckLake load doing the same conflicts
+    at its commit, and is retried.)"""
     tables = {name for (name,) in conn.execute(sql_text("warehouse/list_tables.sql")).fetchall()}
+    relations = {name for (name,) in conn.execute(sql_text("warehouse/list_relations.sql")).fetchall()}
     conn.execute(sql_text("warehouse/create_rollup_definitions.sql"))
     current = dict(conn.execute(sql_text("warehouse/rollup_definitions.sql")).fetchall())
+    parted = root is not None
     stale = [
         path
         for path in rollup_files()
-        if path.stem not in tables or current.get(path.stem) != _definition(path)
+        if path.stem not in relations or current.get(path.stem) != _definition(path, parted)
     ]
     if not stale:
         return []
     conn.execute(sql_text("warehouse/create_rollup_partitions.sql"))  # what the files read
     for path in stale:
-        replaced = "drop_table" if path.stem in tables else "drop_view"  # an older version's view
+        # what an older version left under the name: a table, a view (of parts, or of an older
+        # release's trend query)
+        replaced = "drop_table" if path.stem in tables else "drop_view"
         conn.execute(sql_text(f"warehouse/{replaced}.sql").format(table=path.stem))
-        text = sql_text("warehouse/create_rollup.sql").format(table=path.stem, rollup=_select(path))
-        conn.execute(text, {"first": date.min, "last": date.min})
+        if not parted:
+            text = sql_text("warehouse/create_rollup.sql").format(table=path.stem, rollup=_select(path))
+            conn.execute(text, {"first": date.min, "last": date.min})
     conn.execute(sql_text("warehouse/clear_rollup_definitions.sql"))
     conn.executemany(
         sql_text("warehouse/record_rollup_definition.sql"),
-        [{"rollup": path.stem, "definition": _definition(path)} for path in rollup_files()],
+        [{"rollup": path.stem, "definition": _definition(path, parted)} for path in rollup_files()],
     )
     loaded = conn.execute(sql_text("warehouse/loaded_partitions.sql")).fetchall()
     if loaded:  # once after an upgrade, and minutes for millions of conversations: say so
@@ -83,7 +91,15 @@ def ensure(conn: duckdb.DuckDBPyConnection, root: Path | None = None) -> list[st
             ", ".join(path.stem for path in stale),
             len(loaded),
         )
-    refresh(conn, loaded, stale, root)
+    if root is None:
+        _refresh(conn, loaded, stale, None)
+    else:
+        with parts.part_writer(conn, root) as writer:
+            for name in (path.stem for path in stale):  # every part it had: all computed again
+                listed = conn.execute(sql_text("parts/relation_months.sql"), {"relation": name}).fetchall()
+                for app, month in listed:
+                    writer.record(name, app, [(month, None, 0)])
+            _refresh(conn, loaded, stale, writer)
     return [path.stem for path in stale]
 
 
@@ -95,15 +111,30 @@ def refresh(
 ) -> None:
     """Compute every rollup's (or `files`') rows of these partitions again from the raw tables,
     inside the caller's transaction: a partition left with no rows keeps none. `root`: the parts
-    of a file warehouse, of which each chunk of partitions reads its own alone
-    (`parts.reading_only`); None where the caller chose what the tables show."""
-    ordered = sorted(set(partitions))  # an app's days together: a folded part read once
-    chosen = [(path.stem, _select(path)) for path in files or rollup_files()]
+    of a DuckDB file, where each chunk of partitions reads its conversation rows alone
+    (`parts.reading_only`) and each rollup is kept as a part per (app, month) (`_write_months`);
+    None: a DuckLake, whose rollups are tables."""
+    chosen = list(files or rollup_files())
+    if root is None:
+        _refresh(conn, partitions, chosen, None)
+        return
+    with parts.part_writer(conn, root) as writer:
+        _refresh(conn, partitions, chosen, writer)
+
+
+def _refresh(
+    conn: duckdb.DuckDBPyConnection,
+    partitions: Iterable[parts.Partition],
+    files: Sequence[Path],
+    writer: parts.PartWriter | None,
+) -> None:
+    chosen = [(path.stem, _select(path)) for path in files]
     stages_llm_calls = any("llm_calls" in select for _, select in chosen)  # the temporary table
     ((database,),) = conn.execute(sql_text("warehouse/current_database.sql")).fetchall()
     staging = sql_text("warehouse/stage_llm_calls.sql").format(database=database.replace('"', '""'))
-    for start in range(0, len(ordered), CHUNK_PARTITIONS):
-        chunk = ordered[start : start + CHUNK_PARTITIONS]
+    root = None if writer is None else writer.root
+    conn.execute(sql_text("warehouse/create_rollup_partitions.sql"))
+    for chunk in _chunks(partitions):
         conn.execute(sql_text("warehouse/create_rollup_partitions.sql"))
         conn.executemany(
             sql_text("warehouse/insert_rollup_partition.sql"),
@@ -115,8 +146,66 @@ def refresh(
             if stages_llm_calls:
                 conn.execute(staging, bounds)
             for table, select in chosen:
-                conn.execute(sql_text("warehouse/delete_rollup_rows.sql").format(table=table), bounds)
-                text = sql_text("warehouse/insert_rollup_rows.sql").format(table=table, rollup=select)
-                conn.execute(text, bounds)
+                if writer is None:
+                    conn.execute(sql_text("warehouse/delete_rollup_rows.sql").format(table=table), bounds)
+                    text = sql_text("warehouse/insert_rollup_rows.sql").format(table=table, rollup=select)
+                    conn.execute(text, bounds)
+                else:
+                    _write_months(writer, table, select, chunk, bounds)
+    if writer is not None:
+        writer.publish(next_version(conn))
+        columns = {table: _columns(conn, select) for table, select in chosen}
+        parts.install_relations(conn, writer.root, columns)
     conn.execute(sql_text("warehouse/drop_staged_llm_calls.sql"))
     conn.execute(sql_text("warehouse/drop_rollup_partitions.sql"))
+
+
+def _chunks(partitions: Iterable[parts.Partition]) -> list[list[parts.Partition]]:
+    """The partitions in chunks of about `CHUNK_PARTITIONS`, an app's days together (a folded
+    part read once), and never a month of an app in two: each (app, month) part is written once."""
+    months: dict[tuple[str, date], list[parts.Partition]] = {}
+    for app, day in sorted(set(partitions)):
+        months.setdefault((app, day.replace(day=1)), []).append((app, day))
+    chunks: list[list[parts.Partition]] = []
+    for month in months.values():
+        if not chunks or len(chunks[-1]) + len(month) > CHUNK_PARTITIONS:
+            chunks.append([])
+        chunks[-1].extend(month)
+    return chunks
+
+
+def _write_months(
+    writer: parts.PartWriter,
+    table: str,
+    select: str,
+    chunk: Sequence[parts.Partition],
+    bounds: dict[str, date],
+) -> None:
+    """A new part of `table` for each (app, month) of the chunk: the rows of the chunk's
+    partitions computed again, and the month's other days as its current part holds them. A load
+    writes a month of one app's rollup rows, however long the history."""
+    conn = writer.conn
+    conn.execute(sql_text("warehouse/create_fresh_rollup.sql").format(rollup=select), bounds)
+    for app, month in sorted({(app, day.replace(day=1)) for app, day in chunk}):
+        current = conn.execute(
+            sql_text("parts/partition_parts.sql"), {"app": app, "day": month, "relations": [table]}
+        ).fetchall()
+        relative, path = writer.new_part(parts.part_folder(table, app, month))
+        kept = ""
+        values = {"app": app, "first": month, "last": (month + timedelta(days=31)).replace(day=1)}
+        if current:
+            kept = sql_text("parts/kept_rollup_rows.sql")
+            values["current"] = str(writer.root / current[0][1])
+        text = sql_text("parts/write_rollup_part.sql").format(kept=kept, target=quoted(str(path)))
+        ((rows,),) = conn.execute(text, values).fetchall()
+        if not rows:
+            path.unlink()
+        writer.record(table, app, [(month, relative if rows else None, rows)])
+
+
+def _columns(conn: duckdb.DuckDBPyConnection, select: str) -> list[tuple[str, str]]:
+    """The columns (name, type) the rollup's SELECT computes."""
+    text = sql_text("warehouse/create_fresh_rollup.sql").format(rollup=select)
+    conn.execute(text, {"first": date.min, "last": date.min})
+    found = conn.execute(sql_text("warehouse/fresh_rollup_columns.sql")).fetchall()
+    return [(name, kind) for name, kind in found]

@@ -1,4 +1,5 @@
--- Every part listed for these apps' days, by table: what `parts.fold` groups into folded parts.
+-- Every part listed for these apps' days, by conversation table ($relations): what `parts.fold`
+-- groups into folded parts.
 SELECT relation, app, partition_date, file FROM warehouse_parts
-WHERE list_contains($apps, app) AND partition_date IS NOT NULL
+WHERE list_contains($apps, app) AND partition_date IS NOT NULL AND list_contains($relations, relation)
 ORDER BY relation, app, partition_date;

@@ -1,2 +1,3 @@
--- Done with the partitions of a refresh.
+-- Done with the partitions of a refresh, and the rows it computed.
 DROP TABLE IF EXISTS rollup_partitions;
+DROP TABLE IF EXISTS fresh_rollup;

@@ -1,0 +1,2 @@
+-- The (app, month) of every part $relation (a rollup) lists now.
+SELECT DISTINCT app, partition_date FROM warehouse_parts WHERE relation = $relation;
