@@ -33,6 +33,7 @@ from pipelines.warehouse.duck import Warehouse
 from pipelines.warehouse.ducklake import DuckLakeMissingError, DuckLakeSetupError
 from pipelines.warehouse.parts import BOOKKEEPING
 from pipelines.warehouse.queries import named_queries, run_query
+from pipelines.warehouse.rollups import rollup_names
 from scale.servers import create_database, object_store
 
 
@@ -56,9 +57,9 @@ def contents(warehouse: Warehouse) -> dict[str, list[tuple]]:
 
 def catalog(warehouse: Warehouse) -> dict[str, object]:
     """Tables with their columns and types, views, and every description, as SQL clients see them
-    (but how each stores its rows: a DuckDB file's conversation tables are views of Parquet parts,
-    listed in bookkeeping tables of its own)."""
-    conversation_tables = {spec.name for spec in CONVERSATION_TABLES}
+    (but how each stores its rows: a DuckDB file's conversation tables and rollups are views of
+    Parquet parts, listed in bookkeeping tables of its own)."""
+    kept_as_parts = {spec.name for spec in CONVERSATION_TABLES} | set(rollup_names())
     with warehouse.connect(read_only=True) as conn:
         columns = conn.execute(
             "SELECT table_name, column_name, data_type FROM information_schema.columns "
@@ -72,7 +73,7 @@ def catalog(warehouse: Warehouse) -> dict[str, object]:
         comments = conn.execute(sql_text("warehouse/current_comments.sql")).fetchall()
     columns = [column for column in columns if column[0] not in BOOKKEEPING]
     kinds = [
-        (name, "BASE TABLE" if name in conversation_tables else kind)
+        (name, "BASE TABLE" if name in kept_as_parts else kind)
         for name, kind in kinds
         if name not in BOOKKEEPING
     ]

@@ -35,6 +35,7 @@ from pipelines.transform.schemas import (
 from pipelines.warehouse import parts
 from pipelines.warehouse.parts import BOOKKEEPING
 from pipelines.warehouse.queries import json_rows as rows
+from pipelines.warehouse.rollups import rollup_names
 
 SLOWEST_SPANS = 5
 """Spans listed per replayed conversation when explaining a result: enough to see where time went."""
@@ -51,13 +52,13 @@ def one_row(found: list[dict[str, Any]], key: str, what: str, name: str) -> dict
 
 # -- the warehouse -------------------------------------------------------------------------------
 
-CONTRACT_TABLES = frozenset(spec.name for spec in ALL_TABLES)
+CONTRACT_TABLES = frozenset(spec.name for spec in ALL_TABLES) | frozenset(rollup_names())
 
 
 def describe_warehouse(conn: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     """Every table (with its row count) and view, its description and its columns'. A table of
-    the contract is a table wherever it is stored (a DuckDB file's conversation tables are
-    views of their Parquet parts, whose bookkeeping is not shown)."""
+    the contract or a rollup is a table wherever it is stored (a DuckDB file's conversation
+    tables and rollups are views of their Parquet parts, whose bookkeeping is not shown)."""
     columns: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for relation, column, kind, comment in conn.execute(sql_text("serve/relation_columns.sql")).fetchall():
         columns[relation].append({"name": column, "type": kind, "description": comment})

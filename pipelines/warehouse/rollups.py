@@ -191,12 +191,12 @@ def _write_months(
             sql_text("parts/partition_parts.sql"), {"app": app, "day": month, "relations": [table]}
         ).fetchall()
         relative, path = writer.new_part(parts.part_folder(table, app, month))
-        kept = ""
+        sources = ""
         values = {"app": app, "first": month, "last": (month + timedelta(days=31)).replace(day=1)}
         if current:
-            kept = sql_text("parts/kept_rollup_rows.sql")
+            sources = sql_text("parts/kept_rollup_rows.sql")
             values["current"] = str(writer.root / current[0][1])
-        text = sql_text("parts/write_rollup_part.sql").format(kept=kept, target=quoted(str(path)))
+        text = sql_text("parts/write_rollup_part.sql").format(sources=sources, target=quoted(str(path)))
         ((rows,),) = conn.execute(text, values).fetchall()
         if not rows:
             path.unlink()

@@ -3,5 +3,5 @@
 -- (kept_rollup_rows.sql).
 COPY (
     SELECT * FROM fresh_rollup WHERE app = $app AND day >= $first AND day < $last
-    {kept}
+    {sources}
 ) TO {target} (FORMAT parquet, COMPRESSION zstd);
