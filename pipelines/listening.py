@@ -4,10 +4,12 @@ listening sockets bound before uvicorn starts, so port 0 resolves to the real po
 from __future__ import annotations
 
 import socket
+import threading
 from typing import Any
 
 import uvicorn
 
+from pipelines import stop
 from pipelines.errors import UsageError
 
 
@@ -30,6 +32,23 @@ def http_server(app: Any, **settings: Any) -> uvicorn.Server:
         **settings,
     )
     return uvicorn.Server(config)
+
+
+def serve_foreground(server: uvicorn.Server, sock: socket.socket) -> None:
+    """Serve on `sock` until Ctrl-C or SIGTERM, then close it. A stop that comes before uvicorn
+    takes the signals raises KeyboardInterrupt wherever the main thread is: inside a callback whose
+    exceptions Python ignores (a weak reference's), it was lost, and the server then ran for good
+    (2 starts in 30 on a busy machine). The stop it recorded (`stop.requested`) ends it too."""
+
+    def end_on_stop() -> None:
+        stop.requested.wait()
+        server.should_exit = True
+
+    threading.Thread(target=end_on_stop, name="stop-server", daemon=True).start()
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
 
 
 def listening_socket(host: str, port: int) -> socket.socket:

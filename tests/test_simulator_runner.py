@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 
 import httpx
 import pytest
 
+from pipelines import stop
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
+from pipelines.ces.simulator.runner import _server
+from pipelines.listening import listening_socket, serve_foreground
 
 LIST_TOOLS = b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
 HEADERS = {"accept": "application/json", "content-type": "application/json"}
@@ -61,3 +65,19 @@ def test_simulate_says_how_to_ingest_from_it(tmp_path) -> None:
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def test_a_stop_recorded_before_the_server_took_the_signals_ends_it() -> None:
+    """Ctrl-C or SIGTERM between the announcement and uvicorn's start raises KeyboardInterrupt
+    where the main thread happens to be: inside a weak reference's callback Python drops it, and
+    only the stop it recorded is left to end the server."""
+    server, sock = _server(SimulatorConfig()), listening_socket("127.0.0.1", 0)
+    stop.requested.set()
+    try:
+        serving = threading.Thread(target=serve_foreground, args=(server, sock), daemon=True)
+        serving.start()
+        serving.join(timeout=10)
+        assert not serving.is_alive()
+        assert sock.fileno() == -1  # closed
+    finally:
+        stop.requested.clear()

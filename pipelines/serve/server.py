@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 
 from pipelines import __version__
 from pipelines.errors import ActionableError
-from pipelines.listening import endpoint_url, http_server, listening_socket
+from pipelines.listening import endpoint_url, http_server, listening_socket, serve_foreground
 from pipelines.serve import changes, lookups
 from pipelines.serve.reader import WarehouseReader, text_table
 from pipelines.serve.tool_outputs import (
@@ -205,8 +205,4 @@ def serve_http(reader: WarehouseReader, host: str, port: int, announce: Callable
     app = build_server(reader).streamable_http_app(stateless_http=True, host=host)
     sock = listening_socket(host, port)
     announce(endpoint_url(sock, MCP_PATH))
-    server = http_server(app)
-    try:
-        server.run(sockets=[sock])
-    finally:
-        sock.close()
+    serve_foreground(http_server(app), sock)

@@ -17,7 +17,7 @@ import uvicorn
 
 from pipelines.ces.simulator.corpus.scale import SimulatorScale
 from pipelines.ces.simulator.server import MCP_PATH, SimulatorConfig, SimulatorState, create_app
-from pipelines.listening import endpoint_url, http_server, listening_socket
+from pipelines.listening import endpoint_url, http_server, listening_socket, serve_foreground
 
 _STARTUP_TIMEOUT_SECONDS = 15.0
 
@@ -88,7 +88,4 @@ def serve(
     sock = listening_socket(host, port)
     server = _server(config)
     announce(endpoint_url(sock, MCP_PATH), config.scale.app_names)
-    try:
-        server.run(sockets=[sock])
-    finally:
-        sock.close()
+    serve_foreground(server, sock)
