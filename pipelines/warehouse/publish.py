@@ -34,9 +34,9 @@ WORKING_SUFFIX = ".loading"
 """The working copy sits beside the published file (same filesystem, so the rename is atomic)."""
 BLOCK_SIZE = 65_536
 """DuckDB's block, in bytes, of the warehouse file (its own default: 256 KB). Each table a load
-appends to holds its new rows in a block per column until the checkpoint: the rollups' columns
-took 60 MB of a load's memory for a few hundred rows in 256 KB blocks, and the copy every load
-writes carried each table's part-filled blocks. Below 64 KB, DuckDB stores integers
+appends to holds its new rows in a block per column until the checkpoint: the rollups' columns,
+when the file held them, took 60 MB of a load's memory for a few hundred rows in 256 KB blocks,
+and the copy every load writes carried each table's part-filled blocks. Below 64 KB, DuckDB stores integers
 unpacked (no bit-packing; doubles are compressed in 256 KB blocks only): the 2M bench's file was
 70 MB in 16 KB blocks, 50 MB in 64 KB ones, with the same memory. Readers need DuckDB 1.2 or
 newer for any block size but the default, which files written by DuckDB 1.5 already ask for."""

@@ -6,7 +6,12 @@ partition's rows once, when its partition is loaded. The load that replaces part
 their rollup rows again in its own transaction (`refresh`), so a reader sees both or neither,
 and percentiles stay exact: each is computed over the one (app, day) it describes. A rollup
 whose file changes (or a warehouse that has none yet) is computed again from every loaded
-partition when the schema is set up (`ensure`)."""
+partition when the schema is set up (`ensure`).
+
+A DuckLake keeps each rollup as a table. A DuckDB file keeps it as Parquet parts, one per app
+and month, beside the conversation tables' (`parts`): a load writes a new part for each
+(app, month) it touched, its other days' rows carried over, so the file every load copies
+holds no rollup row, and a load writes a month of an app's rollups, not the history's."""
 
 from __future__ import annotations
 
@@ -91,15 +96,7 @@ def ensure(conn: duckdb.DuckDBPyConnection, root: Path | None = None) -> list[st
             ", ".join(path.stem for path in stale),
             len(loaded),
         )
-    if root is None:
-        _refresh(conn, loaded, stale, None)
-    else:
-        with parts.part_writer(conn, root) as writer:
-            for name in (path.stem for path in stale):  # every part it had: all computed again
-                listed = conn.execute(sql_text("parts/relation_months.sql"), {"relation": name}).fetchall()
-                for app, month in listed:
-                    writer.record(name, app, [(month, None, 0)])
-            _refresh(conn, loaded, stale, writer)
+    refresh(conn, loaded, stale, root, whole=True)
     return [path.stem for path in stale]
 
 
@@ -108,32 +105,43 @@ def refresh(
     partitions: Iterable[parts.Partition],
     files: Sequence[Path] | None = None,
     root: Path | None = None,
+    *,
+    whole: bool = False,
 ) -> None:
     """Compute every rollup's (or `files`') rows of these partitions again from the raw tables,
     inside the caller's transaction: a partition left with no rows keeps none. `root`: the parts
     of a DuckDB file, where each chunk of partitions reads its conversation rows alone
     (`parts.reading_only`) and each rollup is kept as a part per (app, month) (`_write_months`);
-    None: a DuckLake, whose rollups are tables."""
-    chosen = list(files or rollup_files())
+    None: a DuckLake, whose rollups are tables. `whole`: the partitions are every one loaded, and
+    no part of the rollups is kept but those written now."""
+    chosen = [(path.stem, _select(path)) for path in files or rollup_files()]
     if root is None:
         _refresh(conn, partitions, chosen, None)
         return
     with parts.part_writer(conn, root) as writer:
-        _refresh(conn, partitions, chosen, writer)
+        if whole:
+            for table, _ in chosen:
+                listed = conn.execute(sql_text("parts/relation_months.sql"), {"relation": table}).fetchall()
+                for app, month in listed:
+                    writer.record(table, app, [(month, None, 0)])
+        columns = _refresh(conn, partitions, chosen, writer)
+        writer.publish(next_version(conn))
+        parts.install_relations(conn, root, columns)
 
 
 def _refresh(
     conn: duckdb.DuckDBPyConnection,
     partitions: Iterable[parts.Partition],
-    files: Sequence[Path],
+    chosen: Sequence[tuple[str, str]],
     writer: parts.PartWriter | None,
-) -> None:
-    chosen = [(path.stem, _select(path)) for path in files]
+) -> dict[str, list[tuple[str, str]]]:
+    """`refresh` of the rollups (name, SELECT) `chosen`: into their tables, or their parts written
+    by `writer`, whose columns (name, type) it returns."""
     stages_llm_calls = any("llm_calls" in select for _, select in chosen)  # the temporary table
     ((database,),) = conn.execute(sql_text("warehouse/current_database.sql")).fetchall()
     staging = sql_text("warehouse/stage_llm_calls.sql").format(database=database.replace('"', '""'))
     root = None if writer is None else writer.root
-    conn.execute(sql_text("warehouse/create_rollup_partitions.sql"))
+    columns: dict[str, list[tuple[str, str]]] = {}
     for chunk in _chunks(partitions):
         conn.execute(sql_text("warehouse/create_rollup_partitions.sql"))
         conn.executemany(
@@ -151,13 +159,15 @@ def _refresh(
                     text = sql_text("warehouse/insert_rollup_rows.sql").format(table=table, rollup=select)
                     conn.execute(text, bounds)
                 else:
-                    _write_months(writer, table, select, chunk, bounds)
-    if writer is not None:
-        writer.publish(next_version(conn))
-        columns = {table: _columns(conn, select) for table, select in chosen}
-        parts.install_relations(conn, writer.root, columns)
+                    columns[table] = _write_months(writer, table, select, chunk, bounds)
+    if writer is not None and len(columns) < len(chosen):  # no partition: the columns alone
+        conn.execute(sql_text("warehouse/create_rollup_partitions.sql"))
+        with parts.reading_only(conn, root, []):
+            for table, select in chosen:
+                columns[table] = _fresh(conn, select, {"first": date.min, "last": date.min})
     conn.execute(sql_text("warehouse/drop_staged_llm_calls.sql"))
     conn.execute(sql_text("warehouse/drop_rollup_partitions.sql"))
+    return columns
 
 
 def _chunks(partitions: Iterable[parts.Partition]) -> list[list[parts.Partition]]:
@@ -180,12 +190,12 @@ def _write_months(
     select: str,
     chunk: Sequence[parts.Partition],
     bounds: dict[str, date],
-) -> None:
+) -> list[tuple[str, str]]:
     """A new part of `table` for each (app, month) of the chunk: the rows of the chunk's
     partitions computed again, and the month's other days as its current part holds them. A load
-    writes a month of one app's rollup rows, however long the history."""
+    writes a month of one app's rollup rows, however long the history. The rollup's columns."""
     conn = writer.conn
-    conn.execute(sql_text("warehouse/create_fresh_rollup.sql").format(rollup=select), bounds)
+    columns = _fresh(conn, select, bounds)
     for app, month in sorted({(app, day.replace(day=1)) for app, day in chunk}):
         current = conn.execute(
             sql_text("parts/partition_parts.sql"), {"app": app, "day": month, "relations": [table]}
@@ -201,11 +211,12 @@ def _write_months(
         if not rows:
             path.unlink()
         writer.record(table, app, [(month, relative if rows else None, rows)])
+    return columns
 
 
-def _columns(conn: duckdb.DuckDBPyConnection, select: str) -> list[tuple[str, str]]:
-    """The columns (name, type) the rollup's SELECT computes."""
-    text = sql_text("warehouse/create_fresh_rollup.sql").format(rollup=select)
-    conn.execute(text, {"first": date.min, "last": date.min})
+def _fresh(conn: duckdb.DuckDBPyConnection, select: str, bounds: dict[str, date]) -> list[tuple[str, str]]:
+    """The rollup's rows of the partitions in `rollup_partitions`, in the table `fresh_rollup`;
+    its columns (name, type)."""
+    conn.execute(sql_text("warehouse/create_fresh_rollup.sql").format(rollup=select), bounds)
     found = conn.execute(sql_text("warehouse/fresh_rollup_columns.sql")).fetchall()
     return [(name, kind) for name, kind in found]
