@@ -163,10 +163,12 @@ def test_a_moved_conversation_leaves_the_part_of_the_day_it_left(lake: Lake, tmp
 READER = """
 import sys, duckdb
 conn = duckdb.connect(sys.argv[1], read_only=True)
-print(conn.execute("SELECT count(*) FROM turns").fetchone()[0], flush=True)
+COUNTS = "SELECT (SELECT count(*) FROM turns), (SELECT sum(turns) FROM daily_conversations)"
+print(*conn.execute(COUNTS).fetchone(), flush=True)
 sys.stdin.readline()  # held open until told
-print(conn.execute("SELECT count(*) FROM turns").fetchone()[0], flush=True)
+print(*conn.execute(COUNTS).fetchone(), flush=True)
 """
+"""A reader of the turns and of the rollup that counts them, before and after the loads."""
 
 
 def test_a_reader_keeps_reading_its_parts_which_go_once_no_reader_holds_them(
@@ -184,7 +186,7 @@ def test_a_reader_keeps_reading_its_parts_which_go_once_no_reader_holds_them(
     )
     same_process = duckdb.connect(warehouse.path, read_only=True)  # this process's own reader
     try:
-        assert reader.stdout is not None and reader.stdout.readline().strip() == "6"
+        assert reader.stdout is not None and reader.stdout.readline().strip() == "6 6"
         shorter = conversation("a", "2026-11-01T10:00:00Z", turnCount=1)
         shorter["turns"] = shorter["turns"][:1]
         write_partition(lake, APP, DAY, [shorter])
@@ -198,7 +200,8 @@ def test_a_reader_keeps_reading_its_parts_which_go_once_no_reader_holds_them(
         assert reader.stdin is not None
         reader.stdin.write("\n")
         reader.stdin.flush()
-        assert reader.stdout.readline().strip() == "6"  # the state it opened, every part of it there
+        # the state it opened, the rollups' as the tables', every part of it there
+        assert reader.stdout.readline().strip() == "6 6"
     finally:
         same_process.close()
         reader.kill() if reader.poll() is None else None
@@ -208,12 +211,14 @@ def test_a_reader_keeps_reading_its_parts_which_go_once_no_reader_holds_them(
     assert not (first - current) & part_files(warehouse)  # the replaced parts went with their readers
     with duckdb.connect(warehouse.path, read_only=True) as conn:
         assert conn.execute("SELECT count(*) FROM turns").fetchone() == (1 + 2 + 2,)
+        assert conn.execute("SELECT sum(turns) FROM daily_conversations").fetchone() == (1 + 2 + 2,)
         retired = {
             warehouse.parts_root / f
             for (f,) in conn.execute("SELECT file FROM warehouse_retired_parts").fetchall()
         }
     assert part_files(warehouse) == current | retired
-    # what the last load replaced, kept for a minute's readers: that partition's parts only
+    # what the last load replaced, kept for a minute's readers: that partition's parts only (and
+    # its app's month of rollups, listed under the month's first day: the same here)
     assert retired and all(f"partition_date={DAY.isoformat()}" in str(path) for path in retired)
     versions = sorted((warehouse.parts_root / publish.VERSIONS).glob("*.duckdb"))
     assert len(versions) <= 2  # the current file, and the one it replaced
