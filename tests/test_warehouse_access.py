@@ -23,6 +23,7 @@ import trend_samples as samples
 from test_cli import base_env, cli
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
+from pipelines.warehouse import publish
 from pipelines.warehouse.duck import Warehouse
 from pipelines.warehouse.lock import WarehouseBusyError, warehouse_lock
 from pipelines.warehouse.parts import BOOKKEEPING, PARTS_SCHEMA
@@ -206,6 +207,49 @@ def _block_size(path: str) -> int:
         return conn.execute("SELECT block_size FROM pragma_database_size()").fetchone()[0]
 
 
+def held(everything: dict[str, object]) -> dict[str, object]:
+    """What the warehouse holds (`_everything`), apart from which parts hold it (a load writes
+    new ones)."""
+    kept = {name: rows for name, rows in everything.items() if name not in BOOKKEEPING}
+    kept["macros"] = [macro for macro in everything["macros"] if macro[0] != PARTS_SCHEMA]
+    return kept
+
+
+def _used_bytes(path: str) -> int:
+    with duckdb.connect(path, read_only=True) as conn:
+        return conn.execute("SELECT used_blocks * block_size FROM pragma_database_size()").fetchone()[0]
+
+
+def test_a_file_mostly_free_is_written_anew_by_the_next_load(tmp_path: Path) -> None:
+    """A table dropped from the file (as the rollups were, moved into parts) leaves its blocks
+    free, which DuckDB never gives back but at the file's end: the next load writes the file
+    anew instead of copying them."""
+    from pipelines.ingest.load import load_conversation_partitions
+
+    lake, warehouse = samples.build_warehouse(tmp_path)
+    (app, day), *_ = sorted(samples.conversations())
+    load_conversation_partitions(lake, warehouse, [(app, day)])
+    expected = _everything(warehouse.path)
+    with warehouse.connect() as conn:  # a release that kept a large table, and rows after it
+        conn.execute("CREATE TABLE moved_out AS SELECT range AS i, random() AS x FROM range(3000000)")
+    with warehouse.connect() as conn:
+        conn.execute("CREATE TABLE kept AS SELECT range AS i, random() AS x FROM range(1000000)")
+    with warehouse.connect() as conn:  # the next release moves the large one out
+        conn.execute("DROP TABLE moved_out")
+    before = os.path.getsize(warehouse.path)
+    assert before > publish.MOSTLY_FREE * _used_bytes(warehouse.path)
+
+    load_conversation_partitions(lake, warehouse, [(app, day)])
+
+    assert os.path.getsize(warehouse.path) <= 2 * _used_bytes(warehouse.path)
+    assert os.path.getsize(warehouse.path) < before / 2
+    found = _everything(warehouse.path)
+    assert {name: rows for name, rows in held(found).items() if name != "kept"} == held(expected)
+    with duckdb.connect(warehouse.path, read_only=True) as conn:
+        kept = conn.execute("SELECT count(*), sum(i) FROM kept").fetchone()
+    assert kept == (1_000_000, 999_999 * 1_000_000 // 2)
+
+
 def test_a_file_in_duckdbs_default_blocks_is_written_again_in_the_warehouses_whole(tmp_path: Path) -> None:
     """A load writes the warehouse in BLOCK_SIZE blocks; a file in DuckDB's 256 KB ones (an older
     release's) is written again in them by its next load, every row, macro and comment kept."""
@@ -229,12 +273,6 @@ def test_a_file_in_duckdbs_default_blocks_is_written_again_in_the_warehouses_who
     assert _block_size(warehouse.path) == BLOCK_SIZE
     found = _everything(warehouse.path)
     assert found.keys() == expected.keys() and len(found) > 50
-
-    def held(everything: dict[str, object]) -> dict[str, object]:
-        """What the warehouse holds, apart from which parts hold it (a load writes new ones)."""
-        kept = {name: rows for name, rows in everything.items() if name not in BOOKKEEPING}
-        kept["macros"] = [macro for macro in everything["macros"] if macro[0] != PARTS_SCHEMA]
-        return kept
 
     assert held(found) == held(expected)
     assert found["comments"] and held(found)["macros"]

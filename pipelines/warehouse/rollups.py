@@ -91,10 +91,12 @@ def ensure(conn: duckdb.DuckDBPyConnection, root: Path | None = None) -> list[st
     )
     loaded = conn.execute(sql_text("warehouse/loaded_partitions.sql")).fetchall()
     if loaded:  # once after an upgrade, and minutes for millions of conversations: say so
+        moved = parted and any(path.stem in tables for path in stale)  # kept in the file before
         logger.warning(
-            "computing %s again over the %d loaded partitions (a new definition), once",
+            "computing %s again over the %d loaded partitions (%s), once",
             ", ".join(path.stem for path in stale),
             len(loaded),
+            "into Parquet parts beside the file" if moved else "a new definition",
         )
     refresh(conn, loaded, stale, root, whole=True)
     return [path.stem for path in stale]
