@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 import duckdb
@@ -13,7 +13,7 @@ from test_warehouse import DAY, NEXT_DAY, OTHER_APP, write_partition
 
 from pipelines.ingest.load import load_conversation_partitions
 from pipelines.lake.store import Lake
-from pipelines.warehouse import loads
+from pipelines.warehouse import loads, rollups
 from pipelines.warehouse.duck import Warehouse
 from pipelines.warehouse.metric_scores import SCORES
 from pipelines.warehouse.rollups import rollup_names
@@ -196,3 +196,15 @@ def test_a_rollup_computed_again_over_folded_parts_reads_each_chunk_of_partition
         monkeypatch.setattr(loads, "_SCHEMA_ENSURED", set())  # a file whose inode was set up before
         warehouse.ensure_schema(conn)
     assert rollup_rows(warehouse) == expected and len(expected["daily_conversations"]) == len(partitions)
+
+
+def test_chunks_keep_each_app_month_whole() -> None:
+    """Each (app, month) part is written once a refresh: a chunk never splits an app's month."""
+    days = [date(2026, 10, 1) + timedelta(days=n) for n in range(62)]  # October, November, a day of December
+    partitions = [(app, day) for app in ("a", "b") for day in days]
+    chunks = rollups._chunks(reversed(partitions))
+    assert sorted(partition for chunk in chunks for partition in chunk) == sorted(partitions)
+    months = [{(app, day.replace(day=1)) for app, day in chunk} for chunk in chunks]
+    assert all(not (one & other) for n, one in enumerate(months) for other in months[n + 1 :])
+    assert all(len(chunk) <= rollups.CHUNK_PARTITIONS for chunk in chunks)
+    assert len(chunks) == 4  # a month (30 or 31 days) a chunk, December's day with November's
