@@ -66,6 +66,15 @@ def _watch(fd: int) -> None:
                     conn.interrupt()
 
 
+def pause(seconds: float) -> None:
+    """`time.sleep` of a command's waiting loop, which a stop ends: it raises KeyboardInterrupt
+    when a stop was asked, before or during the pause. The KeyboardInterrupt a signal raises lands
+    wherever the main thread is when the handler runs: inside a callback whose exceptions Python
+    ignores (a weak reference's), it is lost, and then only the stop it recorded is left."""
+    if requested.wait(seconds):
+        raise KeyboardInterrupt
+
+
 def end_group(leader: subprocess.Popen, grace_seconds: float) -> None:
     """End the process group `leader` leads, everything it started with it: SIGTERM to the whole
     group, SIGKILL to what is left of it after the grace. SIGTERM, not SIGINT: a Python process

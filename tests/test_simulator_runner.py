@@ -1,10 +1,12 @@
-"""Starting and stopping the simulator: the background context manager and the foreground `serve`."""
+"""Starting and stopping the simulator (the background context manager and the foreground
+`serve`), and what ends a command's waits once a stop is asked."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 import threading
+import time
 
 import httpx
 import pytest
@@ -79,5 +81,25 @@ def test_a_stop_recorded_before_the_server_took_the_signals_ends_it() -> None:
         serving.join(timeout=10)
         assert not serving.is_alive()
         assert sock.fileno() == -1  # closed
+    finally:
+        stop.requested.clear()
+
+
+def test_a_waiting_loops_pause_ends_on_a_stop_asked_before_or_during_it() -> None:
+    """What a lost KeyboardInterrupt leaves a command's waiting loops (`dev`, the run queue, the
+    evaluation gate): the stop it recorded, which ends their pause."""
+    started = time.monotonic()
+    stop.pause(0.05)  # no stop: a pause
+    assert time.monotonic() - started >= 0.05
+    try:
+        stop.requested.set()
+        with pytest.raises(KeyboardInterrupt):
+            stop.pause(60)
+        stop.requested.clear()
+        threading.Timer(0.1, stop.requested.set).start()
+        started = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            stop.pause(60)
+        assert time.monotonic() - started < 5
     finally:
         stop.requested.clear()

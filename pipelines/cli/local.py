@@ -123,10 +123,10 @@ def cmd_dev(args: argparse.Namespace, settings: Settings) -> int:
     simulator as the CES endpoint, so schedules, sensors and backfills work."""
     import subprocess
 
+    from pipelines import stop
     from pipelines.ces.simulator import running_simulator
     from pipelines.listening import ListenError, listening_socket
     from pipelines.orchestration.runs import dagster_home
-    from pipelines.stop import end_group
 
     try:  # `dagster dev` would log the failure among its daemon's lines and go on without a UI
         listening_socket("127.0.0.1", args.ui_port).close()
@@ -148,11 +148,13 @@ def cmd_dev(args: argparse.Namespace, settings: Settings) -> int:
         # SIGTERM (servers still importing would print a traceback each on Ctrl-C's SIGINT).
         ui = subprocess.Popen([*dagster_dev, "-p", str(args.ui_port)], env=env, process_group=0)
         try:
-            return ui.wait()
+            while (code := ui.poll()) is None:  # until `dagster dev` ends, or a stop comes
+                stop.pause(0.2)
+            return code
         except KeyboardInterrupt:
             return 0
         finally:
-            end_group(ui, DEV_STOP_GRACE_SECONDS)
+            stop.end_group(ui, DEV_STOP_GRACE_SECONDS)
 
 
 _DEV_SUPERSEDED = "ignore:Function `dev_command` is superseded"

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from pipelines import stop
 from pipelines.ces.client import CesMcpClient
 from pipelines.ces.errors import CesError, CesRpcError, CesToolError
 from pipelines.ces.tools import get_evaluation_run, get_operation, run_evaluation
@@ -89,7 +90,7 @@ def start_evaluation(
     while evaluation_run_of(operation) is None and not operation.get("done"):
         if time.monotonic() > deadline:
             raise EvaluationTriggerError(f"operation named no run after {timeout_seconds:.0f} s", name)
-        time.sleep(poll_seconds)
+        stop.pause(poll_seconds)
         try:
             operation = get_operation(client, name)
         except CesError as exc:
@@ -127,7 +128,7 @@ def wait_for_evaluation_run(
             return state
         if time.monotonic() > deadline:
             raise EvaluationTriggerError(f"evaluation run {name} not finished after {timeout_seconds:.0f} s")
-        time.sleep(poll_seconds)
+        stop.pause(poll_seconds)
 
 
 def _started(app: str, operation: str, run: str | None) -> dict[str, Any]:

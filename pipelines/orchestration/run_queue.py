@@ -26,6 +26,7 @@ from typing import IO, Any
 
 import dagster as dg
 
+from pipelines import stop
 from pipelines.errors import ActionableError
 from pipelines.orchestration.dagster_private import cancel_queued_run, queue_daemon_heartbeat, run_coordinator
 from pipelines.orchestration.runs import Notice, PlannedRun, RunOutcome, run_outcome
@@ -161,7 +162,7 @@ def _submit(
                 arguments = ["--tags", json.dumps(dict(run.tags)), "--run-id", run_id]
                 process = subprocess.Popen([*command, *arguments], stdout=subprocess.DEVNULL, stderr=stderr)
                 launching[run_id] = (process, stderr)
-            time.sleep(0.1)
+            stop.pause(0.1)
             for run_id, (process, stderr) in list(launching.items()):
                 if process.poll() is None:
                     continue
@@ -191,7 +192,7 @@ def _follow(
     """Wait for every queued run to end, reporting each; give the rest up if the daemon stops."""
     changed, warned, seen = time.monotonic(), False, None
     while queued:
-        time.sleep(FOLLOW_SECONDS)
+        stop.pause(FOLLOW_SECONDS)
         records = instance.get_run_records(dg.RunsFilter(run_ids=list(queued)))
         for record in records:
             if record.dagster_run.is_finished:
