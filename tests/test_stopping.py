@@ -92,7 +92,7 @@ def test_dev_ends_every_process_it_started(workdir: Path, stop: tuple[signal.Sig
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,  # a group of its own, as a job of a shell is
-        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if background else None,
+        preexec_fn=lambda: _as_a_job(background),
     )
     said = []
     try:
@@ -130,6 +130,14 @@ def test_dev_ends_every_process_it_started(workdir: Path, stop: tuple[signal.Sig
                 os.killpg(dev.pid, signal.SIGKILL)
         dev.wait()
         dev.stderr.close()
+
+
+def _as_a_job(background: bool) -> None:
+    """The signals of a shell's job: SIGHUP as a terminal leaves it (not ignored, whether or not
+    the suite itself runs under `nohup`), SIGINT ignored for a background job."""
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    if background:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _answers(port: int) -> bool:
