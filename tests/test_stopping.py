@@ -94,7 +94,7 @@ def test_dev_ends_every_process_it_started(workdir: Path, stop: tuple[signal.Sig
         start_new_session=True,  # a group of its own, as a job of a shell is
         preexec_fn=lambda: _as_a_job(background),
     )
-    said = []
+    said, started = [], {}
     try:
         deadline = time.monotonic() + 180
         if background:
@@ -128,6 +128,11 @@ def test_dev_ends_every_process_it_started(workdir: Path, stop: tuple[signal.Sig
         if _still_running(dev.pid):
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(dev.pid, signal.SIGKILL)
+        running = _running()
+        for pid, words in started.items():  # `dagster dev`'s group, which a failed stop leaves up
+            if pid in running and running[pid][2] == words:  # that process still, not a pid reused
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
         dev.wait()
         dev.stderr.close()
 
