@@ -52,7 +52,7 @@ def one_row(found: list[dict[str, Any]], key: str, what: str, name: str) -> dict
 
 # -- the warehouse -------------------------------------------------------------------------------
 
-CONTRACT_TABLES = frozenset(spec.name for spec in ALL_TABLES) | frozenset(rollup_names())
+SHOWN_AS_TABLES = frozenset(spec.name for spec in ALL_TABLES) | frozenset(rollup_names())
 
 
 def describe_warehouse(conn: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
@@ -67,7 +67,7 @@ def describe_warehouse(conn: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     for name, stored_as, comment in conn.execute(sql_text("serve/relations.sql")).fetchall():
         if name in BOOKKEEPING:
             continue
-        kind = "table" if name in CONTRACT_TABLES else stored_as
+        kind = "table" if name in SHOWN_AS_TABLES else stored_as
         rows = conn.execute(count_sql.format(table=name)).fetchone()[0] if kind == "table" else None
         relations.append(
             {"name": name, "kind": kind, "description": comment, "row_count": rows, "columns": columns[name]}

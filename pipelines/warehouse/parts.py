@@ -115,7 +115,6 @@ def install_views(
             columns = spec_columns(spec)
             conn.execute(_view_of_parts(columns, "TEMP", spec.name, root, day_files, folded_files, READING))
         return False
-    conn.execute(sql_text("parts/create_parts_schema.sql"))
     listed: dict[str, Columns] = {
         name: [(column, kind) for column, kind in columns]
         for name, columns in conn.execute(sql_text("parts/parts_view_columns.sql")).fetchall()

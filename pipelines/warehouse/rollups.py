@@ -162,7 +162,7 @@ def _refresh(
                     conn.execute(text, bounds)
                 else:
                     columns[table] = _write_months(writer, table, select, chunk, bounds)
-    if writer is not None and len(columns) < len(chosen):  # no partition: the columns alone
+    if writer is not None and not columns:  # no partition: the columns alone
         conn.execute(sql_text("warehouse/create_rollup_partitions.sql"))
         with parts.reading_only(conn, root, []):
             for table, select in chosen:
