@@ -245,6 +245,7 @@ def writes_by_place(
     the lines of `strace -f -y -e trace=WRITE_CALLS`; `clones`: `copy_file_range` shares blocks
     there, so its bytes count as `CLONED`, not under a place."""
     written = dict.fromkeys([*places, "other", *([CLONED] if clones else [])], 0)
+    roots = {name: str(root.resolve()) for name, root in places.items()}  # as strace -y names files
     pending: dict[str, tuple[str, str]] = {}  # a call strace cut in two (another thread ran), by process
     for line in lines:
         started, ended = WRITE_STARTS.match(line), WRITE_ENDS.search(line)
@@ -256,7 +257,7 @@ def writes_by_place(
             continue
         if call is not None:
             syscall, path = call
-            place = next((name for name, root in places.items() if path.startswith(str(root))), "other")
+            place = next((name for name, root in roots.items() if path.startswith(root)), "other")
             if clones and syscall == "copy_file_range":
                 place = CLONED
             written[place] += max(0, int(ended.group(1)))  # -1: the call failed

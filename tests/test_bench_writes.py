@@ -29,6 +29,16 @@ def test_each_write_counts_for_the_folder_of_the_file_it_writes() -> None:
     assert found["other"] == pytest.approx(7 / 2**20)  # a failed write wrote nothing
 
 
+def test_a_place_reached_through_a_link_counts_what_strace_names_by_its_real_path(tmp_path: Path) -> None:
+    """strace names a file by its resolved path: a run folder under a linked data folder still
+    counts its warehouse's writes as the warehouse's."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "linked").symlink_to(tmp_path / "data")
+    trace = [f'101 write(5<{tmp_path}/data/run/warehouse.duckdb.loading>, "..."..., 4096) = 4096']
+    found = writes_by_place(trace, {"warehouse": tmp_path / "linked" / "run" / "warehouse"})
+    assert found == {"warehouse": pytest.approx(4096 / 2**20), "other": 0.0}
+
+
 def test_a_copy_file_range_counts_as_written_unless_the_filesystem_shares_blocks() -> None:
     """On XFS or btrfs the kernel clones the working copy of the warehouse file: no block written."""
     trace = [
