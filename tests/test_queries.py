@@ -15,6 +15,7 @@ import trend_samples as samples
 from pytest import approx
 
 from pipelines.cli import main
+from pipelines.warehouse import part_views
 from pipelines.warehouse.duck import Warehouse
 from pipelines.warehouse.queries import (
     NamedQueryError,
@@ -532,3 +533,24 @@ def test_coverage_counts_the_days_between_without_conversations(tmp_path) -> Non
     assert (row["first_day"], row["newest_day"], row["conversations"]) == (*days, 2)
     assert (row["days_with_conversations"], row["days_without_conversations"]) == (2, 2)
     assert (row["evaluation_runs"], row["newest_evaluation_run"], row["rejects"]) == (0, None, 0)
+
+
+def test_a_question_about_one_app_reads_that_apps_rollup_parts_alone_with_the_same_answers(
+    warehouse: Warehouse,
+) -> None:
+    """Asked about one app, a named query reads each rollup through a view of that app's parts
+    (`part_views.reading_apps`, as `run_query` and the MCP server do): only its rows are there,
+    and every query answers as it does over every app's parts."""
+    asked = [query for query in named_queries() if "app" in {p.name for p in query.parameters}]
+    assert len(asked) > 20
+    with warehouse.connect(read_only=True) as conn:
+        for app in samples.APPS:
+            for query in asked:
+                expected = query.execute(conn, {"app": app.rsplit("/", 1)[-1]})
+                with part_views.reading_apps(conn, warehouse.scoped_parts_root, [app]):
+                    assert query.execute(conn, {"app": app.rsplit("/", 1)[-1]}) == expected, query.name
+                    seen = conn.execute("SELECT DISTINCT app FROM daily_conversations").fetchall()
+                    assert seen == [(app,)]
+        # the block over, every app's parts again
+        everyone = conn.execute("SELECT DISTINCT app FROM daily_conversations ORDER BY app").fetchall()
+        assert everyone == sorted((app,) for app in samples.APPS)

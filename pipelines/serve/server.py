@@ -34,6 +34,7 @@ from pipelines.serve.tool_outputs import (
     WarehouseDescription,
     WhatChanged,
 )
+from pipelines.warehouse import part_views
 from pipelines.warehouse.queries import QueryParameter, check_app, jsonable, named_queries, named_query
 
 SERVER_NAME = "ces-pipeline-warehouse"
@@ -96,9 +97,10 @@ def build_server(reader: WarehouseReader) -> MCPServer:
             }
             bound = query.bind(given)
             with reader.connect() as conn:
-                check_app(conn, bound.get("app"))
-                columns, cursor = query.start(conn, given)
-                found = reader.collect(columns, cursor)
+                apps = check_app(conn, bound.get("app"))
+                with part_views.reading_apps(conn, reader.warehouse.scoped_parts_root, apps):
+                    columns, cursor = query.start(conn, given)
+                    found = reader.collect(columns, cursor)
         answer = QueryAnswer(
             query=name,
             params={key: jsonable(value) for key, value in bound.items()},

@@ -5,18 +5,17 @@ table; an app's days a week older than its newest are folded into one part a wee
 (`folding`), so that the lists, and what binding them costs every query, grow with apps and months,
 not days.
 
-A load publishes a new copy of the warehouse file (`publish`), so that a BI tool holding the file
-open never blocks it. Were the conversation tables in the file, every load would copy the whole
-history. Instead the file holds the views, the evaluation tables, the rejects and the list of
-current parts (`warehouse_parts`): a load writes new parts for the partitions it replaces (and
-for the days a moved conversation left), folds what has aged, lists them in its copy of the
+A load publishes a new copy of the warehouse file (`publish`), so that a BI tool holding the
+file open never blocks it. Were the conversation tables in the file, every load would copy the
+whole history. Instead the file holds the views, the evaluation tables, the rejects and the list
+of current parts (`warehouse_parts`): a load writes new parts for the partitions it replaces
+(and for the days a moved conversation left), folds what has aged, lists them in its copy of the
 file, and publishes that copy. The daily rollups are parts too, one per rollup, app and month
-(`rollups`, listed under the month's first day), read through views of their own as the
-tables are: in the file, they were most of what every load copied (5.6 of its 7.4 MB of data
-at 200k conversations). A reader's file lists the parts of the state it
-opened, and those parts stay on disk while any reader holds a file that lists them
-(`garbage`): the cost of a load is its own partitions plus a file that grows with the
-number of parts, not of rows.
+(`rollups`, listed under the month's first day), read through views of their own as the tables
+are: in the file, they were most of what every load copied (5.6 of its 7.4 MB of data at 200k
+conversations). A reader's file lists the parts of the state it opened, and those parts stay on
+disk while any reader holds a file that lists them (`garbage`): the cost of a load is its own
+partitions plus a file that grows with the number of parts, not of rows.
 
 Each published file is also linked under `<file>.parts/versions/`, so that a file replaced by a
 newer one keeps a name: whether a reader still holds it is whether DuckDB's lock is on it.
@@ -38,6 +37,7 @@ from pipelines.durable import fsync_directory
 from pipelines.lake.paths import app_segment
 from pipelines.sqlfiles import quoted, sql_text
 from pipelines.transform.schemas import CONVERSATION_TABLES, CONVERSATIONS, TableSpec
+from pipelines.warehouse.part_views import Columns, column_names, list_parts, view_of_parts
 from pipelines.warehouse.publish import next_version
 from pipelines.warehouse.types import duckdb_type
 
@@ -70,20 +70,8 @@ def file_columns(spec: TableSpec) -> str:
     )
 
 
-Columns = Sequence[tuple[str, str]]
-"""A relation's columns as its view shows them: (name, DuckDB type)."""
-
-
 def spec_columns(spec: TableSpec) -> list[tuple[str, str]]:
     return [(field.name, duckdb_type(spec, field)) for field in spec.warehouse_schema]
-
-
-def _names(columns: Columns) -> str:
-    return ", ".join(f'"{name}"' for name, _ in columns)
-
-
-def _typed_nulls(columns: Columns) -> str:
-    return ", ".join(f'CAST(NULL AS {kind}) AS "{name}"' for name, kind in columns)
 
 
 def install_views(
@@ -110,10 +98,10 @@ def install_views(
         for spec in CONVERSATION_TABLES:
             day_files, folded = chosen.get(spec.name, ([], []))
             folded_files = sorted({file for file, _ in folded})
-            conn.execute(_list_parts(f"{spec.name}_files", "TEMP", day_files))
-            conn.execute(_list_parts(f"{spec.name}_folded_files", "TEMP", folded_files))
+            conn.execute(list_parts(f"{spec.name}_files", "TEMP", day_files))
+            conn.execute(list_parts(f"{spec.name}_folded_files", "TEMP", folded_files))
             columns = spec_columns(spec)
-            conn.execute(_view_of_parts(columns, "TEMP", spec.name, root, day_files, folded_files, READING))
+            conn.execute(view_of_parts(columns, "TEMP", spec.name, root, day_files, folded_files, READING))
         return False
     listed: dict[str, Columns] = {
         name: [(column, kind) for column, kind in columns]
@@ -132,9 +120,9 @@ def install_relations(conn: duckdb.DuckDBPyConnection, root: Path, listed: Mappi
         rows = conn.execute(sql_text("parts/relation_parts.sql"), {"relation": name}).fetchall()
         day_files = [file for (file,) in rows if not is_folded(file)]
         folded_files = [file for (file,) in rows if is_folded(file)]
-        conn.execute(_list_parts(f"{relation}_files", "", day_files))
-        conn.execute(_list_parts(f"{relation}_folded_files", "", folded_files))
-        view = _view_of_parts(columns, "", relation, root, day_files, folded_files)
+        conn.execute(list_parts(f"{relation}_files", "", day_files))
+        conn.execute(list_parts(f"{relation}_folded_files", "", folded_files))
+        view = view_of_parts(columns, "", relation, root, day_files, folded_files)
         definition = hashlib.sha256(view.encode()).hexdigest()[:16]
         if made_from.get(name) != definition:
             conn.execute(view)
@@ -149,47 +137,10 @@ def install_relations(conn: duckdb.DuckDBPyConnection, root: Path, listed: Mappi
         found = reading.get(name)
         names = [column for column, _ in columns]
         if found is None or found[0] != names or f"FROM {PARTS_SCHEMA}.{name}" not in found[1]:
-            conn.execute(sql_text("parts/table_view.sql").format(relation=name, columns=_names(columns)))
+            text = sql_text("parts/table_view.sql").format(relation=name, columns=column_names(columns))
+            conn.execute(text)
             made = True
     return made
-
-
-def _list_parts(macro: str, temporary: str, files: list[str]) -> str:
-    """The statement that names `files`, parts under the root, in the macro `macro`."""
-    if any("," in file for file in files):  # names are percent-encoded segments and hex ids
-        raise ValueError(f"a part's name holds a comma: {next(file for file in files if ',' in file)}")
-    return sql_text("parts/parts_list.sql").format(
-        temporary=temporary, macro=macro, files=quoted(",".join(files))
-    )
-
-
-def _view_of_parts(
-    columns: Columns,
-    temporary: str,
-    relation: str,
-    root: Path,
-    day_files: Sequence[str],
-    folded_files: Sequence[str],
-    chosen: str | None = None,
-) -> str:
-    """The view of the parts its macros name (`_list_parts`): the day parts, the folded parts (of
-    the days in the table `chosen` alone, if given), or none. Its statement depends on which kinds
-    there are, not on the parts themselves."""
-    if not day_files and not folded_files:
-        return sql_text("parts/empty_view.sql").format(
-            temporary=temporary, relation=relation, columns=_typed_nulls(columns)
-        )
-    names, sources = _names(columns), []
-    for listed, macro, kind in (
-        (day_files, f"{relation}_files", "day_parts"),
-        (folded_files, f"{relation}_folded_files", "chosen_folded_parts" if chosen else "folded_parts"),
-    ):
-        if listed:
-            files = sql_text("parts/listed_parts.sql").format(macro=macro, root=quoted(f"{root}/"))
-            sources.append(sql_text(f"parts/{kind}.sql").format(columns=names, files=files, chosen=chosen))
-    return sql_text("parts/raw_view.sql").format(
-        temporary=temporary, relation=relation, sources="\nUNION ALL\n".join(sources)
-    )
 
 
 def choose_days(conn: duckdb.DuckDBPyConnection, chosen: str, days: Sequence[tuple[str, date]]) -> None:
@@ -338,8 +289,7 @@ class PartWriter:
 
     def discard(self) -> None:
         for path in self.written:
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
+            path.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager

@@ -27,6 +27,7 @@ import msgspec
 from pipelines.errors import UsageError
 from pipelines.resource_names import apps_named
 from pipelines.sqlfiles import SQL_DIR, quoted, sql_files, sql_text
+from pipelines.warehouse import part_views
 from pipelines.warehouse.duck import Warehouse
 
 _NAME = re.compile(r"[a-z0-9_]+")
@@ -295,12 +296,14 @@ def named_queries() -> list[NamedQuery]:
 def run_query(
     warehouse: Warehouse, name: str, params: Mapping[str, Any] | None = None
 ) -> tuple[list[str], list[tuple]]:
-    """Columns and rows of a named query, on a read-only connection to the warehouse."""
+    """Columns and rows of a named query, on a read-only connection to the warehouse; asked about
+    an app, of the rollups of that app alone (`part_views.reading_apps`)."""
     query = named_query(name)
     bound = query.bind(params or {})  # a bad parameter is reported before the warehouse is opened
     with warehouse.connect(read_only=True) as conn:
-        check_app(conn, bound.get("app"))
-        return query.execute(conn, params)
+        apps = check_app(conn, bound.get("app"))
+        with part_views.reading_apps(conn, warehouse.scoped_parts_root, apps):
+            return query.execute(conn, params)
 
 
 JSON_ENCODER = msgspec.json.Encoder(enc_hook=str)

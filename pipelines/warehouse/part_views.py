@@ -1,0 +1,87 @@
+"""The SQL of the views over Parquet parts: the macro naming a relation's parts and the view
+reading them, made by `parts` for a DuckDB file's current parts, and by `reading_apps` for one
+app's rollups. Apart from `parts` so that a named query's command, which only reads, makes them
+without importing the load side (the tables' Arrow schemas: 0.1 s of its start)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import duckdb
+
+from pipelines.sqlfiles import quoted, sql_files, sql_text
+
+Columns = Sequence[tuple[str, str]]
+"""A relation's columns as its view shows them: (name, DuckDB type)."""
+
+
+def column_names(columns: Columns) -> str:
+    return ", ".join(f'"{name}"' for name, _ in columns)
+
+
+def _typed_nulls(columns: Columns) -> str:
+    return ", ".join(f'CAST(NULL AS {kind}) AS "{name}"' for name, kind in columns)
+
+
+def list_parts(macro: str, temporary: str, files: list[str]) -> str:
+    """The statement that names `files`, parts under the root, in the macro `macro`."""
+    if any("," in file for file in files):  # names are percent-encoded segments and hex ids
+        raise ValueError(f"a part's name holds a comma: {next(file for file in files if ',' in file)}")
+    return sql_text("parts/parts_list.sql").format(
+        temporary=temporary, macro=macro, files=quoted(",".join(files))
+    )
+
+
+def view_of_parts(
+    columns: Columns,
+    temporary: str,
+    relation: str,
+    root: Path,
+    day_files: Sequence[str],
+    folded_files: Sequence[str],
+    chosen: str | None = None,
+) -> str:
+    """The view of the parts its macros name (`list_parts`): the day parts, the folded parts (of
+    the days in the table `chosen` alone, if given), or none. Its statement depends on which kinds
+    there are, not on the parts themselves."""
+    if not day_files and not folded_files:
+        return sql_text("parts/empty_view.sql").format(
+            temporary=temporary, relation=relation, columns=_typed_nulls(columns)
+        )
+    names, sources = column_names(columns), []
+    for listed, macro, kind in (
+        (day_files, f"{relation}_files", "day_parts"),
+        (folded_files, f"{relation}_folded_files", "chosen_folded_parts" if chosen else "folded_parts"),
+    ):
+        if listed:
+            files = sql_text("parts/listed_parts.sql").format(macro=macro, root=quoted(f"{root}/"))
+            sources.append(sql_text(f"parts/{kind}.sql").format(columns=names, files=files, chosen=chosen))
+    return sql_text("parts/raw_view.sql").format(
+        temporary=temporary, relation=relation, sources="\nUNION ALL\n".join(sources)
+    )
+
+
+@contextlib.contextmanager
+def reading_apps(conn: duckdb.DuckDBPyConnection, root: Path | None, apps: Sequence[str]) -> Iterator[None]:
+    """For the block, each rollup (`sql/rollups/`) kept as parts is a view of these apps' parts
+    alone, shadowing its view of every app's: a question about one app opens that app's parts, not
+    every app's (400 a rollup at 2M conversations). No root (a DuckLake, whose rollups are tables)
+    or no app (a question about every app): nothing changes."""
+    rollups = {path.stem for path in sql_files("rollups")}
+    listed = conn.execute(sql_text("parts/parts_view_columns.sql")).fetchall() if root and apps else []
+    kept = {name: [(column, kind) for column, kind in columns] for name, columns in listed if name in rollups}
+    files: dict[str, list[str]] = {name: [] for name in kept}
+    if kept:
+        values = {"apps": list(apps), "relations": list(kept)}
+        for relation, _, _, file in conn.execute(sql_text("parts/app_parts.sql"), values).fetchall():
+            files[relation].append(file)
+    for name, columns in kept.items():
+        conn.execute(list_parts(f"{name}_files", "TEMP", files[name]))
+        conn.execute(view_of_parts(columns, "TEMP", name, root or Path(), files[name], []))
+    try:
+        yield
+    finally:
+        for name in kept:
+            conn.execute(sql_text("parts/drop_temporary_view.sql").format(relation=name))
