@@ -18,6 +18,8 @@ from pipelines.orchestration.partitions import APP_PARTITIONS
 from pipelines.orchestration.report_assets import REPORT_KEY, dashboard, report_after_loads_sensor
 from pipelines.orchestration.resources import WarehouseResource
 from pipelines.report import ReportError, write_report
+from pipelines.report.charts import QUERIES
+from pipelines.report.data import read_report_data
 from pipelines.warehouse.duck import NoWarehouseError, Warehouse
 from pipelines.warehouse.queries import NamedQueryError
 
@@ -139,6 +141,16 @@ def test_filters_narrow_the_report(warehouse: Warehouse, tmp_path: Path) -> None
     with pytest.raises(NamedQueryError, match="no app 'sails' in the warehouse; it holds: "):
         write_report(warehouse, str(tmp_path / "typo.html"), {"app": "sails"})
     assert not (tmp_path / "typo.html").exists()
+
+
+def test_a_page_about_one_app_reads_its_rollup_parts_alone_and_draws_the_same_data(
+    warehouse: Warehouse,
+) -> None:
+    with warehouse.connect(read_only=True) as conn:
+        for app in ("sales", samples.SUPPORT):
+            everyone, _ = read_report_data(conn, QUERIES, {"app": app})  # through every app's parts
+            alone, _ = read_report_data(conn, QUERIES, {"app": app}, warehouse.scoped_parts_root)
+            assert alone == everyone and any(alone.values()), app
 
 
 def test_the_default_path_is_beside_the_warehouse() -> None:

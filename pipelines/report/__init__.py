@@ -74,7 +74,7 @@ def write_report(warehouse: Warehouse, out_path: str, params: Mapping[str, Any] 
     with warehouse.connect(read_only=True) as conn:
         if "since" not in params:
             params |= _default_since(conn, params.get("until"))
-        data, left_out = read_report_data(conn, QUERIES, params)
+        data, left_out = read_report_data(conn, QUERIES, params, warehouse.scoped_parts_root)
         traced = traced_conversations(data)
         traces = read_traces(conn, traced, warehouse.scoped_parts_root)
     charts = build_charts(data, traced, traces)

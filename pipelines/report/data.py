@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import duckdb
 
+from pipelines.warehouse import part_views
 from pipelines.warehouse.queries import check_app, named_query
 
 MAX_APPS = 10
@@ -65,16 +67,21 @@ def _rows(
 
 
 def read_report_data(
-    conn: duckdb.DuckDBPyConnection, queries: Iterable[str], params: Mapping[str, Any] | None = None
+    conn: duckdb.DuckDBPyConnection,
+    queries: Iterable[str],
+    params: Mapping[str, Any] | None = None,
+    parts_root: Path | None = None,
 ) -> tuple[ReportData, int]:
     """Run `queries` (`NAME by X`: NAME with by=X); `params` (app, since, until) go to every query
-    that takes them. Only the rows of the window's MAX_APPS busiest apps are kept (all the rows of
-    a query that names no app, such as the window's totals): the data, and how many apps were left out."""
+    that takes them, and a page about one app reads its rollup parts alone (`parts_root`: a DuckDB
+    file's, `part_views.reading_apps`). Only the rows of the window's MAX_APPS busiest apps are
+    kept (all the rows of a query that names no app, such as the window's totals): the data, and
+    how many apps were left out."""
     params = params or {}
-    check_app(conn, params.get("app"))
-    volume = _rows(conn, APP_VOLUME, params)
-    apps, left_out = _busiest(volume, MAX_APPS)
-    data = {APP_VOLUME: volume if apps is None else [row for row in volume if row["value"] in apps]}
-    for query in sorted(set(queries) - {APP_VOLUME}):
-        data[query] = _rows(conn, query, params, apps)
+    with part_views.reading_apps(conn, parts_root, check_app(conn, params.get("app"))):
+        volume = _rows(conn, APP_VOLUME, params)
+        apps, left_out = _busiest(volume, MAX_APPS)
+        data = {APP_VOLUME: volume if apps is None else [row for row in volume if row["value"] in apps]}
+        for query in sorted(set(queries) - {APP_VOLUME}):
+            data[query] = _rows(conn, query, params, apps)
     return data, left_out

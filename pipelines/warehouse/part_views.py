@@ -69,17 +69,19 @@ def reading_apps(conn: duckdb.DuckDBPyConnection, root: Path | None, apps: Seque
     alone, shadowing its view of every app's: a question about one app opens that app's parts, not
     every app's (400 a rollup at 2M conversations). No root (a DuckLake, whose rollups are tables)
     or no app (a question about every app): nothing changes."""
-    rollups = {path.stem for path in sql_files("rollups")}
-    listed = conn.execute(sql_text("parts/parts_view_columns.sql")).fetchall() if root and apps else []
+    if root is None or not apps:
+        yield
+        return
+    rollups = {path.stem for path in sql_files("rollups")}  # as `rollups.rollup_names`, unimported
+    listed = conn.execute(sql_text("parts/parts_view_columns.sql")).fetchall()
     kept = {name: [(column, kind) for column, kind in columns] for name, columns in listed if name in rollups}
     files: dict[str, list[str]] = {name: [] for name in kept}
-    if kept:
-        values = {"apps": list(apps), "relations": list(kept)}
-        for relation, _, _, file in conn.execute(sql_text("parts/app_parts.sql"), values).fetchall():
-            files[relation].append(file)
+    values = {"apps": list(apps), "relations": list(kept)}
+    for relation, _, _, file in conn.execute(sql_text("parts/app_parts.sql"), values).fetchall():
+        files[relation].append(file)
     for name, columns in kept.items():
         conn.execute(list_parts(f"{name}_files", "TEMP", files[name]))
-        conn.execute(view_of_parts(columns, "TEMP", name, root or Path(), files[name], []))
+        conn.execute(view_of_parts(columns, "TEMP", name, root, files[name], []))
     try:
         yield
     finally:
