@@ -15,6 +15,7 @@ import trend_samples as samples
 from pytest import approx
 
 from pipelines.cli import main
+from pipelines.serve.changes import what_changed
 from pipelines.warehouse import part_views
 from pipelines.warehouse.duck import Warehouse
 from pipelines.warehouse.queries import (
@@ -554,3 +555,13 @@ def test_a_question_about_one_app_reads_that_apps_rollup_parts_alone_with_the_sa
         # the block over, every app's parts again
         everyone = conn.execute("SELECT DISTINCT app FROM daily_conversations ORDER BY app").fetchall()
         assert everyone == sorted((app,) for app in samples.APPS)
+
+
+def test_what_changed_for_one_app_reads_its_rollup_parts_alone_with_the_same_answer(
+    warehouse: Warehouse,
+) -> None:
+    with warehouse.connect(read_only=True) as conn:
+        for app in samples.APPS:
+            everyone = what_changed(conn, app, NOV_2, date(2026, 11, 3))  # through every app's parts
+            alone = what_changed(conn, app, NOV_2, date(2026, 11, 3), warehouse.scoped_parts_root)
+            assert alone == everyone and alone["costs"] and alone["metrics"], app

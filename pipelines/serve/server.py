@@ -161,7 +161,8 @@ def build_server(reader: WarehouseReader) -> MCPServer:
         until: Annotated[date, Field(description="first UTC day after it")],
     ) -> Annotated[CallToolResult, WhatChanged]:
         with _answering(), reader.connect() as conn:
-            answer = WhatChanged.model_validate(jsonable(changes.what_changed(conn, app, since, until)))
+            found = changes.what_changed(conn, app, since, until, reader.warehouse.scoped_parts_root)
+            answer = WhatChanged.model_validate(jsonable(found))
         if not reader.fits(answer.model_dump()):
             raise ToolError(f"the answer is over {reader.limits.max_bytes} bytes: ask for fewer days")
         return _result(answer)
