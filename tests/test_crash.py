@@ -354,7 +354,9 @@ original_write = parts.PartWriter.write
 def write(self, statement, spec, *args, **values):
     written = original_write(self, statement, spec, *args, **values)
     if spec.name == "spans":
-        open(os.environ["CRASH_MARKER"], "w").write("here")
+        mark = os.environ["CRASH_MARKER"]  # whole and closed once seen: a signal then
+        open(mark + ".new", "w").close()  # finds no file object being freed
+        os.replace(mark + ".new", mark)
         time.sleep(600)
     return written
 
@@ -381,7 +383,9 @@ original_create_run = dg.DagsterInstance.create_run_for_job
 
 def create_run(self, *args, **values):
     run = original_create_run(self, *args, **values)  # recorded NOT_STARTED; its steps not begun
-    open(os.environ["CRASH_MARKER"], "w").write("here")
+    mark = os.environ["CRASH_MARKER"]  # whole and closed once seen: a signal then
+    open(mark + ".new", "w").close()  # finds no file object being freed
+    os.replace(mark + ".new", mark)
     time.sleep(600)
     return run
 
@@ -402,7 +406,9 @@ original_outcome = runs.run_outcome
 
 def run_outcome(*args):
     outcome = original_outcome(*args)  # the run ended, recorded
-    open(os.environ["CRASH_MARKER"], "w").write("here")
+    mark = os.environ["CRASH_MARKER"]  # whole and closed once seen: a signal then
+    open(mark + ".new", "w").close()  # finds no file object being freed
+    os.replace(mark + ".new", mark)
     time.sleep(600)
     return outcome
 
@@ -423,7 +429,9 @@ original_write_raw = store.Lake.write_raw
 
 def write_raw(self, *args, **names):
     written = original_write_raw(self, *args, **names)
-    open(os.environ["CRASH_MARKER"], "w").write("here")
+    mark = os.environ["CRASH_MARKER"]  # whole and closed once seen: a signal then
+    open(mark + ".new", "w").close()  # finds no file object being freed
+    os.replace(mark + ".new", mark)
     time.sleep(600)  # still inside the fetch step, which holds its ces_api pool slot
     return written
 
