@@ -9,8 +9,7 @@ from typing import Any
 
 import duckdb
 
-from pipelines.warehouse import part_views
-from pipelines.warehouse.queries import check_app, named_query
+from pipelines.warehouse.queries import asking_about, named_query
 
 MAX_APPS = 10
 """The apps drawn unless `--app` picks one: the window's busiest. Each chart draws a line per app;
@@ -74,11 +73,11 @@ def read_report_data(
 ) -> tuple[ReportData, int]:
     """Run `queries` (`NAME by X`: NAME with by=X); `params` (app, since, until) go to every query
     that takes them, and a page about one app reads its rollup parts alone (`parts_root`: a DuckDB
-    file's, `part_views.reading_apps`). Only the rows of the window's MAX_APPS busiest apps are
+    file's, `asking_about`). Only the rows of the window's MAX_APPS busiest apps are
     kept (all the rows of a query that names no app, such as the window's totals): the data, and
     how many apps were left out."""
     params = params or {}
-    with part_views.reading_apps(conn, parts_root, check_app(conn, params.get("app"))):
+    with asking_about(conn, parts_root, params.get("app")):
         volume = _rows(conn, APP_VOLUME, params)
         apps, left_out = _busiest(volume, MAX_APPS)
         data = {APP_VOLUME: volume if apps is None else [row for row in volume if row["value"] in apps]}

@@ -14,23 +14,22 @@ import duckdb
 from pipelines.serve.lookups import rows
 from pipelines.serve.reader import AnswerError
 from pipelines.sqlfiles import sql_text
-from pipelines.warehouse import part_views
-from pipelines.warehouse.queries import check_app, named_query
+from pipelines.warehouse.queries import asking_about, named_query
 
 
 def what_changed(
     conn: duckdb.DuckDBPyConnection, app: str, since: date, until: date, parts_root: Path | None = None
 ) -> dict[str, Any]:
     """The answer about one app, read from its rollup parts alone (`parts_root`: a DuckDB file's,
-    `part_views.reading_apps`)."""
+    `asking_about`)."""
     if until <= since:
         raise AnswerError(f"until ({until}) must be after since ({since})")
-    named = check_app(conn, app)
-    if len(named) > 1:
-        raise AnswerError(f"app id {app!r} is ambiguous: give the full resource name ({', '.join(named)})")
-    full = named[0]
-    with part_views.reading_apps(conn, parts_root, named):
-        return _changes(conn, full, since, until)
+    with asking_about(conn, parts_root, app) as named:
+        if len(named) > 1:
+            raise AnswerError(
+                f"app id {app!r} is ambiguous: give the full resource name ({', '.join(named)})"
+            )
+        return _changes(conn, named[0], since, until)
 
 
 def _changes(conn: duckdb.DuckDBPyConnection, full: str, since: date, until: date) -> dict[str, Any]:

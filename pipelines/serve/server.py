@@ -34,8 +34,7 @@ from pipelines.serve.tool_outputs import (
     WarehouseDescription,
     WhatChanged,
 )
-from pipelines.warehouse import part_views
-from pipelines.warehouse.queries import QueryParameter, check_app, jsonable, named_queries, named_query
+from pipelines.warehouse.queries import QueryParameter, asking_about, jsonable, named_queries, named_query
 
 SERVER_NAME = "ces-pipeline-warehouse"
 MCP_PATH = "/mcp"
@@ -96,11 +95,10 @@ def build_server(reader: WarehouseReader) -> MCPServer:
                 for key, value in (params or {}).items()
             }
             bound = query.bind(given)
-            with reader.connect() as conn:
-                apps = check_app(conn, bound.get("app"))
-                with part_views.reading_apps(conn, reader.warehouse.scoped_parts_root, apps):
-                    columns, cursor = query.start(conn, given)
-                    found = reader.collect(columns, cursor)
+            root = reader.warehouse.scoped_parts_root
+            with reader.connect() as conn, asking_about(conn, root, bound.get("app")):
+                columns, cursor = query.start(conn, given)
+                found = reader.collect(columns, cursor)
         answer = QueryAnswer(
             query=name,
             params={key: jsonable(value) for key, value in bound.items()},

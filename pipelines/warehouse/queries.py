@@ -15,10 +15,12 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from functools import cache, cached_property
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -226,6 +228,18 @@ def check_app(conn: duckdb.DuckDBPyConnection, app: str | None) -> list[str]:
     raise NamedQueryError(f"no app {app!r} in the warehouse; it holds: {listed or 'none yet'}")
 
 
+@contextmanager
+def asking_about(
+    conn: duckdb.DuckDBPyConnection, parts_root: Path | None, app: str | None
+) -> Iterator[list[str]]:
+    """`check_app`, and for the block each rollup a view of the apps named alone (`parts_root`: a
+    DuckDB file's parts, `part_views.reading_apps`): a question about one app opens its parts, not
+    every app's. The apps named (none: every app)."""
+    named = check_app(conn, app)
+    with part_views.reading_apps(conn, parts_root, named):
+        yield named
+
+
 def parse_query(name: str, text: str) -> NamedQuery:
     """Read a query file's header and check that it declares exactly the parameters it uses."""
     said: list[str] = []
@@ -297,13 +311,12 @@ def run_query(
     warehouse: Warehouse, name: str, params: Mapping[str, Any] | None = None
 ) -> tuple[list[str], list[tuple]]:
     """Columns and rows of a named query, on a read-only connection to the warehouse; asked about
-    an app, of the rollups of that app alone (`part_views.reading_apps`)."""
+    an app, of the rollups of that app alone (`asking_about`)."""
     query = named_query(name)
     bound = query.bind(params or {})  # a bad parameter is reported before the warehouse is opened
-    with warehouse.connect(read_only=True) as conn:
-        apps = check_app(conn, bound.get("app"))
-        with part_views.reading_apps(conn, warehouse.scoped_parts_root, apps):
-            return query.execute(conn, params)
+    root = warehouse.scoped_parts_root
+    with warehouse.connect(read_only=True) as conn, asking_about(conn, root, bound.get("app")):
+        return query.execute(conn, params)
 
 
 JSON_ENCODER = msgspec.json.Encoder(enc_hook=str)
