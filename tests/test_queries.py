@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import subprocess
 import sys
 from collections import Counter
@@ -555,6 +556,35 @@ def test_a_question_about_one_app_reads_that_apps_rollup_parts_alone_with_the_sa
         # the block over, every app's parts again
         everyone = conn.execute("SELECT DISTINCT app FROM daily_conversations ORDER BY app").fetchall()
         assert everyone == sorted((app,) for app in samples.APPS)
+
+
+def test_a_question_about_an_app_whose_newest_day_lags_has_the_window_of_every_app(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """The default window is the 30 days up to the newest day any app loaded: asked about an app
+    that stopped two months before the others, a named query answers as it does over every app's
+    parts (that app's rows outside the window), though it reads that app's parts alone."""
+    from test_warehouse import write_partition
+
+    from pipelines.ingest.load import load_conversation_partitions
+    from pipelines.lake.store import Lake
+
+    root = tmp_path_factory.mktemp("lagging")
+    lake, warehouse = Lake(str(root / "lake")), Warehouse(str(root / "warehouse.duckdb"))
+    lagging = {samples.SALES: date(2026, 9, 1), samples.SUPPORT: date(2026, 11, 1)}
+    rng = random.Random(7)
+    for app, day in lagging.items():
+        write_partition(lake, app, day, [samples.conversation(app, day, index, rng) for index in range(3)])
+    load_conversation_partitions(lake, warehouse, list(lagging.items()))
+    asked = [query for query in named_queries() if "app" in {p.name for p in query.parameters}]
+    with warehouse.connect(read_only=True) as conn:
+        for named in asked:
+            expected = named.execute(conn, {"app": "sales"})  # through every app's parts
+            assert run_query(warehouse, named.name, {"app": "sales"}) == expected, named.name
+    assert query(warehouse, "daily_volume", app="sales") == []  # September: before November's 30 days
+    assert [row["day"] for row in query(warehouse, "daily_volume", app="sales", since="2026-09-01")] == [
+        date(2026, 9, 1)
+    ]
 
 
 def test_what_changed_for_one_app_reads_its_rollup_parts_alone_with_the_same_answer(

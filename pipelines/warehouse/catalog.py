@@ -13,6 +13,7 @@ import duckdb
 
 from pipelines.sqlfiles import sql_files, sql_text
 from pipelines.warehouse import rollups
+from pipelines.warehouse.part_views import WINDOW_RELATION
 from pipelines.warehouse.transaction import transaction
 
 _LINE_COMMENT = re.compile(r"--[^\n]*")
@@ -137,7 +138,7 @@ def install(
                 conn.execute(path.read_text())
         rollups.ensure(conn, parts_root)
         for path in sql_files("macros"):
-            conn.execute(path.read_text())
+            conn.execute(sql_text(f"macros/{path.name}").format(temporary="", relation=WINDOW_RELATION))
         for path in view_files():
             if path.stem in later:
                 conn.execute(path.read_text())

@@ -15,6 +15,8 @@ from pipelines.sqlfiles import quoted, sql_files, sql_text
 
 Columns = Sequence[tuple[str, str]]
 """A relation's columns as its view shows them: (name, DuckDB type)."""
+WINDOW_RELATION = "daily_conversations"
+"""The rollup whose newest day ends a trend's default window (`sql/macros/window_start.sql`)."""
 
 
 def column_names(columns: Columns) -> str:
@@ -67,8 +69,9 @@ def view_of_parts(
 def reading_apps(conn: duckdb.DuckDBPyConnection, root: Path | None, apps: Sequence[str]) -> Iterator[None]:
     """For the block, each rollup (`sql/rollups/`) kept as parts is a view of these apps' parts
     alone, shadowing its view of every app's: a question about one app opens that app's parts, not
-    every app's (400 a rollup at 2M conversations). No root (a DuckLake, whose rollups are tables)
-    or no app (a question about every app): nothing changes."""
+    every app's (400 a rollup at 2M conversations). The default window stays every app's: a
+    temporary `window_start` reads the file's view of every app's days. No root (a DuckLake, whose
+    rollups are tables) or no app (a question about every app): nothing changes."""
     if root is None or not apps:
         yield
         return
@@ -79,6 +82,10 @@ def reading_apps(conn: duckdb.DuckDBPyConnection, root: Path | None, apps: Seque
     values = {"apps": list(apps), "relations": list(kept)}
     for relation, _, _, file in conn.execute(sql_text("parts/app_parts.sql"), values).fetchall():
         files[relation].append(file)
+    ((database,),) = conn.execute(sql_text("warehouse/current_database.sql")).fetchall()
+    quoted_database = '"' + database.replace('"', '""') + '"'
+    every_app = f"{quoted_database}.main.{WINDOW_RELATION}"
+    conn.execute(sql_text("macros/window_start.sql").format(temporary="TEMP", relation=every_app))
     for name, columns in kept.items():
         conn.execute(list_parts(f"{name}_files", "TEMP", files[name]))
         conn.execute(view_of_parts(columns, "TEMP", name, root, files[name], []))
@@ -87,3 +94,4 @@ def reading_apps(conn: duckdb.DuckDBPyConnection, root: Path | None, apps: Seque
     finally:
         for name in kept:
             conn.execute(sql_text("parts/drop_temporary_view.sql").format(relation=name))
+        conn.execute(sql_text("parts/drop_temporary_macro.sql").format(macro="window_start"))

@@ -1,0 +1,1 @@
+DROP MACRO IF EXISTS temp.{macro};
