@@ -39,7 +39,7 @@ def scale_size(query_seconds: float, app_query_seconds: float) -> dict[str, Any]
         "rebuild": {"conversations_per_second": 700.0},
         "one_day": day,
         "hourly": {"seconds": 4.0, "peak_rss_mb": 390.0},
-        "queries": {"span_latency": {"seconds": query_seconds}},
+        "queries": {"span_latency": {"seconds": query_seconds, "rows": 87_000}},
         "app_queries": {"span_latency": {"seconds": app_query_seconds, "rows": 435}},
         "report": {"seconds": 1.0, "peak_rss_mb": 200.0},
         "mcp": {},
@@ -50,6 +50,7 @@ def test_a_query_for_one_app_is_checked_apart_from_its_answer_over_every_app() -
     base = scale_size(0.24, 0.23)
     found = {c["measure"]: c for c in checks(scale_size(0.49, 0.25), base)}
     assert not found["`query span_latency`"]["met"]  # 2.04x the base: every app's rows
+    assert found["`query span_latency`"]["measured"] == "0.49 s, 87,000 rows"  # the answer's size shown
     one_app = found["`query span_latency`, one app"]
     assert one_app["met"] and round(one_app["ratio"], 2) == 1.09
     assert one_app["measured"] == "0.25 s, 435 rows"
