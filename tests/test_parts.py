@@ -371,21 +371,26 @@ def test_a_load_folds_the_days_a_week_older_than_the_newest_into_one_part_a_week
     assert listed_now <= part_files(warehouse) <= listed_now | {warehouse.parts_root / f for f in held}
 
 
-def test_a_day_loaded_again_in_a_folded_part_replaces_its_rows_and_the_fold_is_written_again(
+def test_a_day_loaded_again_in_a_folded_part_is_a_day_part_and_its_folded_rows_are_hidden(
     month_lake: Lake, tmp_path: Path
 ) -> None:
+    """A late day of a folded month costs that day: it becomes a day part, the month's part stays
+    listed for its other days and its rows of that day are no longer read. More than
+    `LOOSE_DAYS` days loaded again fold the month into one part again, nothing hidden."""
     warehouse = Warehouse(str(tmp_path / "w.duckdb"))
     load_conversation_partitions(month_lake, warehouse, [(APP, day) for day in DAYS])
-    folded = _listing(warehouse)[date(2026, 10, 25)]
     again = date(2026, 10, 25)
+    folded = _listing(warehouse)[again]
     write_partition(
         month_lake, APP, again, [_day_conversation(again, source="EVAL"), _day_conversation(again, "d")]
     )
     load_conversation_partitions(month_lake, warehouse, [(APP, again)])
     listing = _listing(warehouse)
-    assert listing[again] != folded and parts.is_folded(listing[again])
-    assert len({listing[day] for day in DAYS if day.month == 10}) == 1  # folded again, with the new rows
+    assert not parts.is_folded(listing[again])
+    assert {listing[day] for day in DAYS if day.month == 10 and day != again} == {folded}  # not written again
     assert _per_day(warehouse) == {**dict.fromkeys(DAYS, 1), again: 2}
+    for table in ("spans", "turns"):  # every table's rows of the day: the day part's alone
+        assert _per_day(warehouse, table)[again] == 2 * _per_day(warehouse, table)[DAYS[0]], table
     with duckdb.connect(warehouse.path, read_only=True) as conn:
         assert conn.execute(
             "SELECT conversation_name, source FROM conversations WHERE partition_date = ? ORDER BY ALL",
@@ -394,7 +399,19 @@ def test_a_day_loaded_again_in_a_folded_part_replaces_its_rows_and_the_fold_is_w
         daily = conn.execute(
             "SELECT sum(conversations) FROM daily_conversations WHERE day = ?", [again]
         ).fetchall()
+        hidden = conn.execute("SELECT count(*) FROM warehouse_hidden_days").fetchone()
     assert daily == [(2,)]  # the day's rollups, from its new rows
+    assert hidden == (len(parts.TABLE_NAMES),)  # each table's rows of the day in October's part
+
+    october = [day for day in DAYS if day.month == 10]
+    for day in october:
+        write_partition(month_lake, APP, day, [_day_conversation(day), _day_conversation(day, "e")])
+    load_conversation_partitions(month_lake, warehouse, [(APP, day) for day in october])
+    listing = _listing(warehouse)
+    assert len({listing[day] for day in october}) == 1 and parts.is_folded(listing[october[0]])
+    assert _per_day(warehouse) == {day: 2 if day.month == 10 else 1 for day in DAYS}
+    with duckdb.connect(warehouse.path, read_only=True) as conn:
+        assert conn.execute("SELECT count(*) FROM warehouse_hidden_days").fetchone() == (0,)
 
 
 def test_a_conversation_moved_out_of_a_folded_day_leaves_it(month_lake: Lake, tmp_path: Path) -> None:
@@ -423,16 +440,24 @@ def test_a_view_of_a_few_partitions_reads_only_their_days_of_a_folded_part(
     assert [day for (day,) in days] == [day for _, day in chosen] and count == (3,)
 
 
-def test_a_folded_part_is_written_again_whole_even_where_its_days_now_fall_in_smaller_units() -> None:
-    """A month folded when its app's newest day was later, then a day of it loaded again while the
-    newest day is earlier (its newer days emptied): the month is one unit still, never split
-    into weeks that would each list the old folded part for fewer days than it holds."""
+def test_a_folded_unit_is_written_again_whole_once_more_than_loose_days_of_it_were_loaded_again() -> None:
+    """Days of a folded month loaded again stay day parts beside it up to `LOOSE_DAYS`; one more,
+    and the whole month is written again as one part. A month folded when its app's newest day was
+    later, a day of it loaded again while the newest day is earlier (its newer days emptied): the
+    month's part stays one unit, not split into weeks to write again."""
     june = [date(2026, 6, day) for day in range(1, 31)]
-    listed = [("spans", APP, day, "spans/a/folded/month.parquet") for day in june if day.day != 15]
-    listed += [("spans", APP, date(2026, 6, 15), "spans/a/partition_date=2026-06-15/p.parquet")]
-    listed += [("spans", APP, date(2026, 7, 1), "spans/a/partition_date=2026-07-01/q.parquet")]
-    groups = folding.fold_groups(listed, set())
+
+    def listing(again: list[date], newest: date) -> list[tuple[str, str, date, str]]:
+        listed = [("spans", APP, day, "spans/a/folded/month.parquet") for day in june if day not in again]
+        listed += [("spans", APP, day, f"spans/a/partition_date={day}/p.parquet") for day in again]
+        return [*listed, ("spans", APP, newest, f"spans/a/partition_date={newest}/q.parquet")]
+
+    mid_july = date(2026, 7, 15)
+    loose = june[9 : 9 + folding.LOOSE_DAYS]
+    assert folding.fold_groups(listing(loose, mid_july), set()) == []
+    groups = folding.fold_groups(listing([*loose, june[20]], mid_july), set())
     assert [(relation, app, [day for day, _ in days]) for relation, app, days in groups] == [
         ("spans", APP, june)
     ]
-    assert folding.fold_groups([row for row in listed if row[2].day != 15], set()) == []  # one part a unit
+    assert folding.fold_groups(listing([june[14]], date(2026, 7, 1)), set()) == []
+    assert folding.fold_groups(listing([], date(2026, 7, 1)), set()) == []  # one part a unit

@@ -19,6 +19,9 @@ from pipelines.warehouse.parts import FOLDED, TABLE_NAMES, PartWriter, choose_da
 FOLD_AFTER_DAYS = 7
 """Days of an app older than its newest day by more than this are folded: the hourly schedule
 reloads the last few days (`CES_LOOKBACK_DAYS`), which stay day parts."""
+LOOSE_DAYS = 7
+"""The day parts a folded unit keeps beside its folded part (days loaded again after it was
+written) before the next load folds them all into one part again: a week's."""
 FOLDING = "folding_days"
 """The table of the folded parts' days that a new folded part is written from."""
 
@@ -99,9 +102,10 @@ def fold_groups(
     listed: Iterable[tuple[str, str, date, str]], stale: set[tuple[str, str, date]]
 ) -> list[tuple[str, str, list[tuple[date, str]]]]:
     """(table, app, its days with their parts) of each folded part to write: the days of a
-    `fold_unit` listed in more than one part or holding a stale day, with every day of a folded
-    part they list (so a folded part is replaced whole, never left listing fewer days than it
-    holds)."""
+    `fold_unit` in day parts (more than one, or more than `LOOSE_DAYS` beside its folded part),
+    in more than one folded part, or holding a stale day; with every day of a folded part they
+    list. A few days of a folded unit loaded again stay day parts, the folded part's rows of
+    those days hidden (`warehouse_hidden_days`): a late day costs that day, not its month."""
     by_table: dict[tuple[str, str], list[tuple[date, str]]] = defaultdict(list)
     newest: dict[str, date] = {}
     for relation, app, day, file in listed:
@@ -110,7 +114,10 @@ def fold_groups(
     groups = []
     for (relation, app), days in sorted(by_table.items()):
         for unit in _units(days, newest[app]):
-            if len({file for _, file in unit}) > 1 or any((relation, app, day) in stale for day, _ in unit):
+            files = {file for _, file in unit}
+            folded = sum(map(is_folded, files))
+            crowded = len(files) - folded > (LOOSE_DAYS if folded else 1)
+            if folded > 1 or crowded or any((relation, app, day) in stale for day, _ in unit):
                 groups.append((relation, app, unit))
     return groups
 

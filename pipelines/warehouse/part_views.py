@@ -57,11 +57,13 @@ def view_of_parts(
     day_files: Sequence[str],
     folded_files: Sequence[str],
     chosen: str | None = None,
+    partial_files: Sequence[str] = (),
 ) -> str:
     """The view of the parts its macros name (`list_parts`): the day parts, the folded parts (of
-    the days in the table `chosen` alone, if given), or none. Its statement depends on which kinds
-    there are, not on the parts themselves."""
-    if not day_files and not folded_files:
+    the days in the table `chosen` alone, if given), the folded parts some of whose days are
+    hidden (`partial_files`), or none. Its statement depends on which kinds there are, not on the
+    parts themselves."""
+    if not day_files and not folded_files and not partial_files:
         return sql_text("parts/empty_view.sql").format(
             temporary=temporary, relation=relation, columns=_typed_nulls(columns)
         )
@@ -70,12 +72,14 @@ def view_of_parts(
     for listed, macro, kind in (
         (day_files, f"{relation}_files", "day_parts"),
         (folded_files, f"{relation}_folded_files", "chosen_folded_parts" if chosen else "folded_parts"),
+        (partial_files, f"{relation}_partial_files", "partial_folded_parts"),
     ):
         if listed:
             files = sql_text("parts/listed_parts.sql").format(
                 macro=macro, folder=quoted(folder), day_key=quoted(DAY_KEY), suffix=quoted(SUFFIX)
             )
-            sources.append(sql_text(f"parts/{kind}.sql").format(columns=names, files=files, chosen=chosen))
+            source = sql_text(f"parts/{kind}.sql")
+            sources.append(source.format(columns=names, files=files, chosen=chosen, root=quoted(f"{root}/")))
     return sql_text("parts/raw_view.sql").format(
         temporary=temporary, relation=relation, sources="\nUNION ALL\n".join(sources)
     )

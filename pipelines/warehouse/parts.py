@@ -46,7 +46,9 @@ NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
 PARTS_SCHEMA = "parts"
 """The schema of the views that list each conversation table's parts (`install_views`)."""
-BOOKKEEPING = frozenset({"warehouse_parts", "warehouse_retired_parts", "warehouse_publications"})
+BOOKKEEPING = frozenset(
+    {"warehouse_parts", "warehouse_retired_parts", "warehouse_publications", "warehouse_hidden_days"}
+)
 """The tables of `sql/parts/create_manifest.sql`: how the file is stored, not what it holds."""
 
 FOLDED = "folded"
@@ -119,14 +121,17 @@ def install_relations(conn: duckdb.DuckDBPyConnection, root: Path, listed: Mappi
     """`install_views` for these relations (name: columns); whether a relation's own view was made."""
     conn.execute(sql_text("parts/create_parts_schema.sql"))
     made_from = dict(conn.execute(sql_text("parts/parts_view_definitions.sql")).fetchall())
+    partial = {file for (file,) in conn.execute(sql_text("parts/partial_parts.sql")).fetchall()}
     for name, columns in listed.items():
         relation = f"{PARTS_SCHEMA}.{name}"
         rows = conn.execute(sql_text("parts/relation_parts.sql"), {"relation": name}).fetchall()
         day_files = [file for (file,) in rows if not is_folded(file)]
-        folded_files = [file for (file,) in rows if is_folded(file)]
+        folded_files = [file for (file,) in rows if is_folded(file) and file not in partial]
+        partial_files = [file for (file,) in rows if file in partial]
         conn.execute(list_parts(name, f"{relation}_files", "", day_files))
         conn.execute(list_parts(name, f"{relation}_folded_files", "", folded_files))
-        view = view_of_parts(columns, "", relation, root, day_files, folded_files)
+        conn.execute(list_parts(name, f"{relation}_partial_files", "", partial_files))
+        view = view_of_parts(columns, "", relation, root, day_files, folded_files, None, partial_files)
         definition = hashlib.sha256(view.encode()).hexdigest()[:16]
         if made_from.get(name) != definition:
             conn.execute(view)
@@ -281,6 +286,7 @@ class PartWriter:
         self.conn.execute(sql_text("parts/retire_replaced_parts.sql"))
         self.conn.execute(sql_text("parts/swap_written_parts.sql"))
         self.conn.execute(sql_text("parts/retire_unlisted_parts.sql"), {"version": version})
+        self.conn.execute(sql_text("parts/forget_hidden_days.sql"))
 
     def sync(self) -> None:
         """Every part on disk, and its folder entry, before the file listing it is published."""
