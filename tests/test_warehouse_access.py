@@ -336,8 +336,8 @@ def test_the_oldest_duckdb_reads_every_table_and_view_as_this_version_does(
     tmp_path: Path, oldest_duckdb: Path
 ) -> None:
     """A BI tool on the oldest DuckDB that reads this file format opens the file and gets every
-    table and view, conversation tables (views over their parts' macros, day parts and folded
-    ones) and evaluations, with the same rows as this DuckDB."""
+    table and view, conversation tables (views over their parts' macros, day parts, folded ones
+    and folded ones with a day hidden) and evaluations, with the same rows as this DuckDB."""
     from conversation_samples import full_conversation
     from test_warehouse import write_partition
 
@@ -348,8 +348,10 @@ def test_the_oldest_duckdb_reads_every_table_and_view_as_this_version_does(
     later = date(2026, 11, 25)  # the sample's days of this app are then folded
     write_partition(lake, samples.SUPPORT, later, [full_conversation("later", start="2026-11-25T10:00:00Z")])
     load_conversation_partitions(lake, warehouse, [(samples.SUPPORT, later)])
+    load_conversation_partitions(lake, warehouse, [(samples.SUPPORT, samples.DAYS[0])])  # a folded day again
     with duckdb.connect(warehouse.path, read_only=True) as conn:
         assert any(is_folded(file) for (file,) in conn.execute("SELECT file FROM warehouse_parts").fetchall())
+        assert conn.execute("SELECT count(*) FROM warehouse_hidden_days").fetchone()[0] > 0  # read around
     answers = {}
     for path in (str(oldest_duckdb), ""):
         done = subprocess.run(
