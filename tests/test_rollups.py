@@ -103,6 +103,16 @@ def test_loads_keep_the_rollups_of_every_partition_they_touch(tmp_path: Path) ->
     load_conversation_partitions(lake, warehouse, everything)
     assert rollup_rows(warehouse) == from_scratch(tmp_path, lake, everything)
 
+    # A day of a folded week loaded again (late data): a day part, its rows in the folded part hidden.
+    later = DAY + timedelta(days=20)
+    write_partition(lake, APP, later, [conversation("l", f"{later}T09:00:00Z")])
+    load_conversation_partitions(lake, warehouse, [(APP, later)])  # DAY and NEXT_DAY folded into a week
+    write_partition(lake, APP, DAY, [shorter, conversation("p", "2026-11-01T15:00:00Z", source="EVAL")])
+    load_conversation_partitions(lake, warehouse, [(APP, DAY)])
+    with warehouse.connect(read_only=True) as conn:
+        assert conn.execute("SELECT count(*) FROM warehouse_hidden_days").fetchone()[0] > 0
+    assert rollup_rows(warehouse) == from_scratch(tmp_path, lake, [*everything, (APP, later)])
+
 
 def test_a_rollup_whose_definition_changed_is_computed_again_from_every_partition(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
