@@ -402,6 +402,10 @@ def test_a_day_loaded_again_in_a_folded_part_is_a_day_part_and_its_folded_rows_a
         hidden = conn.execute("SELECT count(*) FROM warehouse_hidden_days").fetchone()
     assert daily == [(2,)]  # the day's rollups, from its new rows
     assert hidden == (len(parts.TABLE_NAMES),)  # each table's rows of the day in October's part
+    with duckdb.connect() as bi:  # a BI tool that attaches the file under a name of its own
+        bi.execute(f"ATTACH '{warehouse.path}' AS bi (READ_ONLY)")
+        on_the_day = "SELECT count(*) FROM bi.conversations WHERE partition_date = ?"
+        assert bi.execute(on_the_day, [again]).fetchone() == (2,)
 
     october = [day for day in DAYS if day.month == 10]
     for day in october:
