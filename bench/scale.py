@@ -353,7 +353,8 @@ def run(
     spec = CorpusSpec.for_count(BASE, days=60, shape=shape)
     corpus_lake, corpus = ensure_corpus(spec, workers=workers)
     settle_shared_libraries(sys.prefix)
-    work = work or DATA_DIR / f"scale-{Path(corpus_lake).parent.name}"
+    # its real path: the warehouse's views name their parts by it, and a link to it may go away
+    work = (work or DATA_DIR / f"scale-{Path(corpus_lake).parent.name}").resolve()
     partitions = partitions_of(corpus_lake)
     day_partition = partitions[len(partitions) // 2]  # the same app-day at every size
     report: dict[str, Any] = {

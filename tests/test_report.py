@@ -274,9 +274,10 @@ def test_the_busiest_apps_are_drawn_and_the_page_says_how_many_are_left_out(
 def test_the_busiest_apps_queries_read_their_rollup_parts_alone_and_sums_every_apps(
     warehouse: Warehouse, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With apps left out, a query whose rows name their app reads the busiest apps' rollup parts
-    alone, one that sums every app (the window's volume by source, the transfer flows) reads every
-    app's: the data equals that read through every app's parts and then kept to the busiest."""
+    """With apps left out, a query whose rows name their app (the tools' and the transfers' too)
+    reads the busiest apps' rollup parts alone, one that sums every app (the window's volume by
+    source) reads every app's: the data equals that read through every app's parts and then kept
+    to the busiest."""
     from pipelines.report import data
 
     monkeypatch.setattr(data, "MAX_APPS", 1)
@@ -286,7 +287,8 @@ def test_the_busiest_apps_queries_read_their_rollup_parts_alone_and_sums_every_a
         scoped, scoped_left_out = read_report_data(conn, QUERIES, params, warehouse.scoped_parts_root)
     assert (scoped_left_out, left_out) == (1, 1)
     assert scoped == everyone
-    assert len({row["app"] for row in scoped["token_usage"]}) == 1  # the busiest app's rows alone
+    for query in ("token_usage", "tool_error_trend", "agent_transfer_flows"):  # the busiest app's rows alone
+        assert len({row["app"] for row in scoped[query]}) == 1, query
     every_app = sum(row["conversations"] for row in scoped["conversation_volume by source"])
     busiest = sum(row["conversations"] for row in scoped["conversation_volume by app"])
     assert every_app > busiest > 0  # the totals count the app left out too

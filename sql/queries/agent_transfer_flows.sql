@@ -1,4 +1,4 @@
--- Agent transfers from one agent to another (from → to), most frequent first.
+-- Agent transfers from one agent to another (from → to) in each app, most frequent first.
 -- from is the conversation's entry agent for its first transfer, else the previous transfer's target.
 -- Labels are the agent's display name as any transfer to it gave it, else its id; an unknown
 -- entry agent is "(unknown entry agent)". Read from the daily_agent_transfers rollup (a conversation
@@ -12,14 +12,15 @@ WITH agent_names AS (
     GROUP BY to_agent
 ),
 flows AS (
-    SELECT from_agent, to_agent, CAST(sum(transfers) AS BIGINT) AS transfers,
+    SELECT app, from_agent, to_agent, CAST(sum(transfers) AS BIGINT) AS transfers,
         CAST(sum(conversations) AS BIGINT) AS conversations
     FROM daily_agent_transfers
     WHERE ($app IS NULL OR $app IN (app, split_part(app, '/', 6)))
         AND day >= window_start($since, $until) AND day < $until
-    GROUP BY from_agent, to_agent
+    GROUP BY app, from_agent, to_agent
 )
 SELECT
+    f.app,
     f.from_agent,
     coalesce(source.display_name, regexp_extract(f.from_agent, '[^/]+$'), '(unknown entry agent)') AS from_label,
     f.to_agent,
@@ -29,4 +30,4 @@ SELECT
 FROM flows AS f
 LEFT JOIN agent_names AS source ON source.agent = f.from_agent
 LEFT JOIN agent_names AS target ON target.agent = f.to_agent
-ORDER BY f.transfers DESC, from_label, to_label, f.from_agent NULLS FIRST, f.to_agent;
+ORDER BY f.transfers DESC, from_label, to_label, f.from_agent NULLS FIRST, f.to_agent, f.app;

@@ -1,9 +1,10 @@
--- Tool calls, errors and error rate per tool per UTC day.
+-- Tool calls, errors and error rate per tool per UTC day, with the tool's app.
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
 -- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day loaded
 -- param until DATE = 9999-12-31: first UTC day excluded
 SELECT
     day,
+    app,
     tool,
     any_value(display_name) AS display_name,
     CAST(sum(calls) AS BIGINT) AS calls,
@@ -13,5 +14,5 @@ SELECT
 FROM daily_tool_calls
 WHERE ($app IS NULL OR $app IN (app, split_part(app, '/', 6)))
     AND day >= window_start($since, $until) AND day < $until
-GROUP BY day, tool
-ORDER BY day, tool;
+GROUP BY day, app, tool
+ORDER BY day, app, tool;
