@@ -131,7 +131,9 @@ def install_relations(conn: duckdb.DuckDBPyConnection, root: Path, listed: Mappi
         conn.execute(list_parts(name, f"{relation}_files", "", day_files))
         conn.execute(list_parts(name, f"{relation}_folded_files", "", folded_files))
         conn.execute(list_parts(name, f"{relation}_partial_files", "", partial_files))
-        view = view_of_parts(columns, "", relation, root, day_files, folded_files, None, partial_files)
+        view = view_of_parts(
+            columns, "", relation, root, day_files, folded_files, partial_files=partial_files
+        )
         definition = hashlib.sha256(view.encode()).hexdigest()[:16]
         if made_from.get(name) != definition:
             conn.execute(view)
