@@ -231,6 +231,28 @@ def test_ingest_fails_clearly_when_the_server_is_unreachable(workdir: Path) -> N
     )
 
 
+@pytest.mark.parametrize("setting", ["CES_LAKE", "CES_WAREHOUSE", "CES_WAREHOUSE_DATA_PATH"])
+def test_a_path_setting_under_a_file_is_one_line_before_any_run(workdir: Path, setting: str) -> None:
+    """Where the runs would each fail after fetching their pages, with the OS's words, the
+    command says which setting cannot be written, and starts none (`rebuild` and `evaluate`
+    start theirs the same way)."""
+    (workdir / "taken").write_text("")
+    value = str(workdir / "taken" / "place")
+    env = base_env(workdir) | {
+        "CES_MCP_URL": "http://127.0.0.1:9/mcp",  # a run that started would say it cannot connect
+        "CES_APPS": "projects/p/locations/us/apps/a",
+        setting: value,
+    }
+    if setting == "CES_WAREHOUSE_DATA_PATH":
+        env["CES_WAREHOUSE"] = f"ducklake:sqlite:{workdir / 'catalog.sqlite'}"
+    done = cli("ingest", "--since", "2026-11-01", "--until", "2026-11-02", env=env, cwd=workdir)
+    assert done.returncode == 2, done.stderr
+    assert " ".join(done.stderr.split()) == (
+        f"error: {setting}={value} cannot be written: {workdir / 'taken'} is a file, not a folder"
+    )
+    assert not (workdir / "dagster_home" / "storage").exists()  # no run was recorded
+
+
 LIBRARY_GIVES_UP = """
 import logging, sys
 from pipelines.cli import main

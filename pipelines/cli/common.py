@@ -6,12 +6,15 @@ import argparse
 import contextlib
 import csv
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 
 from rich.cells import cell_len
 from rich.console import Console
 
+from pipelines.config import StorageSettings
 from pipelines.errors import UsageError
 
 console = Console(stderr=True)
@@ -47,6 +50,38 @@ def days_between(since: date, until: date) -> list[date]:
     if until <= since:
         raise UsageError(f"--until ({until}) must be after --since ({since})")
     return [since + timedelta(days=i) for i in range((until - since).days)]
+
+
+def check_writable(storage: StorageSettings) -> None:
+    """Every folder on this machine that runs write in can be made and written: a path setting
+    that cannot (a file where a folder goes, no permission) fails the command in one line before
+    any run, rather than every run once it has fetched its pages."""
+    from pipelines.warehouse.ducklake import catalog_file, is_ducklake
+
+    places = [("CES_LAKE", storage.lake, storage.lake)]
+    if not is_ducklake(storage.warehouse):
+        places.append(("CES_WAREHOUSE", storage.warehouse, str(Path(storage.warehouse).parent)))
+    elif file := catalog_file(storage.warehouse):
+        places.append(("CES_WAREHOUSE", storage.warehouse, str(Path(file).parent)))
+    if storage.warehouse_data_path:
+        places.append(("CES_WAREHOUSE_DATA_PATH", storage.warehouse_data_path, storage.warehouse_data_path))
+    for setting, value, folder in places:
+        if "://" in folder:  # object storage: its client says what it refuses
+            continue
+        try:
+            Path(folder).mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryFile(dir=folder):
+                pass
+        except OSError as exc:
+            raise UsageError(f"{setting}={value} cannot be written: {_why_not(Path(folder), exc)}") from None
+
+
+def _why_not(folder: Path, error: OSError) -> str:
+    """A file in the way named as such (the OS says only "Not a directory" or "File exists")."""
+    found = next((path for path in (folder, *folder.parents) if path.exists()), None)
+    if found is not None and not found.is_dir():
+        return f"{found} is a file, not a folder"
+    return f"{error.strerror} ({error.filename or folder})"
 
 
 def serve_until_stopped(serve: Callable[[], None], what: str) -> int:

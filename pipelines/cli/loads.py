@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from pipelines.cli.common import console, counted, days_between, out
+from pipelines.cli.common import check_writable, console, counted, days_between, out
 from pipelines.config import CesSettings, Settings
 from pipelines.errors import ActionableError, UsageError
 from pipelines.resource_names import apps_named
@@ -55,6 +55,8 @@ def _execute(
     from pipelines.orchestration.partitions import register_apps
     from pipelines.orchestration.runs import dagster_instance, execute_runs
 
+    if not settings.orchestration.queue_runs:  # queued, the runs write on the daemon's machine
+        check_writable(settings.storage)
     instance = dagster_instance(settings, _notice)
     register_apps(instance, apps)
     definitions = build_definitions(settings)
