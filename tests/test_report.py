@@ -233,10 +233,14 @@ def test_the_report_and_the_trend_queries_show_the_30_days_up_to_the_newest_load
     newest = max(day for _, day in partitions)
     first_shown = newest - timedelta(days=29)
     recent = Path(write_report(warehouse, str(tmp_path / "recent.html")).path).read_text()
-    assert f"{first_shown} to last day" in recent
+    assert f"days: {first_shown} to the newest day loaded" in recent
     assert str(first_shown) in recent and str(FIRST) not in recent  # no day before the window drawn
     everything = Path(write_report(warehouse, str(tmp_path / "all.html"), {"since": FIRST}).path).read_text()
-    assert f"{FIRST} to last day" in everything and str(FIRST + timedelta(days=1)) in everything
+    assert f"days: {FIRST} to the newest day loaded" in everything
+    assert str(FIRST + timedelta(days=1)) in everything
+    until = {"since": FIRST, "until": newest}  # `until` is the first day left out
+    window = Path(write_report(warehouse, str(tmp_path / "until.html"), until).path).read_text()
+    assert f"days: {FIRST} to {newest - timedelta(days=1)} ·" in window
 
     def days(params: dict[str, object]) -> tuple[object, object]:
         columns, rows = run_query(warehouse, "daily_volume", params)

@@ -6,7 +6,7 @@ import html
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,9 @@ def _subtitle(warehouse_path: str, data: ReportData, params: Mapping[str, Any], 
     if left_out:
         other = "ces-pipeline report --app draws any other"
         apps = f"the {len(shown)} busiest of {len(shown) + left_out} ({apps}; {other})"
-    window = f"{params.get('since', 'first day')} to {params.get('until', 'last day')} (until excluded)"
+    until = params.get("until")  # the first day left out
+    last = str(until - timedelta(days=1)) if until else "the newest day loaded"
+    window = f"{params.get('since', 'the first day loaded')} to {last}"
     parts = [
         f"Warehouse <code>{html.escape(warehouse_path)}</code> · generated {generated}",
         f"Apps: {html.escape(apps)} · days: {html.escape(window)} · every day is a UTC date",
