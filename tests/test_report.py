@@ -273,6 +273,10 @@ def test_the_busiest_apps_are_drawn_and_the_page_says_how_many_are_left_out(
     assert any(chart.endswith(f"-{busiest}") for chart in report.chart_ids)
     assert not any(chart.endswith(f"-{other}") for chart in report.chart_ids)
     assert f"/apps/{other}" not in page  # no line, waterfall or table row of the app left out
+    # The charts whose rows sum every app say so; those of the busiest app do not.
+    counted = "all 2 apps, not only those drawn"
+    assert page.count(counted) == 5  # the volume by source, channel type, input type, language; tool match
+    assert f"p50, p90, p99 per day · {counted}" not in page and "p50, p90, p99 per day" in page
 
 
 def test_the_busiest_apps_queries_read_their_rollup_parts_alone_and_sums_every_apps(

@@ -79,7 +79,7 @@ def write_report(warehouse: Warehouse, out_path: str, params: Mapping[str, Any] 
         data, left_out = read_report_data(conn, QUERIES, params, warehouse.scoped_parts_root)
         traced = traced_conversations(data)
         traces = read_traces(conn, traced, warehouse.scoped_parts_root)
-    charts = build_charts(data, traced, traces)
+    charts = build_charts(data, traced, traces, len(apps_of(data)) + left_out if left_out else 0)
     subtitle = _subtitle(warehouse.path, data, params, left_out)
     page = render_page(charts, data["evaluation_regressions"], title=TITLE, subtitle=subtitle)
     target = Path(out_path)

@@ -3,13 +3,14 @@ declared here; then each app's evaluation charts."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
 import plotly.graph_objects as go
 
 from pipelines.report.cost_charts import COST_CHARTS, mark_anomalies
-from pipelines.report.data import VOLUME_SPLITS, ReportData, Rows, apps_of, groups
+from pipelines.report.data import APP_VOLUME, VOLUME_SPLITS, ReportData, Rows, apps_of, groups
 from pipelines.report.evaluation_charts import EVALUATION_CHARTS, evaluation_charts
 from pipelines.report.figures import (
     DAY_AXIS,
@@ -237,16 +238,28 @@ QUERIES = {spec.query for spec in (*CHARTS, *TRAJECTORY_CHARTS, *COST_CHARTS, *E
 """The named queries the page reads (`conversation_volume by X`: with by=X)."""
 
 
-def build_charts(data: ReportData, traced: list[Traced], traces: dict[str, Rows]) -> list[Chart]:
+def build_charts(
+    data: ReportData, traced: list[Traced], traces: dict[str, Rows], apps: int = 0
+) -> list[Chart]:
     """The conversation and cost charts (by app only with several apps), anomalous days marked,
-    then the evaluation charts, their failures linked to the traces drawn last."""
+    then the evaluation charts, their failures linked to the traces drawn last. With apps left
+    out (`apps`: how many there are), a chart whose rows sum every app says so."""
     specs = [
         spec
         for spec in (*CHARTS, *TRAJECTORY_CHARTS, *COST_CHARTS)
         if spec.id != "volume-app" or len(apps_of(data)) > 1
     ]
-    charts = [spec.chart(data[spec.query]) for spec in specs]
+    charts = [_counting(spec, data[spec.query], apps).chart(data[spec.query]) for spec in specs]
     for chart in charts:
         mark_anomalies(chart, data["anomalies"])
     link_failures(data, traced)
     return charts + evaluation_charts(data) + waterfall_charts(traced, traces)
+
+
+def _counting(spec: Spec, rows: Rows, apps: int) -> Spec:
+    """`spec`, its subtitle saying that its rows count all `apps` apps where they name none (the
+    window's volume by source, the evaluations' tool-call match) while the page draws the busiest."""
+    if not apps or spec.query == APP_VOLUME or not rows or "app" in rows[0]:
+        return spec
+    said = f"all {apps} apps, not only those drawn"
+    return replace(spec, subtitle=f"{spec.subtitle} · {said}" if spec.subtitle else said)
