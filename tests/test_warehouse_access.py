@@ -119,6 +119,27 @@ def test_a_file_open_for_writing_elsewhere_fails_loads_and_reads_saying_so(tmp_p
         assert "another program" not in str(refused.value)
 
 
+def test_a_damaged_file_is_said_to_be_made_again_from_the_lake(tmp_path: Path) -> None:
+    """A copy cut short, an empty file, blocks overwritten: what to do, not DuckDB's words alone."""
+    path = tmp_path / "w.duckdb"
+    with Warehouse(str(path)).connect() as conn:
+        conn.execute("CREATE TABLE t AS SELECT range AS v FROM range(100000)")
+    whole = path.read_bytes()
+    headers = 3 * 4096  # DuckDB's file header and its two database headers, then the blocks
+    overwritten = whole[:headers] + b"\xff" * (len(whole) - headers)
+    cases = (("cut-short", whole[: len(whole) // 2]), ("empty", b""), ("overwritten", overwritten))
+    for name, damaged in cases:
+        copy = tmp_path / f"{name}.duckdb"
+        copy.write_bytes(damaged)
+        for read_only in (True, False):
+            with (
+                pytest.raises(WarehouseFileError, match="The file is damaged: move it aside") as refused,
+                Warehouse(str(copy)).connect(read_only=read_only),
+            ):
+                pass
+            assert str(refused.value).endswith("`ces-pipeline rebuild`."), name
+
+
 def test_concurrent_writers_wait_for_each_other(tmp_path: Path) -> None:
     path = str(tmp_path / "w.duckdb")
     context = multiprocessing.get_context("spawn")

@@ -60,13 +60,23 @@ class WarehouseFileError(ActionableError, RuntimeError):
     would orphan."""
 
 
+_DAMAGED = ("not a valid DuckDB database file", "Corrupt database file", "Could not read enough bytes")
+"""DuckDB's words for a file that is not whole: cut short, overwritten, or not a database."""
+
+
 def open_refused(path: str, refusal: Exception) -> ActionableError:
     """DuckDB's refusal to open `path`, with what to do: another program's lock on it (one that
-    opened it read-write), or what is wrong with the path itself."""
+    opened it read-write), a damaged file (made again from the lake), or what is wrong with the
+    path itself."""
     if "lock on file" in str(refusal):
         return WarehouseBusyError(
             f"cannot open {path}: {refusal}. Is it open for writing in another program? BI tools open "
             'it read-only (see docs/warehouse.md, "Connect a BI tool").'
+        )
+    if any(words in str(refusal) for words in _DAMAGED):
+        return WarehouseFileError(
+            f"cannot open {path}: {refusal}. The file is damaged: move it aside and make it again from "
+            "the lake, which keeps every response: `ces-pipeline rebuild`."
         )
     return WarehouseFileError(f"cannot open {path}: {refusal}")
 
