@@ -111,13 +111,14 @@ def test_ingest_queues_its_runs_for_the_daemon_and_follows_them(
 
     # Two runs side by side, in two processes, held to one budget through PostgreSQL.
     times = fetch_times(work / "lake")
-    assert len(times) >= 20
-    # Any 10 consecutive responses span at least 9 intervals (3 s), less the difference in how
-    # long the first and the last took to arrive: up to 0.3 s on a loaded machine, so 0.5 s is
-    # allowed. Two budgets, one a process, would let them span 1.5 s.
-    window = 10
+    assert len(times) >= 40
+    # Any 20 consecutive responses span at least 19 intervals (6.3 s), less the difference in how
+    # long the first and the last took to arrive: 0.3 s on a loaded machine, 0.7 s once while the
+    # whole suite ran beside it, so 1 s is allowed. Two budgets, one a process, would let them
+    # span 3.2 s.
+    window = 20
     spans = [times[i + window - 1] - times[i] for i in range(len(times) - window + 1)]
-    assert min(spans) >= (window - 1) / MAX_RPS - 0.5, min(spans)
+    assert min(spans) >= (window - 1) / MAX_RPS - 1.0, min(spans)
 
 
 def test_evaluate_queues_the_start_of_an_evaluation_for_the_daemon(
