@@ -84,6 +84,14 @@ def _why_not(folder: Path, error: OSError) -> str:
     return f"{error.strerror} ({error.filename or folder})"
 
 
+def said_once(seen: dict[str, str], label: str, error: object) -> str:
+    """`label: error`, or, where an earlier run (`seen`: each error's first run) failed with the
+    same error, `label` and that run: every app's runs failing for one reason (a bad setting, a
+    server down) say it once."""
+    first = seen.setdefault(str(error), label)
+    return f"{label}: {error}" if first == label else f"{label}: the same error as {first}"
+
+
 def serve_until_stopped(serve: Callable[[], None], what: str) -> int:
     """Run a server until Ctrl-C or SIGTERM, the usual way to end one: exit 0, one line. A server
     that shuts down gracefully on the signal itself (uvicorn) may return instead of raising."""

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from pipelines.cli.common import check_writable, console, counted, days_between, out
+from pipelines.cli.common import check_writable, console, counted, days_between, out, said_once
 from pipelines.config import CesSettings, Settings
 from pipelines.errors import ActionableError, UsageError
 from pipelines.resource_names import apps_named
@@ -74,6 +74,7 @@ def load_conversations(settings: Settings, command: str, partitions: list[tuple[
     ranges = plan_runs(partitions, settings.orchestration.days_per_run)
     totals = {"conversations": 0, "pages": 0, "requests": 0, "rejects": 0}
     failures: list[RunOutcome] = []
+    errors: dict[str, str] = {}
     warnings: Counter[str] = Counter()
     found: dict[str, str] = {}  # what a warning check found, in the first run it warned
     started = time.monotonic()
@@ -95,7 +96,7 @@ def load_conversations(settings: Settings, command: str, partitions: list[tuple[
             totals["rejects"] += outcome.value("warehouse__conversation_tables", "rejects_rows")
             if not outcome.success and not outcome.interrupted:
                 failures.append(outcome)
-                progress.console.print(f"[red]✗ {escape(outcome.label)}: {escape(str(outcome.error))}")
+                progress.console.print(f"[red]✗ {escape(said_once(errors, outcome.label, outcome.error))}")
             for warning in outcome.warnings:
                 progress.console.print(f"[yellow]{escape(outcome.label)}: {escape(warning)}")
             for check in outcome.failed_checks:
@@ -128,6 +129,9 @@ def load_conversations(settings: Settings, command: str, partitions: list[tuple[
     for check, count in sorted(warnings.items()):
         detail = f" ({escape(found[check])})" if found[check] else ""
         console.print(f"[yellow]warning: {escape(check)} in {count} of {len(ranges)} runs{detail}.")
+    if len(failures) == len(ranges) > 1 and len(errors) == 1:
+        console.print(f"[red]all {len(ranges)} runs failed with the error above: mend it, then run again.")
+        return 1
     if failures:
         console.print(f"[red]{len(failures)} of {len(ranges)} runs failed. Retry one alone with:")
         by_label = {run.label: run for run in ranges}
@@ -160,8 +164,9 @@ def load_evaluations(
     with console.status("replaying evaluation run fetches" if replay else "fetching evaluation runs"):
         outcomes = _execute(settings, job_name, runs, apps, run_config=run_config, on_outcome=on_outcome)
     failed = [outcome for outcome in outcomes if not outcome.success]
+    errors: dict[str, str] = {}
     for outcome in failed:
-        console.print(f"[red]✗ evaluation runs of {escape(outcome.label)}: {escape(str(outcome.error))}")
+        console.print(f"[red]✗ evaluation runs of {escape(said_once(errors, outcome.label, outcome.error))}")
     runs = sum(outcome.value("warehouse__evaluation_tables", "evaluation_runs_rows") for outcome in outcomes)
     results = sum(
         outcome.value("warehouse__evaluation_tables", "evaluation_results_rows") for outcome in outcomes
