@@ -85,6 +85,14 @@ def view_of_parts(
     )
 
 
+def own_database(conn: duckdb.DuckDBPyConnection) -> str:
+    """The connection's database as a quoted identifier: `"<db>".main.<view>` names the file's
+    view past a temporary object of the same name, which the temporary catalog's own `main`
+    schema would find first."""
+    ((database,),) = conn.execute(sql_text("warehouse/current_database.sql")).fetchall()
+    return '"' + database.replace('"', '""') + '"'
+
+
 @contextlib.contextmanager
 def reading_apps(conn: duckdb.DuckDBPyConnection, root: Path | None, apps: Sequence[str]) -> Iterator[None]:
     """For the block, each rollup (`sql/rollups/`) kept as parts is a view of these apps' parts
@@ -102,9 +110,7 @@ def reading_apps(conn: duckdb.DuckDBPyConnection, root: Path | None, apps: Seque
     values = {"apps": list(apps), "relations": list(kept)}
     for relation, _, _, file in conn.execute(sql_text("parts/app_parts.sql"), values).fetchall():
         files[relation].append(file)
-    ((database,),) = conn.execute(sql_text("warehouse/current_database.sql")).fetchall()
-    quoted_database = '"' + database.replace('"', '""') + '"'
-    every_app = f"{quoted_database}.main.{WINDOW_RELATION}"
+    every_app = f"{own_database(conn)}.main.{WINDOW_RELATION}"
     conn.execute(sql_text("macros/window_start.sql").format(temporary="TEMP", relation=every_app))
     for name, columns in kept.items():
         conn.execute(list_parts(name, f"{name}_files", "TEMP", files[name]))

@@ -26,6 +26,7 @@ import duckdb
 
 from pipelines.sqlfiles import SQL_DIR, quoted, sql_files, sql_text
 from pipelines.warehouse import parts
+from pipelines.warehouse.part_views import own_database
 from pipelines.warehouse.publish import next_version
 
 logger = logging.getLogger(__name__)
@@ -140,8 +141,7 @@ def _refresh(
     """`refresh` of the rollups (name, SELECT) `chosen`: into their tables, or their parts written
     by `writer`, whose columns (name, type) it returns."""
     stages_llm_calls = any("llm_calls" in select for _, select in chosen)  # the temporary table
-    ((database,),) = conn.execute(sql_text("warehouse/current_database.sql")).fetchall()
-    staging = sql_text("warehouse/stage_llm_calls.sql").format(database=database.replace('"', '""'))
+    staging = sql_text("warehouse/stage_llm_calls.sql").format(database=own_database(conn))
     root = None if writer is None else writer.root
     columns: dict[str, list[tuple[str, str]]] = {}
     for chunk in _chunks(partitions):
