@@ -27,7 +27,7 @@ from pipelines.serve.reader import WarehouseReader
 from pipelines.serve.server import build_server
 from pipelines.sqlfiles import sql_text
 from pipelines.transform.schemas import ALL_TABLES, CONVERSATION_TABLES
-from pipelines.warehouse import ducklake
+from pipelines.warehouse import ducklake, parts
 from pipelines.warehouse.catalog import descriptions, view_names
 from pipelines.warehouse.duck import Warehouse
 from pipelines.warehouse.ducklake import DuckLakeMissingError, DuckLakeSetupError
@@ -139,6 +139,20 @@ def test_a_ducklake_holds_the_files_rows_and_answers_its_queries(
     assert [(r["name"], r["kind"], r["row_count"]) for r in described.structured_content["relations"]] == [
         (r["name"], r["kind"], r["row_count"]) for r in file_described.structured_content["relations"]
     ]
+    # a block about one partition (a load's rollups, a lookup) reads its rows alone, as the file's
+    # views of its parts do: its conversations, the rows of its conversations in the tables
+    # without an app, and the views that join them
+    app, day = partitions[-1]
+    counted = {}
+    for warehouse, root in ((lake, None), (file_warehouse, file_warehouse.parts_root)):
+        with warehouse.connect(read_only=True) as conn, parts.reading_only(conn, root, [(app, day)]):
+            counted[root] = {
+                spec.name: conn.execute(f"SELECT count(*) FROM {spec.name}").fetchone()[0]
+                for spec in CONVERSATION_TABLES
+            } | {"component_spans": conn.execute("SELECT DISTINCT app, day FROM component_spans").fetchall()}
+    assert counted[None] == counted[file_warehouse.parts_root]
+    assert counted[None]["component_spans"] == [(app, day)]
+    assert 0 < counted[None]["spans"] < len(contents(lake)["spans"])
 
 
 def test_a_conversation_in_two_partitions_of_one_load_is_kept_once_under_the_later(tmp_path: Path) -> None:
