@@ -9,6 +9,7 @@ import json
 import time
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 import trend_samples as samples
 from test_cli import base_env, cli
@@ -177,6 +178,11 @@ def test_a_conversation_in_two_partitions_of_one_load_is_kept_once_under_the_lat
             "SELECT DISTINCT partition_date FROM spans WHERE conversation_name LIKE '%/a'"
         ).fetchall()
     assert held == [("a", NEXT_DAY), ("b", DAY), ("n", NEXT_DAY)] and spans == [(NEXT_DAY,)]
+    # its data files compressed as the lake's files and a DuckDB file's parts are
+    written = list((tmp_path / "data").rglob("*.parquet"))
+    assert written and {
+        pq.ParquetFile(path).metadata.row_group(0).column(0).compression for path in written
+    } == {"ZSTD"}
 
 
 def test_the_cli_ingests_into_a_ducklake_on_postgres(workdir: Path, postgres: str) -> None:

@@ -37,6 +37,10 @@ SNAPSHOTS_KEPT = "1 hour"
 transaction, since time travel is not what this warehouse offers."""
 FILES_KEPT = "1 day"
 """How long a file no kept snapshot reads stays on disk before `maintain` deletes it."""
+OPTIONS = {"parquet_compression": "zstd"}
+"""The lake-wide DuckLake options a load sets: data files compressed as the raw lake's and a DuckDB
+file's parts are (with DuckLake's default, snappy, a one-app-day load wrote its 0.43 MB of Parquet
+rows as 0.60 MB of data files)."""
 
 
 class DuckLakeSetupError(ActionableError, RuntimeError):
@@ -122,6 +126,15 @@ class LakeState:
     snapshots: int
     data_files: int
     delete_files: int
+
+
+def configure(conn: duckdb.DuckDBPyConnection) -> None:
+    """Set the `OPTIONS` the attached lake does not hold yet: each is a write to its catalog,
+    which a load that finds them set makes no more."""
+    for name, value in OPTIONS.items():
+        held = conn.execute(sql_text("warehouse/ducklake_option.sql"), {"name": name}).fetchall()
+        if held != [(value,)]:
+            conn.execute(sql_text("warehouse/ducklake_set_option.sql"), {"name": name, "value": value})
 
 
 def maintain(
