@@ -185,6 +185,20 @@ def test_a_conversation_in_two_partitions_of_one_load_is_kept_once_under_the_lat
     } == {"ZSTD"}
 
 
+def test_every_writer_writes_zstd_even_one_attached_before_another_set_it(tmp_path: Path) -> None:
+    """An attached lake keeps the options it found when attached: each writer sets them itself."""
+    target, data = f"ducklake:sqlite:{tmp_path}/catalog.sqlite", str(tmp_path / "data")
+    with ducklake.attach(target, data, read_only=False) as first:
+        with ducklake.attach(target, data, read_only=False) as second:
+            second.execute("CREATE TABLE later AS SELECT range AS i FROM range(1000)")
+        first.execute("CREATE TABLE earlier AS SELECT range AS i FROM range(1000)")
+    written = {
+        path.parent.name: pq.ParquetFile(path).metadata.row_group(0).column(0).compression
+        for path in (tmp_path / "data").rglob("*.parquet")
+    }
+    assert written == {"earlier": "ZSTD", "later": "ZSTD"}
+
+
 def test_the_cli_ingests_into_a_ducklake_on_postgres(workdir: Path, postgres: str) -> None:
     scale = SimulatorScale(
         seed=3, apps=1, days=2, conversations_per_day=6, max_turns=3, evaluation_runs_per_app=2

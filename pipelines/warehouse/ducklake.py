@@ -38,9 +38,10 @@ transaction, since time travel is not what this warehouse offers."""
 FILES_KEPT = "1 day"
 """How long a file no kept snapshot reads stays on disk before `maintain` deletes it."""
 OPTIONS = {"parquet_compression": "zstd"}
-"""The lake-wide DuckLake options a load sets: data files compressed as the raw lake's and a DuckDB
-file's parts are (with DuckLake's default, snappy, a one-app-day load wrote its 0.43 MB of Parquet
-rows as 0.60 MB of data files)."""
+"""The lake-wide DuckLake options every writer sets: data files compressed as the raw lake's and a
+DuckDB file's parts are (with DuckLake's default, snappy, a one-app-day load wrote its 0.43 MB of
+Parquet rows as 0.60 MB of data files). Set on each attach that writes, since an attached lake
+keeps the options it found when attached: one set by another process since is not applied."""
 
 
 class DuckLakeSetupError(ActionableError, RuntimeError):
@@ -115,6 +116,9 @@ def attach(
                     f"cannot attach the DuckLake warehouse {shown(target)}: {shown(str(exc))}"
                 ) from None
         conn.execute("USE warehouse")
+        if not read_only:
+            for name, value in OPTIONS.items():  # no snapshot: a row of the catalog's metadata
+                conn.execute(sql_text("warehouse/ducklake_set_option.sql"), {"name": name, "value": value})
         conn.execute("SET TimeZone = 'UTC'")
         yield conn
     finally:
@@ -126,15 +130,6 @@ class LakeState:
     snapshots: int
     data_files: int
     delete_files: int
-
-
-def configure(conn: duckdb.DuckDBPyConnection) -> None:
-    """Set the `OPTIONS` the attached lake does not hold yet: each is a write to its catalog,
-    which a load that finds them set makes no more."""
-    for name, value in OPTIONS.items():
-        held = conn.execute(sql_text("warehouse/ducklake_option.sql"), {"name": name}).fetchall()
-        if held != [(value,)]:
-            conn.execute(sql_text("warehouse/ducklake_set_option.sql"), {"name": name, "value": value})
 
 
 def maintain(

@@ -31,7 +31,7 @@ from pipelines.transform.schemas import (
     RESULT_REJECT_SOURCE,
     RUN_REJECT_SOURCE,
 )
-from pipelines.warehouse import analysis, ducklake, folding, garbage, metric_scores, parts, rollups
+from pipelines.warehouse import analysis, folding, garbage, metric_scores, parts, rollups
 from pipelines.warehouse.catalog import apply_comments
 from pipelines.warehouse.catalog import install as install_views_and_descriptions
 from pipelines.warehouse.duck import Warehouse, WarehouseSchemaError, schema_version
@@ -67,9 +67,7 @@ def ensure_schema(warehouse: Warehouse, conn: duckdb.DuckDBPyConnection) -> None
         raise WarehouseSchemaError(
             f"warehouse {warehouse.path} does not match this version: " + "; ".join(problems)
         )
-    if warehouse.is_ducklake:
-        ducklake.configure(conn)
-    else:
+    if not warehouse.is_ducklake:
         parts.adopt(conn, warehouse.parts_root)
     analysis.create_tables(conn)  # the views read them
     install_views_and_descriptions(
