@@ -135,7 +135,9 @@ def test_the_projects_instance_opens_without_dagster_home_and_cancels_a_queued_r
     monkeypatch.delenv("DAGSTER_HOME", raising=False)
     shutil.copy(ROOT / "dagster_home" / "dagster.yaml", tmp_path)
     with open_instance(tmp_path) as instance:
-        assert isinstance(run_coordinator(instance), dg.QueuedRunCoordinator)
+        coordinator = run_coordinator(instance)
+        assert isinstance(coordinator, dg.QueuedRunCoordinator)
+        assert coordinator.dequeue_interval_seconds == 1  # a queued run starts within a second, not 5
         location = InProcessCodeLocationOrigin(LoadableTargetOrigin(python_file=__file__))
         origin = RemoteJobOrigin(RemoteRepositoryOrigin(location, "__repository__"), "hello")
         queued = dg.DagsterRun(job_name="hello", status=dg.DagsterRunStatus.QUEUED, remote_job_origin=origin)

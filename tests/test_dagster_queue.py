@@ -19,6 +19,7 @@ import pytest
 from test_cli import ROOT, base_env, cli
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
+from pipelines.orchestration.dagster_private import run_coordinator
 from pipelines.orchestration.partitions import RANGE_START_TAG
 from pipelines.warehouse.duck import Warehouse
 from scale.servers import create_database, dagster_daemon, dagster_instance_at, libpq_url
@@ -137,6 +138,9 @@ def test_evaluate_queues_the_start_of_an_evaluation_for_the_daemon(
             "SELECT count(*) FROM evaluation_runs WHERE evaluation_run_name = ?", [run_name]
         ).fetchone() == (1,)
     with dagster_instance_at(env) as instance:
+        coordinator = run_coordinator(instance)
+        assert isinstance(coordinator, dg.QueuedRunCoordinator)
+        assert coordinator.dequeue_interval_seconds == 1  # a queued run starts within a second, not 5
         (started,) = instance.get_run_records(dg.RunsFilter(job_name="start_evaluation_job"))
         assert started.dagster_run.status == dg.DagsterRunStatus.SUCCESS
         kinds = [
