@@ -16,7 +16,14 @@ from test_cli import base_env, cli
 from test_crash import SCALE as CRASH_SCALE
 from test_crash import Versions, intervals, start_child
 from test_serve_mcp import call
-from test_warehouse import APP, DAY, NEXT_DAY, full_conversation, write_partition
+from test_warehouse import (
+    APP,
+    DAY,
+    NEXT_DAY,
+    full_conversation,
+    loaded_together_and_one_by_one,
+    write_partition,
+)
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
 from pipelines.ces.simulator.server.faults import SimulatedFaults
@@ -183,6 +190,15 @@ def test_a_conversation_in_two_partitions_of_one_load_is_kept_once_under_the_lat
     assert written and {
         pq.ParquetFile(path).metadata.row_group(0).column(0).compression for path in written
     } == {"ZSTD"}
+
+
+def test_a_ducklakes_partitions_loaded_together_equal_those_loaded_one_by_one(tmp_path: Path) -> None:
+    """A load stages its partitions' conversations and replaces their rejects once for them all."""
+    one_by_one, together = (
+        Warehouse(catalog_target("sqlite", tmp_path / name, ""), data_path=str(tmp_path / name / "data"))
+        for name in ("one", "all")
+    )
+    loaded_together_and_one_by_one(Lake(str(tmp_path / "lake")), one_by_one, together)
 
 
 def test_every_writer_writes_zstd_even_one_attached_before_another_set_it(tmp_path: Path) -> None:

@@ -180,11 +180,18 @@ def test_loading_an_unflattened_partition_says_so(lake: Lake, warehouse: Warehou
 
 
 def test_partitions_loaded_together_equal_partitions_loaded_one_by_one(tmp_path: Path, lake: Lake) -> None:
+    loaded_together_and_one_by_one(
+        lake, Warehouse(str(tmp_path / "one.duckdb")), Warehouse(str(tmp_path / "all.duckdb"))
+    )
+
+
+def loaded_together_and_one_by_one(lake: Lake, one_by_one: Warehouse, together: Warehouse) -> None:
+    """Three partitions of two apps loaded one at a time, and at once, hold the same rows; loaded
+    again once a reject is mended, each partition's rows and rejects are replaced, never added."""
     write_partition(lake, APP, DAY, [full_conversation("a"), full_conversation("b"), {"name": "broken"}])
     write_partition(lake, APP, NEXT_DAY, [full_conversation("n", start="2026-11-02T08:00:00Z")])
     write_partition(lake, OTHER_APP, DAY, [])
     partitions = [(APP, DAY), (APP, NEXT_DAY), (OTHER_APP, DAY)]
-    one_by_one, together = Warehouse(str(tmp_path / "one.duckdb")), Warehouse(str(tmp_path / "all.duckdb"))
     for app, day in partitions:
         load_conversation_partitions(lake, one_by_one, [(app, day)])
 

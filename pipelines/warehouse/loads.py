@@ -222,10 +222,10 @@ def _replace_parts(
     return inserted
 
 
-def _stage_targets(conn: duckdb.DuckDBPyConnection, partitions: Sequence[PartitionFiles], *also: str) -> None:
+def _stage_targets(conn: duckdb.DuckDBPyConnection, partitions: Sequence[PartitionFiles]) -> None:
     """`load_partitions`, by the folders of their files; `load_targets`: each conversation of the
     load once, under the last partition of the load that holds it (a conversation whose start
-    moved may sit in two raw days). `also`: more statements run for each partition."""
+    moved may sit in two raw days)."""
     conn.execute(sql_text("parts/create_load_conversations.sql"))
     for position, partition in enumerate(partitions):
         values = {
@@ -235,8 +235,6 @@ def _stage_targets(conn: duckdb.DuckDBPyConnection, partitions: Sequence[Partiti
         }
         conn.execute(sql_text("parts/stage_load_partition.sql"), values)
         conn.execute(sql_text("parts/stage_load_conversations.sql"), values | {"position": position})
-        for statement in also:
-            conn.execute(sql_text(statement), values)
     conn.execute(sql_text("parts/create_load_targets.sql"))
 
 
@@ -273,7 +271,10 @@ def _replace_tables(conn: duckdb.DuckDBPyConnection, partitions: Sequence[Partit
         for partition in partitions
     }
     conn.execute(sql_text("warehouse/create_partition_conversations.sql"))
-    _stage_targets(conn, partitions, "warehouse/stage_partition_conversations.sql")
+    _stage_targets(conn, partitions)
+    apps, days = [partition.app for partition in partitions], [partition.day for partition in partitions]
+    bounds = {"first": min(days), "last": max(days), "first_app": min(apps), "last_app": max(apps)}
+    conn.execute(sql_text("warehouse/stage_partition_conversations.sql"), bounds)
     ((count, first, last),) = conn.execute(sql_text("warehouse/replaced_partition_dates.sql")).fetchall()
     changed: set[tuple[str, date]] = set()  # (app, day) of every row replaced, old and new
     if count:
@@ -292,7 +293,6 @@ def _replace_tables(conn: duckdb.DuckDBPyConnection, partitions: Sequence[Partit
         _insert(conn, "insert_partitions_parquet", files, table=spec.name, relation=kept)
     for key, rejects in _replace_rejects(conn, partitions).items():
         inserted[key][REJECTS.name] = rejects
-    days = [partition.day for partition in partitions]
     changed.update(_replaced_partitions(conn, min(days), max(days)))
     rollups.refresh(conn, changed)
     metric_scores.rescore(conn, changed)
@@ -314,13 +314,9 @@ def _replaced_partitions(
 def _replace_rejects(
     conn: duckdb.DuckDBPyConnection, partitions: Sequence[PartitionFiles]
 ) -> dict[parts.Partition, int]:
-    """The partitions' conversation rejects in place of those recorded before; rejects added per
-    partition."""
-    for partition in partitions:
-        conn.execute(
-            sql_text("warehouse/delete_partition_rejects.sql"),
-            {"app": partition.app, "day": partition.day, "source": "conversation"},
-        )
+    """The partitions' conversation rejects (staged in `load_partitions`) in place of those
+    recorded before; rejects added per partition."""
+    conn.execute(sql_text("warehouse/delete_load_rejects.sql"), {"source": "conversation"})
     files = {"paths": sorted({partition.rejects for partition in partitions})}
     _insert(conn, "insert_parquet", files, table=REJECTS.name)
     return {
