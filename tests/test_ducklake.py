@@ -9,6 +9,7 @@ import json
 import time
 from pathlib import Path
 
+import duckdb
 import pyarrow.parquet as pq
 import pytest
 import trend_samples as samples
@@ -313,6 +314,20 @@ def _files(folder: Path) -> set[Path]:
     return {path for path in folder.rglob("*.parquet")}
 
 
+def _current_files(conn: duckdb.DuckDBPyConnection) -> dict[str, set[str]]:
+    """The data files each table of the attached lake reads now."""
+    tables = [name for (name,) in conn.execute(sql_text("warehouse/list_tables.sql")).fetchall()]
+    return {
+        table: {
+            path
+            for (path,) in conn.execute(
+                "SELECT data_file FROM ducklake_list_files('warehouse', $table)", {"table": table}
+            ).fetchall()
+        }
+        for table in tables
+    }
+
+
 def test_maintenance_expires_old_snapshots_and_deletes_the_files_only_they_read(
     tmp_path: Path, file_warehouse: Warehouse
 ) -> None:
@@ -336,6 +351,30 @@ def test_maintenance_expires_old_snapshots_and_deletes_the_files_only_they_read(
     assert remaining < middle and on_disk - remaining  # the replaced files went
     assert len(remaining) == after.data_files + after.delete_files  # and no other
     assert Warehouse(str(tmp_path / "w.duckdb")).maintain() is None  # a DuckDB file: nothing to do
+
+
+def test_maintenance_merges_every_tables_small_files_but_the_conversation_tables(tmp_path: Path) -> None:
+    """Partitions loaded one at a time (every row in a data file, as a busy lake's loads write
+    them): a rollup's files, one a load, are merged; a conversation table's stay as each load
+    wrote them, one app's days a file, by which a load or lookup of a few partitions skips the
+    rest (merged, it would read every app's days)."""
+    files, _ = samples.build_warehouse(tmp_path / "lake", Warehouse(str(tmp_path / "scratch.duckdb")))
+    lake = Warehouse(catalog_target("sqlite", tmp_path, ""), data_path=str(tmp_path / "data"))
+    with lake.connect() as conn:
+        option = {"name": "data_inlining_row_limit", "value": "0"}
+        conn.execute(sql_text("warehouse/ducklake_set_option.sql"), option)
+    partitions = list(samples.conversations())
+    for partition in partitions:
+        load_conversation_partitions(files, lake, [partition])
+    with lake.connect() as conn:
+        loaded = _current_files(conn)
+        ducklake.maintain(conn)
+        merged = _current_files(conn)
+    assert len(loaded["daily_conversations"]) == len(partitions) > 2
+    assert len(merged["daily_conversations"]) == 1
+    assert len(loaded["spans"]) > 2 and all(
+        merged[spec.name] == loaded[spec.name] for spec in CONVERSATION_TABLES
+    )
 
 
 def test_the_maintenance_job_reports_the_lakes_state_before_and_after(tmp_path: Path) -> None:

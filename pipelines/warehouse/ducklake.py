@@ -137,9 +137,20 @@ def maintain(
 ) -> tuple[LakeState, LakeState]:
     """Run DuckLake's own maintenance on the attached lake, which never expires a snapshot nor
     deletes a file by itself: every hourly load would otherwise keep the files it replaced, and
-    its rows inlined in the catalog, for ever. The state before and after."""
+    its rows inlined in the catalog, for ever. The state before and after.
+
+    Small files are merged in every table but the conversation tables: a load writes one file a
+    table for its app and days, by whose statistics a load or lookup of a few partitions skips
+    the rest; merged, a file holds every app's days (on the 2M bench's lake, its `spans` merged
+    into 2 files made an app-month's load 11.5 -> 49.8 s)."""
+    from pipelines.transform.schemas import CONVERSATION_TABLES  # Arrow schemas: not on a reader's path
+
     before = _state(conn)
     conn.execute(sql_text("warehouse/ducklake_compact.sql"))
+    kept_apart = {spec.name for spec in CONVERSATION_TABLES}
+    for (table,) in conn.execute(sql_text("warehouse/list_tables.sql")).fetchall():
+        if table not in kept_apart:
+            conn.execute(sql_text("warehouse/ducklake_merge_files.sql"), {"table": table})
     expirable = conn.execute(sql_text("warehouse/ducklake_expirable_snapshots.sql"), {"kept": snapshots_kept})
     if versions := [version for (version,) in expirable.fetchall()]:
         conn.execute(sql_text("warehouse/ducklake_expire_snapshots.sql"), {"versions": versions})
