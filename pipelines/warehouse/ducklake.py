@@ -139,24 +139,41 @@ def maintain(
     deletes a file by itself: every hourly load would otherwise keep the files it replaced, and
     its rows inlined in the catalog, for ever. The state before and after.
 
-    Small files are merged in every table but the conversation tables: a load writes one file a
-    table for its app and days, by whose statistics a load or lookup of a few partitions skips
-    the rest; merged, a file holds every app's days (on the 2M bench's lake, its `spans` merged
-    into 2 files made an app-month's load 11.5 -> 49.8 s)."""
-    from pipelines.transform.schemas import CONVERSATION_TABLES  # Arrow schemas: not on a reader's path
-
+    Its small files are merged (`merge_small_files`), every table's that has more than one."""
     before = _state(conn)
     conn.execute(sql_text("warehouse/ducklake_compact.sql"))
-    kept_apart = {spec.name for spec in CONVERSATION_TABLES}
-    for (table,) in conn.execute(sql_text("warehouse/list_tables.sql")).fetchall():
-        if table not in kept_apart:
-            conn.execute(sql_text("warehouse/ducklake_merge_files.sql"), {"table": table})
+    merge_small_files(conn, beyond=1)
     expirable = conn.execute(sql_text("warehouse/ducklake_expirable_snapshots.sql"), {"kept": snapshots_kept})
     if versions := [version for (version,) in expirable.fetchall()]:
         conn.execute(sql_text("warehouse/ducklake_expire_snapshots.sql"), {"versions": versions})
     conn.execute(sql_text("warehouse/ducklake_cleanup_old_files.sql"), {"kept": files_kept})
     conn.execute(sql_text("warehouse/ducklake_delete_orphaned_files.sql"), {"kept": files_kept})
     return before, _state(conn)
+
+
+MERGED_BEYOND = 32
+"""A table's data files, one a load, beyond which the load merges them (`merge_small_files`)."""
+
+
+def merge_small_files(conn: duckdb.DuckDBPyConnection, beyond: int) -> None:
+    """Merge the data files of each table that has more than `beyond` of them, but the
+    conversation tables'. Each load adds a file to the tables it writes, and every statement
+    that reads a table costs a look at each of its files (a DuckLake DELETE opens them all): on
+    the 2M bench's lake, 108 files a rollup made an app-month's load 11.5 s instead of 13.3.
+    A conversation table's files, one a load, each hold one app's days, by whose statistics a
+    load or lookup of a few partitions skips the rest; merged, a file holds every app's days
+    (there, `spans` and its peers merged made that load 49.8 s). A merge that meets a
+    concurrent load's commit is left to the next."""
+    from pipelines.transform.schemas import CONVERSATION_TABLES  # Arrow schemas: not on a reader's path
+
+    kept_apart = {spec.name for spec in CONVERSATION_TABLES}
+    for table, files in conn.execute(sql_text("warehouse/ducklake_file_counts.sql")).fetchall():
+        if files > beyond and table not in kept_apart:
+            try:
+                conn.execute(sql_text("warehouse/ducklake_merge_files.sql"), {"table": table})
+            except duckdb.TransactionException as exc:
+                if "conflict" not in str(exc).lower():
+                    raise
 
 
 def _state(conn: duckdb.DuckDBPyConnection) -> LakeState:

@@ -31,7 +31,7 @@ from pipelines.transform.schemas import (
     RESULT_REJECT_SOURCE,
     RUN_REJECT_SOURCE,
 )
-from pipelines.warehouse import analysis, folding, garbage, metric_scores, parts, rollups
+from pipelines.warehouse import analysis, ducklake, folding, garbage, metric_scores, parts, rollups
 from pipelines.warehouse.catalog import apply_comments
 from pipelines.warehouse.catalog import install as install_views_and_descriptions
 from pipelines.warehouse.duck import Warehouse, WarehouseSchemaError, schema_version
@@ -91,6 +91,7 @@ def conversation_load(
         if warehouse.is_ducklake:
             with transaction(conn):
                 yield partial(_replace_tables, conn)
+            ducklake.merge_small_files(conn, ducklake.MERGED_BEYOND)  # after the commit
             return
         garbage.collect_garbage(conn, warehouse.parts_root)
         with transaction(conn), parts.part_writer(conn, warehouse.parts_root) as writer:
