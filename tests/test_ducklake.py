@@ -196,7 +196,7 @@ def test_a_conversation_in_two_partitions_of_one_load_is_kept_once_under_the_lat
 def test_a_ducklakes_partitions_loaded_together_equal_those_loaded_one_by_one(tmp_path: Path) -> None:
     """A load stages its partitions' conversations and replaces their rejects once for them all."""
     one_by_one, together = (
-        Warehouse(catalog_target("sqlite", tmp_path / name, ""), data_path=str(tmp_path / name / "data"))
+        Warehouse(catalog_target("duckdb", tmp_path / name, ""), data_path=str(tmp_path / name / "data"))
         for name in ("one", "all")
     )
     loaded_together_and_one_by_one(Lake(str(tmp_path / "lake")), one_by_one, together)
@@ -362,7 +362,7 @@ def test_loads_and_maintenance_merge_small_files_but_the_conversation_tables(
     one app's days a file, by which a load or lookup of a few partitions skips the rest."""
     monkeypatch.setattr(ducklake, "MERGED_BEYOND", 2)
     files, _ = samples.build_warehouse(tmp_path / "lake", Warehouse(str(tmp_path / "scratch.duckdb")))
-    lake = Warehouse(catalog_target("sqlite", tmp_path, ""), data_path=str(tmp_path / "data"))
+    lake = Warehouse(catalog_target("duckdb", tmp_path, ""), data_path=str(tmp_path / "data"))
     with lake.connect() as conn:
         option = {"name": "data_inlining_row_limit", "value": "0"}
         conn.execute(sql_text("warehouse/ducklake_set_option.sql"), option)
