@@ -159,7 +159,7 @@ def merge_small_files(conn: duckdb.DuckDBPyConnection, beyond: int) -> None:
     """Merge the data files of each table that has more than `beyond` of them, but the
     conversation tables'. Each load adds a file to the tables it writes, and every statement
     that reads a table costs a look at each of its files (a DuckLake DELETE opens them all): on
-    the 2M bench's lake, 108 files a rollup made an app-month's load 11.5 s instead of 13.3.
+    the 2M bench's lake, 108 files a rollup made an app-month's load 13.3 s instead of 11.5.
     A conversation table's files, one a load, each hold one app's days, by whose statistics a
     load or lookup of a few partitions skips the rest; merged, a file holds every app's days
     (there, `spans` and its peers merged made that load 49.8 s). A merge that meets a
