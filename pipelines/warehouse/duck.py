@@ -148,8 +148,7 @@ class Warehouse:
             try:
                 return load()
             except duckdb.TransactionException as exc:
-                # a commit refused because another transaction changed the same data first
-                if "conflict" not in str(exc).lower() or attempt == ducklake.CONFLICT_ATTEMPTS:
+                if not ducklake.is_conflict(exc) or attempt == ducklake.CONFLICT_ATTEMPTS:
                     raise
                 time.sleep(random.uniform(0.05, 0.2) * attempt)
         raise AssertionError("unreachable")

@@ -172,8 +172,13 @@ def merge_small_files(conn: duckdb.DuckDBPyConnection, beyond: int) -> None:
             try:
                 conn.execute(sql_text("warehouse/ducklake_merge_files.sql"), {"table": table})
             except duckdb.TransactionException as exc:
-                if "conflict" not in str(exc).lower():
+                if not is_conflict(exc):
                     raise
+
+
+def is_conflict(refusal: duckdb.TransactionException) -> bool:
+    """Whether a commit was refused because another transaction changed the same data first."""
+    return "conflict" in str(refusal).lower()
 
 
 def _state(conn: duckdb.DuckDBPyConnection) -> LakeState:
