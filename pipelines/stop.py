@@ -10,6 +10,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from typing import Protocol
@@ -47,12 +48,24 @@ def watch_signals() -> None:
     their own, one per process (call from the main thread once its Python handlers for SIGINT
     and SIGTERM are in place: only a signal with one writes the byte)."""
     requested.clear()
+    sys.unraisablehook = _lost_interrupt
     if not _watching:
         read, write = os.pipe()
         os.set_blocking(write, False)
         threading.Thread(target=_watch, args=(read,), name="signal-watch", daemon=True).start()
         _watching.append(write)
     signal.set_wakeup_fd(_watching[0], warn_on_full_buffer=False)
+
+
+def _lost_interrupt(unraisable: sys.UnraisableHookArgs) -> None:
+    """An interruption (Ctrl-C's KeyboardInterrupt, Dagster's own) raised inside a callback whose
+    exceptions Python ignores (a weak reference's, a `__del__`) is a stop, recorded here: Python's
+    own hook would print it as a traceback after the command's one line. Anything else is printed
+    as Python would."""
+    if unraisable.exc_type is not None and not issubclass(unraisable.exc_type, Exception):
+        requested.set()
+        return
+    sys.__unraisablehook__(unraisable)
 
 
 def _watch(fd: int) -> None:

@@ -322,3 +322,40 @@ def test_scale_demo_ends_every_process_it_started_on_sigterm_to_its_group(open_t
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(demo.pid, signal.SIGKILL)
         demo.wait()
+
+
+LOST_IN_A_CALLBACK = """
+import weakref
+from dagster._core.errors import DagsterExecutionInterruptedError
+from pipelines import stop
+
+class Thing:
+    pass
+
+def raising(error):
+    def callback(_ref):
+        raise error
+    return callback
+
+stop.watch_signals()
+thing, other = Thing(), Thing()
+refs = [
+    weakref.ref(thing, raising(DagsterExecutionInterruptedError())),
+    weakref.ref(other, raising(ValueError("bug"))),
+]
+del thing
+print(stop.requested.is_set())
+del other
+"""
+
+
+def test_an_interruption_lost_in_a_callback_is_a_stop_not_a_traceback() -> None:
+    """A signal's exception raised inside a weak reference's callback (where Python ignores it)
+    records a stop and prints nothing; any other exception there is printed as Python would."""
+    ran = subprocess.run(
+        [sys.executable, "-c", LOST_IN_A_CALLBACK], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == "True"
+    assert "Interrupted" not in ran.stderr
+    assert "ValueError: bug" in ran.stderr
