@@ -602,3 +602,54 @@ def test_an_interrupted_cli_ingest_says_so_in_a_line_and_starts_no_further_run(
     rerun = cli(*args, env=env, cwd=tmp_path)
     assert rerun.returncode == 0, rerun.stderr
     assert len(warehouse_rows(tmp_path)["conversations"]) == 2 * SCALE.conversations_per_day
+
+
+REPORT_STOPPED_IN_A_QUERY = """
+import os
+import sys
+
+from pipelines.warehouse import queries
+
+original_start = queries.NamedQuery.start
+
+
+def start(self, conn, params=None):
+    mark = os.environ["CRASH_MARKER"]
+    open(mark + ".new", "w").close()
+    os.replace(mark + ".new", mark)
+    conn.execute("SELECT count(*) FROM range(1000000000000) AS t(x) WHERE x % 7 = 3").fetchall()
+    return original_start(self, conn, params)
+
+
+queries.NamedQuery.start = start
+from pipelines.cli import main
+
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("signo", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_report_stopped_in_a_query_says_interrupted_in_a_line(
+    tmp_path: Path, signo: signal.Signals
+) -> None:
+    """Ctrl-C or SIGTERM while `report` reads the warehouse (a DuckDB query, which DuckDB ends with
+    an error of its own): exit 130 and one line, as when it stops anywhere else."""
+    import trend_samples
+
+    _, warehouse = trend_samples.build_warehouse(tmp_path / "built")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CES_", "DAGSTER_"))} | {
+        "CES_WAREHOUSE": warehouse.path,
+        "CES_REPORT": str(tmp_path / "report.html"),
+        "CRASH_MARKER": str(tmp_path / "marker"),
+    }
+    child = cli_stopped_at_marker(REPORT_STOPPED_IN_A_QUERY, ["report"], env, tmp_path)
+    child.send_signal(signo)
+    try:
+        _, stderr = child.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.communicate()
+        raise
+    assert child.returncode == 130, stderr
+    assert stderr.strip() == "interrupted", stderr
+    assert not (tmp_path / "report.html").exists()

@@ -226,3 +226,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as exc:  # a message says what became of the runs, if any had begun
         console.print(f"[yellow]{escape(str(exc) or 'interrupted')}", soft_wrap=True)
         return 130
+    except Exception:
+        if not stop.requested.is_set():
+            raise
+        # A query the stop interrupted (a report's, say) ends with DuckDB's own error: a stop too.
+        console.print("[yellow]interrupted", soft_wrap=True)
+        return 130
