@@ -32,8 +32,10 @@ app-day once, unmeasured but reported, as the first load after an upgrade does (
 again, a new rollup computed). A 2M warehouse takes 90 minutes to rebuild; this takes ten.
 
 `--warehouse` picks the storage measured: `file` (the default `CES_WAREHOUSE`, a DuckDB file
-with its conversation tables as Parquet parts) or `ducklake-sqlite` (a DuckLake whose catalog
-is a local SQLite file, data files beside it), written to scale-<shape>-ducklake-sqlite.*.
+with its conversation tables as Parquet parts), `ducklake-sqlite` (a DuckLake whose catalog
+is a local SQLite file, data files beside it) or `ducklake-postgres` (the scale-out setting: its
+catalog a database of a PostgreSQL server the run starts, durable as in production, and gone
+with it, so not `--reuse`), written to scale-<shape>-<warehouse>.*.
 """
 
 from __future__ import annotations
@@ -44,9 +46,12 @@ import os
 import re
 import shutil
 import statistics
+import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -63,11 +68,12 @@ from bench.workspace import command_args, instance_env, link_raw, partitions_of
 from pipelines.ingest.flatten import CONVERSATIONS_DATASET
 from pipelines.lake.paths import app_segment
 from pipelines.lake.store import RAW_GZIP_LEVEL, TABLE_FILE, Lake
+from scale.servers import create_database, postgres_server
 
 DEFAULT_SIZES = (20_000, 200_000, 2_000_000)
 LOOKBACK_DAYS = 2
 """`CES_LOOKBACK_DAYS`'s default: the days before today an hourly run fetches again."""
-WAREHOUSES = ("file", "ducklake-sqlite")
+WAREHOUSES = ("file", "ducklake-sqlite", "ducklake-postgres")
 """The storages `--warehouse` measures (see the module's docstring)."""
 CES_PIPELINE = str(Path(sys.executable).with_name("ces-pipeline"))
 """The installed command, as a user runs it."""
@@ -231,23 +237,41 @@ def _mcp(env: dict[str, str], cli: dict[str, dict[str, Any]]) -> dict[str, dict[
     return anyio.run(ask)
 
 
-def _warehouse_env(run: Path, warehouse: str) -> dict[str, str]:
-    """The settings that put the warehouse of `warehouse` (one of WAREHOUSES) in `run`."""
-    if warehouse == "ducklake-sqlite":
-        return {
-            "CES_WAREHOUSE": f"ducklake:sqlite:{run / 'catalog.sqlite'}",
-            "CES_WAREHOUSE_DATA_PATH": f"{run / 'warehouse-data'}/",
-        }
-    return {"CES_WAREHOUSE": str(run / "warehouse.duckdb")}
+def _warehouse_env(run: Path, warehouse: str, catalog: str | None) -> dict[str, str]:
+    """The settings that put the warehouse of `warehouse` (one of WAREHOUSES) in `run`; `catalog`:
+    the libpq connection string of a PostgreSQL catalog's database."""
+    if warehouse == "file":
+        return {"CES_WAREHOUSE": str(run / "warehouse.duckdb")}
+    target = f"postgres:{catalog}" if warehouse == "ducklake-postgres" else f"sqlite:{run / 'catalog.sqlite'}"
+    return {"CES_WAREHOUSE": f"ducklake:{target}", "CES_WAREHOUSE_DATA_PATH": f"{run / 'warehouse-data'}/"}
 
 
-def _warehouse_mb(run: Path, warehouse: str) -> float:
+def _warehouse_mb(run: Path, warehouse: str, catalog: str | None) -> float:
     """What the warehouse takes on disk: the DuckDB file (its Parquet parts apart), or the
     DuckLake's catalog and data files."""
-    if warehouse == "ducklake-sqlite":
-        files = [run / "catalog.sqlite", *(run / "warehouse-data").rglob("*")]
-        return sum(path.stat().st_size for path in files if path.is_file()) / 2**20
-    return (run / "warehouse.duckdb").stat().st_size / 2**20
+    if warehouse == "file":
+        return (run / "warehouse.duckdb").stat().st_size / 2**20
+    files = [*(run / "warehouse-data").rglob("*"), *([run / "catalog.sqlite"] if catalog is None else [])]
+    held = sum(path.stat().st_size for path in files if path.is_file())
+    return (
+        held + (int(_psql(catalog, "SELECT pg_database_size(current_database())")) if catalog else 0)
+    ) / 2**20
+
+
+def _psql(conninfo: str, sql: str) -> str:
+    return subprocess.run(
+        ["psql", conninfo, "-Atc", sql], check=True, capture_output=True, text=True, timeout=60
+    ).stdout.strip()
+
+
+@contextmanager
+def _catalog_server(warehouse: str) -> Iterator[str | None]:
+    """The PostgreSQL server a `ducklake-postgres` run keeps its catalogs on (None: no server)."""
+    if warehouse != "ducklake-postgres":
+        yield None
+        return
+    with postgres_server(durable=True) as server:
+        yield server
 
 
 def measure_size(
@@ -259,9 +283,11 @@ def measure_size(
     spec: CorpusSpec,
     warehouse: str = "file",
     reuse: bool = False,
+    postgres: str | None = None,
 ) -> dict[str, Any]:
     """The commands on a warehouse of `replicas` copies of the corpus `spec`, in its run folder:
-    rebuilt from empty, or (`reuse`) the one an earlier run left there when it holds one."""
+    rebuilt from empty, or (`reuse`) the one an earlier run left there when it holds one;
+    `postgres`: the server of a `ducklake-postgres` warehouse's catalog."""
     run = work / f"run-{conversations}{'' if warehouse == 'file' else f'-{warehouse}'}"
     finished = run / "rebuild.json"  # written once the whole rebuild succeeded: what it measured
     corpus_apps = sorted({app for app, _ in partitions_of(corpus_lake)})
@@ -274,7 +300,8 @@ def measure_size(
         link_raw(corpus_lake, run, corpus_apps)
         link_raw(str(work / "replicas"), run, replica_apps)
     partitions = partitions_of(lake)
-    env = instance_env(run, lake, partitions, **_warehouse_env(run, warehouse))
+    catalog = create_database(postgres, f"lake_{conversations}") if postgres else None
+    env = instance_env(run, lake, partitions, **_warehouse_env(run, warehouse, catalog))
     first_load = None
     if reused:
         rebuild = json.loads(finished.read_text())
@@ -293,11 +320,15 @@ def measure_size(
     )
     one_day.update(app=app, day=day, partition_bytes=_partition_bytes(lake, app, day))
     places = {"warehouse": run / "warehouse", "lake": Path(lake), "dagster": run / "dagster_home"}
-    if warehouse == "ducklake-sqlite":
-        places["warehouse"] = run / "catalog.sqlite"
+    if warehouse != "file":
+        places["warehouse"] = run / "catalog.sqlite"  # a PostgreSQL catalog: its log, below
         places["warehouse data"] = run / "warehouse-data"
     one_day_command = [CES_PIPELINE, *command_args("rebuild", [day_partition], ("--app", app))]
+    logged = _psql(catalog, "SELECT pg_current_wal_lsn()") if catalog else None
     one_day["written_by"] = written_by_place(one_day_command, env, places, clones=clones_on_copy(run))
+    if catalog and one_day["written_by"] is not None:  # what PostgreSQL wrote for it: its log
+        wal = _psql(catalog, f"SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '{logged}')")
+        one_day["written_by"]["warehouse"] = float(wal) / 2**20
     print(f"  the hourly schedule's run: ingest of {app}'s last {LOOKBACK_DAYS + 1} days ...", flush=True)
     last_day = max(date.fromisoformat(day) for _, day in partitions)
     hourly = _hourly(env, spec, app, last_day)
@@ -322,7 +353,7 @@ def measure_size(
         "partitions": len(partitions),
         "conversations": conversations,
         "warehouse_conversations": loaded,
-        "warehouse_mb": _warehouse_mb(run, warehouse),
+        "warehouse_mb": _warehouse_mb(run, warehouse, catalog),
         "rebuild": rebuild,
         "reused": reused,
         "first_load": first_load,
@@ -366,28 +397,37 @@ def run(
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "sizes": [],
     }
-    for size in sorted(sizes):
-        replicas = max(1, round(size / BASE))
-        conversations = replicas * corpus["stats"]["conversations"]
-        print(f"{conversations:,} conversations ({replicas} replicas of the corpus) ...", flush=True)
-        started = time.perf_counter()
-        written = grow(corpus_lake, str(work / "replicas"), replicas, workers)
-        growth = time.perf_counter() - started
-        try:
-            measured = measure_size(
-                corpus_lake, work, replicas, day_partition, conversations, spec, warehouse, reuse
+    with _catalog_server(warehouse) as postgres:
+        for size in sorted(sizes):
+            replicas = max(1, round(size / BASE))
+            conversations = replicas * corpus["stats"]["conversations"]
+            print(f"{conversations:,} conversations ({replicas} replicas of the corpus) ...", flush=True)
+            started = time.perf_counter()
+            written = grow(corpus_lake, str(work / "replicas"), replicas, workers)
+            growth = time.perf_counter() - started
+            try:
+                measured = measure_size(
+                    corpus_lake,
+                    work,
+                    replicas,
+                    day_partition,
+                    conversations,
+                    spec,
+                    warehouse,
+                    reuse,
+                    postgres,
+                )
+            except RuntimeError as exc:
+                seconds = time.perf_counter() - started
+                report["failed"] = {"conversations": conversations, "error": str(exc), "seconds": seconds}
+                write(report)
+                break
+            measured.update(
+                size=size, replica_files=written, growth_seconds=growth, seconds=time.perf_counter() - started
             )
-        except RuntimeError as exc:
-            seconds = time.perf_counter() - started
-            report["failed"] = {"conversations": conversations, "error": str(exc), "seconds": seconds}
+            measured["checks"] = checks(measured, report["sizes"][0] if report["sizes"] else measured)
+            report["sizes"].append(measured)
             write(report)
-            break
-        measured.update(
-            size=size, replica_files=written, growth_seconds=growth, seconds=time.perf_counter() - started
-        )
-        measured["checks"] = checks(measured, report["sizes"][0] if report["sizes"] else measured)
-        report["sizes"].append(measured)
-        write(report)
     return report
 
 
@@ -429,6 +469,8 @@ def main(argv: list[str] | None = None) -> None:
         help="measure the warehouses earlier runs left in WORK again instead of rebuilding them",
     )
     args = parser.parse_args(argv)
+    if args.reuse and args.warehouse == "ducklake-postgres":
+        parser.error("--reuse: a ducklake-postgres catalog goes with the server the run starts")
     report = run(args.sizes, args.shape, args.work, args.workers, args.warehouse, args.reuse)
     print(markdown(report), flush=True)
     if "failed" in report:

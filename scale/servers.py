@@ -160,8 +160,10 @@ def postgres_binaries() -> str | None:
 
 
 @contextlib.contextmanager
-def postgres_server() -> Iterator[str]:
-    """A running server; yields its libpq connection string (user postgres, no password)."""
+def postgres_server(*, durable: bool = False) -> Iterator[str]:
+    """A running server; yields its libpq connection string (user postgres, no password).
+    Not `durable` (tests, the demo): no fsync, for speed; durable (a benchmark): as a production
+    server commits."""
     binaries = postgres_binaries()
     if binaries is None:
         raise ServerUnavailable("no PostgreSQL server binaries (initdb, pg_ctl) on this machine")
@@ -178,7 +180,8 @@ def postgres_server() -> Iterator[str]:
 
     try:
         run(f"{binaries}/initdb", "-D", data, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8")
-        options = f"-c listen_addresses=127.0.0.1 -p {port} -k {folder} -c fsync=off -c max_connections=200"
+        options = f"-c listen_addresses=127.0.0.1 -p {port} -k {folder} -c max_connections=200"
+        options += "" if durable else " -c fsync=off"
         run(f"{binaries}/pg_ctl", "-D", data, "-o", options, "-l", f"{folder}/server.log", "-w", "start")
         try:
             yield f"dbname=postgres host=127.0.0.1 port={port} user=postgres"
