@@ -46,7 +46,6 @@ import os
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -68,7 +67,7 @@ from bench.workspace import command_args, instance_env, link_raw, partitions_of
 from pipelines.ingest.flatten import CONVERSATIONS_DATASET
 from pipelines.lake.paths import app_segment
 from pipelines.lake.store import RAW_GZIP_LEVEL, TABLE_FILE, Lake
-from scale.servers import create_database, postgres_server
+from scale.servers import create_database, postgres_server, psql
 
 DEFAULT_SIZES = (20_000, 200_000, 2_000_000)
 LOOKBACK_DAYS = 2
@@ -254,14 +253,8 @@ def _warehouse_mb(run: Path, warehouse: str, catalog: str | None) -> float:
     files = [*(run / "warehouse-data").rglob("*"), *([run / "catalog.sqlite"] if catalog is None else [])]
     held = sum(path.stat().st_size for path in files if path.is_file())
     return (
-        held + (int(_psql(catalog, "SELECT pg_database_size(current_database())")) if catalog else 0)
+        held + (int(psql(catalog, "SELECT pg_database_size(current_database())")) if catalog else 0)
     ) / 2**20
-
-
-def _psql(conninfo: str, sql: str) -> str:
-    return subprocess.run(
-        ["psql", conninfo, "-Atc", sql], check=True, capture_output=True, text=True, timeout=60
-    ).stdout.strip()
 
 
 @contextmanager
@@ -324,10 +317,10 @@ def measure_size(
         places["warehouse"] = run / "catalog.sqlite"  # a PostgreSQL catalog: its log, below
         places["warehouse data"] = run / "warehouse-data"
     one_day_command = [CES_PIPELINE, *command_args("rebuild", [day_partition], ("--app", app))]
-    logged = _psql(catalog, "SELECT pg_current_wal_lsn()") if catalog else None
+    logged = psql(catalog, "SELECT pg_current_wal_lsn()") if catalog else None
     one_day["written_by"] = written_by_place(one_day_command, env, places, clones=clones_on_copy(run))
     if catalog and one_day["written_by"] is not None:  # what PostgreSQL wrote for it: its log
-        wal = _psql(catalog, f"SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '{logged}')")
+        wal = psql(catalog, f"SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '{logged}')")
         one_day["written_by"]["warehouse"] = float(wal) / 2**20
     print(f"  the hourly schedule's run: ingest of {app}'s last {LOOKBACK_DAYS + 1} days ...", flush=True)
     last_day = max(date.fromisoformat(day) for _, day in partitions)

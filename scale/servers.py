@@ -191,11 +191,16 @@ def postgres_server(*, durable: bool = False) -> Iterator[str]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def psql(conninfo: str, sql: str) -> str:
+    """What `sql` answers on the database of `conninfo`, unaligned, without headers."""
+    return subprocess.run(
+        ["psql", conninfo, "-Atc", sql], check=True, capture_output=True, text=True, timeout=60
+    ).stdout.strip()
+
+
 def create_database(conninfo: str, name: str) -> str:
     """A new database on the server of `conninfo`; its connection string."""
-    subprocess.run(
-        ["psql", conninfo, "-qc", f"CREATE DATABASE {name}"], check=True, capture_output=True, timeout=60
-    )
+    psql(conninfo, f"CREATE DATABASE {name}")
     return conninfo.replace("dbname=postgres", f"dbname={name}")
 
 
