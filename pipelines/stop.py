@@ -13,7 +13,8 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Protocol
+from collections.abc import Iterator
+from typing import Protocol, TypeVar
 
 requested = threading.Event()
 """Set once Ctrl-C, SIGTERM or SIGHUP came."""
@@ -24,19 +25,32 @@ _STOPPING = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 class Interruptible(Protocol):
     def interrupt(self) -> None: ...
 
+    def close(self) -> None: ...
+
 
 _open: set[Interruptible] = set()
 _lock = threading.Lock()
 
+Connection = TypeVar("Connection", bound=Interruptible)
 
-def track(conn: Interruptible) -> None:
+
+@contextlib.contextmanager
+def interruptible(conn: Connection) -> Iterator[Connection]:
+    """`conn` (a DuckDB connection) interrupted by a stop while it is open, and closed on the way
+    out; interrupted first if an exception ends it: the exception may leave its query running on
+    DuckDB's threads (Ctrl-C's KeyboardInterrupt, raised in DuckDB's own check for signals, ends
+    the wait for the query, not the query), and `close` would wait for them to finish it."""
     with _lock:
         _open.add(conn)
-
-
-def untrack(conn: Interruptible) -> None:
-    with _lock:
-        _open.discard(conn)
+    try:
+        yield conn
+    except BaseException:
+        conn.interrupt()
+        raise
+    finally:
+        with _lock:
+            _open.discard(conn)
+        conn.close()
 
 
 _watching: list[int] = []

@@ -359,3 +359,51 @@ def test_an_interruption_lost_in_a_callback_is_a_stop_not_a_traceback() -> None:
     assert ran.stdout.strip() == "True"
     assert "Interrupted" not in ran.stderr
     assert "ValueError: bug" in ran.stderr
+
+
+LEFT_RUNNING = """
+import threading
+import time
+
+import duckdb
+
+from pipelines import stop
+
+conn = duckdb.connect()
+started = threading.Event()
+ended = []
+
+
+def query():
+    started.set()
+    try:
+        conn.execute("SELECT count(*) FROM range(100000000000) AS t(x) WHERE x % 7 = 3").fetchall()
+    except duckdb.Error as exc:
+        ended.append(type(exc).__name__)
+
+
+reader = threading.Thread(target=query)
+try:
+    with stop.interruptible(conn):
+        reader.start()
+        started.wait()
+        time.sleep(0.5)
+        raise KeyboardInterrupt
+except KeyboardInterrupt:
+    pass
+reader.join()
+print(ended)
+"""
+
+
+def test_a_connection_an_exception_leaves_ends_the_query_it_left_running() -> None:
+    """Ctrl-C's KeyboardInterrupt may end the wait for a query without ending the query, which
+    runs on: the connection is interrupted on the way out, and closing it does not wait minutes for
+    the query to finish (here, one of about ten minutes running on a thread of its own)."""
+    started = time.monotonic()
+    ran = subprocess.run(
+        [sys.executable, "-c", LEFT_RUNNING], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == "['InterruptException']"
+    assert time.monotonic() - started < 30

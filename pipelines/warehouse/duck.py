@@ -206,10 +206,10 @@ def _open(
                 f"({duckdb.__version__}). Move it aside and rebuild it from the lake: `ces-pipeline rebuild`."
             ) from exc
         raise open_refused(path, exc) from exc
-    stop.track(conn)
     try:
-        conn.execute("SET TimeZone = 'UTC'")
-        yield conn
+        with stop.interruptible(conn):
+            conn.execute("SET TimeZone = 'UTC'")
+            yield conn
     except duckdb.IOException as exc:
         if not read_only or "No files found that match the pattern" not in str(exc):
             raise
@@ -222,9 +222,6 @@ def _open(
             f"({config.get('memory_limit')}) gives it: raise it (e.g. 1GB), or ask for smaller pages "
             f"(CES_PAGE_SIZE). DuckDB said: {str(exc).splitlines()[0][:300]}"
         ) from exc
-    finally:
-        stop.untrack(conn)
-        conn.close()
 
 
 def parts_missing(path: str, refusal: duckdb.IOException) -> WarehouseFileError:

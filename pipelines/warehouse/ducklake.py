@@ -22,6 +22,7 @@ from importlib import resources
 
 import duckdb
 
+from pipelines import stop
 from pipelines.config import s3_endpoint_url
 from pipelines.errors import ActionableError
 from pipelines.sqlfiles import quoted, sql_text
@@ -70,8 +71,7 @@ def attach(
 ) -> Iterator[duckdb.DuckDBPyConnection]:
     """An in-memory DuckDB connection (DuckDB settings `config`) with the lake at `target`
     attached as the default database."""
-    conn = duckdb.connect(config=dict(config or {}))
-    try:
+    with stop.interruptible(duckdb.connect(config=dict(config or {}))) as conn:
         _load_extension(conn, "ducklake")
         catalog = target.removeprefix(PREFIX)
         for prefix, extension in CATALOG_EXTENSIONS.items():
@@ -121,8 +121,6 @@ def attach(
                 conn.execute(sql_text("warehouse/ducklake_set_option.sql"), {"name": name, "value": value})
         conn.execute("SET TimeZone = 'UTC'")
         yield conn
-    finally:
-        conn.close()
 
 
 @dataclass(frozen=True)
