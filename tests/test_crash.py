@@ -12,8 +12,10 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -658,3 +660,69 @@ def test_a_report_stopped_in_a_query_says_interrupted_in_a_line(tmp_path: Path, 
     assert child.returncode == 130, stderr
     assert stderr.strip() == "interrupted", stderr
     assert not (tmp_path / "report.html").exists()
+
+
+@contextmanager
+def silent_catalog() -> Iterator[tuple[str, list[socket.socket]]]:
+    """A PostgreSQL catalog's conninfo whose server takes connections and never answers (hung, or
+    behind a firewall), and the connections it took."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    accepted: list[socket.socket] = []
+    threading.Thread(target=lambda: accepted.append(listener.accept()[0]), daemon=True).start()
+    try:
+        yield f"dbname=ces host=127.0.0.1 port={listener.getsockname()[1]} user=ces", accepted
+    finally:
+        listener.close()
+        for conn in accepted:
+            conn.close()
+
+
+def report_on_catalog(catalog: str, tmp_path: Path) -> subprocess.Popen:
+    """`ces-pipeline report` on a DuckLake whose catalog is `catalog`, as a process of its own."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CES_", "DAGSTER_", "PG"))} | {
+        "CES_WAREHOUSE": f"ducklake:postgres:{catalog}",
+        "CES_WAREHOUSE_DATA_PATH": str(tmp_path / "data"),
+        "CES_REPORT": str(tmp_path / "report.html"),
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "pipelines.cli", "report"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.mark.parametrize("signo", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_command_stopped_while_attaching_a_silent_catalog_says_interrupted(
+    tmp_path: Path, signo: int
+) -> None:
+    """Ctrl-C or SIGTERM while a DuckLake's catalog holds the attach (libpq's connect, which no
+    signal ends, waits out the catalog's `connect_timeout` first): exit 130 and one line, where it
+    used to print DuckDB's `Query interrupted` with a traceback."""
+    with silent_catalog() as (catalog, accepted):
+        child = report_on_catalog(f"{catalog} connect_timeout=2", tmp_path)
+        try:
+            deadline = time.monotonic() + 60
+            while not accepted:  # the catalog's connection is taken: the attach waits for its answer
+                assert child.poll() is None and time.monotonic() < deadline, child.communicate()
+                time.sleep(0.05)
+            child.send_signal(signo)
+            _, stderr = child.communicate(timeout=30)
+        finally:
+            child.kill()
+    assert child.returncode == 130, stderr
+    assert stderr.strip() == "interrupted", stderr
+
+
+def test_a_catalog_that_never_answers_fails_the_command_in_seconds(tmp_path: Path) -> None:
+    """A catalog that takes the connection and never answers, its conninfo silent on
+    `connect_timeout` (libpq would wait forever): the command fails after ten seconds and says so."""
+    with silent_catalog() as (catalog, _):
+        child = report_on_catalog(catalog, tmp_path)
+        try:
+            _, stderr = child.communicate(timeout=60)
+        finally:
+            child.kill()
+    assert child.returncode == 1, stderr
+    assert "cannot attach the DuckLake warehouse" in stderr and "timeout expired" in stderr, stderr

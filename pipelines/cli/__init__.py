@@ -161,6 +161,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _interrupt(_signo: int, _frame: object) -> None:
+    """Ctrl-C: a stop, recorded before the KeyboardInterrupt is raised. DuckDB, whose check for
+    signals runs this handler during a query, turns the KeyboardInterrupt into an error of its own
+    (`RuntimeError: Query interrupted`), which `main` knows for a stop by the record alone: the
+    thread reading the signals' wakeup bytes may not have run yet."""
+    stop.requested.set()
+    raise KeyboardInterrupt
+
+
 def _terminate(_signo: int, _frame: object) -> None:
     """SIGTERM or SIGHUP: a stop, then Ctrl-C's path. The stop is recorded here too, not only by
     the thread reading the signals' wakeup bytes: an event loop that a library runs may take the
@@ -200,9 +209,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # SIGTERM (a scheduler, `kill`, a container stopping) ends a command as Ctrl-C does: the
     # run in progress is interrupted and recorded, the runs not started are not started. A shell
     # starts background jobs with SIGINT ignored, which would make both signals do nothing, here
-    # and in every process started from here (`dagster dev` and its servers): it is restored.
-    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+    # and in every process started from here (`dagster dev` and its servers): it is handled anyway.
+    signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _terminate)
     # A closed terminal (SIGHUP) too, unless `nohup` asked that it not: `dagster dev`, which
     # `ces-pipeline dev` starts in a process group of its own, is ended on the way out.

@@ -31,6 +31,12 @@ PREFIX = "ducklake:"
 CATALOG_EXTENSIONS = {"postgres:": "postgres_scanner", "sqlite:": "sqlite_scanner"}
 """The DuckDB extension each kind of catalog needs besides `ducklake` (a DuckDB file: none)."""
 CONFLICT_ATTEMPTS = 5
+CATALOG_CONNECT_TIMEOUT = "10"
+"""Seconds a PostgreSQL catalog may take to answer a new connection unless the catalog's
+`connect_timeout` or PGCONNECT_TIMEOUT says otherwise. libpq's own default is to wait forever,
+and its wait is one blocking call that Ctrl-C cannot end: a catalog server that takes the
+connection and never answers (hung, or behind a firewall that drops its packets) would hang the
+command, Ctrl-C included."""
 _PASSWORD = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)")
 INITIALIZE_ATTEMPTS = 3
 SNAPSHOTS_KEPT = "1 hour"
@@ -77,6 +83,8 @@ def attach(
         for prefix, extension in CATALOG_EXTENSIONS.items():
             if catalog.startswith(prefix):
                 _load_extension(conn, extension)
+        if catalog.startswith("postgres:"):
+            os.environ.setdefault("PGCONNECT_TIMEOUT", CATALOG_CONNECT_TIMEOUT)
         if data_path.startswith("s3://"):
             _load_extension(conn, "httpfs")  # which reads the AWS_* credentials and region itself
             if endpoint := s3_endpoint_url():  # an S3-compatible server, reached with path-style URLs
