@@ -325,3 +325,9 @@ def load_dotenv_file() -> None:
     from dotenv import load_dotenv
 
     load_dotenv(".env", override=False)
+
+
+def libpq_connect_timeout_set() -> bool:
+    """Whether `PGCONNECT_TIMEOUT` bounds libpq's connects (the PostgreSQL catalog's `psql` and
+    DuckDB's postgres extension read it themselves)."""
+    return bool(os.environ.get("PGCONNECT_TIMEOUT"))

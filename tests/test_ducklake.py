@@ -439,3 +439,29 @@ def test_the_maintenance_job_reports_the_lakes_state_before_and_after(tmp_path: 
     # an hour's snapshots kept; writing the inlined rows and merging files are snapshots of their own
     assert metadata["snapshots before"] == snapshots and metadata["snapshots after"] == after > snapshots
     assert metadata["data_files after"] == data_files > 0
+
+
+@pytest.mark.parametrize(
+    ("target", "bounded"),
+    [
+        ("ducklake:postgres:dbname=ces host=db", "ducklake:postgres:dbname=ces host=db connect_timeout=10"),
+        (
+            "ducklake:postgres:postgresql://ces@db/ces",
+            "ducklake:postgres:postgresql://ces@db/ces?connect_timeout=10",
+        ),
+        (
+            "ducklake:postgres:postgres://ces@db/ces?sslmode=require",
+            "ducklake:postgres:postgres://ces@db/ces?sslmode=require&connect_timeout=10",
+        ),
+        ("ducklake:postgres:dbname=ces connect_timeout=3", "ducklake:postgres:dbname=ces connect_timeout=3"),
+        ("ducklake:sqlite:catalog.sqlite", "ducklake:sqlite:catalog.sqlite"),
+    ],
+)
+def test_a_postgres_catalog_connect_is_bounded_unless_its_conninfo_bounds_it(
+    monkeypatch: pytest.MonkeyPatch, target: str, bounded: str
+) -> None:
+    """libpq waits forever for a catalog that never answers unless told otherwise."""
+    monkeypatch.delenv("PGCONNECT_TIMEOUT", raising=False)
+    assert ducklake.bounded_connect(target) == bounded
+    monkeypatch.setenv("PGCONNECT_TIMEOUT", "3")  # which libpq reads itself
+    assert ducklake.bounded_connect(target) == target

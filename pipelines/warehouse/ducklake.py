@@ -23,7 +23,7 @@ from importlib import resources
 import duckdb
 
 from pipelines import stop
-from pipelines.config import s3_endpoint_url
+from pipelines.config import libpq_connect_timeout_set, s3_endpoint_url
 from pipelines.errors import ActionableError
 from pipelines.sqlfiles import quoted, sql_text
 
@@ -31,8 +31,8 @@ PREFIX = "ducklake:"
 CATALOG_EXTENSIONS = {"postgres:": "postgres_scanner", "sqlite:": "sqlite_scanner"}
 """The DuckDB extension each kind of catalog needs besides `ducklake` (a DuckDB file: none)."""
 CONFLICT_ATTEMPTS = 5
-CATALOG_CONNECT_TIMEOUT = "10"
-"""Seconds a PostgreSQL catalog may take to answer a new connection unless the catalog's
+CATALOG_CONNECT_TIMEOUT = 10
+"""Seconds a PostgreSQL catalog may take to answer a new connection unless its conninfo's
 `connect_timeout` or PGCONNECT_TIMEOUT says otherwise. libpq's own default is to wait forever,
 and its wait is one blocking call that Ctrl-C cannot end: a catalog server that takes the
 connection and never answers (hung, or behind a firewall that drops its packets) would hang the
@@ -83,8 +83,6 @@ def attach(
         for prefix, extension in CATALOG_EXTENSIONS.items():
             if catalog.startswith(prefix):
                 _load_extension(conn, extension)
-        if catalog.startswith("postgres:"):
-            os.environ.setdefault("PGCONNECT_TIMEOUT", CATALOG_CONNECT_TIMEOUT)
         if data_path.startswith("s3://"):
             _load_extension(conn, "httpfs")  # which reads the AWS_* credentials and region itself
             if endpoint := s3_endpoint_url():  # an S3-compatible server, reached with path-style URLs
@@ -104,7 +102,9 @@ def attach(
         if not read_only and (file := catalog_file(target)):
             os.makedirs(os.path.dirname(os.path.abspath(file)), exist_ok=True)
         attach_sql = sql_text("warehouse/attach_ducklake.sql").format(
-            target=quoted(target), data_path=quoted(data_path), read_only=quoted(str(read_only).lower())
+            target=quoted(bounded_connect(target)),
+            data_path=quoted(data_path),
+            read_only=quoted(str(read_only).lower()),
         )
         for attempt in range(1, INITIALIZE_ATTEMPTS + 1):
             try:
@@ -129,6 +129,17 @@ def attach(
                 conn.execute(sql_text("warehouse/ducklake_set_option.sql"), {"name": name, "value": value})
         conn.execute("SET TimeZone = 'UTC'")
         yield conn
+
+
+def bounded_connect(target: str) -> str:
+    """`target` with `connect_timeout` (`CATALOG_CONNECT_TIMEOUT`) in a PostgreSQL catalog's
+    conninfo, key=value pairs or a URI, unless the conninfo or PGCONNECT_TIMEOUT bounds it."""
+    conninfo = target.removeprefix(PREFIX)
+    if not conninfo.startswith("postgres:") or "connect_timeout" in conninfo or libpq_connect_timeout_set():
+        return target
+    if conninfo.startswith(("postgres:postgresql://", "postgres:postgres://")):
+        return f"{target}{'&' if '?' in conninfo else '?'}connect_timeout={CATALOG_CONNECT_TIMEOUT}"
+    return f"{target} connect_timeout={CATALOG_CONNECT_TIMEOUT}"
 
 
 @dataclass(frozen=True)
