@@ -74,12 +74,15 @@ def watch_signals() -> None:
 def _lost_interrupt(unraisable: sys.UnraisableHookArgs) -> None:
     """An interruption (Ctrl-C's KeyboardInterrupt, Dagster's own) raised inside a callback whose
     exceptions Python ignores (a weak reference's, a `__del__`) is a stop, recorded here: Python's
-    own hook would print it as a traceback after the command's one line. Anything else is printed
-    as Python would."""
+    own hook would print it as a traceback after the command's one line. So is any error there once
+    a stop was asked: a signal that lands as a `with` block is entered leaves its context manager
+    unexited, and the garbage collector runs its cleanup later, on a connection closed since.
+    Anything else is printed as Python would."""
     if unraisable.exc_type is not None and not issubclass(unraisable.exc_type, Exception):
         requested.set()
         return
-    sys.__unraisablehook__(unraisable)
+    if not requested.is_set():
+        sys.__unraisablehook__(unraisable)
 
 
 def _watch(fd: int) -> None:
