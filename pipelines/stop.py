@@ -16,10 +16,45 @@ import time
 from collections.abc import Iterator
 from typing import Protocol, TypeVar
 
-requested = threading.Event()
-"""Set once Ctrl-C, SIGTERM or SIGHUP came."""
-
 _STOPPING = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+
+
+class _Request:
+    """Whether a stop was asked, as a `threading.Event` says it, but one that a signal handler may
+    set: a second signal's handler can run inside the first's, on the same thread, and would wait
+    for ever for the lock an Event's `set` holds there. `set` takes no lock: it records the stop
+    and writes a stopping byte into the pipe the watching thread reads, which wakes the waiters."""
+
+    def __init__(self) -> None:
+        self._asked = False
+        self._woken = threading.Event()
+
+    def set(self) -> None:
+        self._asked = True
+        if _watching:
+            with contextlib.suppress(BlockingIOError):  # a full pipe: the thread has bytes to read
+                os.write(_watching[0], bytes([signal.SIGINT]))
+        else:  # no thread reads the pipe, and no handler of ours runs
+            self._woken.set()
+
+    def _wake(self) -> None:
+        """The watching thread's `set`, which no signal handler interrupts."""
+        self._asked = True
+        self._woken.set()
+
+    def is_set(self) -> bool:
+        return self._asked
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._asked or self._woken.wait(timeout)
+
+    def clear(self) -> None:
+        self._asked = False
+        self._woken.clear()
+
+
+requested = _Request()
+"""Set once Ctrl-C, SIGTERM or SIGHUP came (or a stop was found lost: `_lost_interrupt`)."""
 
 
 class Interruptible(Protocol):
@@ -88,7 +123,7 @@ def _lost_interrupt(unraisable: sys.UnraisableHookArgs) -> None:
 def _watch(fd: int) -> None:
     while data := os.read(fd, 64):
         if _STOPPING & set(data):
-            requested.set()
+            requested._wake()
             with _lock:
                 connections = list(_open)
             for conn in connections:

@@ -419,3 +419,55 @@ def test_a_connection_an_exception_leaves_ends_the_query_it_left_running() -> No
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.strip() == "['InterruptException']"
     assert time.monotonic() - started < 30
+
+
+SIGNALLED_WHILE_RECORDING = """
+import os
+import signal
+import sys
+
+from pipelines import stop
+from pipelines.cli import _interrupt, _terminate
+
+signal.signal(signal.SIGINT, _interrupt)
+signal.signal(signal.SIGTERM, _terminate)
+stop.watch_signals()
+recording = stop.requested.set.__code__
+lines = []
+
+
+def tracer(frame, event, arg):
+    return inside if event == "call" and frame.f_code is recording else None
+
+
+def inside(frame, event, arg):
+    if event == "line":
+        lines.append(frame.f_lineno)
+        if len(lines) == 2:  # the first signal's stop half recorded: the second comes
+            os.kill(os.getpid(), signal.SIGTERM)
+    return inside
+
+
+sys.settrace(tracer)
+try:
+    os.kill(os.getpid(), signal.SIGTERM)
+    for _ in range(1000):
+        pass
+except KeyboardInterrupt:
+    print(stop.requested.is_set(), len(lines) >= 2)
+"""
+
+
+def test_a_signal_that_comes_while_the_last_ones_stop_is_recorded_is_a_stop_too() -> None:
+    """Two signals at once (Ctrl-C pressed twice, a supervisor's SIGTERM on top of a terminal's
+    SIGINT): the second's handler runs inside the first's, on the same thread. Recording the stop
+    took a lock there, which the first held: the command waited for it for ever."""
+    ran = subprocess.run(
+        [sys.executable, "-c", SIGNALLED_WHILE_RECORDING],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == "True True"
