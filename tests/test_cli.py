@@ -261,12 +261,17 @@ try:
     raise ConnectionError("Cannot connect to host storage.example:443")
 except ConnectionError:
     logging.getLogger("some.storage.client").exception("_request out of retries")
+try:
+    raise KeyboardInterrupt
+except KeyboardInterrupt:  # SQLAlchemy's pool, when Ctrl-C lands as it closes a connection
+    logging.getLogger("sqlalchemy.pool.impl.NullPool").error("Exception closing connection", exc_info=True)
 """
 
 
 def test_a_librarys_unhandled_warning_is_one_line_without_its_traceback(workdir: Path) -> None:
     """What a client library logs as it gives up (gcsfs does, with the traceback) before the
-    command's own error says what failed."""
+    command's own error says what failed; nothing of what a library logs as a stop interrupts it
+    (the command's own line says it was interrupted)."""
     done = subprocess.run(
         [sys.executable, "-c", LIBRARY_GIVES_UP],
         env=base_env(workdir),

@@ -182,13 +182,17 @@ class _LibraryWarning(logging.Handler):
     """A warning logged where nothing handles it (an object store's client giving up its retries,
     say), as one line, once a command (each of its runs would repeat it): the command's own
     message then says what failed. It says its level, and a library's line names its logger. Python's
-    default (`logging.lastResort`) prints the record's whole traceback, every time."""
+    default (`logging.lastResort`) prints the record's whole traceback, every time. A record of an
+    interruption is left out: the command's own line says it was interrupted (SQLAlchemy logs an
+    error when Ctrl-C lands as it closes a connection, then raises the KeyboardInterrupt on)."""
 
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
         self.said: set[str] = set()
 
     def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info and not isinstance(record.exc_info[1], Exception | None):
+            return  # a stop (Ctrl-C's KeyboardInterrupt, Dagster's own) interrupted what it logs
         source = "" if record.name.split(".")[0] == "pipelines" else f" ({record.name})"
         line = f"{record.levelname.lower()}{source}: {record.getMessage()}"
         if line not in self.said:
