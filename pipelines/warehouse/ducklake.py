@@ -134,11 +134,11 @@ def attach(
 def bounded_connect(target: str) -> str:
     """`target` with `connect_timeout` (`CATALOG_CONNECT_TIMEOUT`) in a PostgreSQL catalog's
     conninfo, key=value pairs or a URI, unless the conninfo or PGCONNECT_TIMEOUT bounds it."""
-    conninfo = target.removeprefix(PREFIX)
-    if not conninfo.startswith("postgres:") or "connect_timeout" in conninfo or libpq_connect_timeout_set():
+    catalog = target.removeprefix(PREFIX)
+    if not catalog.startswith("postgres:") or "connect_timeout" in catalog or libpq_connect_timeout_set():
         return target
-    if conninfo.startswith(("postgres:postgresql://", "postgres:postgres://")):
-        return f"{target}{'&' if '?' in conninfo else '?'}connect_timeout={CATALOG_CONNECT_TIMEOUT}"
+    if catalog.startswith(("postgres:postgresql://", "postgres:postgres://")):
+        return f"{target}{'&' if '?' in catalog else '?'}connect_timeout={CATALOG_CONNECT_TIMEOUT}"
     return f"{target} connect_timeout={CATALOG_CONNECT_TIMEOUT}"
 
 
