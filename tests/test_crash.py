@@ -27,7 +27,7 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 from dagster_runs import instance_at
-from test_cli import cli
+from test_cli import base_env, cli
 
 from pipelines.ces.client import CesMcpClient
 from pipelines.ces.ratelimit import RateLimiter
@@ -637,7 +637,9 @@ sys.exit(main(sys.argv[1:]))
 
 
 @pytest.mark.parametrize("signo", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
-def test_a_report_stopped_in_a_query_says_interrupted_in_a_line(tmp_path: Path, signo: int) -> None:
+def test_a_report_stopped_in_a_query_says_interrupted_in_a_line(
+    tmp_path: Path, signo: signal.Signals
+) -> None:
     """Ctrl-C or SIGTERM while `report` reads the warehouse (a DuckDB query, which DuckDB ends with
     an error of its own, and which the signal may leave running on DuckDB's threads): exit 130 and
     one line within seconds, as when it stops anywhere else."""
@@ -679,7 +681,7 @@ def silent_catalog() -> Iterator[tuple[str, list[socket.socket]]]:
 
 def report_on_catalog(catalog: str, tmp_path: Path) -> subprocess.Popen:
     """`ces-pipeline report` on a DuckLake whose catalog is `catalog`, as a process of its own."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CES_", "DAGSTER_", "PG"))} | {
+    env = {k: v for k, v in base_env(tmp_path).items() if not k.startswith("PG")} | {
         "CES_WAREHOUSE": f"ducklake:postgres:{catalog}",
         "CES_WAREHOUSE_DATA_PATH": str(tmp_path / "data"),
         "CES_REPORT": str(tmp_path / "report.html"),
@@ -695,7 +697,7 @@ def report_on_catalog(catalog: str, tmp_path: Path) -> subprocess.Popen:
 
 @pytest.mark.parametrize("signo", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_a_command_stopped_while_attaching_a_silent_catalog_says_interrupted(
-    tmp_path: Path, signo: int
+    tmp_path: Path, signo: signal.Signals
 ) -> None:
     """Ctrl-C or SIGTERM while a DuckLake's catalog holds the attach (libpq's connect, which no
     signal ends, waits out the catalog's `connect_timeout` first): exit 130 and one line, where it
