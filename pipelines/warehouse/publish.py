@@ -22,6 +22,7 @@ from pathlib import Path
 
 import duckdb
 
+from pipelines import stop
 from pipelines.durable import fsync_directory
 from pipelines.errors import ActionableError
 from pipelines.sqlfiles import quoted, sql_text
@@ -122,14 +123,14 @@ def _copy(path: str, working: str, config: Mapping[str, str | int]) -> None:
     blocks, every table, view, macro and comment with them: a file written before they were the
     warehouse's, or one mostly free (`MOSTLY_FREE`)."""
     try:
-        with duckdb.connect(path, read_only=True) as conn:
+        with stop.interruptible(duckdb.connect(path, read_only=True)) as conn:
             ((block_size, used),) = conn.execute(sql_text("warehouse/file_blocks.sql")).fetchall()
     except duckdb.IOException as exc:
         raise open_refused(path, exc) from exc
     if block_size == BLOCK_SIZE and os.path.getsize(path) <= MOSTLY_FREE * used * block_size:
         copy_file(path, working)
         return
-    with duckdb.connect(config=dict(config)) as conn:
+    with stop.interruptible(duckdb.connect(config=dict(config))) as conn:
         conn.execute(
             sql_text("warehouse/rewrite_in_blocks.sql").format(
                 source=quoted(path), target=quoted(working), block_size=BLOCK_SIZE
