@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -665,18 +666,44 @@ def test_a_report_stopped_in_a_query_says_interrupted_in_a_line(
 
 
 @contextmanager
-def silent_catalog() -> Iterator[tuple[str, list[socket.socket]]]:
+def silent_catalog(*, connected: bool = False) -> Iterator[tuple[str, list[socket.socket]]]:
     """A PostgreSQL catalog's conninfo whose server takes connections and never answers (hung, or
-    behind a firewall), and the connections it took."""
+    behind a firewall), and the connections it took; `connected`: it first lets libpq connect
+    (PostgreSQL's startup: no TLS, no password), then answers nothing."""
     listener = socket.create_server(("127.0.0.1", 0))
     accepted: list[socket.socket] = []
-    threading.Thread(target=lambda: accepted.append(listener.accept()[0]), daemon=True).start()
+
+    def take() -> None:
+        conn = listener.accept()[0]
+        if connected:
+            _startup(conn)
+        accepted.append(conn)
+
+    threading.Thread(target=take, daemon=True).start()
     try:
-        yield f"dbname=ces host=127.0.0.1 port={listener.getsockname()[1]} user=ces", accepted
+        yield f"dbname=ces host=127.0.0.1 port={listener.getsockname()[1]} user=ces sslmode=disable", accepted
     finally:
         listener.close()
         for conn in accepted:
             conn.close()
+
+
+def _startup(conn: socket.socket) -> None:
+    """PostgreSQL's side of a connection's startup, as a server that asks for no password does."""
+
+    def message(kind: bytes, body: bytes) -> bytes:
+        return kind + struct.pack("!I", len(body) + 4) + body
+
+    while True:
+        length, code = struct.unpack("!II", conn.recv(8, socket.MSG_WAITALL))
+        conn.recv(length - 8, socket.MSG_WAITALL)
+        if code != 80877104:  # not a request for GSS encryption (refused): the startup message
+            break
+        conn.sendall(b"N")
+    settings = {"server_version": "16.0", "server_encoding": "UTF8", "client_encoding": "UTF8"}
+    answer = message(b"R", struct.pack("!I", 0))  # authenticated
+    answer += b"".join(message(b"S", f"{key}\0{value}\0".encode()) for key, value in settings.items())
+    conn.sendall(answer + message(b"K", struct.pack("!II", 1, 2)) + message(b"Z", b"I"))
 
 
 def report_on_catalog(catalog: str, tmp_path: Path) -> subprocess.Popen:
@@ -710,6 +737,28 @@ def test_a_command_stopped_while_attaching_a_silent_catalog_says_interrupted(
                 assert child.poll() is None and time.monotonic() < deadline, child.communicate()
                 time.sleep(0.05)
             child.send_signal(signo)
+            _, stderr = child.communicate(timeout=30)
+        finally:
+            child.kill()
+    assert child.returncode == 130, stderr
+    assert stderr.strip() == "interrupted", stderr
+
+
+def test_a_command_waiting_on_a_connected_catalog_that_answers_nothing_ends_on_ctrl_c(
+    tmp_path: Path,
+) -> None:
+    """A catalog that lets the attach connect and then answers nothing (no timeout of libpq
+    bounds that wait): Ctrl-C ends the command at once, with exit 130 and one line."""
+    with silent_catalog(connected=True) as (catalog, accepted):
+        child = report_on_catalog(catalog, tmp_path)
+        try:
+            deadline = time.monotonic() + 60
+            while not accepted:
+                assert child.poll() is None and time.monotonic() < deadline, child.communicate()
+                time.sleep(0.05)
+            time.sleep(1)  # the attach sends its first query, then waits for the answer
+            assert child.poll() is None, child.communicate()
+            child.send_signal(signal.SIGINT)
             _, stderr = child.communicate(timeout=30)
         finally:
             child.kill()

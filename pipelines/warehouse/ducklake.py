@@ -37,6 +37,16 @@ CATALOG_CONNECT_TIMEOUT = 10
 and its wait is one blocking call that Ctrl-C cannot end: a catalog server that takes the
 connection and never answers (hung, or behind a firewall that drops its packets) would hang the
 command, Ctrl-C included."""
+CATALOG_KEEPALIVES = {
+    "keepalives_idle": 30,
+    "keepalives_interval": 10,
+    "keepalives_count": 3,
+    "tcp_user_timeout": 60_000,
+}
+"""TCP keepalives, and a bound on data left unacknowledged (ms), on a PostgreSQL catalog's
+connection unless its conninfo sets any: a catalog whose host goes down (a failover, a crash)
+while a query waits for its answer fails that query within about a minute, where the connection,
+with nothing to send or its query unacknowledged, would wait for ever or for a quarter of an hour."""
 _PASSWORD = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)")
 INITIALIZE_ATTEMPTS = 3
 SNAPSHOTS_KEPT = "1 hour"
@@ -132,14 +142,22 @@ def attach(
 
 
 def bounded_connect(target: str) -> str:
-    """`target` with `connect_timeout` (`CATALOG_CONNECT_TIMEOUT`) in a PostgreSQL catalog's
-    conninfo, key=value pairs or a URI, unless the conninfo or PGCONNECT_TIMEOUT bounds it."""
+    """`target` with `connect_timeout` (`CATALOG_CONNECT_TIMEOUT`) and TCP keepalives
+    (`CATALOG_KEEPALIVES`) in a PostgreSQL catalog's conninfo, key=value pairs or a URI, each unless
+    the conninfo (or, for the timeout, PGCONNECT_TIMEOUT) sets it."""
     catalog = target.removeprefix(PREFIX)
-    if not catalog.startswith("postgres:") or "connect_timeout" in catalog or libpq_connect_timeout_set():
+    if not catalog.startswith("postgres:"):
+        return target
+    added: dict[str, int] = {}
+    if "connect_timeout" not in catalog and not libpq_connect_timeout_set():
+        added["connect_timeout"] = CATALOG_CONNECT_TIMEOUT
+    if not any(key in catalog for key in ("keepalives", "tcp_user_timeout")):
+        added |= CATALOG_KEEPALIVES
+    if not added:
         return target
     if catalog.startswith(("postgres:postgresql://", "postgres:postgres://")):
-        return f"{target}{'&' if '?' in catalog else '?'}connect_timeout={CATALOG_CONNECT_TIMEOUT}"
-    return f"{target} connect_timeout={CATALOG_CONNECT_TIMEOUT}"
+        return f"{target}{'&' if '?' in catalog else '?'}{urllib.parse.urlencode(added)}"
+    return " ".join([target, *(f"{key}={value}" for key, value in added.items())])
 
 
 @dataclass(frozen=True)
