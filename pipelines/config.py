@@ -327,6 +327,23 @@ def load_dotenv_file() -> None:
     load_dotenv(".env", override=False)
 
 
+LIBPQ_KEEPALIVES = {
+    "keepalives_idle": 30,
+    "keepalives_interval": 10,
+    "keepalives_count": 3,
+    "tcp_user_timeout": 60_000,
+}
+"""TCP keepalives, and a bound on data left unacknowledged (ms), for the connections to PostgreSQL
+(a DuckLake's catalog, the shared request budget) whose conninfo sets none (`keepalives_set`): a
+server whose host goes down (a failover, a crash) while a query waits for its answer fails that
+query within about a minute, where the connection, with nothing to send or its query
+unacknowledged, would wait for ever or for a quarter of an hour."""
+
+
+def keepalives_set(conninfo: str) -> bool:
+    return any(key in conninfo for key in ("keepalives", "tcp_user_timeout"))
+
+
 def libpq_connect_timeout_set() -> bool:
     """Whether `PGCONNECT_TIMEOUT` bounds libpq's connects (the PostgreSQL catalog's `psql` and
     DuckDB's postgres extension read it themselves)."""

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from pipelines.config import LIBPQ_KEEPALIVES, keepalives_set
 from pipelines.sqlfiles import sql_text
 
 
@@ -131,7 +132,8 @@ def _connect_postgres(conninfo: str) -> Any:
     except ImportError as exc:
         raise RuntimeError("CES_RATE_LIMIT_POSTGRES needs psycopg2: pip install -e '.[scale]'") from exc
     try:
-        connection = psycopg2.connect(conninfo, connect_timeout=10, application_name="ces-pipeline")
+        bounds = {} if keepalives_set(conninfo) else LIBPQ_KEEPALIVES
+        connection = psycopg2.connect(conninfo, connect_timeout=10, application_name="ces-pipeline", **bounds)
     except psycopg2.OperationalError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise RuntimeError(f"CES_RATE_LIMIT_POSTGRES: cannot connect: {first}") from None

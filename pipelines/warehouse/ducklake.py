@@ -23,7 +23,7 @@ from importlib import resources
 import duckdb
 
 from pipelines import stop
-from pipelines.config import libpq_connect_timeout_set, s3_endpoint_url
+from pipelines.config import LIBPQ_KEEPALIVES, keepalives_set, libpq_connect_timeout_set, s3_endpoint_url
 from pipelines.errors import ActionableError
 from pipelines.sqlfiles import quoted, sql_text
 
@@ -37,16 +37,6 @@ CATALOG_CONNECT_TIMEOUT = 10
 and its wait is one blocking call that Ctrl-C cannot end: a catalog server that takes the
 connection and never answers (hung, or behind a firewall that drops its packets) would hang the
 command, Ctrl-C included."""
-CATALOG_KEEPALIVES = {
-    "keepalives_idle": 30,
-    "keepalives_interval": 10,
-    "keepalives_count": 3,
-    "tcp_user_timeout": 60_000,
-}
-"""TCP keepalives, and a bound on data left unacknowledged (ms), on a PostgreSQL catalog's
-connection unless its conninfo sets any: a catalog whose host goes down (a failover, a crash)
-while a query waits for its answer fails that query within about a minute, where the connection,
-with nothing to send or its query unacknowledged, would wait for ever or for a quarter of an hour."""
 _PASSWORD = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)")
 INITIALIZE_ATTEMPTS = 3
 SNAPSHOTS_KEPT = "1 hour"
@@ -143,7 +133,7 @@ def attach(
 
 def bounded_connect(target: str) -> str:
     """`target` with `connect_timeout` (`CATALOG_CONNECT_TIMEOUT`) and TCP keepalives
-    (`CATALOG_KEEPALIVES`) in a PostgreSQL catalog's conninfo, key=value pairs or a URI, each unless
+    (`LIBPQ_KEEPALIVES`) in a PostgreSQL catalog's conninfo, key=value pairs or a URI, each unless
     the conninfo (or, for the timeout, PGCONNECT_TIMEOUT) sets it."""
     catalog = target.removeprefix(PREFIX)
     if not catalog.startswith("postgres:"):
@@ -151,8 +141,8 @@ def bounded_connect(target: str) -> str:
     added: dict[str, int] = {}
     if "connect_timeout" not in catalog and not libpq_connect_timeout_set():
         added["connect_timeout"] = CATALOG_CONNECT_TIMEOUT
-    if not any(key in catalog for key in ("keepalives", "tcp_user_timeout")):
-        added |= CATALOG_KEEPALIVES
+    if not keepalives_set(catalog):
+        added |= LIBPQ_KEEPALIVES
     if not added:
         return target
     if catalog.startswith(("postgres:postgresql://", "postgres:postgres://")):
