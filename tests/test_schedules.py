@@ -70,12 +70,16 @@ def test_the_hourly_schedule_requests_one_keyed_run_per_app_over_its_days(
         (f"{app}|2026-11-27", f"{app}|2026-11-29") for app in APPS
     ]
     assert requests[0].run_key == f"{APPS[0]} 2026-11-27…2026-11-29@20261129T1305"
+    # Ended by Dagster's run monitoring if still going after a day: a hung run would hold the
+    # one run slot, and every queued run behind it, for ever.
+    assert {r.tags["dagster/max_runtime"] for r in requests} == {"86400"}
 
 
 def test_the_daily_schedule_requests_every_app(instance: dg.DagsterInstance) -> None:
     register_apps(instance, APPS)
     daily = _tick(instance, datetime(2026, 11, 29, 4, 30, tzinfo=UTC), "evaluation_runs_daily")
     assert [r.partition_key for r in daily.run_requests] == APPS
+    assert {r.tags["dagster/max_runtime"] for r in daily.run_requests} == {"86400"}
 
 
 def test_configured_apps_become_partitions(instance: dg.DagsterInstance) -> None:

@@ -18,6 +18,18 @@ from pipelines.orchestration.resources import CesResource
 SCHEDULE_TAG = "dagster/schedule_name"
 """The tag Dagster's scheduler puts on every run a schedule requests (`DagsterRun.tags_for_schedule`)."""
 STUCK_AFTER = timedelta(days=1)
+MAX_RUNTIME_TAG = "dagster/max_runtime"
+"""Dagster's documented tag for a run's time limit (seconds), which run monitoring (on in the
+project's `dagster.yaml`) enforces: a run still going after it is failed and terminated."""
+
+
+def bounded(tags: dict[str, str] | None = None) -> dict[str, str]:
+    """`tags` and a limit of `STUCK_AFTER` on the scheduled run's time. A scheduled run covers a
+    few days of an app, or its evaluation runs: minutes, an hour for a very busy app at the API's
+    quota. One that hangs (a catalog or server that keeps the connection and answers nothing)
+    would otherwise hold for ever the run slot (`max_concurrent_runs`: one by default, so every
+    queued run waits behind it) and its `ces_api` pool slots."""
+    return {**(tags or {}), MAX_RUNTIME_TAG: str(int(STUCK_AFTER.total_seconds()))}
 
 
 def days_to_refresh(now: datetime, lookback_days: int, first_day: date) -> list[date]:
@@ -97,7 +109,7 @@ def schedules(
                 return dg.SkipReason(note)
             context.log.warning(note)
         runs = plan_runs([(app, day) for app in ready for day in days], settings.days_per_run)
-        return [dg.RunRequest(run_key=f"{run.label}@{stamp}", tags=run.tags()) for run in runs]
+        return [dg.RunRequest(run_key=f"{run.label}@{stamp}", tags=bounded(run.tags())) for run in runs]
 
     @dg.schedule(
         name="evaluation_runs_daily",
@@ -114,7 +126,7 @@ def schedules(
         if isinstance(apps, dg.SkipReason):
             return apps
         stamp = context.scheduled_execution_time.strftime("%Y%m%d")
-        return [dg.RunRequest(partition_key=app, run_key=f"{app}@{stamp}") for app in apps]
+        return [dg.RunRequest(partition_key=app, run_key=f"{app}@{stamp}", tags=bounded()) for app in apps]
 
     return [conversations_hourly, evaluation_runs_daily]
 
