@@ -64,6 +64,7 @@ def test_the_sensor_follows_unfinished_runs_until_they_complete(tmp_path: Path, 
                 break
             (request,) = result.run_requests
             assert request.partition_key == sim.apps[0]
+            assert request.tags["dagster/max_runtime"] == "86400"  # a hung fetch holds its app a day at most
             names = request.run_config["ops"]["raw__evaluation_runs"]["config"]["names"]
             assert names == sorted(name for _, name in warehouse.unfinished_evaluation_runs())
             run_config = {**request.run_config, **QUIET_LOGS}
@@ -125,6 +126,7 @@ def test_a_run_started_by_the_job_is_loaded_by_the_sensor_it_triggers(tmp_path: 
             )
             request = started_evaluation_sensor(context)
             assert request.partition_key == sim.apps[0]
+            assert request.tags["dagster/max_runtime"] == "86400"
             ingest = definitions.resolve_job_def("ingest_evaluation_runs").execute_in_process(
                 run_config={**request.run_config, **QUIET_LOGS},
                 instance=instance,

@@ -9,9 +9,15 @@ import pytest
 
 from pipelines.config import Settings
 from pipelines.definitions import build_definitions
-from pipelines.orchestration.partitions import RANGE_END_TAG, RANGE_START_TAG, RunRange, register_apps
+from pipelines.orchestration.partitions import (
+    MAX_RUNTIME,
+    RANGE_END_TAG,
+    RANGE_START_TAG,
+    RunRange,
+    register_apps,
+)
 from pipelines.orchestration.resources import CesResource
-from pipelines.orchestration.schedules import STUCK_AFTER, configured_apps_sensor, days_to_refresh
+from pipelines.orchestration.schedules import configured_apps_sensor, days_to_refresh
 
 APPS = ["projects/p/locations/us/apps/a", "projects/p/locations/us/apps/b", "projects/p/locations/us/apps/c"]
 DEFINITIONS = build_definitions(Settings.from_env({"CES_APPS": ",".join(APPS)}))
@@ -130,7 +136,7 @@ def test_a_run_unfinished_for_a_day_holds_its_app_back_no_longer(instance: dg.Da
     after a day, the app's hourly loads go on without it."""
     register_apps(instance, APPS)
     _hourly_run(instance, APPS[0], dg.DagsterRunStatus.STARTED)
-    a_day_later = datetime.now(UTC) + STUCK_AFTER + timedelta(minutes=5)
+    a_day_later = datetime.now(UTC) + MAX_RUNTIME + timedelta(minutes=5)
     assert len(_tick(instance, a_day_later).run_requests) == len(APPS)
 
 

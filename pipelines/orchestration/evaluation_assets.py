@@ -17,7 +17,7 @@ from pipelines.orchestration.keys import (
     rows_metadata,
     stats_metadata,
 )
-from pipelines.orchestration.partitions import APP_PARTITIONS, CES_API_POOL, IN_FLIGHT
+from pipelines.orchestration.partitions import APP_PARTITIONS, CES_API_POOL, IN_FLIGHT, bounded
 from pipelines.orchestration.resources import (
     CesResource,
     LakeResource,
@@ -239,7 +239,7 @@ def unfinished_evaluation_runs_sensor(
             run_config=dg.RunConfig(
                 ops={"raw__evaluation_runs": EvaluationRunsConfig(names=sorted(by_app[app]), discover=False)}
             ),
-            tags={"ces/unfinished_runs": str(len(by_app[app]))},
+            tags=bounded({"ces/unfinished_runs": str(len(by_app[app]))}),
         )
         for app in due
     ]
@@ -308,6 +308,7 @@ def started_evaluation_sensor(context: dg.RunStatusSensorContext) -> dg.RunReque
         run_key=context.dagster_run.run_id,
         partition_key=app,
         run_config=dg.RunConfig(ops={"raw__evaluation_runs": EvaluationRunsConfig(discover=False)}),
+        tags=bounded(),
     )
 
 

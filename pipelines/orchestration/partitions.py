@@ -23,6 +23,20 @@ IN_FLIGHT = [
     dg.DagsterRunStatus.STARTED,
 ]
 """A run queued or running: a schedule or sensor waits for it rather than asking for its partitions again."""
+MAX_RUNTIME = timedelta(days=1)
+MAX_RUNTIME_TAG = "dagster/max_runtime"
+"""Dagster's documented tag for a run's time limit (seconds), which run monitoring (on in the
+project's `dagster.yaml`) enforces: a run still going after it is failed and terminated."""
+
+
+def bounded(tags: dict[str, str] | None = None) -> dict[str, str]:
+    """`tags` and a limit of `MAX_RUNTIME` on the time of a run a schedule or sensor requests. Such a
+    run covers a few days of an app, or its evaluation runs: minutes, an hour for a very busy app at
+    the API's quota. One that hangs (on a server that keeps the connection and answers nothing)
+    would otherwise hold for ever the run slot (`max_concurrent_runs`: one by default, so every
+    queued run waits behind it), its `ces_api` pool slots, and its app, which schedules and
+    sensors skip while a run of it is in flight."""
+    return {**(tags or {}), MAX_RUNTIME_TAG: str(int(MAX_RUNTIME.total_seconds()))}
 
 
 def app_day_partitions(start_date: date) -> dg.MultiPartitionsDefinition:

@@ -9,27 +9,16 @@ from pipelines.config import OrchestrationSettings
 from pipelines.orchestration.partitions import (
     APP_PARTITIONS,
     IN_FLIGHT,
+    MAX_RUNTIME,
     RANGE_START_TAG,
     app_day_partitions,
+    bounded,
     plan_runs,
 )
 from pipelines.orchestration.resources import CesResource
 
 SCHEDULE_TAG = "dagster/schedule_name"
 """The tag Dagster's scheduler puts on every run a schedule requests (`DagsterRun.tags_for_schedule`)."""
-STUCK_AFTER = timedelta(days=1)
-MAX_RUNTIME_TAG = "dagster/max_runtime"
-"""Dagster's documented tag for a run's time limit (seconds), which run monitoring (on in the
-project's `dagster.yaml`) enforces: a run still going after it is failed and terminated."""
-
-
-def bounded(tags: dict[str, str] | None = None) -> dict[str, str]:
-    """`tags` and a limit of `STUCK_AFTER` on the scheduled run's time. A scheduled run covers a
-    few days of an app, or its evaluation runs: minutes, an hour for a very busy app at the API's
-    quota. One that hangs (a catalog or server that keeps the connection and answers nothing)
-    would otherwise hold for ever the run slot (`max_concurrent_runs`: one by default, so every
-    queued run waits behind it) and its `ces_api` pool slots."""
-    return {**(tags or {}), MAX_RUNTIME_TAG: str(int(STUCK_AFTER.total_seconds()))}
 
 
 def days_to_refresh(now: datetime, lookback_days: int, first_day: date) -> list[date]:
@@ -49,10 +38,10 @@ def apps_still_loading(
     than an hour (many apps, one run at a time, a slow or throttled API) would otherwise queue a
     run per app on every tick, and the queue would grow without end; the next tick's lookback
     covers the days such an app's skipped run would have fetched. A run created more than
-    `STUCK_AFTER` ago holds nothing back: its worker died with the machine, say (the default run
+    `MAX_RUNTIME` ago holds nothing back: its worker died with the machine, say (the default run
     launcher cannot tell), and the app's loads must not stop with it."""
     records = instance.get_run_records(
-        dg.RunsFilter(statuses=IN_FLIGHT, tags={SCHEDULE_TAG: schedule_name}, created_after=now - STUCK_AFTER)
+        dg.RunsFilter(statuses=IN_FLIGHT, tags={SCHEDULE_TAG: schedule_name}, created_after=now - MAX_RUNTIME)
     )
     starts = (record.dagster_run.tags.get(RANGE_START_TAG) for record in records)
     return {partitions_def.get_partition_key_from_str(key).keys_by_dimension["app"] for key in starts if key}
