@@ -91,6 +91,48 @@ def interruptible(conn: Connection) -> Iterator[Connection]:
 _watching: list[int] = []
 """The write end of the wakeup pipe, once a thread reads it."""
 
+STOP_GRACE_SECONDS = 30.0
+"""How long a command has to end once a stop is asked (`ended_within`): longer than any stop's
+own work (`dev` gives its servers 15 s to end)."""
+_grace: list[float] = []
+_deadline: list[threading.Timer] = []
+
+
+@contextlib.contextmanager
+def ended_within(seconds: float) -> Iterator[None]:
+    """A stop asked while the block (a command) runs ends the process within `seconds`, whatever
+    it is doing then. A call blocked in C code that checks for no signal, and that no interrupt
+    reaches, would otherwise keep the command for ever, Ctrl-C after Ctrl-C: libpq waiting for a
+    PostgreSQL catalog that took the connection and answers nothing, on the command's own thread
+    (DuckDB runs an attach's task there). Past the grace the process ends where it is, with a line
+    and exit 130, as a kill would end it: every load and write is made to survive that."""
+    _grace.append(seconds)
+    try:
+        yield
+    finally:
+        _grace.remove(seconds)
+        with _lock:
+            timers, _deadline[:] = list(_deadline), []
+        for timer in timers:
+            timer.cancel()
+
+
+def _arm_deadline() -> None:
+    with _lock:
+        if not _grace or _deadline:
+            return
+        timer = threading.Timer(_grace[-1], _end_now, args=(_grace[-1],))
+        timer.daemon = True
+        _deadline.append(timer)
+    timer.start()
+
+
+def _end_now(seconds: float) -> None:
+    if _grace:  # the command did not end by itself
+        line = f"interrupted: still busy {seconds:g} s after the stop, in a call no stop reaches (a server"
+        os.write(2, f"{line} that answers nothing?): ended there\n".encode())
+        os._exit(130)
+
 
 def watch_signals() -> None:
     """A command starts: no stop asked yet, and the signals' wakeup bytes read on a thread of
@@ -124,6 +166,7 @@ def _watch(fd: int) -> None:
     while data := os.read(fd, 64):
         if _STOPPING & set(data):
             requested._wake()
+            _arm_deadline()
             with _lock:
                 connections = list(_open)
             for conn in connections:

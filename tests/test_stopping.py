@@ -471,3 +471,53 @@ def test_a_signal_that_comes_while_the_last_ones_stop_is_recorded_is_a_stop_too(
     )
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.strip() == "True True"
+
+
+STUCK = """
+import os
+import signal
+import sys
+import time
+
+from pipelines import stop
+
+signal.signal(signal.SIGINT, lambda *_: stop.requested.set())  # recorded; the command goes on
+stop.watch_signals()
+if sys.argv[1] == "stuck":  # as in a call no signal reaches
+    with stop.ended_within(1.0):
+        print("ready", flush=True)
+        while True:
+            time.sleep(0.05)
+with stop.ended_within(1.0):  # a command that ends by itself once stopped
+    os.kill(os.getpid(), signal.SIGINT)
+    stop.requested.wait(5)
+time.sleep(2)
+print("went on", flush=True)
+"""
+
+
+def test_a_command_still_busy_past_the_grace_after_a_stop_ends_there() -> None:
+    """A command stopped while it waits in a call no stop reaches (libpq, waiting for a catalog
+    that answers nothing) ends once the grace is past, with a line and exit 130; one that ends by
+    itself leaves its process alone (a test calling `main` goes on)."""
+    stuck = subprocess.Popen(
+        [sys.executable, "-c", STUCK, "stuck"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert stuck.stdout is not None and stuck.stdout.readline().strip() == "ready"
+        stopped = time.monotonic()
+        stuck.send_signal(signal.SIGINT)
+        _, stderr = stuck.communicate(timeout=30)
+    finally:
+        stuck.kill()
+    assert stuck.returncode == 130, stderr
+    assert 1.0 <= time.monotonic() - stopped < 10
+    assert stderr.startswith("interrupted: still busy 1 s after the stop") and stderr.count("\n") == 1, stderr
+    ended = subprocess.run(
+        [sys.executable, "-c", STUCK, "ends"], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert ended.returncode == 0 and ended.stdout.strip() == "went on", ended.stderr

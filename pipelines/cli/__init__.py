@@ -221,6 +221,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
         signal.signal(signal.SIGHUP, _terminate)
     stop.watch_signals()  # a DuckDB query in progress is interrupted too
+    with stop.ended_within(stop.STOP_GRACE_SECONDS):  # even in a call no stop reaches
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The command `args` name, its errors each a line and an exit code."""
     try:
         settings = Settings.from_env()
         for unknown in unknown_variables():
