@@ -727,6 +727,26 @@ def report_on_catalog(catalog: str, tmp_path: Path, *, grace: bool = False) -> s
     )
 
 
+def stopped_once_taken(
+    child: subprocess.Popen, accepted: list[socket.socket], signo: int, wait: float = 0.0
+) -> tuple[str, float]:
+    """`signo` sent to `child` `wait` seconds after the catalog took its connection; its stderr,
+    and the seconds it took to end."""
+    try:
+        deadline = time.monotonic() + 60
+        while not accepted:  # the catalog's connection is taken: the attach waits for its answer
+            assert child.poll() is None and time.monotonic() < deadline, child.communicate()
+            time.sleep(0.05)
+        time.sleep(wait)
+        assert child.poll() is None, child.communicate()
+        stopped = time.monotonic()
+        child.send_signal(signo)
+        _, stderr = child.communicate(timeout=30)
+        return stderr, time.monotonic() - stopped
+    finally:
+        child.kill()
+
+
 @pytest.mark.parametrize("signo", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_a_command_stopped_while_attaching_a_silent_catalog_says_interrupted(
     tmp_path: Path, signo: signal.Signals
@@ -736,20 +756,12 @@ def test_a_command_stopped_while_attaching_a_silent_catalog_says_interrupted(
     used to print DuckDB's `Query interrupted` with a traceback."""
     with silent_catalog() as (catalog, accepted):
         child = report_on_catalog(f"{catalog} connect_timeout=2", tmp_path)
-        try:
-            deadline = time.monotonic() + 60
-            while not accepted:  # the catalog's connection is taken: the attach waits for its answer
-                assert child.poll() is None and time.monotonic() < deadline, child.communicate()
-                time.sleep(0.05)
-            child.send_signal(signo)
-            _, stderr = child.communicate(timeout=30)
-        finally:
-            child.kill()
+        stderr, _ = stopped_once_taken(child, accepted, signo)
     assert child.returncode == 130, stderr
     assert stderr.strip() == "interrupted", stderr
 
 
-@pytest.mark.parametrize("wait", [0.0, 0.3, 1.0])
+@pytest.mark.parametrize("wait", [0.0, 0.3, 1.0])  # the attach sends its first query, then waits
 def test_a_command_waiting_on_a_connected_catalog_that_answers_nothing_ends_on_ctrl_c(
     tmp_path: Path, wait: float
 ) -> None:
@@ -758,20 +770,9 @@ def test_a_command_waiting_on_a_connected_catalog_that_answers_nothing_ends_on_c
     wait is on the command's own thread (where DuckDB ran the attach), once the grace is past."""
     with silent_catalog(connected=True) as (catalog, accepted):
         child = report_on_catalog(catalog, tmp_path, grace=True)
-        try:
-            deadline = time.monotonic() + 60
-            while not accepted:
-                assert child.poll() is None and time.monotonic() < deadline, child.communicate()
-                time.sleep(0.05)
-            time.sleep(wait)  # the attach sends its first query, then waits for the answer
-            assert child.poll() is None, child.communicate()
-            stopped = time.monotonic()
-            child.send_signal(signal.SIGINT)
-            _, stderr = child.communicate(timeout=30)
-        finally:
-            child.kill()
+        stderr, took = stopped_once_taken(child, accepted, signal.SIGINT, wait)
     assert child.returncode == 130, stderr
-    assert time.monotonic() - stopped < 15
+    assert took < 15
     assert stderr.startswith("interrupted") and stderr.count("\n") == 1, stderr
 
 
