@@ -106,12 +106,13 @@ def ended_within(seconds: float) -> Iterator[None]:
     PostgreSQL catalog that took the connection and answers nothing, on the command's own thread
     (DuckDB runs an attach's task there). Past the grace the process ends where it is, with a line
     and exit 130, as a kill would end it: every load and write is made to survive that."""
-    _grace.append(seconds)
+    with _lock:
+        _grace.append(seconds)
     try:
         yield
     finally:
-        _grace.remove(seconds)
-        with _lock:
+        with _lock:  # one lock with `_arm_deadline`: no timer is armed for a block that ended
+            _grace.remove(seconds)
             timers, _deadline[:] = list(_deadline), []
         for timer in timers:
             timer.cancel()
