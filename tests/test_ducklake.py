@@ -218,6 +218,36 @@ def test_every_writer_writes_zstd_even_one_attached_before_another_set_it(tmp_pa
     assert written == {"earlier": "ZSTD", "later": "ZSTD"}
 
 
+@pytest.mark.parametrize("read_only", [False, True], ids=["writer", "reader"])
+def test_a_connection_loads_the_packaged_extensions_then_checks_every_other_load(
+    tmp_path: Path, read_only: bool
+) -> None:
+    """The packaged extensions load without the signature check that hashes each whole file; once
+    the lake is attached, the check is on for good: a file with a bad signature is refused, and
+    the setting cannot be turned off again."""
+    target, data = f"ducklake:sqlite:{tmp_path}/catalog.sqlite", str(tmp_path / "data")
+    with ducklake.attach(target, data, read_only=False) as conn:
+        conn.execute("CREATE TABLE t AS SELECT 1 AS i")
+    tampered = tmp_path / "tampered.duckdb_extension"
+    httpfs = ducklake._packaged("httpfs")
+    assert httpfs is not None  # the scale extra is part of the test install
+    tampered.write_bytes(b"\0" + httpfs.read_bytes()[1:])
+    with ducklake.attach(target, data, read_only=read_only) as conn:
+        loaded = {
+            name
+            for (name,) in conn.execute(
+                "SELECT extension_name FROM duckdb_extensions() WHERE loaded"
+            ).fetchall()
+        }
+        assert {"ducklake", "sqlite_scanner"} <= loaded
+        assert conn.execute("SELECT current_setting('allow_unsigned_extensions')").fetchone() == (False,)
+        with pytest.raises(duckdb.IOException, match="signature is either missing or invalid"):
+            conn.execute(f"LOAD '{tampered}'")
+        with pytest.raises(duckdb.InvalidInputException, match="Cannot change allow_unsigned_extensions"):
+            conn.execute("SET allow_unsigned_extensions = true")
+        assert conn.execute("SELECT i FROM t").fetchall() == [(1,)]
+
+
 def test_the_cli_ingests_into_a_ducklake_on_postgres(workdir: Path, postgres: str) -> None:
     scale = SimulatorScale(
         seed=3, apps=1, days=2, conversations_per_day=6, max_turns=3, evaluation_runs_per_app=2

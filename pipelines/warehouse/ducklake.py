@@ -15,10 +15,11 @@ import os
 import re
 import time
 import urllib.parse
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
+from importlib.resources.abc import Traversable
 
 import duckdb
 
@@ -44,6 +45,13 @@ SNAPSHOTS_KEPT = "1 hour"
 transaction, since time travel is not what this warehouse offers."""
 FILES_KEPT = "1 day"
 """How long a file no kept snapshot reads stays on disk before `maintain` deletes it."""
+PACKAGED_LOADS = {"allow_unsigned_extensions": "true", "autoinstall_known_extensions": "false"}
+"""How a connection starts: DuckDB checks an extension's signature on every load, hashing the
+whole file: 0.1 s for each 20-40 MB extension, again for each new database, so 0.2-0.3 s of each
+connection here (a quarter of a `query` on a DuckLake). The files of the `duckdb-extension-*`
+packages are as trusted as the `duckdb` package beside them, so they load unchecked;
+`_load_extensions` then turns the checks on for the rest of the connection, and no extension is
+downloaded meanwhile."""
 OPTIONS = {"parquet_compression": "zstd"}
 """The lake-wide DuckLake options every writer sets: data files compressed as the raw lake's and a
 DuckDB file's parts are (with DuckLake's default, snappy, a one-app-day load wrote its 0.43 MB of
@@ -77,14 +85,14 @@ def attach(
 ) -> Iterator[duckdb.DuckDBPyConnection]:
     """An in-memory DuckDB connection (DuckDB settings `config`) with the lake at `target`
     attached as the default database."""
-    with stop.interruptible(duckdb.connect(config=dict(config or {}))) as conn:
-        _load_extension(conn, "ducklake")
-        catalog = target.removeprefix(PREFIX)
-        for prefix, extension in CATALOG_EXTENSIONS.items():
-            if catalog.startswith(prefix):
-                _load_extension(conn, extension)
+    catalog = target.removeprefix(PREFIX)
+    extensions = ["ducklake"]
+    extensions += [name for prefix, name in CATALOG_EXTENSIONS.items() if catalog.startswith(prefix)]
+    if data_path.startswith("s3://"):
+        extensions.append("httpfs")  # which reads the AWS_* credentials and region itself
+    with stop.interruptible(duckdb.connect(config=dict(config or {}) | PACKAGED_LOADS)) as conn:
+        _load_extensions(conn, extensions)
         if data_path.startswith("s3://"):
-            _load_extension(conn, "httpfs")  # which reads the AWS_* credentials and region itself
             if endpoint := s3_endpoint_url():  # an S3-compatible server, reached with path-style URLs
                 url = urllib.parse.urlsplit(endpoint)
                 use_ssl = quoted(str(url.scheme == "https").lower())
@@ -213,21 +221,37 @@ def _state(conn: duckdb.DuckDBPyConnection) -> LakeState:
     return LakeState(int(snapshots), int(data_files), int(delete_files))
 
 
-def _load_extension(conn: duckdb.DuckDBPyConnection, name: str) -> None:
-    """From the `duckdb-extension-NAME` package when installed (no download), else DuckDB's own."""
+def _load_extensions(conn: duckdb.DuckDBPyConnection, names: Sequence[str]) -> None:
+    """Load `names`: each from its `duckdb-extension-NAME` package when installed (no download),
+    else DuckDB's own. The packaged files load unchecked (`PACKAGED_LOADS`); then signature checks
+    are turned on for good, before any other file loads and before any statement of the lake."""
+    packaged = {name: _packaged(name) for name in names}
+    for name, file in packaged.items():
+        if file is not None:
+            _load(conn, name, str(file))
+    conn.execute("SET allow_unsigned_extensions = false")  # DuckDB refuses to set it back
+    for name, file in packaged.items():
+        if file is None:
+            _load(conn, name, name)
+
+
+def _load(conn: duckdb.DuckDBPyConnection, name: str, source: str) -> None:
     try:
-        folder = resources.files(f"duckdb_extension_{name}") / "extensions" / f"v{duckdb.__version__}"
-    except ModuleNotFoundError:
-        folder = None
-    try:
-        if folder is not None and folder.is_dir():
-            conn.load_extension(str(folder / f"{name}.duckdb_extension"))
-        else:
-            conn.load_extension(name)
+        conn.load_extension(source)
     except duckdb.Error as exc:
         raise DuckLakeSetupError(
             f"the DuckDB extension {name} is not installed: pip install -e '.[scale]' ({exc})"
         ) from exc
+
+
+def _packaged(name: str) -> Traversable | None:
+    """The extension file the `duckdb-extension-NAME` package holds for this DuckDB, if installed."""
+    try:
+        file = resources.files(f"duckdb_extension_{name}") / "extensions" / f"v{duckdb.__version__}"
+    except ModuleNotFoundError:
+        return None
+    file = file / f"{name}.duckdb_extension"
+    return file if file.is_file() else None
 
 
 def shown(text: str) -> str:
