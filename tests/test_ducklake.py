@@ -241,11 +241,36 @@ def test_a_connection_loads_the_packaged_extensions_then_checks_every_other_load
         }
         assert {"ducklake", "sqlite_scanner"} <= loaded
         assert conn.execute("SELECT current_setting('allow_unsigned_extensions')").fetchone() == (False,)
+        # as any DuckDB connection: an extension the packages lack is installed when first used
+        assert conn.execute("SELECT current_setting('autoinstall_known_extensions')").fetchone() == (True,)
         with pytest.raises(duckdb.IOException, match="signature is either missing or invalid"):
             conn.execute(f"LOAD '{tampered}'")
         with pytest.raises(duckdb.InvalidInputException, match="Cannot change allow_unsigned_extensions"):
             conn.execute("SET allow_unsigned_extensions = true")
         assert conn.execute("SELECT i FROM t").fetchall() == [(1,)]
+
+
+def test_an_extension_neither_packaged_nor_installed_is_one_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without its package, an extension is DuckDB's own: installed from DuckDB's repository on
+    first use (here one that refuses the connection), else a clear error naming it."""
+    packaged = ducklake._packaged
+    monkeypatch.setattr(
+        ducklake, "_packaged", lambda name: None if name == "sqlite_scanner" else packaged(name)
+    )
+    nowhere = {
+        "extension_directory": str(tmp_path / "none"),
+        "custom_extension_repository": "http://127.0.0.1:9",
+    }
+    target, data = f"ducklake:sqlite:{tmp_path}/catalog.sqlite", str(tmp_path / "data")
+    expected = r"the DuckDB extension sqlite_scanner is not installed: pip install -e '\.\[scale\]' "
+    expected += r"\(.*127\.0\.0\.1:9"  # DuckDB's own reason: it tried the repository
+    with (
+        pytest.raises(DuckLakeSetupError, match=expected),
+        ducklake.attach(target, data, read_only=False, config=nowhere),
+    ):
+        pass
 
 
 def test_the_cli_ingests_into_a_ducklake_on_postgres(workdir: Path, postgres: str) -> None:

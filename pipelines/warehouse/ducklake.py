@@ -230,6 +230,7 @@ def _load_extensions(conn: duckdb.DuckDBPyConnection, names: Sequence[str]) -> N
         if file is not None:
             _load(conn, name, str(file))
     conn.execute("SET allow_unsigned_extensions = false")  # DuckDB refuses to set it back
+    conn.execute("RESET autoinstall_known_extensions")  # what DuckDB downloads from now on is checked
     for name, file in packaged.items():
         if file is None:
             _load(conn, name, name)
