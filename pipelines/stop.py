@@ -113,9 +113,28 @@ def ended_within(seconds: float) -> Iterator[None]:
     finally:
         with _lock:  # one lock with `_arm_deadline`: no timer is armed for a block that ended
             _grace.remove(seconds)
-            timers, _deadline[:] = list(_deadline), []
+            timers: list[threading.Timer] = []
+            if not _grace:  # an outer block (a command around its run) keeps the deadline
+                timers, _deadline[:] = list(_deadline), []
         for timer in timers:
             timer.cancel()
+
+
+@contextlib.contextmanager
+def run_ended_within(seconds: float) -> Iterator[None]:
+    """`ended_within` for a Dagster run: Dagster ends a run it terminates (the UI's Terminate, run
+    monitoring past `dagster/max_runtime`) with a SIGINT to the run's process, whose handler only
+    runs once the main thread is back in Python. A step stuck where no interrupt reaches kept the
+    process for ever, a core busy, after the run was recorded as ended; past the grace it ends
+    there. Only on the main thread (a sensor's resources, on a server's thread, are left alone),
+    where the signals' wakeup bytes are then watched as a command watches them."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    if not _watching:
+        watch_signals()
+    with ended_within(seconds):
+        yield
 
 
 def _arm_deadline() -> None:

@@ -488,6 +488,14 @@ if sys.argv[1] == "stuck":  # as in a call no signal reaches
         print("ready", flush=True)
         while True:
             time.sleep(0.05)
+if sys.argv[1] == "stuck-after-its-run":  # the run's own grace ends, the command's goes on
+    with stop.ended_within(1.0):
+        with stop.ended_within(1.0):
+            os.kill(os.getpid(), signal.SIGINT)
+            stop.requested.wait(5)
+            time.sleep(0.3)  # the run winds down, its deadline armed
+        while True:
+            time.sleep(0.05)
 with stop.ended_within(1.0):  # a command that ends by itself once stopped
     os.kill(os.getpid(), signal.SIGINT)
     stop.requested.wait(5)
@@ -499,7 +507,8 @@ print("went on", flush=True)
 def test_a_command_still_busy_past_the_grace_after_a_stop_ends_there() -> None:
     """A command stopped while it waits in a call no stop reaches (libpq, waiting for a catalog
     that answers nothing) ends once the grace is past, with a line and exit 130; one that ends by
-    itself leaves its process alone (a test calling `main` goes on)."""
+    itself leaves its process alone (a test calling `main` goes on). A run's grace that ends with
+    its run leaves the command's in place."""
     stuck = subprocess.Popen(
         [sys.executable, "-c", STUCK, "stuck"],
         cwd=ROOT,
@@ -521,3 +530,68 @@ def test_a_command_still_busy_past_the_grace_after_a_stop_ends_there() -> None:
         [sys.executable, "-c", STUCK, "ends"], cwd=ROOT, capture_output=True, text=True, timeout=60
     )
     assert ended.returncode == 0 and ended.stdout.strip() == "went on", ended.stderr
+    after = subprocess.run(
+        [sys.executable, "-c", STUCK, "stuck-after-its-run"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert after.returncode == 130, after.stderr
+
+
+RUN_STUCK = """
+import signal
+import sys
+import time
+
+import dagster as dg
+
+from pipelines import stop
+from pipelines.config import Settings
+from pipelines.orchestration.resources import WarehouseResource
+
+stop.STOP_GRACE_SECONDS = 1.0
+
+
+@dg.asset
+def stuck(warehouse: WarehouseResource) -> None:
+    if sys.argv[1] == "stuck":  # as in a call no interrupt reaches: Dagster's is never raised
+        signal.signal(signal.SIGINT, lambda *_: None)
+    print("ready", flush=True)
+    while sys.argv[1] == "stuck":
+        time.sleep(0.05)
+
+
+warehouse = WarehouseResource.from_settings(Settings.from_env().storage)
+ended = dg.materialize([stuck], resources={"warehouse": warehouse}, raise_on_error=False)
+print("ended", ended.success, flush=True)
+time.sleep(2)  # past the grace: a run that ended leaves its process alone
+print("went on", flush=True)
+"""
+
+
+def test_a_dagster_run_still_busy_past_the_grace_after_its_termination_ends_there(tmp_path: Path) -> None:
+    """Dagster terminates a run (the UI's Terminate, run monitoring past `dagster/max_runtime`)
+    with a SIGINT to its process: a run stuck where no interrupt reaches ends once the grace is
+    past, with a line and exit 130, where it kept its process and a core busy for ever; a run
+    that ends leaves its process alone."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CES_", "DAGSTER_"))}
+    env |= {"CES_WAREHOUSE": str(tmp_path / "warehouse.duckdb"), "CES_LAKE": str(tmp_path / "lake")}
+    command = [sys.executable, "-c", RUN_STUCK]
+    stuck = subprocess.Popen(
+        [*command, "stuck"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert stuck.stdout is not None and stuck.stdout.readline().strip() == "ready"
+        stopped = time.monotonic()
+        stuck.send_signal(signal.SIGINT)  # what Dagster's termination sends the run's process
+        _, stderr = stuck.communicate(timeout=30)
+    finally:
+        stuck.kill()
+    assert stuck.returncode == 130, stderr
+    assert 1.0 <= time.monotonic() - stopped < 10
+    assert "interrupted: still busy 1 s after the stop" in stderr, stderr
+    ends = subprocess.run([*command, "ends"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert ends.returncode == 0, ends.stderr
+    assert ends.stdout.split() == ["ready", "ended", "True", "went", "on"]

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import dagster as dg
 
+from pipelines import stop
 from pipelines.ces.client import CesMcpClient
 from pipelines.config import CesSettings, OrchestrationSettings, Settings, StorageSettings
 from pipelines.lake.store import Lake
@@ -67,6 +70,13 @@ class WarehouseResource(dg.ConfigurableResource):
 
     def warehouse(self) -> Warehouse:
         return Warehouse(**{field.name: getattr(self, field.name) for field in dataclasses.fields(Warehouse)})
+
+    @contextmanager
+    def yield_for_execution(self, context: dg.InitResourceContext) -> Iterator[WarehouseResource]:
+        """For the whole run: once Dagster terminates it, its process ends within
+        `stop.STOP_GRACE_SECONDS`, even stuck in a call to a catalog that answers nothing."""
+        with stop.run_ended_within(stop.STOP_GRACE_SECONDS):
+            yield self
 
 
 class RegressionGateResource(dg.ConfigurableResource):
