@@ -53,9 +53,8 @@ def test_the_sensor_follows_unfinished_runs_until_they_complete(tmp_path: Path, 
         unfinished = warehouse.unfinished_evaluation_runs()
         assert unfinished, "the simulator serves queued and running runs"
 
-        context = dg.build_sensor_context(
-            instance=instance, resources=resources_from_settings(Settings.from_env())
-        )
+        resources = resources_from_settings(Settings.from_env())  # whose lifecycles the context holds
+        context = stack.enter_context(dg.build_sensor_context(instance=instance, resources=resources))
         job = definitions.resolve_job_def("ingest_evaluation_runs")
         ticks = 0
         while True:
@@ -162,8 +161,8 @@ def test_runs_unfinished_for_long_are_fetched_less_often_and_a_new_one_at_once(
 
         def tick(since: dict[str, float], fetched: float) -> dg.SensorResult | dg.SkipReason:
             cursor = json.dumps({"since": since, "fetched": {sim.apps[0]: fetched}})
-            context = dg.build_sensor_context(instance=instance, resources=resources, cursor=cursor)
-            return unfinished_evaluation_runs_sensor(context)
+            with dg.build_sensor_context(instance=instance, resources=resources, cursor=cursor) as context:
+                return unfinished_evaluation_runs_sensor(context)
 
         two_hours = dict.fromkeys(names, now - 7200)
         assert "not yet due" in tick(two_hours, now - 60).skip_message  # waits 12 minutes
@@ -195,7 +194,8 @@ def test_a_run_gone_from_ces_is_a_reject_and_no_longer_followed(tmp_path: Path, 
         point_at(other, tmp_path, warehouse, monkeypatch)
         assert other.apps == (app,)
         settings = Settings.from_env()
-        context = dg.build_sensor_context(instance=instance, resources=resources_from_settings(settings))
+        resources = resources_from_settings(settings)
+        context = stack.enter_context(dg.build_sensor_context(instance=instance, resources=resources))
         (request,) = unfinished_evaluation_runs_sensor(context).run_requests
         fetched = (
             build_definitions(settings)
