@@ -125,7 +125,7 @@ def run_ended_within(seconds: float) -> Iterator[None]:
     """`ended_within` for a Dagster run: Dagster ends a run it terminates (the UI's Terminate, run
     monitoring past `dagster/max_runtime`) with a SIGINT to the run's process, whose handler only
     runs once the main thread is back in Python. A step stuck where no interrupt reaches kept the
-    process for ever, a core busy, after the run was recorded as ended; past the grace it ends
+    process for ever, polling, after the run was recorded as ending; past the grace it ends
     there. Only on the main thread (a sensor's resources, on a server's thread, are left alone),
     where the signals' wakeup bytes are then watched as a command watches them."""
     if threading.current_thread() is not threading.main_thread():
