@@ -423,11 +423,15 @@ REJECTED = {
 
 
 def build_warehouse(
-    root: Path, warehouse: Warehouse | None = None, *, evaluations_first: bool = False
+    root: Path,
+    warehouse: Warehouse | None = None,
+    *,
+    evaluations_first: bool = False,
+    evaluations: bool = True,
 ) -> tuple[Lake, Warehouse]:
     """Flatten → Parquet → `load_conversation_partitions`, and `load_evaluation_observation`
     (into `root/warehouse.duckdb` unless another warehouse is given), the evaluations after the
-    conversations unless `evaluations_first`."""
+    conversations unless `evaluations_first`, or none (`evaluations` False)."""
     from test_warehouse import write_partition
 
     lake = Lake(str(root / "lake"))
@@ -438,7 +442,7 @@ def build_warehouse(
     if not evaluations_first:
         load_conversation_partitions(lake, warehouse, list(partitions))  # one load, as one run's
     observed = parse_timestamp_micros("2026-11-03T00:00:00Z")
-    for app, runs in evaluation_runs().items():
+    for app, runs in evaluation_runs().items() if evaluations else ():
         results = evaluation_results().get(app, [])
         operations = [(operation, observed) for operation in evaluation_operations().get(app, [])]
         observation = EvaluationObservation(
