@@ -10,12 +10,16 @@ fields the reference documents ahead of the published protos (ToolCall/ToolRespo
 
 from __future__ import annotations
 
-import base64
-import random
-import re
 from typing import Any
 
-from pipelines.ces.simulator.corpus.catalog import VALUES, Agent, Callback, Guardrail, Tool, app_catalog
+from pipelines.ces.simulator.corpus.agent_content import (
+    TOOL_ERRORS,
+    agent_audio,
+    chips,
+    new_call_id,
+    tool_values,
+)
+from pipelines.ces.simulator.corpus.catalog import Agent, Callback, Guardrail, Tool, app_catalog
 from pipelines.ces.simulator.corpus.headers import ConversationHeader, ConversationKey, conversation_header
 from pipelines.ces.simulator.corpus.protojson import (
     NANOS_PER_MILLI,
@@ -27,33 +31,15 @@ from pipelines.ces.simulator.corpus.protojson import (
 )
 from pipelines.ces.simulator.corpus.scale import SimulatorScale
 from pipelines.ces.simulator.corpus.traces import ROOT_SPAN_NAME, Clock, Span, clamp_depth
+from pipelines.ces.simulator.corpus.user_messages import INPUT_TYPES, LANGUAGES, user_input
 
-INPUT_TYPES = (
-    "INPUT_TYPE_TEXT",
-    "INPUT_TYPE_EVENT",
-    "INPUT_TYPE_AUDIO",
-    "INPUT_TYPE_IMAGE",
-    "INPUT_TYPE_BLOB",
-    "INPUT_TYPE_TOOL_RESPONSE",
-    "INPUT_TYPE_VARIABLES",
-)
-_LANGUAGES = (
-    ("en-US", 55),
-    ("en-GB", 10),
-    ("de-DE", 10),
-    ("fr-FR", 7),
-    ("es-ES", 7),
-    ("ja-JP", 6),
-    ("pt-BR", 5),
-)
-_GREETINGS = {
-    "de-DE": "Hallo, ich brauche Hilfe.",
-    "fr-FR": "Bonjour, j'ai besoin d'aide.",
-    "es-ES": "Hola, necesito ayuda.",
-    "ja-JP": "こんにちは、助けてください。",
-    "pt-BR": "Olá, preciso de ajuda.",
-}
 _IN_PROGRESS_HOURS = 6
+UNPRICED_MODEL = "support-tuned-flash"
+"""A tuned model no price file lists: every UNPRICED_EVERY-th text conversation of a day uses it,
+so the demo's costs name a model they cannot price."""
+UNPRICED_EVERY = 8
+INCIDENT_SLOWDOWN = 6
+"""How many times slower tools answer on the scale's incident day (`SimulatorScale.incident_day`)."""
 
 
 def conversation(scale: SimulatorScale, key: ConversationKey, as_of: int | None = None) -> dict[str, Any]:
@@ -66,39 +52,8 @@ def conversation(scale: SimulatorScale, key: ConversationKey, as_of: int | None 
     return _ConversationBuilder(scale, conversation_header(scale, key)).build(as_of)
 
 
-def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
-
-
-_TOOL_ERRORS = (
-    ("UNAVAILABLE", "upstream service unavailable"),
-    ("DEADLINE_EXCEEDED", "tool call timed out after 10s"),
-    ("NOT_FOUND", "no record matches the given id"),
-)
-_IMAGE_MAGIC = (
-    ("image/png", b"\x89PNG\r\n\x1a\n"),
-    ("image/jpeg", b"\xff\xd8\xff\xe0"),
-    ("image/webp", b"RIFF"),
-)
-UNPRICED_MODEL = "support-tuned-flash"
-"""A tuned model no price file lists: every UNPRICED_EVERY-th text conversation of a day uses it,
-so the demo's costs name a model they cannot price."""
-UNPRICED_EVERY = 8
-INCIDENT_SLOWDOWN = 6
-"""How many times slower tools answer on the scale's incident day (`SimulatorScale.incident_day`)."""
-_PAYLOAD_OPTIONS = ("Track my order", "Talk to an agent", "See return policy", "Book a demo", "Pricing")
-
-
 def _message(role: str, chunks: list[dict[str, Any]], at: int) -> dict[str, Any]:
     return {"role": role, "chunks": chunks, "eventTime": timestamp(at)}
-
-
-def _asr_variant(text: str, rng: random.Random) -> str:
-    """What a speech recogniser might make of `text`: lower case, punctuation lost, a word dropped."""
-    words = re.sub(r"[^\w\s'-]", "", text).lower().split()
-    if len(words) > 3 and rng.random() < 0.5:
-        del words[rng.randrange(len(words))]
-    return " ".join(words)
 
 
 class _ConversationBuilder:
@@ -114,7 +69,7 @@ class _ConversationBuilder:
         )
         self.modality = rng.choices(("text", "audio", "multimodal"), (62, 28, 10))[0]
         self.audio = self.modality == "audio"
-        self.language = rng.choices([lang for lang, _ in _LANGUAGES], [w for _, w in _LANGUAGES])[0]
+        self.language = rng.choices([lang for lang, _ in LANGUAGES], [w for _, w in LANGUAGES])[0]
         self.clock = Clock(header.start, header.quantum, rng)
         roll = rng.random()
         self.entry_agent: Agent | None = (
@@ -198,7 +153,10 @@ class _ConversationBuilder:
     # ----------------------------------------------------------------------------- one turn
     def _turn(self, turn_index: int) -> dict[str, Any]:
         rng, clock, catalog = self.rng, self.clock, self.catalog
-        user_chunks, intended_text, turn_inputs = self._user_input(turn_index)
+        user_chunks, intended_text, turn_inputs = user_input(
+            rng, catalog, turn_index, self.language, self.modality, self.simulated_caller
+        )
+        self.input_types.update(turn_inputs)
         root = Span(ROOT_SPAN_NAME, clock.now, clock.now, {})
         # An event alone (a welcome) comes from the client platform, not from the person.
         role = "system" if turn_inputs == ["INPUT_TYPE_EVENT"] else "user"
@@ -218,7 +176,7 @@ class _ConversationBuilder:
         spans.append(first_llm)
 
         if tools:
-            call_ids = [self._call_id() for _ in tools]
+            call_ids = [new_call_id(self.rng) for _ in tools]
             args = [self._values(tool.args) for tool in tools]
             messages.append(
                 _message(
@@ -302,84 +260,12 @@ class _ConversationBuilder:
         self.context_tokens += between(rng, 60, 260)
         return turn
 
-    def _user_input(self, turn_index: int) -> tuple[list[dict[str, Any]], str | None, list[str]]:
-        """Chunks of the user's message, the caller's intended text (simulated callers), input types."""
-        rng, catalog = self.rng, self.catalog
-        chunks: list[dict[str, Any]] = []
-        kinds: list[str] = []
-        intended = None
-        text = rng.choice(catalog.user_texts)
-        if turn_index == 0 and self.language in _GREETINGS and rng.random() < 0.6:
-            text = _GREETINGS[self.language]
-        if turn_index == 0 and rng.random() < 0.15:
-            chunks.append(
-                {
-                    "updatedVariables": {
-                        "customer_id": VALUES["customer_id"](rng, catalog),
-                        "channel": "app" if rng.random() < 0.5 else "web",
-                    }
-                }
-            )
-            kinds.append("INPUT_TYPE_VARIABLES")
-        if turn_index == 0 and not self.audio and rng.random() < 0.12:
-            chunks.append({"payload": {"event": "welcome", "locale": self.language}})
-            kinds.append("INPUT_TYPE_EVENT")
-        elif self.audio:
-            audio = {"mimeType": "audio/l16; rate=16000", "data": _b64(rng.randbytes(between(rng, 48, 120)))}
-            if self.simulated_caller and rng.random() < 0.8:
-                intended, text = text, _asr_variant(text, rng)
-            chunks += [{"blob": audio}, {"transcript": text}]
-            kinds.append("INPUT_TYPE_AUDIO")
-        else:
-            chunks.append({"text": text})
-            kinds.append("INPUT_TYPE_TEXT")
-            if self.modality == "multimodal":
-                roll = rng.random()
-                if roll < 0.5:
-                    mime_type, magic = rng.choice(_IMAGE_MAGIC)
-                    image = {
-                        "mimeType": mime_type,
-                        "data": _b64(magic + rng.randbytes(between(rng, 40, 110))),
-                    }
-                    if rng.random() < 0.6:
-                        image["altText"] = rng.choice(
-                            ("photo of the damaged box", "screenshot of the invoice")
-                        )
-                    chunks.append({"image": image})
-                    kinds.append("INPUT_TYPE_IMAGE")
-                elif roll < 0.75:
-                    chunks.append(
-                        {
-                            "blob": {
-                                "mimeType": "application/pdf",
-                                "data": _b64(b"%PDF-1.7\n" + rng.randbytes(between(rng, 40, 110))),
-                            }
-                        }
-                    )
-                    kinds.append("INPUT_TYPE_BLOB")
-        self.input_types.update(kinds)
-        return chunks, intended, kinds
-
     def _agent_output(self) -> list[dict[str, Any]]:
         rng = self.rng
         text = rng.choice(self.catalog.agent_texts)
-        if self.audio:
-            chunks = [
-                {"transcript": text},
-                {
-                    "blob": {
-                        "mimeType": "audio/l16; rate=24000",
-                        "data": _b64(rng.randbytes(between(rng, 64, 140))),
-                    }
-                },
-            ]
-        else:
-            chunks = [{"text": text}]
+        chunks = [{"transcript": text}, agent_audio(rng)] if self.audio else [{"text": text}]
         if rng.random() < 0.12:
-            options = rng.sample(_PAYLOAD_OPTIONS, 2)
-            chunks.append(
-                {"payload": {"richContent": [[{"type": "chips", "options": [{"text": o} for o in options]}]]}}
-            )
+            chunks.append({"payload": chips(rng)})
         return chunks
 
     def _transfer_target(self, agent: Agent) -> Agent | None:
@@ -388,11 +274,8 @@ class _ConversationBuilder:
         return None
 
     # ----------------------------------------------------------------------------- tools
-    def _call_id(self) -> str:
-        return f"call_{self.rng.getrandbits(64):016x}"
-
     def _values(self, spec: tuple[tuple[str, str], ...]) -> dict[str, Any]:
-        return {name: VALUES[kind](self.rng, self.catalog) for name, kind in spec}
+        return tool_values(self.rng, self.catalog, spec)
 
     def _attribution(self, tool: Tool, agent: Agent, parent_id: str | None) -> dict[str, Any]:
         """The output-only fields shared by a call and its response."""
@@ -421,7 +304,7 @@ class _ConversationBuilder:
     def _tool_response(self, tool: Tool, call_id: str, agent: Agent, parent_id: str | None) -> dict[str, Any]:
         rng = self.rng
         if rng.random() < 0.1:
-            code, message = rng.choice(_TOOL_ERRORS)
+            code, message = rng.choice(TOOL_ERRORS)
             response: dict[str, Any] = {"error": {"code": code, "message": message}}
         else:
             response = {"output": self._values(tool.output)}
@@ -449,7 +332,7 @@ class _ConversationBuilder:
             span.children.append(self._llm(sub_agent, output_tokens=(8, 60)))
             for sub_name in tool.sub_tools[: between(rng, 1, len(tool.sub_tools))]:
                 sub_tool = self.catalog.tool(sub_name)
-                sub_id = self._call_id()
+                sub_id = new_call_id(self.rng)
                 chunks.append(
                     self._tool_call(sub_tool, sub_id, self._values(sub_tool.args), sub_agent, call_id)
                 )
