@@ -18,12 +18,10 @@ from pipelines.orchestration.partitions import APP_PARTITIONS
 from pipelines.orchestration.report_assets import REPORT_KEY, dashboard, report_after_loads_sensor
 from pipelines.orchestration.resources import WarehouseResource
 from pipelines.report import ReportError, write_report
-from pipelines.report import data as report_data
-from pipelines.report.charts import EVALUATION_QUERIES, QUERIES
+from pipelines.report.charts import QUERIES
 from pipelines.report.data import read_report_data
-from pipelines.serve import changes
 from pipelines.warehouse.duck import NoWarehouseError, Warehouse
-from pipelines.warehouse.queries import NamedQueryError, named_query
+from pipelines.warehouse.queries import NamedQueryError
 
 OUTPUT = Path(__file__).resolve().parent / "output"
 
@@ -119,39 +117,6 @@ def test_an_empty_warehouse_still_gives_every_section(tmp_path: Path) -> None:
     page = Path(report.path).read_text()
     assert "Nothing to compare: no app's newest completed evaluation run has an earlier completed run" in page
     assert "No conversations in this window" in page
-
-
-def test_the_page_and_what_changed_read_the_evaluation_queries_only_once_a_run_is_loaded(
-    warehouse: Warehouse, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Without a run no evaluation query has a row, so the page and the MCP server's what_changed
-    skip them (on a DuckLake each costs a catalog lookup per column of its empty tables), and
-    show what their rows would."""
-    _, bare = samples.build_warehouse(tmp_path, evaluations=False)
-    with bare.connect(read_only=True) as conn:
-        data, _ = read_report_data(conn, QUERIES)
-    assert {query for query, rows in data.items() if not rows} >= EVALUATION_QUERIES
-    assert data["evaluation_regressions"] == [] and data["turn_latency"] and data["top_trajectories"]
-    read = report_data._rows
-    asked: list[str] = []
-    monkeypatch.setattr(
-        report_data, "_rows", lambda conn, query, *rest: asked.append(query) or read(conn, query, *rest)
-    )
-    page = write_report(bare, str(tmp_path / "bare.html"))
-    assert set(asked) == QUERIES - EVALUATION_QUERIES and EVALUATION_QUERIES
-    assert "No completed evaluation runs in this window" in Path(page.path).read_text()
-    asked.clear()
-    write_report(warehouse, str(tmp_path / "evaluated.html"))
-    assert set(asked) == QUERIES
-
-    named: list[str] = []
-    monkeypatch.setattr(changes, "named_query", lambda name: named.append(name) or named_query(name))
-    day = samples.DAYS[1]
-    for reader, regressions in ((bare, False), (warehouse, True)):
-        with reader.connect(read_only=True) as conn:
-            found = changes.what_changed(conn, samples.SUPPORT, day, day + timedelta(days=1))
-        assert found["metrics"] and bool(found["evaluation_regressions"]) is regressions
-        assert named == (["evaluation_regressions"] if regressions else [])
 
 
 def test_report_errors_are_clear(tmp_path: Path, warehouse: Warehouse) -> None:

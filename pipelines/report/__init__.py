@@ -13,13 +13,12 @@ from typing import Any
 import duckdb
 
 from pipelines.errors import UsageError
-from pipelines.report.charts import EVALUATION_QUERIES, QUERIES, build_charts
+from pipelines.report.charts import QUERIES, build_charts
 from pipelines.report.data import ReportData, apps_of, read_report_data
 from pipelines.report.page import render_page
 from pipelines.report.waterfalls import read_traces, traced_conversations
 from pipelines.sqlfiles import sql_text
 from pipelines.warehouse.duck import Warehouse
-from pipelines.warehouse.queries import evaluation_runs_loaded
 
 __all__ = ["ReportError", "ReportFile", "write_report"]
 
@@ -77,9 +76,7 @@ def write_report(warehouse: Warehouse, out_path: str, params: Mapping[str, Any] 
     with warehouse.connect(read_only=True) as conn:
         if "since" not in params:
             params |= _default_since(conn, params.get("until"))
-        skipped = set() if evaluation_runs_loaded(conn) else EVALUATION_QUERIES
-        data, left_out = read_report_data(conn, QUERIES - skipped, params, warehouse.scoped_parts_root)
-        data |= {query: [] for query in skipped}
+        data, left_out = read_report_data(conn, QUERIES, params, warehouse.scoped_parts_root)
         traced = traced_conversations(data)
         traces = read_traces(conn, traced, warehouse.scoped_parts_root)
     charts = build_charts(data, traced, traces, len(apps_of(data)) + left_out if left_out else 0)

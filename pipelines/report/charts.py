@@ -236,8 +236,6 @@ QUERIES = {spec.query for spec in (*CHARTS, *TRAJECTORY_CHARTS, *COST_CHARTS, *E
     "notable_conversations",
 }
 """The named queries the page reads (`conversation_volume by X`: with by=X)."""
-EVALUATION_QUERIES = frozenset(query for query in QUERIES if query.startswith("evaluation_"))
-"""Those that read the evaluation runs' tables alone: none has a row without a run loaded."""
 
 
 def build_charts(

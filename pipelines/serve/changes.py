@@ -1,8 +1,7 @@
 """What changed for an app over a range of days, against the same number of days before: its
 anomalous days, every daily metric's mean then and now (volume, latency, errors, tokens, cost,
-pass rate), the cost per model, and the regressions of its latest evaluation run, if one is loaded.
-One answer from the daily rollups and the views over them, so it costs the days asked for, not the
-history."""
+pass rate), the cost per model, and the regressions of its latest evaluation run. One answer
+from the daily rollups and the views over them, so it costs the days asked for, not the history."""
 
 from __future__ import annotations
 
@@ -15,7 +14,7 @@ import duckdb
 from pipelines.serve.lookups import rows
 from pipelines.serve.reader import AnswerError
 from pipelines.sqlfiles import sql_text
-from pipelines.warehouse.queries import asking_about, evaluation_runs_loaded, named_query
+from pipelines.warehouse.queries import asking_about, named_query
 
 
 def what_changed(
@@ -42,11 +41,7 @@ def _changes(conn: duckdb.DuckDBPyConnection, full: str, since: date, until: dat
         metric["change"] = None if current is None or previous is None else current - previous
         metric["ratio"] = None if metric["change"] is None or not previous else current / previous
     regressed = {"app": full, "status": "regressed"}
-    columns, regressions = (
-        named_query("evaluation_regressions").execute(conn, regressed)
-        if evaluation_runs_loaded(conn)
-        else ([], [])
-    )
+    columns, regressions = named_query("evaluation_regressions").execute(conn, regressed)
     return {
         "app": full,
         "since": str(since),

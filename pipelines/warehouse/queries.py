@@ -2,6 +2,8 @@
 sentence, the query's summary, may take several lines), then `-- param NAME TYPE [= DEFAULT]:
 description` lines (VARCHAR, DATE, TIMESTAMP, INTEGER, DOUBLE,
 BOOLEAN or CHOICE(a|b|c); no default: required; `NULL`: unset); values are bound, never spliced.
+A `-- rows of TABLE: why` line says that every row comes from rows of TABLE: while it holds none,
+the query answers its columns alone, unplanned (`has_rows`).
 
 Each parameter's parsed value is set as a session variable (`SET VARIABLE`, a literal of its
 declared type, `typed_literal`), and the query runs as written but for each `$name`, read as
@@ -51,6 +53,7 @@ _DECLARATION = re.compile(
     r"--\s*param\s+(?P<name>[a-z_][a-z0-9_]*)\s+(?P<type>[A-Z]+(?:\([^)]*\))?)"
     r"(?:\s*=\s*(?P<default>.*?))?\s*:\s+(?P<description>.+)"
 )
+_ROWS_OF = re.compile(r"--\s*rows of\s+(?P<table>[a-z_][a-z0-9_]*)\s*:")
 _BOOLEANS = {
     **dict.fromkeys(("true", "t", "yes", "y", "1", "on"), True),
     **dict.fromkeys(("false", "f", "no", "n", "0", "off"), False),
@@ -151,6 +154,8 @@ class NamedQuery:
     description: str
     parameters: tuple[QueryParameter, ...]
     sql: str
+    rows_of: str | None = None
+    """The table every row comes from, if the header names one."""
 
     @cached_property
     def runnable(self) -> str:
@@ -181,8 +186,9 @@ class NamedQuery:
 
     def start(
         self, conn: duckdb.DuckDBPyConnection, params: Mapping[str, Any] | None = None
-    ) -> tuple[list[str], duckdb.DuckDBPyConnection]:
-        """Columns and the cursor to fetch the rows from (as many as the reader wants)."""
+    ) -> tuple[list[str], duckdb.DuckDBPyConnection | duckdb.DuckDBPyRelation]:
+        """Columns and the cursor to fetch the rows from (as many as the reader wants); while its
+        `rows_of` table holds none, a relation of no row (`has_rows`)."""
         values = self.bind(params or {})
         try:
             for parameter in self.parameters:
@@ -192,6 +198,9 @@ class NamedQuery:
                         value=typed_literal(parameter.type, values[parameter.name]),
                     )
                 )
+            if self.rows_of is not None and not has_rows(conn, self.rows_of):
+                relation = conn.sql(self.runnable).limit(0)  # bound for its columns, never planned
+                return [description[0] for description in relation.description], relation
             cursor = conn.execute(self.runnable)
         except duckdb.CatalogException as exc:
             raise NamedQueryError(
@@ -228,11 +237,12 @@ def check_app(conn: duckdb.DuckDBPyConnection, app: str | None) -> list[str]:
     raise NamedQueryError(f"no app {app!r} in the warehouse; it holds: {listed or 'none yet'}")
 
 
-def evaluation_runs_loaded(conn: duckdb.DuckDBPyConnection) -> bool:
-    """Whether any evaluation run is loaded. Without one no evaluation query has a row, and readers
-    skip them: on a DuckLake, planning a query over an empty table looks up each of its columns'
-    statistics in the catalog every time (0.1-0.7 s an evaluation query at 20k conversations)."""
-    return conn.execute(sql_text("warehouse/evaluation_runs_loaded.sql")).fetchone() == (True,)
+def has_rows(conn: duckdb.DuckDBPyConnection, table: str) -> bool:
+    """Whether `table` holds a row. A query over tables without rows answers none, but on a
+    DuckLake planning it looks up each column's statistics in the catalog, on every query (the
+    DuckLake of DuckDB 1.5 keeps no answer for a table without statistics): 0.1-0.6 s an
+    evaluation query on a warehouse without runs. A count names no column."""
+    return conn.execute(sql_text("warehouse/table_has_rows.sql").format(table=table)).fetchone() == (True,)
 
 
 @contextmanager
@@ -252,6 +262,7 @@ def parse_query(name: str, text: str) -> NamedQuery:
     said: list[str] = []
     described = False
     parameters: list[QueryParameter] = []
+    rows_of = None
     for line in text.splitlines():
         stripped = line.strip()
         if not stripped:
@@ -261,6 +272,8 @@ def parse_query(name: str, text: str) -> NamedQuery:
         if re.match(r"--\s*param\b", stripped):
             parameters.append(_parse_declaration(name, stripped))
             described = True
+        elif found := _ROWS_OF.match(stripped):
+            rows_of, described = found["table"], True
         elif not described:  # the first sentence, over as many lines as it takes
             said.append(stripped.lstrip("-").strip())
             described = said[-1].endswith(".")
@@ -274,7 +287,7 @@ def parse_query(name: str, text: str) -> NamedQuery:
         if declared - used:
             problems.append(f"declares unused {', '.join(sorted(declared - used))}")
         raise NamedQueryError(f"query {name}: {'; '.join(problems)}")
-    return NamedQuery(name, description, tuple(parameters), text)
+    return NamedQuery(name, description, tuple(parameters), text, rows_of)
 
 
 def _parse_declaration(query: str, line: str) -> QueryParameter:

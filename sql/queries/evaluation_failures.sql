@@ -1,4 +1,5 @@
 -- Why evaluation results failed, with the conversation turn each failure happened in: its latency, slowest span and erroring tool call.
+-- rows of evaluation_runs: none before a run is loaded
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
 -- param run VARCHAR = NULL: only this evaluation run (full resource name or run id); the app's newest completed run when unset
 -- param evaluation VARCHAR = NULL: only this evaluation (full resource name or evaluation id); every evaluation when unset

@@ -1,4 +1,5 @@
 -- p50/p90/p99 latency (seconds) per tool, callback, guardrail and model across COMPLETED evaluation runs.
+-- rows of evaluation_runs: none before a run is loaded
 -- param kind CHOICE(tool|callback|guardrail|llm_call) = NULL: only this kind of subject; every kind when unset
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
 -- param since DATE = 1970-01-01: first UTC day included

@@ -1,5 +1,6 @@
 -- Pass rate per evaluation in each COMPLETED evaluation run, with its app version, oldest run first.
 -- pass_rate = passed / (passed + failed + errors); an errored result counts as not passed.
+-- rows of evaluation_runs: none before a run is loaded
 -- param evaluation VARCHAR = NULL: only this evaluation (resource name or id); every evaluation when unset
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
 -- param since DATE = 1970-01-01: first UTC day included

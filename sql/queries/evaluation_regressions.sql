@@ -6,6 +6,7 @@
 -- dataset. Runs are ordered by create_time (then name). status is regressed, improved,
 -- unchanged, new (only in the latest run) or gone (only in the previous one). A higher score
 -- is better, but for hallucination (1: hallucinated).
+-- rows of evaluation_runs: none before a run is loaded
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
 -- param max_pass_rate_drop DOUBLE = 0: a pass rate falling by more than this (0.05 = 5 points) regressed
 -- param max_latency_rise DOUBLE = 0.1: a latency rising by more than this fraction (0.1 = 10 %) regressed

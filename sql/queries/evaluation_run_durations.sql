@@ -1,6 +1,7 @@
 -- How long each final evaluation run took (its operation's create to end time), with its app
 -- version and result counts, oldest run first: the run duration trend per app.
 -- Only runs whose operation was fetched (every final run's, once) have a duration.
+-- rows of evaluation_runs: none before a run is loaded
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
 -- param since DATE = 1970-01-01: first UTC day included
 -- param until DATE = 9999-12-31: first UTC day excluded

@@ -1,4 +1,5 @@
 -- Every score of the results of COMPLETED evaluation runs, with its metric and app version: the distribution of each metric per app version.
+-- rows of evaluation_runs: none before a run is loaded
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
 -- param since DATE = 1970-01-01: first UTC day included
 -- param until DATE = 9999-12-31: first UTC day excluded

@@ -1,4 +1,5 @@
 -- How evaluated turns that expect tool calls matched them (exact, in order, any order, none), and how often such turns and their results passed.
+-- rows of evaluation_runs: none before a run is loaded
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
 -- param evaluation VARCHAR = NULL: only this evaluation (resource name or id); every evaluation when unset
 SELECT
