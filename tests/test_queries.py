@@ -16,7 +16,9 @@ import trend_samples as samples
 from pytest import approx
 
 from pipelines.cli import main
+from pipelines.config import ServeSettings
 from pipelines.serve.changes import what_changed
+from pipelines.serve.reader import WarehouseReader
 from pipelines.warehouse import part_views
 from pipelines.warehouse.duck import Warehouse
 from pipelines.warehouse.queries import (
@@ -137,6 +139,11 @@ def test_a_query_whose_rows_all_come_from_an_empty_table_is_answered_without_bei
                 ran = conn.execute(q.runnable)
                 assert columns == [d[0] for d in ran.description] and rows == ran.fetchall(), q.name
                 assert bool(rows) is runs, q.name
+    reader = WarehouseReader(bare, ServeSettings())
+    with reader.connect() as conn:  # as the MCP server reads them
+        for q in declared:
+            answer = reader.collect(*q.start(conn))
+            assert (answer.rows, answer.note) == ([], None) and answer.columns, q.name
     parsed = parse_query(
         "sample", "-- What it does.\n-- rows of spans: none without spans\nSELECT 1 FROM spans\n"
     )
