@@ -10,16 +10,24 @@ import duckdb
 import pytest
 import trend_samples as samples
 from conversation_samples import APP, full_conversation
+from dagster_runs import run_app_job, run_partitions
 from raw_tables import editable_tables
 from test_flatten_evaluations import completed_run
 from test_warehouse import DAY, NEXT_DAY, write_partition
 
+from pipelines.ces.tools import GET_EVALUATION_RUN, LIST_CONVERSATIONS
 from pipelines.config import OrchestrationSettings
-from pipelines.ingest.evaluations import EvaluationObservation, load_evaluation_observation
+from pipelines.ingest.evaluations import (
+    EVALUATION_RUNS_DATASET,
+    EvaluationObservation,
+    load_evaluation_observation,
+)
+from pipelines.ingest.flatten import CONVERSATIONS_DATASET
 from pipelines.ingest.load import load_conversation_partitions
 from pipelines.lake.checks import rows_outside_partition
 from pipelines.lake.store import Lake
 from pipelines.orchestration.checks import conversation_check_results, regression_gate_result
+from pipelines.orchestration.evaluation_assets import REPLAY_RUN_CONFIG
 from pipelines.orchestration.resources import RegressionGateResource
 from pipelines.transform.schemas import (
     CONVERSATION_TABLES,
@@ -134,6 +142,51 @@ def test_negative_durations_fail(loaded: Warehouse) -> None:
         outcome = checks.run_check(conn, "negative_durations", scope)
         assert outcome.failures == 3
         assert {row["table_name"] for row in outcome.sample} == {"spans", "conversations"}
+
+
+def test_negative_durations_and_latencies_ces_sent_load_and_warn_run_after_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A negative span duration and a negative latency percentile are values CES sent (a protobuf
+    Duration is signed): each load keeps them, succeeds and warns, naming them, and so does every
+    later load of the same partition and app (the latencies are checked over all of an app's runs)."""
+    monkeypatch.setenv("CES_LAKE", str(tmp_path / "lake"))
+    monkeypatch.setenv("CES_WAREHOUSE", str(tmp_path / "w.duckdb"))
+    lake = Lake(str(tmp_path / "lake"))
+    skewed = full_conversation("skewed")
+    skewed["turns"][0]["rootSpan"]["childSpans"][-1]["duration"] = "-0.25s"  # its TTS span
+    page = {"conversations": [skewed, full_conversation("b")]}
+    fetched = "2026-11-02T00:00:00Z"
+    lake.write_raw(
+        CONVERSATIONS_DATASET,
+        APP,
+        DAY,
+        [{"tool": LIST_CONVERSATIONS, "arguments": {"parent": APP}, "result": page, "fetched_at": fetched}],
+    )
+    run = completed_run()
+    run["latencyReport"]["llmCallLatencies"][0]["latencyMetrics"]["p99Latency"] = "-0.5s"
+    record = {
+        "tool": GET_EVALUATION_RUN,
+        "arguments": {"name": run["name"]},
+        "result": run,
+        "fetched_at": fetched,
+    }
+    lake.write_observation(EVALUATION_RUNS_DATASET, APP, "20261102T000000000000Z", [record])
+    instance, replay = dg.DagsterInstance.ephemeral(), REPLAY_RUN_CONFIG.to_config_dict()
+    for _ in range(2):
+        (conversations,) = run_partitions("rebuild_conversations", [(APP, DAY)], instance=instance)
+        (evaluations,) = run_app_job("rebuild_evaluation_runs", [APP], instance=instance, run_config=replay)
+        assert conversations.success and evaluations.success, (conversations.error, evaluations.error)
+        assert conversations.failed_checks == ["warehouse/conversation_tables:no_negative_durations (WARN)"]
+        found = conversations.found_by_checks["warehouse/conversation_tables:no_negative_durations"]
+        assert found.startswith("1 found") and f"{APP}/conversations/skewed" in found and "-0.25" in found
+        assert "warehouse/evaluation_tables:no_negative_latencies (WARN)" in evaluations.failed_checks
+        assert not [check for check in evaluations.failed_checks if "(ERROR)" in check]
+    with Warehouse(str(tmp_path / "w.duckdb")).connect(read_only=True) as conn:
+        spans = "SELECT duration_seconds FROM spans WHERE conversation_name = ? AND name = 'TTS'"
+        assert conn.execute(spans, [f"{APP}/conversations/skewed"]).fetchall() == [(-0.25,)]
+        latencies = "SELECT p99_seconds FROM evaluation_run_latencies WHERE kind = 'llm_call'"
+        assert conn.execute(latencies).fetchall() == [(-0.5,)]
 
 
 def test_turn_count_mismatches_are_reported(loaded: Warehouse) -> None:

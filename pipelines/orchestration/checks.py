@@ -22,13 +22,19 @@ from pipelines.warehouse.queries import named_query
 
 WARNING_CHECKS = frozenset(
     {
+        "no_negative_durations",
         "turn_counts_agree",
         "conversations_are_fresh",
         "newest_day_not_anomalous",
+        "no_negative_latencies",
         "evaluation_results_plausible",
     }
 )
-"""Checks that report without blocking: a mismatch there is information, not corruption."""
+"""Checks that report without blocking: what they find is information about what CES sent, not
+corruption of ours. A negative duration or latency is a value CES sent (a protobuf Duration is
+signed, and a span timed across hosts may end before it starts): blocking, it failed every later
+run of the partition, and, as the latencies are checked over all of an app's runs, every later
+evaluation load of the app, with the rows loaded all the same."""
 
 
 def _check(
@@ -64,7 +70,7 @@ def _unique_spec(asset: dg.AssetKey, spec: TableSpec) -> dg.AssetCheckSpec:
 def conversation_check_specs(freshness_hours: float) -> list[dg.AssetCheckSpec]:
     descriptions = {
         "spans_have_parents": "Every span's parent exists.",
-        "no_negative_durations": "No conversation, turn or span has a negative duration.",
+        "no_negative_durations": "No conversation, turn or span has a negative duration (warns).",
         "turn_counts_agree": "turn_count as reported by the API agrees with the turns loaded (warns).",
         "conversations_are_fresh": f"The app's newest conversation is under {freshness_hours:g} h old "
         "(CES_FRESHNESS_HOURS) at the end of the days loaded, or now if they end later: a schedule's "
@@ -139,7 +145,7 @@ GATED_KINDS = ("evaluation", "score", "turn")
 _EVALUATION_CHECKS = {
     "no_negative_latencies": (
         "negative_latencies",
-        "No latency percentile of a run's latency report is negative.",
+        "No latency percentile of a run's latency report is negative (warns).",
     ),
     "evaluation_results_plausible": (
         "evaluation_result_anomalies",
