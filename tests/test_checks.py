@@ -330,9 +330,15 @@ def test_the_regression_gate_fails_with_what_regressed_and_respects_its_threshol
             "golden turn latency p90_seconds: 1 → 2.5",
         ]
         assert result.metadata["latest_run"].value == f"{samples.SUPPORT}/evaluationRuns/run-3"
+        assert result.description == (  # what `ces-pipeline ingest` says of the app, three changes at most
+            "run run-3 against run-2: refund pass_rate: 0.8 → 0.4; hallucination mean_score: 0 → 1; "
+            "golden turn latency p90_seconds: 1 → 2.5"
+        )
         lenient = RegressionGateResource(pass_rate_points=50, score_pct=10, latency_pct=200, severity="warn")
         result = regression_gate_result(conn, lenient.query_params(samples.SUPPORT), lenient.severity)
         assert result.metadata["regressed"].value == ["hallucination mean_score: 0 → 1"]
         assert result.severity == dg.AssetCheckSeverity.WARN
+        assert result.description == "run run-3 against run-2: hallucination mean_score: 0 → 1"
         # sales has one completed run: nothing to compare, nothing regressed
-        assert regression_gate_result(conn, gate.query_params(samples.SALES), gate.severity).passed
+        passed = regression_gate_result(conn, gate.query_params(samples.SALES), gate.severity)
+        assert passed.passed and passed.description is None

@@ -28,11 +28,14 @@ from pipelines.ces.client import CesMcpClient
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
 from pipelines.ces.tools import get_evaluation_run
 from pipelines.cli import build_parser, main
+from pipelines.cli.common import console
+from pipelines.cli.loads import CheckReport
 from pipelines.config import CesSettings
 from pipelines.ingest.evaluations import STARTED_RUNS_STATE
 from pipelines.ingest.trigger import EvaluationTriggerError
 from pipelines.lake.store import Lake
 from pipelines.orchestration import evaluation_assets
+from pipelines.orchestration.runs import RunOutcome
 from pipelines.transform.schemas import ALL_TABLES
 from pipelines.warehouse.duck import Warehouse
 
@@ -373,6 +376,9 @@ def test_dev_refuses_a_ui_port_in_use_before_it_starts_anything(workdir: Path) -
     assert not (workdir / "warehouse.duckdb").exists()  # nothing started, nothing loaded
 
 
+SUPPORT_BOT = "projects/sim-project/locations/us/apps/support-bot"
+
+
 def test_demo_prints_row_counts_and_a_trend(workdir: Path) -> None:
     result = cli(
         "demo",
@@ -390,7 +396,18 @@ def test_demo_prints_row_counts_and_a_trend(workdir: Path) -> None:
         assert table in result.stdout
     assert re.search(r"│ conversations +│ 10 +│", result.stdout), result.stdout
     assert "2026-11-01" in result.stdout and "2026-11-02" in result.stdout
-    assert "warning" not in result.stdout + result.stderr  # the demo's past days are fresh
+    # The demo's past days are fresh. The evaluation load says of its app that the newest run
+    # regressed (the runs and what changed) and that results replayed conversations of days the
+    # demo did not load: two lines, however the console wrapped them.
+    said = " ".join((result.stdout + result.stderr).split())
+    warned = f"warning for {SUPPORT_BOT}: warehouse/evaluation_tables:"
+    assert said.count("warning") == said.count(warned) == 2, said
+    assert re.search(
+        r"no_evaluation_regressions \(WARN\): run \S+ against \S+: \S+ pass_rate: [.0-9]+ → 0", said
+    )
+    assert re.search(
+        r"evaluation_results_plausible \(WARN\): \d+ found, the first: .* conversation not loaded", said
+    )
     # the README's headline example finds the regression the demo's newest run carries
     regressed = cli(
         "query",
@@ -408,6 +425,36 @@ def test_demo_prints_row_counts_and_a_trend(workdir: Path) -> None:
     assert any(row["metric"] == "pass_rate" and float(row["latest_value"]) == 0 for row in rows), rows
     failures = cli("query", "evaluation_failures", "--format", "csv", env=base_env(workdir), cwd=workdir)
     assert len(list(csv.DictReader(io.StringIO(failures.stdout)))) > 0, failures.stdout
+
+
+@pytest.mark.parametrize("summarised", [True, False], ids=["runs-of-days", "a-run-an-app"])
+def test_what_checks_found_is_said_once_a_run_or_summed_up(summarised: bool) -> None:
+    """A failed ERROR check is said at once with its run and what it found. A warning too where
+    each run is an app's (evaluations); where runs are ranges of days, alike, it is counted and
+    said once at the end, with what the first run it warned found."""
+    gate, late = "warehouse/evaluation_tables:no_evaluation_regressions", "warehouse/x:fresh"
+    outcomes = [
+        RunOutcome(
+            "app-a", True, 1, failed_checks=[f"{gate} (ERROR)"], found_by_checks={gate: "run r2 against r1"}
+        ),
+        RunOutcome("app-b", True, 1, failed_checks=[f"{late} (WARN)"], found_by_checks={late: "5 h old"}),
+        RunOutcome("app-c", True, 1, failed_checks=[f"{late} (WARN)"], warnings=["a step's own warning"]),
+    ]
+    report, said = CheckReport(summarised=summarised), []
+    for outcome in outcomes:
+        report.add(outcome, said.append)
+    assert said[0] == f"[red]check failed for app-a: {gate} (ERROR): run r2 against r1"
+    if summarised:
+        assert said[1:] == ["[yellow]app-c: a step's own warning"]
+        with console.capture() as captured:
+            report.say_warnings(len(outcomes))
+        assert " ".join(captured.get().split()) == f"warning: {late} in 2 of 3 runs (5 h old)."
+    else:
+        assert said[1:] == [
+            f"[yellow]warning for app-b: {late} (WARN): 5 h old",
+            "[yellow]app-c: a step's own warning",
+            f"[yellow]warning for app-c: {late} (WARN)",
+        ]
 
 
 def start_runs(workdir: Path) -> list[tuple[str, dict]]:

@@ -15,7 +15,8 @@ from rich.markup import escape
 
 from pipelines import __version__, stop
 from pipelines.cli.common import console, parse_day
-from pipelines.cli.loads import cmd_evaluate, cmd_ingest, cmd_rebuild
+from pipelines.cli.evaluate import cmd_evaluate
+from pipelines.cli.loads import cmd_ingest, cmd_rebuild
 from pipelines.cli.local import add_scale_options, cmd_demo, cmd_dev, cmd_simulate
 from pipelines.cli.reads import cmd_mcp, cmd_query, cmd_report
 from pipelines.cli.trace import cmd_trace

@@ -1,20 +1,20 @@
-"""`ingest`, `rebuild` and `evaluate`: loads, each a Dagster run in the instance, with progress."""
+"""`ingest` and `rebuild`: loads, each a Dagster run of the instance, with progress and what checks found."""
 
 from __future__ import annotations
 
 import argparse
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from pipelines.cli.common import check_writable, console, counted, days_between, out, said_once
+from pipelines.cli.common import check_writable, console, counted, days_between, said_once
 from pipelines.config import CesSettings, Settings
-from pipelines.errors import ActionableError, UsageError
+from pipelines.errors import UsageError
 from pipelines.resource_names import apps_named
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ def _notice(line: str) -> None:
     console.print(f"[yellow]{escape(line)}", soft_wrap=True)
 
 
-def _execute(
+def execute(
     settings: Settings, job_name: str, runs: Sequence[PlannedRun], apps: Sequence[str], **options: Any
 ) -> list[RunOutcome]:
     """Run `job_name` once per planned run in the instance of the settings, `apps` registered
@@ -75,8 +75,7 @@ def load_conversations(settings: Settings, command: str, partitions: list[tuple[
     totals = {"conversations": 0, "pages": 0, "requests": 0, "rejects": 0}
     failures: list[RunOutcome] = []
     errors: dict[str, str] = {}
-    warnings: Counter[str] = Counter()
-    found: dict[str, str] = {}  # what a warning check found, in the first run it warned
+    checks = CheckReport()
     started = time.monotonic()
     with Progress(
         TextColumn("[bold]{task.description}"),
@@ -97,19 +96,7 @@ def load_conversations(settings: Settings, command: str, partitions: list[tuple[
             if not outcome.success and not outcome.interrupted:
                 failures.append(outcome)
                 progress.console.print(f"[red]✗ {escape(said_once(errors, outcome.label, outcome.error))}")
-            for warning in outcome.warnings:
-                progress.console.print(f"[yellow]{escape(outcome.label)}: {escape(warning)}")
-            for check in outcome.failed_checks:
-                name = check.rsplit(" (", 1)[0]
-                if "(WARN)" in check:
-                    warnings[name] += 1
-                    found.setdefault(name, outcome.found_by_checks.get(name, ""))
-                else:
-                    detail = outcome.found_by_checks.get(name)
-                    progress.console.print(
-                        f"[red]check failed for {escape(outcome.label)}: {escape(check)}"
-                        + (f": {escape(detail)}" if detail else "")
-                    )
+            checks.add(outcome, progress.console.print)
             rate = totals["conversations"] / max(time.monotonic() - started, 1e-9)
             detail = f"{totals['conversations']} conversations · {rate:.0f}/s"
             if command == "ingest":
@@ -124,11 +111,9 @@ def load_conversations(settings: Settings, command: str, partitions: list[tuple[
                 progress.console.print(f"{escape(outcome.label)}: {loaded} conversations ({so_far})")
 
         runs = [PlannedRun.for_range(run) for run in ranges]
-        _execute(settings, job_name, runs, [app for app, _ in partitions], on_outcome=on_outcome)
+        execute(settings, job_name, runs, [app for app, _ in partitions], on_outcome=on_outcome)
     _say_rejected(totals["rejects"])
-    for check, count in sorted(warnings.items()):
-        detail = f" ({escape(found[check])})" if found[check] else ""
-        console.print(f"[yellow]warning: {escape(check)} in {count} of {len(ranges)} runs{detail}.")
+    checks.say_warnings(len(ranges))
     if len(failures) == len(ranges) > 1 and len(errors) == 1:
         console.print(f"[red]all {len(ranges)} runs failed with the error above: mend it, then run again.")
         return 1
@@ -156,13 +141,16 @@ def load_evaluations(
     job_name = "rebuild_evaluation_runs" if replay else "ingest_evaluation_runs"
     runs = [PlannedRun.for_partition(app) for app in apps]
 
+    checks = CheckReport(summarised=False)  # a run an app: each app's findings are its own
+
     def on_outcome(outcome: RunOutcome) -> None:
         if outcome.success and not console.is_terminal:  # a log, CI: no spinner, a line per app
             rows = outcome.value("warehouse__evaluation_tables", "evaluation_runs_rows")
             console.print(f"evaluation runs of {escape(outcome.label)}: {counted(rows, 'run row')}")
+        checks.add(outcome, console.print)
 
     with console.status("replaying evaluation run fetches" if replay else "fetching evaluation runs"):
-        outcomes = _execute(settings, job_name, runs, apps, run_config=run_config, on_outcome=on_outcome)
+        outcomes = execute(settings, job_name, runs, apps, run_config=run_config, on_outcome=on_outcome)
     failed = [outcome for outcome in outcomes if not outcome.success]
     errors: dict[str, str] = {}
     for outcome in failed:
@@ -185,6 +173,38 @@ def load_evaluations(
     return 1 if failed else 0
 
 
+class CheckReport:
+    """What the runs' asset checks found: a failed check of ERROR severity said at once with its
+    run; a warning too, or, `summarised` (runs of days, many alike), counted and said once at the
+    end with what it found in the first run it warned."""
+
+    def __init__(self, *, summarised: bool = True) -> None:
+        self.summarised = summarised
+        self.warned: Counter[str] = Counter()
+        self.found: dict[str, str] = {}
+
+    def add(self, outcome: RunOutcome, say: Callable[[str], None]) -> None:
+        """The run's warnings and failed checks (`say`: a line above any progress display)."""
+        for warning in outcome.warnings:
+            say(f"[yellow]{escape(outcome.label)}: {escape(warning)}")
+        for check in outcome.failed_checks:
+            name = check.rsplit(" (", 1)[0]
+            detail = outcome.found_by_checks.get(name, "")
+            warns = "(WARN)" in check
+            if warns and self.summarised:
+                self.warned[name] += 1
+                self.found.setdefault(name, detail)
+            else:
+                said = f": {escape(detail)}" if detail else ""
+                what = "[yellow]warning for" if warns else "[red]check failed for"
+                say(f"{what} {escape(outcome.label)}: {escape(check)}{said}")
+
+    def say_warnings(self, runs: int) -> None:
+        for check, count in sorted(self.warned.items()):
+            detail = f" ({escape(self.found[check])})" if self.found[check] else ""
+            console.print(f"[yellow]warning: {escape(check)} in {count} of {runs} runs{detail}.")
+
+
 def _say_rejected(rejects: int) -> None:
     if rejects:
         console.print(
@@ -193,7 +213,7 @@ def _say_rejected(rejects: int) -> None:
         )
 
 
-def _chosen_apps(chosen: Sequence[str], known: Sequence[str], where: str) -> list[str]:
+def chosen_apps(chosen: Sequence[str], known: Sequence[str], where: str) -> list[str]:
     """`--app` values as full resource names, checked as CES_APPS is: an app id (`support-bot`)
     stands for the one app `where` (of CES_APPS, in the raw lake: `known`) whose name ends with it."""
     apps = []
@@ -214,7 +234,7 @@ def _chosen_apps(chosen: Sequence[str], known: Sequence[str], where: str) -> lis
 
 
 def _apps(settings: Settings, chosen: Sequence[str] | None) -> list[str]:
-    apps = _chosen_apps(chosen, settings.ces.apps, "of CES_APPS") if chosen else list(settings.ces.apps)
+    apps = chosen_apps(chosen, settings.ces.apps, "of CES_APPS") if chosen else list(settings.ces.apps)
     if not apps:
         raise UsageError(
             "CES_APPS is not set: name the apps to ingest, e.g. "
@@ -231,123 +251,6 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     return max(conversations, evaluations)
 
 
-START_STEP = "start_evaluation_op"
-
-
-def _run_before(settings: Settings, app: str) -> str:
-    """What earlier runs of `app` covered, as options to give, for an error about what to run."""
-    from pipelines.warehouse.duck import Warehouse
-    from pipelines.warehouse.stored import evaluations_run_before
-
-    try:
-        found = evaluations_run_before(Warehouse.from_settings(settings.storage), app)
-    except ActionableError:  # a warehouse that cannot be read now: the error this joins stands alone
-        return ""
-    said = "; ".join(f"{option} {', '.join(ids)}" for option, ids in found.items())
-    return f" (this app's runs in the warehouse covered: {said})" if said else ""
-
-
-def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
-    """A run of `start_evaluation_job` starts the evaluation (`run_evaluation`, sent once), then
-    its evaluation run is followed to its end (`--gate`) and loaded."""
-    from pipelines.orchestration.runs import PlannedRun
-
-    (app,) = _chosen_apps([args.app], settings.ces.apps, "of CES_APPS")
-    evaluations = [e.strip() for e in (args.evaluations or "").split(",") if e.strip()]
-    if bool(evaluations) == bool(args.dataset):
-        raise UsageError(f"give exactly one of --evaluations a,b or --dataset D{_run_before(settings, app)}")
-    start = {"app": app, "evaluations": evaluations, "evaluation_dataset": args.dataset}
-    start |= {key: getattr(args, key) for key in ("display_name", "app_version", "poll_seconds")}
-    with console.status("waiting for the evaluation to start"):
-        run_config = {"ops": {START_STEP: {"config": start}}}
-        (started,) = _execute(
-            settings, "start_evaluation_job", [PlannedRun(app, {}, 1)], [app], run_config=run_config
-        )
-    operation = started.value(START_STEP, "operation", None)
-    if not started.success:
-        error = str(started.error).removeprefix(f"{START_STEP}: ")
-        known = _run_before(settings, app) if "NOT_FOUND" in error else ""
-        console.print(f"[red]error: {escape(error + known)}")
-        if operation:
-            console.print(f"Follow it up with get_operation {operation}; do not re-run blindly.")
-        return 1
-    run = started.value(START_STEP, "evaluation_run")
-    try:  # from here, what Ctrl-C leaves is a run CES goes on with, not loaded yet
-        out.print(f"operation {operation}")
-        out.print(f"evaluation run {run}")
-        # following it may fail: an error of its own (exit code 1)
-        state = _follow(settings, run, args.poll_seconds) if args.gate else None
-    except KeyboardInterrupt:
-        raise KeyboardInterrupt(
-            f"interrupted: {run} goes on in CES, not loaded; "
-            "the next `ces-pipeline ingest` of its app loads it"
-        ) from None
-    config = {"ops": {"raw__evaluation_runs": {"config": {"names": [run], "discover": False}}}}
-    code = load_evaluations(settings, [app], config)
-    if not args.gate:
-        return code
-    if state != "COMPLETED":
-        console.print(f"[red]evaluation run ended {state}: no completed run to gate")
-        return max(code, 1)
-    return max(code, regression_gate(settings, app, run))
-
-
-def _follow(settings: Settings, run: str, poll_seconds: float) -> str:
-    """Poll the evaluation run to its end, showing its progress; its final state."""
-    from pipelines.ces.client import CesMcpClient
-    from pipelines.ingest.trigger import wait_for_evaluation_run
-
-    said = ""
-
-    def on_run(found: dict) -> None:
-        nonlocal said
-        now = f"evaluation run: {_progress(found)}"
-        status.update(now)
-        if not console.is_terminal and now != said:  # a log, CI: a line per change
-            console.print(now)
-        said = now
-
-    with CesMcpClient(settings.ces) as client, console.status("following the evaluation run") as status:
-        return wait_for_evaluation_run(client, run, poll_seconds=poll_seconds, on_run=on_run)
-
-
-def _progress(run: dict) -> str:
-    progress = run.get("progress") or {}
-    done, total = progress.get("completedCount", 0), progress.get("totalCount", 0)
-    return f"{run.get('state', '?')}, {done} of {total} results"
-
-
-GATE_FAILED = 3
-"""`evaluate --gate`'s exit code when the run regressed (1: a load failed; 2: a usage error)."""
-
-
-def regression_gate(settings: Settings, app: str, run: str) -> int:
-    """The regression gate on the warehouse, as the asset check judges it: 0 passed, 3 regressed."""
-    from pipelines.orchestration.checks import describe_change, gated_rows
-    from pipelines.orchestration.resources import RegressionGateResource
-    from pipelines.warehouse.duck import Warehouse
-
-    params = RegressionGateResource.from_settings(settings.orchestration).query_params(app)
-    with Warehouse.from_settings(settings.storage).connect(read_only=True) as conn:
-        rows = gated_rows(conn, {**params, "status": None})
-    compared = [row for row in rows if row["latest_run"] == run]
-    if not compared:
-        console.print(
-            f"[green]regression gate passed: no earlier completed run of the same evaluations as {run}",
-            soft_wrap=True,
-        )
-        return 0
-    previous = compared[0]["previous_run"]
-    regressed = [row for row in compared if row["status"] == "regressed"]
-    if not regressed:
-        console.print(f"[green]regression gate passed: {run} is no worse than {previous}", soft_wrap=True)
-        return 0
-    console.print(f"[red]regression gate failed: {run} against {previous}:", soft_wrap=True)
-    for row in regressed:
-        console.print(f"  {escape(describe_change(row))}", soft_wrap=True)
-    return GATE_FAILED
-
-
 def cmd_rebuild(args: argparse.Namespace, settings: Settings) -> int:
     from pipelines.ingest.evaluations import EVALUATION_RUNS_DATASET
     from pipelines.ingest.flatten import CONVERSATIONS_DATASET
@@ -360,7 +263,7 @@ def cmd_rebuild(args: argparse.Namespace, settings: Settings) -> int:
         if any("/" not in app for app in args.app):  # an id: the lake's apps are listed to find it
             known = {app for app, _ in lake.raw_partitions(CONVERSATIONS_DATASET)}
             known |= {app for app, _ in lake.observations(EVALUATION_RUNS_DATASET)}
-        chosen = _chosen_apps(args.app, sorted(known), "in the raw lake")
+        chosen = chosen_apps(args.app, sorted(known), "in the raw lake")
     kept = lake.raw_partitions(CONVERSATIONS_DATASET, chosen)
     since = args.since or min((day for _, day in kept), default=None)
     until = args.until or max((day + timedelta(days=1) for _, day in kept), default=None)

@@ -177,6 +177,10 @@ def gated_rows(conn: duckdb.DuckDBPyConnection, params: Mapping[str, Any]) -> li
     return [row for row in found if row["kind"] in GATED_KINDS]
 
 
+SAID_CHANGES = 3
+"""The changes a regressed gate's description names (its metadata lists them all)."""
+
+
 def describe_change(row: Mapping[str, Any]) -> str:
     return f"{row['label']} {row['metric']}: {row['previous_value']:.4g} → {row['latest_value']:.4g}"
 
@@ -186,11 +190,18 @@ def regression_gate_result(
 ) -> dg.AssetCheckResult:
     regressed = gated_rows(conn, {**params, "status": "regressed"})
     runs = {key: regressed[0][key] for key in ("latest_run", "previous_run")} if regressed else {}
+    said = None
+    if regressed:  # what `ces-pipeline ingest` says of it, and the UI beside the check
+        changes = "; ".join(describe_change(row) for row in regressed[:SAID_CHANGES])
+        more = f"; {len(regressed) - SAID_CHANGES} more" if len(regressed) > SAID_CHANGES else ""
+        latest, previous = (runs[key].rsplit("/", 1)[-1] for key in ("latest_run", "previous_run"))
+        said = f"run {latest} against {previous}: {changes}{more}"
     return dg.AssetCheckResult(
         asset_key=WAREHOUSE_EVALUATIONS,
         check_name=REGRESSION_GATE,
         passed=not regressed,
         severity=dg.AssetCheckSeverity.ERROR if severity == "error" else dg.AssetCheckSeverity.WARN,
+        description=said,
         metadata={
             "regressions": len(regressed),
             "regressed": dg.MetadataValue.json([describe_change(row) for row in regressed]),
