@@ -545,6 +545,7 @@ def test_evaluate_starts_a_run_and_loads_it(workdir: Path) -> None:
         assert again.returncode == 0, again.stderr  # the run it started loads
         said = " ".join(again.stderr.split())
         assert "1 object rejected: `ces-pipeline query rejects` lists them with the reason." in said
+        assert f"{app}: get_evaluation_run refused, the run is no longer followed: {gone}: NOT_FOUND" in said
 
 
 def test_evaluate_names_the_operation_of_a_start_that_failed_once_it_was_named(

@@ -24,7 +24,7 @@ from pipelines.orchestration.resources import (
     RegressionGateResource,
     WarehouseResource,
 )
-from pipelines.transform.schemas import EVALUATION_RUNS, REJECTS
+from pipelines.transform.schemas import EVALUATION_RUNS
 from pipelines.warehouse import stored
 from pipelines.warehouse.lock import WarehouseBusyError
 
@@ -138,10 +138,6 @@ def warehouse_evaluation_tables(
     context.log.info(f"{app}: loaded {files} evaluation run fetches: {rows}")
     metadata = {**rows_metadata(rows, EVALUATION_RUNS.name), "fetches_loaded": files}
     yield dg.MaterializeResult(metadata=metadata)
-    if rows[REJECTS.name]:
-        context.log.warning(
-            f"{rows[REJECTS.name]} evaluation objects rejected: `ces-pipeline query rejects` lists them"
-        )
     with warehouse.warehouse().connect(read_only=True) as conn:
         yield from evaluation_check_results(
             conn, app, regression_gate.query_params(app), regression_gate.severity
