@@ -603,6 +603,7 @@ def test_evaluate_gate_waits_for_the_run_and_exits_3_on_a_regression(workdir: Pa
     )
     assert said[1][0] == 3 and f"regression gate failed: {runs[1]} against {runs[0]}:" in said[1][1]
     assert "golden turn latency p90_seconds:" in said[1][1] and "Traceback" not in said[1][1]
+    assert "no_evaluation_regressions" not in said[1][1]  # the gate's verdict says it, once
     assert said[2][0] == 0 and f"regression gate passed: {runs[2]} is no worse than {runs[1]}" in said[2][1]
     with Warehouse(str(workdir / "warehouse.duckdb")).connect(read_only=True) as conn:
         states = conn.execute(
