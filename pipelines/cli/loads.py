@@ -77,15 +77,7 @@ def load_conversations(settings: Settings, command: str, partitions: list[tuple[
     errors: dict[str, str] = {}
     checks = CheckReport()
     started = time.monotonic()
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[detail]}"),
-        TimeElapsedColumn(),
-        console=console,
-        disable=not console.is_terminal,  # a log gets a line per run instead (below)
-    ) as progress:
+    with _progress() as progress:
         task = progress.add_task(f"{verb} partitions", total=len(partitions), detail=f"{len(ranges)} runs")
 
         def on_outcome(outcome: RunOutcome) -> None:
@@ -148,14 +140,24 @@ def load_evaluations(
     runs = [PlannedRun.for_partition(app) for app in apps]
 
     checks = CheckReport(summarised=False, unsaid=unsaid)  # a run an app: each app's findings are its own
+    loaded = 0
+    with _progress() as progress:
+        verb = "replaying evaluation run fetches" if replay else "fetching evaluation runs"
+        task = progress.add_task(verb, total=len(apps), detail="")
 
-    def on_outcome(outcome: RunOutcome) -> None:
-        if outcome.success and not console.is_terminal:  # a log, CI: no spinner, a line per app
+        def on_outcome(outcome: RunOutcome) -> None:
+            nonlocal loaded
             rows = outcome.value("warehouse__evaluation_tables", "evaluation_runs_rows")
-            console.print(f"evaluation runs of {escape(outcome.label)}: {counted(rows, 'run row')}")
-        checks.add(outcome, console.print)
+            loaded += rows
+            if outcome.success and not console.is_terminal:  # a log, CI: a line per app instead
+                progress.console.print(
+                    f"evaluation runs of {escape(outcome.label)}: {counted(rows, 'run row')}"
+                )
+            checks.add(outcome, progress.console.print)
+            progress.update(
+                task, advance=0 if outcome.interrupted else 1, detail=f"{counted(loaded, 'run row')} loaded"
+            )
 
-    with console.status("replaying evaluation run fetches" if replay else "fetching evaluation runs"):
         outcomes = execute(settings, job_name, runs, apps, run_config=run_config, on_outcome=on_outcome)
     failed = [outcome for outcome in outcomes if not outcome.success]
     errors: dict[str, str] = {}
@@ -177,6 +179,20 @@ def load_evaluations(
         console.print(f"[green]{said}.")
     _say_rejected(sum(outcome.value("warehouse__evaluation_tables", "rejects_rows") for outcome in outcomes))
     return 1 if failed else 0
+
+
+def _progress() -> Progress:
+    """A live progress display of a load's runs: off where the console is no terminal (a log gets
+    a line per run instead)."""
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[detail]}"),
+        TimeElapsedColumn(),
+        console=console,
+        disable=not console.is_terminal,
+    )
 
 
 class CheckReport:
