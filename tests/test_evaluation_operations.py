@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
+import pytest
 from dagster_runs import run_app_job
 from test_evaluation_follow import SCALE, point_at
 
@@ -15,9 +16,11 @@ from pipelines.ces.client import CesMcpClient
 from pipelines.ces.ratelimit import RateLimiter
 from pipelines.ces.simulator import SimulatorConfig, running_simulator
 from pipelines.ces.simulator.corpus.evaluations import RUN_STEPS, seeded_runs
-from pipelines.ces.tools import GET_OPERATION
+from pipelines.ces.simulator.server.faults import SimulatedFaults
+from pipelines.ces.tools import GET_OPERATION, get_evaluation_run
 from pipelines.config import CesSettings
 from pipelines.ingest.evaluations import STARTED_RUNS_STATE, fetch_evaluation_runs
+from pipelines.ingest.trigger import start_evaluation
 from pipelines.lake.store import Lake
 from pipelines.orchestration.evaluation_assets import REPLAY_RUN_CONFIG
 from pipelines.warehouse.duck import Warehouse
@@ -142,3 +145,34 @@ def test_a_refused_operation_is_reported_and_the_rest_are_kept(tmp_path: Path) -
     )
     asked = {r["arguments"]["name"] for r in lake.read_jsonl(fetched.path) if r["tool"] == GET_OPERATION}
     assert asked == set(final[2:])
+
+
+@pytest.mark.parametrize("late", [False, True], ids=["named-at-once", "named-once-done"])
+def test_a_started_evaluation_is_followed_until_its_operation_names_the_run(
+    tmp_path: Path, late: bool
+) -> None:
+    """The reference documents neither the metadata nor the response of `run_evaluation`'s
+    operation: a server whose operation names its run only once done (`late-run-name`) is polled
+    with `get_operation` until it does; the start is recorded in the lake, then with its run."""
+    faults = SimulatedFaults("late-run-name:1") if late else None
+    config = SimulatorConfig(scale=SCALE, faults=faults, run_step_seconds=0.05)
+    lake = Lake(str(tmp_path / "lake"))
+    operations: list[str] = []
+    with (
+        running_simulator(config) as sim,
+        CesMcpClient(CesSettings(mcp_url=sim.url), rate_limiter=RateLimiter(1_000_000)) as client,
+    ):
+        started = start_evaluation(
+            client,
+            lake,
+            sim.apps[0],
+            evaluations=["refund-happy-path"],
+            poll_seconds=0.05,
+            on_operation=operations.append,
+        )
+        run = get_evaluation_run(client, started.evaluation_run)
+    assert operations == [started.operation] and run["operation"] == started.operation
+    assert started.evaluation_run.startswith(f"{sim.apps[0]}/evaluationRuns/")
+    assert (started.polls > 0) is late  # named at once: no poll
+    (state,) = lake.read_states(STARTED_RUNS_STATE)
+    assert (state["operation"], state["evaluation_run"]) == (started.operation, started.evaluation_run)

@@ -194,6 +194,6 @@ def add_scale_options(parser: argparse.ArgumentParser) -> None:
         "reset, slow, cut-sse, bad-json, expire-token, dup, repeat-page; a broken server: 403-disabled, "
         "drip, huge, ignore-filter, empty-forever, live-by-default; other legal shapes (shapes): "
         "sse-priming, enum-numbers, new-enums, null-fields, lenient-formats, loose-times, no-traces, "
-        "sparse-ids; options: seed, "
+        "sparse-ids, late-run-name; options: seed, "
         "limit, retry-after, slow-seconds, drip-bps, huge-mb",
     )

@@ -43,7 +43,7 @@ otherwise (not in `all`):
 | `deleted` | `get_conversation` of a listed conversation says NOT_FOUND (deleted since listed) |
 
 Shapes of proto3 JSON and MCP that the corpus does not use by default (`shapes:RATE` sets them
-all); RATE is the share of served conversations, runs and results so shaped. All but
+all); RATE is the share of served conversations, runs, results and operations so shaped. All but
 `loose-times` parse with protobuf's strict JSON parser (`new-enums` with unknown values ignored);
 all but `new-enums` and `sparse-ids` mean exactly what the plain corpus means:
 
@@ -57,6 +57,7 @@ all but `new-enums` and `sparse-ids` mean exactly what the plain corpus means:
 | `loose-times` | instants only lenient parsers read (protobuf refuses them): `+0530`, a leap second `:60` |
 | `no-traces` | listed conversations whose turns carry no `rootSpan` (`get_conversation` has them) |
 | `sparse-ids` | toolset tools named without `toolId`; a latency report with two callbacks of one stage |
+| `late-run-name` | a `run_evaluation` operation that names its run only once done (`get_operation` polled) |
 
 Options: `seed=N` (default 0), `limit=N` (a given request meets at most N faults in all, so a
 client retrying N times always gets through; default no limit), `retry-after=S`,
@@ -114,6 +115,7 @@ SHAPE_KINDS = (
     "loose-times",
     "no-traces",
     "sparse-ids",
+    "late-run-name",
 )
 TRANSPORT_KINDS = (*RECOVERABLE_TRANSPORT_KINDS, "403-disabled", "drip", "huge", "sse-priming")
 """The kinds the middleware decides, at most one per request."""

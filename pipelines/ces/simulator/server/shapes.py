@@ -90,6 +90,13 @@ class Shaper:
             item = {**item, "latencyReport": _sparse_latencies(item["latencyReport"])}
         return self._common("run", item, name, RUN_ENUMS)
 
+    def operation(self, item: dict[str, Any]) -> dict[str, Any]:
+        """`late-run-name`: the operation names its run only once it is done (the reference
+        documents neither its metadata nor its response type), so a client must poll it."""
+        if item.get("done") or not self.faults.chosen("late-run-name", str(item.get("name"))):
+            return item
+        return {**item, "metadata": _without(item.get("metadata") or {}, "evaluationRun")}
+
     def result(self, item: dict[str, Any]) -> dict[str, Any]:
         name = str(item.get("name"))
         if item.get("executionState") in _UNFINISHED and self.faults.chosen("new-enums", name):

@@ -197,6 +197,9 @@ class ToolBox:
     def _served_run(self, run: dict[str, Any]) -> dict[str, Any]:
         return run if self.shaper is None else self.shaper.run(run)
 
+    def _served_operation(self, operation: dict[str, Any]) -> dict[str, Any]:
+        return operation if self.shaper is None else self.shaper.operation(operation)
+
     def get_conversation(self, arguments: dict[str, Any]) -> dict[str, Any]:
         name = _string(arguments, "name", required=True)
         key = resolve_conversation_name(self.scale, name)
@@ -297,14 +300,14 @@ class ToolBox:
                 ),
             )
         )
-        return operation_json(plan, plan.start_step)
+        return self._served_operation(operation_json(plan, plan.start_step))
 
     def get_operation(self, arguments: dict[str, Any]) -> dict[str, Any]:
         name = _string(arguments, "name", required=True)
         found = self.registry.operation(name)
         if found is None:
             raise ToolError("NOT_FOUND", f"operation {name} not found")
-        return operation_json(*found)
+        return self._served_operation(operation_json(*found))
 
     # ------------------------------------------------------------------------------ evaluation results
     def list_evaluation_results(self, arguments: dict[str, Any]) -> dict[str, Any]:
