@@ -6,6 +6,7 @@ simulator's fault middleware wrapped around it) and counts what reached the wire
 
 from __future__ import annotations
 
+import email.utils
 import random
 import threading
 import time
@@ -303,6 +304,18 @@ def test_the_delay_the_server_asks_for_is_honoured(failure: Any, delay: float) -
     with mcp_server(failing(2, failure)) as (_, url), client_for(url, sleeps=sleeps) as client:
         client.call_tool("list_conversations", {})
     assert sleeps == [delay, delay]
+
+
+def test_a_retry_after_given_as_an_http_date_is_the_time_until_then() -> None:
+    """RFC 9110 allows Retry-After as an HTTP date as well as seconds: the wait is until then."""
+    when = email.utils.formatdate(time.time() + 8, usegmt=True)  # whole seconds: 7 to 8 s ahead
+    sleeps: list[float] = []
+    with (
+        mcp_server(failing(1, status(503, **{"Retry-After": when}))) as (_, url),
+        client_for(url, sleeps=sleeps) as client,
+    ):
+        client.call_tool("list_conversations", {})
+    assert len(sleeps) == 1 and 6.0 < sleeps[0] <= 8.0, sleeps
 
 
 def test_a_retry_after_beyond_the_time_budget_ends_retrying_at_once() -> None:
