@@ -18,7 +18,7 @@ from pipelines.ces.ratelimit import (
     rate_limiter_for,
     shared_rate_limiter,
 )
-from scale.servers import create_database
+from scale.servers import create_database, psql
 
 
 def acquire_from_threads(
@@ -141,6 +141,27 @@ def test_processes_sharing_a_postgres_budget_share_one_rate(postgres: str) -> No
     spans = [through[i + 19] - through[i] for i in range(len(through) - 19)]
     assert min(spans) >= 19 / 40 - 0.1, "permits came faster than the rate allows"
     assert through[-1] - through[0] >= 29 / 40 - 0.1  # unshared: about 10 intervals (250 ms)
+
+
+def test_a_postgres_budget_whose_connection_dropped_reconnects_once(postgres: str) -> None:
+    """A connection the server ended (a failover, a restart, an idle timeout) is opened again for
+    the next permit, within the same budget: an ingest does not fail on its rate limiter."""
+    conninfo = create_database(postgres, "budget_reconnects")
+    limiter = PostgresRateLimiter(conninfo, 50.0)
+    try:
+        limiter.acquire()
+        others = (
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        (dropped,) = psql(conninfo, others).split()  # the limiter's connection
+        psql(conninfo, f"SELECT pg_terminate_backend({dropped})")
+        started = time.monotonic()
+        limiter.acquire()
+        assert time.monotonic() - started < 5.0
+        assert psql(conninfo, others).split() not in ([], [dropped])  # connected again
+        assert psql(conninfo, "SELECT count(*) FROM ces_rate_limit") == "1"  # the same budget row
+    finally:
+        limiter.close()
 
 
 def test_a_postgres_budget_that_cannot_be_reached_is_one_clear_error_without_its_password() -> None:
