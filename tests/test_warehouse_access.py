@@ -166,6 +166,27 @@ def test_a_failed_load_publishes_nothing_and_leaves_no_working_copy(tmp_path: Pa
     assert not Path(f"{path}.wal").exists()
 
 
+def test_a_file_left_with_a_write_ahead_log_keeps_its_committed_rows_through_the_next_load(
+    tmp_path: Path,
+) -> None:
+    """A load killed by an older release, which wrote the file in place, left its write-ahead log
+    beside it: the next load folds the log in before it copies the file, so no committed row is
+    lost and no log is left beside the file it publishes."""
+    path = tmp_path / "w.duckdb"
+    with Warehouse(str(path)).connect() as conn:
+        conn.execute("CREATE TABLE t AS SELECT 1 AS v")
+    in_place = duckdb.connect(str(path))
+    in_place.execute("PRAGMA disable_checkpoint_on_shutdown")
+    in_place.execute("INSERT INTO t VALUES (2)")  # committed, in the log alone
+    in_place.close()
+    assert Path(f"{path}.wal").exists()
+    with Warehouse(str(path)).connect() as conn:
+        conn.execute("INSERT INTO t VALUES (3)")
+    assert not Path(f"{path}.wal").exists()
+    with Warehouse(str(path)).connect(read_only=True) as conn:
+        assert conn.execute("SELECT v FROM t ORDER BY v").fetchall() == [(1,), (2,), (3,)]
+
+
 @pytest.mark.parametrize("refusal", [None, errno.EXDEV, errno.EOPNOTSUPP, errno.ENOSPC])
 @pytest.mark.parametrize("size", [0, 3 * 2**20 + 17])
 def test_the_working_copy_is_the_published_file_byte_for_byte(
