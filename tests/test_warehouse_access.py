@@ -171,20 +171,43 @@ def test_a_file_left_with_a_write_ahead_log_keeps_its_committed_rows_through_the
 ) -> None:
     """A load killed by an older release, which wrote the file in place, left its write-ahead log
     beside it: the next load folds the log in before it copies the file, so no committed row is
-    lost and no log is left beside the file it publishes."""
+    lost and no log is left beside the file it publishes. Held open elsewhere, the log cannot be
+    folded in: the load fails saying so."""
     path = tmp_path / "w.duckdb"
     with Warehouse(str(path)).connect() as conn:
         conn.execute("CREATE TABLE t AS SELECT 1 AS v")
-    in_place = duckdb.connect(str(path))
-    in_place.execute("PRAGMA disable_checkpoint_on_shutdown")
-    in_place.execute("INSERT INTO t VALUES (2)")  # committed, in the log alone
-    in_place.close()
-    assert Path(f"{path}.wal").exists()
+
+    def logged(value: int) -> None:
+        """A row committed in place, in the log alone."""
+        in_place = duckdb.connect(str(path))
+        in_place.execute("PRAGMA disable_checkpoint_on_shutdown")
+        in_place.execute("INSERT INTO t VALUES (?)", [value])
+        in_place.close()
+        assert Path(f"{path}.wal").exists()
+
+    logged(2)
     with Warehouse(str(path)).connect() as conn:
         conn.execute("INSERT INTO t VALUES (3)")
     assert not Path(f"{path}.wal").exists()
     with Warehouse(str(path)).connect(read_only=True) as conn:
         assert conn.execute("SELECT v FROM t ORDER BY v").fetchall() == [(1,), (2,), (3,)]
+
+    logged(4)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_OPEN_FOR_WRITING, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+        with (
+            pytest.raises(WarehouseFileError, match=r"unapplied write-ahead log .* close it once"),
+            Warehouse(str(path)).connect(),
+        ):
+            pass
+    finally:
+        holder.communicate("", timeout=60)
 
 
 @pytest.mark.parametrize("refusal", [None, errno.EXDEV, errno.EOPNOTSUPP, errno.ENOSPC])
