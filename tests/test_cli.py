@@ -376,6 +376,28 @@ def test_dev_refuses_a_ui_port_in_use_before_it_starts_anything(workdir: Path) -
     assert not (workdir / "warehouse.duckdb").exists()  # nothing started, nothing loaded
 
 
+@pytest.mark.parametrize(
+    ("window", "says"),
+    [
+        (["--since", "2026-13-01"], "argument --since: expected YYYY-MM-DD, got '2026-13-01'"),
+        (["--since", "2026-11-03", "--until", "2026-11-01"], "--until (2026-11-01) must be after --since"),
+        (["--since", "2026-11-01", "--until", "2999-01-01"], "--until 2999-01-01 is after tomorrow (UTC)"),
+    ],
+    ids=["no-date", "until-first", "until-far-ahead"],
+)
+def test_a_window_that_is_no_window_is_a_usage_error_saying_why(
+    window: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exit code 2 and one line, before anything is fetched or a run made."""
+    app = "projects/p/locations/us/apps/a"
+    try:
+        code = main(["ingest", *window, "--app", app, "--skip-evaluations"])
+    except SystemExit as exit_:  # argparse's own refusal of an argument
+        code = exit_.code
+    said = " ".join(capsys.readouterr().err.split())
+    assert code == 2 and says in said and "Traceback" not in said, said
+
+
 SUPPORT_BOT = "projects/sim-project/locations/us/apps/support-bot"
 
 
