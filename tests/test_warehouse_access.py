@@ -14,6 +14,8 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
 
@@ -80,13 +82,10 @@ sys.stdin.read()
 """
 
 
-def test_a_file_open_for_writing_elsewhere_fails_loads_and_reads_saying_so(tmp_path: Path) -> None:
-    """DuckDB's lock of a program that opened the file read-write (not read-only, as BI tools do)
-    refuses every other process: a load fails before it copies anything, with what to do."""
-    path = tmp_path / "w.duckdb"
-    with Warehouse(str(path)).connect() as conn:
-        conn.execute("CREATE TABLE t AS SELECT 7 AS v")
-    published = path.read_bytes()
+@contextmanager
+def held_open_for_writing(path: Path) -> Iterator[None]:
+    """`path` opened read-write by another process (as a program other than a BI tool would) for
+    the block; closed after it."""
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLD_OPEN_FOR_WRITING, str(path)],
         stdin=subprocess.PIPE,
@@ -95,14 +94,25 @@ def test_a_file_open_for_writing_elsewhere_fails_loads_and_reads_saying_so(tmp_p
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+        yield
+    finally:
+        holder.communicate("", timeout=60)
+
+
+def test_a_file_open_for_writing_elsewhere_fails_loads_and_reads_saying_so(tmp_path: Path) -> None:
+    """DuckDB's lock of a program that opened the file read-write (not read-only, as BI tools do)
+    refuses every other process: a load fails before it copies anything, with what to do."""
+    path = tmp_path / "w.duckdb"
+    with Warehouse(str(path)).connect() as conn:
+        conn.execute("CREATE TABLE t AS SELECT 7 AS v")
+    published = path.read_bytes()
+    with held_open_for_writing(path):
         for read_only in (False, True):
             with (
                 pytest.raises(WarehouseBusyError, match="Is it open for writing in another program"),
                 Warehouse(str(path)).connect(read_only=read_only),
             ):
                 pass
-    finally:
-        holder.communicate("", timeout=60)
     assert path.read_bytes() == published and not Path(f"{path}{WORKING_SUFFIX}").exists()
     with Warehouse(str(path)).connect() as conn:  # closed: the next load goes ahead
         conn.execute("INSERT INTO t VALUES (8)")
@@ -193,21 +203,12 @@ def test_a_file_left_with_a_write_ahead_log_keeps_its_committed_rows_through_the
         assert conn.execute("SELECT v FROM t ORDER BY v").fetchall() == [(1,), (2,), (3,)]
 
     logged(4)
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD_OPEN_FOR_WRITING, str(path)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
-        with (
-            pytest.raises(WarehouseFileError, match=r"unapplied write-ahead log .* close it once"),
-            Warehouse(str(path)).connect(),
-        ):
-            pass
-    finally:
-        holder.communicate("", timeout=60)
+    with (
+        held_open_for_writing(path),
+        pytest.raises(WarehouseFileError, match=r"unapplied write-ahead log .* close it once"),
+        Warehouse(str(path)).connect(),
+    ):
+        pass
 
 
 @pytest.mark.parametrize("refusal", [None, errno.EXDEV, errno.EOPNOTSUPP, errno.ENOSPC])
