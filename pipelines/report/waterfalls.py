@@ -23,8 +23,10 @@ import plotly.graph_objects as go
 
 from pipelines.report.data import ReportData, Rows
 from pipelines.report.figures import Chart, Spec, add_note, empty_chart, finish_rows, short_name
+from pipelines.transform.schemas import SPANS
 from pipelines.warehouse import parts
-from pipelines.warehouse.span_rows import conversation_spans, span_failed, span_label, span_start
+from pipelines.warehouse.queries import conversation_rows
+from pipelines.warehouse.span_rows import span_failed, span_label, span_start
 
 NOTABLE_PER_KIND = 3
 """Slowest and most failing conversations drawn, of all the apps shown (the query keeps 3 of each
@@ -107,7 +109,8 @@ def read_traces(
     parts, of which the drawn partitions' alone are listed)."""
     with parts.reading_only(conn, parts_root, [(one.app, one.day) for one in traced]):
         return {
-            one.conversation_name: conversation_spans(conn, one.conversation_name, one.day) for one in traced
+            one.conversation_name: conversation_rows(conn, SPANS, one.conversation_name, one.day)
+            for one in traced
         }
 
 

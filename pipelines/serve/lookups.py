@@ -34,6 +34,7 @@ from pipelines.transform.schemas import (
 )
 from pipelines.warehouse import parts
 from pipelines.warehouse.parts import BOOKKEEPING
+from pipelines.warehouse.queries import conversation_rows
 from pipelines.warehouse.queries import json_rows as rows
 from pipelines.warehouse.rollups import rollup_names
 
@@ -78,13 +79,6 @@ def describe_warehouse(conn: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
 # -- one conversation's trace --------------------------------------------------------------------
 
 
-def _conversation_rows(
-    conn: duckdb.DuckDBPyConnection, spec: TableSpec, conversation: dict[str, Any]
-) -> list[dict[str, Any]]:
-    sql = sql_text("serve/conversation_rows.sql").format(table=spec.name, key=", ".join(spec.key))
-    return rows(conn, sql, {"name": conversation["conversation_name"], "day": conversation["partition_date"]})
-
-
 def _span_tree(spans: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """A turn's spans nested under their parents (pre-order ids: a parent comes before its children)."""
     roots: list[dict[str, Any]] = []
@@ -113,15 +107,15 @@ def conversation_turns(
         "tool_response": TOOL_RESPONSES,
         "agent_transfer": AGENT_TRANSFERS,
     }
-    with parts.reading_only(conn, parts_root, [(conversation["app"], conversation["partition_date"])]):
+    name, day = conversation["conversation_name"], conversation["partition_date"]
+    with parts.reading_only(conn, parts_root, [(conversation["app"], day)]):
         rows = {
-            spec.name: _conversation_rows(conn, spec, conversation)
-            for spec in (TURNS, MESSAGES, CHUNKS, SPANS)
+            spec.name: conversation_rows(conn, spec, name, day) for spec in (TURNS, MESSAGES, CHUNKS, SPANS)
         }
         by_chunk = {
             (kind, _chunk_key(row)): row
             for kind, spec in details.items()
-            for row in _conversation_rows(conn, spec, conversation)
+            for row in conversation_rows(conn, spec, name, day)
         }
     chunks: dict[tuple[int, int], list[dict[str, Any]]] = defaultdict(list)
     for chunk in rows[CHUNKS.name]:

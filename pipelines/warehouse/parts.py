@@ -39,7 +39,7 @@ from pipelines.sqlfiles import quoted, sql_text
 from pipelines.transform.schemas import CONVERSATION_TABLES, CONVERSATIONS, TableSpec
 from pipelines.warehouse.part_views import Columns, column_names, list_parts, own_database, view_of_parts
 from pipelines.warehouse.publish import next_version
-from pipelines.warehouse.types import duckdb_type
+from pipelines.warehouse.types import duckdb_type, spec_columns
 
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 """DuckDB's name for a NULL partition value in a path (rows of an older release without a day)."""
@@ -74,10 +74,6 @@ def file_columns(spec: TableSpec) -> str:
     return ", ".join(
         f'CAST("{field.name}" AS {duckdb_type(spec, field)}) AS "{field.name}"' for field in spec.schema
     )
-
-
-def spec_columns(spec: TableSpec) -> list[tuple[str, str]]:
-    return [(field.name, duckdb_type(spec, field)) for field in spec.warehouse_schema]
 
 
 def install_views(

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from functools import cache, cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import msgspec
@@ -33,6 +33,9 @@ from pipelines.resource_names import apps_named
 from pipelines.sqlfiles import SQL_DIR, quoted, sql_files, sql_text
 from pipelines.warehouse import part_views
 from pipelines.warehouse.duck import Warehouse
+
+if TYPE_CHECKING:
+    from pipelines.transform.schemas import TableSpec  # pyarrow: not at every command's start
 
 _NAME = re.compile(r"[a-z0-9_]+")
 _PARAMETER_OR_LITERAL = re.compile(r"'(?:[^']|'')*'|--[^\n]*|\$([A-Za-z_][A-Za-z0-9_]*)")
@@ -372,6 +375,15 @@ def json_rows(conn: duckdb.DuckDBPyConnection, sql: str, params: Mapping[str, An
             if isinstance(row[column], str):
                 row[column] = json.loads(row[column])
     return found
+
+
+def conversation_rows(
+    conn: duckdb.DuckDBPyConnection, spec: TableSpec, name: str, day: Any
+) -> list[dict[str, Any]]:
+    """The rows of `spec`'s table of the conversation `name` of partition `day` (one day's part
+    read), in key order, as `json_rows`."""
+    sql = sql_text("serve/conversation_rows.sql").format(table=spec.name, key=", ".join(spec.key))
+    return json_rows(conn, sql, {"name": name, "day": day})
 
 
 def parse_param_options(items: Sequence[str]) -> dict[str, str]:

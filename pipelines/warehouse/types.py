@@ -27,6 +27,11 @@ def duckdb_type(spec: TableSpec, field: pa.Field) -> str:
     return _SCALARS[field.type]
 
 
+def spec_columns(spec: TableSpec) -> list[tuple[str, str]]:
+    """(column, DuckDB type) of the table `spec`, in order."""
+    return [(field.name, duckdb_type(spec, field)) for field in spec.warehouse_schema]
+
+
 def table_columns(conn: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[str, str]]]:
     """(column, type) of every table and view, in order: one catalog query for every check."""
     found: dict[str, list[tuple[str, str]]] = {}
@@ -39,7 +44,7 @@ def schema_mismatches(spec: TableSpec, columns: dict[str, list[tuple[str, str]]]
     """Differences between the table in the database (`columns`: `table_columns`, read once for
     every table) and `spec`; empty when they agree."""
     actual = columns.get(spec.name, [])
-    expected = [(field.name, duckdb_type(spec, field)) for field in spec.warehouse_schema]
+    expected = spec_columns(spec)
     if actual == expected:
         return []
     return [f"{spec.name}: expected columns {expected}, found {actual}"]
