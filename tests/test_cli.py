@@ -419,8 +419,9 @@ def test_demo_prints_row_counts_and_a_trend(workdir: Path) -> None:
     assert re.search(r"│ conversations +│ 10 +│", result.stdout), result.stdout
     assert "2026-11-01" in result.stdout and "2026-11-02" in result.stdout
     # The demo's past days are fresh. The evaluation load says of its app that the newest run
-    # regressed (the runs and what changed) and that results replayed conversations of days the
-    # demo did not load: two lines, however the console wrapped them.
+    # regressed (the runs and what changed) and that results replayed conversations it has not
+    # loaded (ten conversations over two days, few EVAL ones: most results name conversations CES
+    # does not serve): two lines, however the console wrapped them.
     said = " ".join((result.stdout + result.stderr).split())
     warned = f"warning for {SUPPORT_BOT}: warehouse/evaluation_tables:"
     assert said.count("warning") == said.count(warned) == 2, said

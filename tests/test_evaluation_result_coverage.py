@@ -32,9 +32,10 @@ from simulator_fixtures import McpHttp, parse_evaluation_result
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
 
-HISTORY = SimulatorScale(seed=11, apps=2, days=1, conversations_per_day=5, evaluation_runs_per_app=30)
+HISTORY = SimulatorScale(seed=11, apps=2, days=1, conversations_per_day=10, evaluation_runs_per_app=60)
 """Enough runs that every kind of result (golden and scenario, passed, failed, errored, over
-text and audio) occurs many times."""
+text and audio) occurs many times, and the rarest leaves (an observed agent response's tool call
+or response chunk, either way of naming its tool) at least four times each."""
 RESULT = ces_v1beta.types.EvaluationResult.pb(ces_v1beta.types.EvaluationResult()).DESCRIPTOR
 BAR = 0.80
 

@@ -10,6 +10,7 @@ import pytest
 from simulator_fixtures import McpHttp, parse_evaluation_run, parse_operation
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
+from pipelines.protojson.timeparse import parse_timestamp_nanos
 
 SCALE = SimulatorScale(apps=1, days=1, conversations_per_day=5, evaluation_runs_per_app=5)
 
@@ -164,6 +165,60 @@ def test_each_apps_newest_seeded_run_reruns_its_last_completed_one_with_a_regres
         }
         assert any(r.evaluation in failing and r.outcome == "PASS" for r in base.results)
         assert {run.final_state for run in earlier} >= {"COMPLETED", "ERROR", "CANCELLED"}
+
+
+def _event_times(value: Any) -> Iterator[str]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from [item] if key == "eventTime" else _event_times(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _event_times(item)
+
+
+@pytest.mark.parametrize(
+    ("days", "conversations_per_day", "served"),
+    [(4, 24, 6), (1, 1, 0)],
+    ids=["eval-conversations", "none"],
+)
+def test_a_result_replays_a_conversation_its_run_made(
+    days: int, conversations_per_day: int, served: int
+) -> None:
+    """A run makes the conversations it evaluates: each result names an EVAL conversation that
+    started after its run was created, within a day of the result, and its replay's events are
+    not earlier than that start; where no EVAL conversation started then, a name the server does
+    not know (as the real service's results may). The pipeline looks for a run's conversations
+    on the days from its creation on: one picked from any day was counted as not loaded."""
+    scale = SimulatorScale(
+        apps=1, days=days, conversations_per_day=conversations_per_day, evaluation_runs_per_app=6
+    )
+    with running_simulator(SimulatorConfig(scale=scale)) as handle:
+        caller = McpHttp(handle.url)
+        app = handle.apps[0]
+        created = {
+            run["name"]: parse_timestamp_nanos(run["createTime"])
+            for run in caller.all_items("list_evaluation_runs", "evaluationRuns", parent=app)
+        }
+        named: dict[str, int] = {}
+        missing = set()
+        for result in caller.all_items(
+            "list_evaluation_results", "evaluationResults", parent=f"{app}/evaluations/-"
+        ):
+            replays = result.get("goldenResult", {}).get("turnReplayResults", [])
+            scenario = [result["scenarioResult"]["conversation"]] if "scenarioResult" in result else []
+            for name in {turn["conversation"] for turn in replays} | set(scenario):
+                if "/conversations/eval-" in name:
+                    assert "NOT_FOUND" in caller.call_error("get_conversation", name=name)
+                    missing.add(name)
+                    continue
+                began = parse_timestamp_nanos(caller.call("get_conversation", name=name)["startTime"])
+                run_created = created[result["evaluationRun"]]
+                assert run_created <= began < run_created + 2 * 86_400 * 10**9, (result["name"], name)
+                assert all(parse_timestamp_nanos(t) >= began for t in _event_times(result)), result["name"]
+                named[name] = began
+        caller.close()
+    # the distinct conversations named: a few a day of the runs' days, or none and only missing ones
+    assert (len(named), bool(missing)) == (served, not served)
 
 
 def test_a_started_run_ends_with_the_clock_for_a_client_polling_only_its_operation() -> None:

@@ -284,7 +284,7 @@ def _optimization(plan: RunPlan, catalog: AppCatalog, failed: int) -> dict[str, 
 
 
 def evaluation_results_json(
-    plan: RunPlan, step: int, catalog: AppCatalog, conversations: Sequence[str] = ()
+    plan: RunPlan, step: int, catalog: AppCatalog, conversations: Sequence[tuple[int, str]] = ()
 ) -> list[dict[str, Any]]:
     """Proto3 JSON of the google.cloud.ces.v1beta.EvaluationResult of a run at `step`.
 

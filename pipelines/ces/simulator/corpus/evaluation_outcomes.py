@@ -9,6 +9,7 @@ turns' replays are made in `golden_turns`."""
 
 from __future__ import annotations
 
+import bisect
 import random
 from collections.abc import Sequence
 from typing import Any
@@ -29,7 +30,7 @@ from pipelines.ces.simulator.corpus.golden_turns import (
     with_chunks,
 )
 from pipelines.ces.simulator.corpus.latencies import span_latencies, tool_call_latencies
-from pipelines.ces.simulator.corpus.protojson import between, seeded_random, stable_hex
+from pipelines.ces.simulator.corpus.protojson import NANOS_PER_DAY, between, seeded_random, stable_hex
 
 _EXPECTATION_PROMPTS = (
     # (prompt, explanation when met, explanation when not)
@@ -52,14 +53,25 @@ _EXPECTATION_PROMPTS = (
 _RUBRICS = ("Politeness", "Accuracy of order details", "Resolution in few turns")
 
 
-def eval_conversation(catalog: AppCatalog, result: ResultPlan, conversations: Sequence[str]) -> str:
-    """The EVAL conversation a result replayed (or simulated): one of the app's, picked by the
-    result's name; a name no conversation has when the app has none (a result naming a missing
-    conversation, as the real service may)."""
+REPLAYED_WITHIN = NANOS_PER_DAY
+"""How long after a result began the conversation it replayed may start: a run makes the
+conversations it evaluates, so none started before it."""
+
+
+def eval_conversation(
+    catalog: AppCatalog, result: ResultPlan, start: int, conversations: Sequence[tuple[int, str]]
+) -> tuple[str, int]:
+    """The EVAL conversation a result that began at `start` replayed (or simulated), and when it
+    started: one of the app's (`conversations`: (start, name), by start) that started within
+    REPLAYED_WITHIN of `start`, picked by the result's name; when none did, a name no
+    conversation has (a result naming a missing conversation, as the real service may) and `start`."""
     pick = stable_hex(result.name, "conversation", length=16)
-    if conversations:
-        return conversations[int(pick, 16) % len(conversations)]
-    return f"{catalog.app_name}/conversations/eval-{pick}"
+    first = bisect.bisect_left(conversations, (start, ""))
+    last = bisect.bisect_left(conversations, (start + REPLAYED_WITHIN, ""))
+    if first < last:
+        began, name = conversations[first + int(pick, 16) % (last - first)]
+        return name, began
+    return f"{catalog.app_name}/conversations/eval-{pick}", start
 
 
 def outcome_detail(
@@ -67,19 +79,20 @@ def outcome_detail(
     rng: random.Random,
     catalog: AppCatalog,
     start: int,
-    conversations: Sequence[str],
+    conversations: Sequence[tuple[int, str]],
     channel: str = "TEXT",
 ) -> dict[str, Any]:
-    """`goldenResult` or `scenarioResult` of a completed result whose conversation began at
-    `start` (epoch nanoseconds), in one of `conversations` (the app's EVAL ones), evaluated over
-    `channel` (TEXT or AUDIO: spoken responses are transcripts with their audio).
+    """`goldenResult` or `scenarioResult` of a completed result that began at `start` (epoch
+    nanoseconds), replayed in one of `conversations` (the app's EVAL ones: `eval_conversation`)
+    from its start, evaluated over `channel` (TEXT or AUDIO: spoken responses are transcripts
+    with their audio).
 
     Scores, latencies and verdicts come from `rng`; what only the expectations say (mocks, tool
     responses, transfers, variables, overrides, the observed messages) from a stream of their
     own, so that a result's scores and latencies do not depend on how its expectations are told."""
     passed = result.outcome == "PASS"
     audio = channel == "AUDIO"
-    conversation = eval_conversation(catalog, result, conversations)
+    conversation, start = eval_conversation(catalog, result, start, conversations)
     if result.evaluation.kind == "GOLDEN":
         turns, clock = [], start
         for turn in range(between(rng, 1, 4)):

@@ -69,14 +69,15 @@ def conversation_header(scale: SimulatorScale, key: ConversationKey) -> Conversa
 
 
 @lru_cache(maxsize=64)
-def eval_conversation_names(scale: SimulatorScale, app: int) -> tuple[str, ...]:
-    """Names of the app's EVAL conversations, in key order: what its evaluation results replayed."""
+def eval_conversations(scale: SimulatorScale, app: int) -> tuple[tuple[int, str], ...]:
+    """(start, name) of the app's EVAL conversations, by start: what its evaluation results replayed."""
     keys = (
         ConversationKey(app, day, index)
         for day in range(scale.days)
         for index in range(scale.conversations_per_day)
     )
-    return tuple(header.name for key in keys if (header := conversation_header(scale, key)).source == "EVAL")
+    headers = (conversation_header(scale, key) for key in keys)
+    return tuple(sorted((header.start, header.name) for header in headers if header.source == "EVAL"))
 
 
 def resolve_conversation_name(scale: SimulatorScale, name: str) -> ConversationKey | None:

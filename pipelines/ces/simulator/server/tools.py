@@ -23,7 +23,7 @@ from pipelines.ces.simulator.corpus.evaluations import RunRequest, requested_run
 from pipelines.ces.simulator.corpus.headers import (
     SOURCES,
     conversation_header,
-    eval_conversation_names,
+    eval_conversations,
     resolve_conversation_name,
     visible,
 )
@@ -330,7 +330,7 @@ class ToolBox:
             for plan in sorted(self.registry.runs(app), key=lambda p: (p.create_time, p.name))
             if run_name in (None, plan.name)
             for result in evaluation_results_json(
-                plan, self.registry.current_step(plan), catalog, eval_conversation_names(self.scale, app)
+                plan, self.registry.current_step(plan), catalog, eval_conversations(self.scale, app)
             )
             if evaluation_id == "-" or result["name"].startswith(parent + "/results/")
         ]
