@@ -271,10 +271,12 @@ def test_evaluation_checks(tmp_path: Path) -> None:
         assert outcome.failures == 1 and outcome.sample[0]["kind"] == "llm_call"
 
 
-def test_implausible_evaluation_results_load_and_are_counted(loaded: Warehouse) -> None:
+def test_implausible_evaluation_results_load_and_are_counted(loaded: Warehouse, tmp_path: Path) -> None:
     """A score out of range, an outcome this version does not know, a replayed conversation the
-    warehouse lacks: the result loads with what it has, and the check counts each."""
-    run = completed_run()
+    warehouse lacks: the result loads with what it has, and the check counts each; a replayed
+    conversation once the warehouse holds the app's conversations from after the run began (a
+    run makes those it replays: before, none can be loaded)."""
+    run = completed_run()  # created 2026-11-02T03:00, after the conversations loaded (2026-11-01)
     loaded_conversation = f"{APP}/conversations/a"
     result = {
         "name": f"{APP}/evaluations/e1/results/r1",
@@ -294,14 +296,20 @@ def test_implausible_evaluation_results_load_and_are_counted(loaded: Warehouse) 
     observation = EvaluationObservation(runs=[(run, 1)], results=[result])
     rows = load_evaluation_observation(loaded, APP, observation, DAY)
     assert rows["evaluation_results"] == 1 and rows["rejects"] == 0
-    with loaded.connect(read_only=True) as conn:
-        outcome = checks.run_check(conn, "evaluation_result_anomalies", {"app": APP})
-    assert outcome.failures == 3
-    assert sorted((item["anomaly"], item["detail"]) for item in outcome.sample) == [
-        ("conversation not loaded", f"{APP}/conversations/gone"),
-        ("score out of range", "tool_invocation = 1.5"),
-        ("unknown outcome", "PARTIAL"),
-    ]
+
+    def found() -> list[tuple[str, str]]:
+        with loaded.connect(read_only=True) as conn:
+            params = {"app": APP, "loaded_until": checks.newest_start(conn, APP, loaded.scoped_parts_root)}
+            outcome = checks.run_check(conn, "evaluation_result_anomalies", params)
+        assert outcome.failures == len(outcome.sample)
+        return sorted((item["anomaly"], item["detail"]) for item in outcome.sample)
+
+    implausible = [("score out of range", "tool_invocation = 1.5"), ("unknown outcome", "PARTIAL")]
+    assert found() == implausible
+    lake = Lake(str(tmp_path / "lake"))
+    write_partition(lake, APP, NEXT_DAY, [full_conversation("c", start="2026-11-02T09:00:00Z")])
+    load_conversation_partitions(lake, loaded, [(APP, NEXT_DAY)])
+    assert found() == [("conversation not loaded", f"{APP}/conversations/gone"), *implausible]
 
 
 def test_rows_outside_their_partition_are_found(tmp_path: Path) -> None:

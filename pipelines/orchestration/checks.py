@@ -143,21 +143,16 @@ GATED_KINDS = ("evaluation", "score", "turn")
 (the latency report's per-tool and per-model percentiles inform, they do not gate)."""
 
 _EVALUATION_CHECKS = {
-    "no_negative_latencies": (
-        "negative_latencies",
-        "No latency percentile of a run's latency report is negative (warns).",
-    ),
-    "evaluation_results_plausible": (
-        "evaluation_result_anomalies",
-        "No score outside its metric's range, no unknown outcome, every replayed EVAL conversation in "
-        "the warehouse (warns: such results load with what they have; this counts them).",
-    ),
+    "no_negative_latencies": "No latency percentile of a run's latency report is negative (warns).",
+    "evaluation_results_plausible": "No score outside its metric's range, no unknown outcome, every "
+    "replayed EVAL conversation in the warehouse once it holds the app's conversations from after the "
+    "run was created (warns: such results load with what they have; this counts them).",
 }
-"""Each check of a partition's runs beside the unique keys: its query (`sql/checks/`), its description."""
+"""Each check of an app's runs beside the unique keys and the regression gate: its description."""
 
 EVALUATION_CHECK_SPECS = [
     *(_unique_spec(WAREHOUSE_EVALUATIONS, spec) for spec in EVALUATION_CHECKED_TABLES),
-    *(_spec(WAREHOUSE_EVALUATIONS, name, text) for name, (_, text) in _EVALUATION_CHECKS.items()),
+    *(_spec(WAREHOUSE_EVALUATIONS, name, text) for name, text in _EVALUATION_CHECKS.items()),
     dg.AssetCheckSpec(
         REGRESSION_GATE,
         asset=WAREHOUSE_EVALUATIONS,
@@ -211,10 +206,19 @@ def regression_gate_result(
 
 
 def evaluation_check_results(
-    conn: duckdb.DuckDBPyConnection, app: str, gate_params: Mapping[str, Any], gate_severity: str
+    conn: duckdb.DuckDBPyConnection,
+    app: str,
+    gate_params: Mapping[str, Any],
+    gate_severity: str,
+    parts_root: Path | None = None,
 ) -> Iterator[dg.AssetCheckResult]:
+    """Run every evaluation check on the app's runs (`parts_root`: a DuckDB file's parts, of
+    which the app's newest day's conversations alone are read)."""
     for spec in EVALUATION_CHECKED_TABLES:
         yield _check(WAREHOUSE_EVALUATIONS, unique_keys(spec), conn, "duplicate_run_keys", {"app": app}, spec)
-    for name, (sql, _) in _EVALUATION_CHECKS.items():
-        yield _check(WAREHOUSE_EVALUATIONS, name, conn, sql, {"app": app})
+    yield _check(WAREHOUSE_EVALUATIONS, "no_negative_latencies", conn, "negative_latencies", {"app": app})
+    params = {"app": app, "loaded_until": checks.newest_start(conn, app, parts_root)}
+    yield _check(
+        WAREHOUSE_EVALUATIONS, "evaluation_results_plausible", conn, "evaluation_result_anomalies", params
+    )
     yield regression_gate_result(conn, gate_params, gate_severity)

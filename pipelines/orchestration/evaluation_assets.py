@@ -140,7 +140,11 @@ def warehouse_evaluation_tables(
     yield dg.MaterializeResult(metadata=metadata)
     with warehouse.warehouse().connect(read_only=True) as conn:
         yield from evaluation_check_results(
-            conn, app, regression_gate.query_params(app), regression_gate.severity
+            conn,
+            app,
+            regression_gate.query_params(app),
+            regression_gate.severity,
+            warehouse.warehouse().scoped_parts_root,
         )
 
 

@@ -87,6 +87,21 @@ def newest_conversation(conn: duckdb.DuckDBPyConnection, app: str) -> Freshness:
     return Freshness(newest, int(count))
 
 
+def newest_start(
+    conn: duckdb.DuckDBPyConnection, app: str, parts_root: Path | None = None
+) -> datetime | None:
+    """The app's newest conversation start, None with none (`parts_root`: a DuckDB file's parts,
+    of which the app's newest day's alone are read)."""
+    day, _ = _newest_day(conn, app)
+    if day is None:
+        return None
+    with parts.reading_only(conn, parts_root, [(app, day)]):
+        (newest,) = conn.execute(
+            sql_text("checks/newest_conversation.sql"), {"app": app, "day": day}
+        ).fetchone()
+    return newest
+
+
 def _newest_day(conn: duckdb.DuckDBPyConnection, app: str) -> tuple[date | None, int]:
     """The app's newest day with conversations and its number of conversations, from the rollup."""
     return conn.execute(sql_text("checks/newest_day.sql"), {"app": app}).fetchone()

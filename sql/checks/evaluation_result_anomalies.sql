@@ -2,9 +2,13 @@
 -- metric's range (semantic similarity 0-4, the others but rubrics 0-1), an outcome that is not
 -- PASS, FAIL or SKIPPED (a value this version does not know), a replayed conversation that is
 -- not in the warehouse. Such results are loaded with what they have; this counts them.
+-- A run makes the conversations it replays, so the warehouse can hold them only once it holds
+-- conversations of the app that started after the run was created ($loaded_until: the app's
+-- newest conversation start, NULL with none): the conversations of a run created later are
+-- not looked for (a run `ces-pipeline evaluate` just waited for, before the next ingest).
 -- Returns one row: how many, and up to 10 of them.
 WITH app_runs AS (
-    SELECT evaluation_run_name FROM evaluation_runs WHERE app = $app
+    SELECT evaluation_run_name, create_time FROM evaluation_runs WHERE app = $app
 ),
 anomalies AS (
     SELECT evaluation_result_name, 'score out of range' AS anomaly, metric || ' = ' || score AS detail
@@ -25,7 +29,7 @@ anomalies AS (
         UNION
         SELECT evaluation_result_name, evaluation_run_name, conversation_name FROM evaluation_scenario_results
     ) AS replayed
-    WHERE evaluation_run_name IN (SELECT evaluation_run_name FROM app_runs)
+    WHERE evaluation_run_name IN (SELECT evaluation_run_name FROM app_runs WHERE create_time < $loaded_until)
         AND conversation_name IS NOT NULL
         AND conversation_name NOT IN (  -- loaded conversations have a row there
             SELECT conversation_name FROM evaluated_conversation_turns WHERE turn_index IS NULL
