@@ -96,10 +96,7 @@ def newest_start(
     if day is None:
         return None
     with parts.reading_only(conn, parts_root, [(app, day)]):
-        (newest,) = conn.execute(
-            sql_text("checks/newest_conversation.sql"), {"app": app, "day": day}
-        ).fetchone()
-    return newest
+        return newest_conversation(conn, app).newest_start
 
 
 def _newest_day(conn: duckdb.DuckDBPyConnection, app: str) -> tuple[date | None, int]:
