@@ -32,7 +32,7 @@ from simulator_fixtures import McpHttp, parse_evaluation_result
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
 
-HISTORY = SimulatorScale(seed=11, apps=2, days=1, conversations_per_day=10, evaluation_runs_per_app=60)
+HISTORY = SimulatorScale(seed=11, apps=2, days=1, conversations_per_day=10, evaluation_runs_per_app=80)
 """Enough runs that every kind of result (golden and scenario, passed, failed, errored, over
 text and audio) occurs many times, and the rarest leaves (an observed agent response's tool call
 or response chunk, either way of naming its tool) at least four times each."""

@@ -176,6 +176,17 @@ def _event_times(value: Any) -> Iterator[str]:
             yield from _event_times(item)
 
 
+def _tools_called(turn: dict[str, Any]) -> list[str]:
+    """The display names of the tools a conversation's turn called, in order."""
+    return [
+        chunk["toolCall"]["displayName"]
+        for message in turn["messages"]
+        if message["role"] == "agent"
+        for chunk in message["chunks"]
+        if "toolCall" in chunk
+    ]
+
+
 @pytest.mark.parametrize(
     ("days", "conversations_per_day", "served"),
     [(4, 24, 6), (1, 1, 0)],
@@ -185,10 +196,13 @@ def test_a_result_replays_a_conversation_its_run_made(
     days: int, conversations_per_day: int, served: int
 ) -> None:
     """A run makes the conversations it evaluates: each result names an EVAL conversation that
-    started after its run was created, within a day of the result, and its replay's events are
-    not earlier than that start; where no EVAL conversation started then, a name the server does
+    started after its run was created, within a day of the result, whose calls are those the
+    result saw (a replayed turn checks the first tool its conversation's turn called, or none; a
+    scenario expects the first two its conversation called), and its replay's events are not
+    earlier than that start; where no EVAL conversation started then, a name the server does
     not know (as the real service's results may). The pipeline looks for a run's conversations
-    on the days from its creation on: one picked from any day was counted as not loaded."""
+    on the days from its creation on: one picked from any day was counted as not loaded, and the
+    tools a loaded one called were not those its result had checked."""
     scale = SimulatorScale(
         apps=1, days=days, conversations_per_day=conversations_per_day, evaluation_runs_per_app=6
     )
@@ -211,7 +225,31 @@ def test_a_result_replays_a_conversation_its_run_made(
                     assert "NOT_FOUND" in caller.call_error("get_conversation", name=name)
                     missing.add(name)
                     continue
-                began = parse_timestamp_nanos(caller.call("get_conversation", name=name)["startTime"])
+                conversation = caller.call("get_conversation", name=name)
+                called = [_tools_called(turn) for turn in conversation["turns"]]
+                for index, turn in enumerate(replays):
+                    checked = [
+                        outcome["expectation"]["toolCall"]["displayName"]
+                        for outcome in turn["expectationOutcome"]
+                        if "toolCall" in outcome.get("expectation", {})
+                    ]
+                    observed = [
+                        outcome["observedToolCall"]["displayName"]
+                        for outcome in turn["expectationOutcome"]
+                        if "observedToolCall" in outcome
+                    ]
+                    if index < len(called):
+                        assert checked == observed == called[index][:1], (result["name"], index)
+                if scenario:
+                    expected = [
+                        outcome["expectation"]["toolExpectation"]["expectedToolCall"]["displayName"]
+                        for outcome in result["scenarioResult"]["expectationOutcomes"]
+                        if "toolExpectation" in outcome.get("expectation", {})
+                    ]
+                    assert expected == list(dict.fromkeys(t for turn in called for t in turn))[:2], result[
+                        "name"
+                    ]
+                began = parse_timestamp_nanos(conversation["startTime"])
                 run_created = created[result["evaluationRun"]]
                 assert run_created <= began < run_created + 2 * 86_400 * 10**9, (result["name"], name)
                 assert all(parse_timestamp_nanos(t) >= began for t in _event_times(result)), result["name"]

@@ -10,6 +10,7 @@ fields the reference documents ahead of the published protos (ToolCall/ToolRespo
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from pipelines.ces.simulator.corpus.agent_content import (
@@ -20,7 +21,12 @@ from pipelines.ces.simulator.corpus.agent_content import (
     tool_values,
 )
 from pipelines.ces.simulator.corpus.catalog import Agent, Callback, Guardrail, Tool, app_catalog
-from pipelines.ces.simulator.corpus.headers import ConversationHeader, ConversationKey, conversation_header
+from pipelines.ces.simulator.corpus.headers import (
+    ConversationHeader,
+    ConversationKey,
+    conversation_header,
+    resolve_conversation_name,
+)
 from pipelines.ces.simulator.corpus.protojson import (
     NANOS_PER_MILLI,
     NANOS_PER_SECOND,
@@ -50,6 +56,25 @@ def conversation(scale: SimulatorScale, key: ConversationKey, as_of: int | None 
     Everything else is the same as at any later instant.
     """
     return _ConversationBuilder(scale, conversation_header(scale, key)).build(as_of)
+
+
+@lru_cache(maxsize=1024)
+def turn_tool_names(scale: SimulatorScale, name: str) -> tuple[tuple[str, ...], ...]:
+    """The display names of the tools each turn of the conversation `name` called, in order (what
+    an evaluation result that replayed it observed); empty for a name this scale does not serve."""
+    key = resolve_conversation_name(scale, name)
+    if key is None:
+        return ()
+    return tuple(
+        tuple(
+            chunk["toolCall"]["displayName"]
+            for message in turn["messages"]
+            if message["role"] == "agent"
+            for chunk in message["chunks"]
+            if "toolCall" in chunk
+        )
+        for turn in conversation(scale, key)["turns"]
+    )
 
 
 def _message(role: str, chunks: list[dict[str, Any]], at: int) -> dict[str, Any]:

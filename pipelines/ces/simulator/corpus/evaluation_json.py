@@ -4,11 +4,14 @@ EvaluationRun, its EvaluationResults, and the Operation that started it."""
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 from typing import Any
 
 from pipelines.ces.simulator.corpus.catalog import AppCatalog, Persona
-from pipelines.ces.simulator.corpus.evaluation_outcomes import outcome_detail
+from pipelines.ces.simulator.corpus.evaluation_outcomes import (
+    NO_CONVERSATIONS,
+    EvalConversations,
+    outcome_detail,
+)
 from pipelines.ces.simulator.corpus.evaluations import RUN_STEPS, ResultPlan, RunPlan
 from pipelines.ces.simulator.corpus.protojson import (
     NANOS_PER_MILLI,
@@ -284,7 +287,7 @@ def _optimization(plan: RunPlan, catalog: AppCatalog, failed: int) -> dict[str, 
 
 
 def evaluation_results_json(
-    plan: RunPlan, step: int, catalog: AppCatalog, conversations: Sequence[tuple[int, str]] = ()
+    plan: RunPlan, step: int, catalog: AppCatalog, conversations: EvalConversations = NO_CONVERSATIONS
 ) -> list[dict[str, Any]]:
     """Proto3 JSON of the google.cloud.ces.v1beta.EvaluationResult of a run at `step`.
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import bisect
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pipelines.ces.simulator.corpus.agent_content import chips, tool_values
@@ -58,6 +59,19 @@ REPLAYED_WITHIN = NANOS_PER_DAY
 conversations it evaluates, so none started before it."""
 
 
+@dataclass(frozen=True)
+class EvalConversations:
+    """What the app's evaluation results replayed: its EVAL conversations, (start, name) by
+    start, and the tools each turn of one called (display names; none for a name not served)."""
+
+    listed: Sequence[tuple[int, str]] = ()
+    turn_tools: Callable[[str], Sequence[Sequence[str]]] = lambda name: ()
+
+
+NO_CONVERSATIONS = EvalConversations()
+"""An app without EVAL conversations: each result names a missing one."""
+
+
 def eval_conversation(
     catalog: AppCatalog, result: ResultPlan, start: int, conversations: Sequence[tuple[int, str]]
 ) -> tuple[str, int]:
@@ -74,30 +88,42 @@ def eval_conversation(
     return f"{catalog.app_name}/conversations/eval-{pick}", start
 
 
+def _as_called(catalog: AppCatalog, names: Sequence[str]) -> list[Tool]:
+    """The catalog's tools of these display names, each once, in order."""
+    by_name = {tool.display_name: tool for tool in catalog.tools}
+    return [by_name[name] for name in dict.fromkeys(names) if name in by_name]
+
+
 def outcome_detail(
     result: ResultPlan,
     rng: random.Random,
     catalog: AppCatalog,
     start: int,
-    conversations: Sequence[tuple[int, str]],
+    conversations: EvalConversations,
     channel: str = "TEXT",
 ) -> dict[str, Any]:
     """`goldenResult` or `scenarioResult` of a completed result that began at `start` (epoch
     nanoseconds), replayed in one of `conversations` (the app's EVAL ones: `eval_conversation`)
     from its start, evaluated over `channel` (TEXT or AUDIO: spoken responses are transcripts
-    with their audio).
+    with their audio). A replayed turn calls the tools its conversation's turn called, and a
+    scenario expects the first two its conversation called, so that what the conversation
+    records and what the result observed agree.
 
     Scores, latencies and verdicts come from `rng`; what only the expectations say (mocks, tool
     responses, transfers, variables, overrides, the observed messages) from a stream of their
     own, so that a result's scores and latencies do not depend on how its expectations are told."""
     passed = result.outcome == "PASS"
     audio = channel == "AUDIO"
-    conversation, start = eval_conversation(catalog, result, start, conversations)
+    conversation, start = eval_conversation(catalog, result, start, conversations.listed)
+    called = [_as_called(catalog, names) for names in conversations.turn_tools(conversation)]
     if result.evaluation.kind == "GOLDEN":
         turns, clock = [], start
         for turn in range(between(rng, 1, 4)):
             failing = turn == 0
-            replay, clock = turn_replay(rng, catalog, conversation, clock, passed, failing, failing, audio)
+            tools = called[turn] if turn < len(called) else None
+            replay, clock = turn_replay(
+                rng, catalog, conversation, clock, passed, failing, failing, audio, tools
+            )
             turns.append(replay)
         return {
             "goldenResult": {
@@ -107,6 +133,8 @@ def outcome_detail(
         }
     extra = seeded_random(result.name, "expectations")
     tools = rng.sample(catalog.tools, k=min(2, len(catalog.tools)))
+    if called:  # the tools its conversation called, the first two
+        tools = _as_called(catalog, [tool.display_name for turn in called for tool in turn])[:2]
     latencies, after_tools = tool_call_latencies(rng, tools, start)
     spans, after_spans = span_latencies(rng, catalog, start)
     task = rng.choice(catalog.user_texts)

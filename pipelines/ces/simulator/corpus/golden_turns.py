@@ -7,6 +7,7 @@ response reuses."""
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,15 +83,19 @@ def turn_replay(
     failing_turn: bool,
     first: bool,
     audio: bool,
+    called: Sequence[Tool] | None = None,
 ) -> tuple[dict[str, Any], int]:
     """One replayed turn of a golden result, and the clock after it; a failed result fails its
     first turn. A turn calls a tool, or none (the golden then expects no tool calls, and a tool
     the agent calls anyway is the one it would have called), may hand over to a sub-agent and
-    update variables, and ends in the agent's response."""
+    update variables, and ends in the agent's response. `called`: the tools the replayed
+    conversation's turn called (the golden checks the first), None when it has no such turn."""
     good = passed or not failing_turn
     extra = seeded_random(conversation, clock, "expectations")
     calls_tool = extra.random() >= 0.2
     tool = rng.choice(catalog.tools)
+    if called is not None:
+        calls_tool, tool = bool(called), called[0] if called else tool
     latencies, after_tools = tool_call_latencies(rng, [tool], clock)
     spans, after_spans = span_latencies(rng, catalog, clock)
     if not calls_tool:
@@ -100,12 +105,15 @@ def turn_replay(
     step = tool_step(rng, extra, catalog, tool, good)
     expected_text = rng.choice(catalog.agent_texts)
     said = expected_text if good else rng.choice(catalog.agent_texts)
-    response = _Response(expected_text, said, skipped=rng.random() < 0.1)
+    # A failed turn fails an expectation: the tool call, a tool called where the golden calls
+    # none, or (when the replayed turn called none) the response, then never skipped.
+    skippable = good or calls_tool or called is None
+    response = _Response(expected_text, said, skipped=rng.random() < 0.1 and skippable)
     end = max(after_tools, after_spans)
     replay: dict[str, Any] = {
         "conversation": conversation,
         "expectationOutcome": _golden_outcomes(
-            extra, catalog, step, calls_tool, response, good, similarity, first, audio, end
+            extra, catalog, step, calls_tool, response, good, similarity, first, audio, end, called is None
         ),
         "hallucinationResult": {
             "score": 0 if good else 1,
@@ -159,19 +167,23 @@ def _golden_outcomes(
     first: bool,
     audio: bool,
     at: int,
+    strays: bool,
 ) -> list[dict[str, Any]]:
     """The golden turn's expectations in the order the turn unfolds, each with what was observed:
     the tool call (or none), its mocked or checked response, a transfer, variable updates, the
-    agent's response, and the custom payload it sent (observed only, always SKIPPED)."""
+    agent's response, and the custom payload it sent (observed only, always SKIPPED). `strays`:
+    a failed turn that the golden expects to call no tool may have called one (not when the
+    replayed conversation's turn shows it called none)."""
     out: list[dict[str, Any]] = []
     verdict = "PASS" if good else "FAIL"
     if calls_tool:
         out.extend(_tool_outcomes(rng, step, good))
     else:
         item: dict[str, Any] = {"expectation": {"noToolCalls": True}}
-        if not good:  # the agent called a tool the golden does not call
+        stray = strays and not good
+        if stray:  # the agent called a tool the golden does not call
             item["observedToolCall"] = {**step.call, "args": step.observed_args}
-        item["outcome"] = verdict
+        item["outcome"] = "FAIL" if stray else "PASS"
         out.append(item)
     transfer, variables = None, None
     if catalog.sub_agents and rng.random() < 0.25:

@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from pipelines import resource_names
 from pipelines.ces.simulator.corpus.catalog import app_catalog
-from pipelines.ces.simulator.corpus.conversations import conversation
+from pipelines.ces.simulator.corpus.conversations import conversation, turn_tool_names
 from pipelines.ces.simulator.corpus.evaluation_json import (
     evaluation_results_json,
     evaluation_run_json,
     operation_json,
 )
+from pipelines.ces.simulator.corpus.evaluation_outcomes import EvalConversations
 from pipelines.ces.simulator.corpus.evaluations import RunRequest, requested_run
 from pipelines.ces.simulator.corpus.headers import (
     SOURCES,
@@ -325,13 +327,14 @@ class ToolBox:
         filter_text = _string(arguments, "filter")
         run_name = parse_equality_filter(filter_text, _RESULT_FILTER_FIELDS).get("evaluation_run")
         shape = self.shaper.result if self.shaper else lambda result: result
+        replayed = EvalConversations(
+            eval_conversations(self.scale, app), partial(turn_tool_names, self.scale)
+        )
         results = [
             shape(result)
             for plan in sorted(self.registry.runs(app), key=lambda p: (p.create_time, p.name))
             if run_name in (None, plan.name)
-            for result in evaluation_results_json(
-                plan, self.registry.current_step(plan), catalog, eval_conversations(self.scale, app)
-            )
+            for result in evaluation_results_json(plan, self.registry.current_step(plan), catalog, replayed)
             if evaluation_id == "-" or result["name"].startswith(parent + "/results/")
         ]
         request_fingerprint = fingerprint("list_evaluation_results", parent, filter_text.strip())
