@@ -138,13 +138,10 @@ def warehouse_evaluation_tables(
     context.log.info(f"{app}: loaded {files} evaluation run fetches: {rows}")
     metadata = {**rows_metadata(rows, EVALUATION_RUNS.name), "fetches_loaded": files}
     yield dg.MaterializeResult(metadata=metadata)
-    with warehouse.warehouse().connect(read_only=True) as conn:
+    store = warehouse.warehouse()
+    with store.connect(read_only=True) as conn:
         yield from evaluation_check_results(
-            conn,
-            app,
-            regression_gate.query_params(app),
-            regression_gate.severity,
-            warehouse.warehouse().scoped_parts_root,
+            conn, app, regression_gate.query_params(app), regression_gate.severity, store.scoped_parts_root
         )
 
 

@@ -81,10 +81,7 @@ class Freshness:
 def newest_conversation(conn: duckdb.DuckDBPyConnection, app: str) -> Freshness:
     """The app's newest start, looked for on its newest day only (a start's day is its partition)."""
     day, count = _newest_day(conn, app)
-    if day is None:
-        return Freshness(None, 0)
-    (newest,) = conn.execute(sql_text("checks/newest_conversation.sql"), {"app": app, "day": day}).fetchone()
-    return Freshness(newest, int(count))
+    return Freshness(None if day is None else _newest_start_on(conn, app, day), int(count))
 
 
 def newest_start(
@@ -96,7 +93,11 @@ def newest_start(
     if day is None:
         return None
     with parts.reading_only(conn, parts_root, [(app, day)]):
-        return newest_conversation(conn, app).newest_start
+        return _newest_start_on(conn, app, day)
+
+
+def _newest_start_on(conn: duckdb.DuckDBPyConnection, app: str, day: date) -> datetime | None:
+    return conn.execute(sql_text("checks/newest_conversation.sql"), {"app": app, "day": day}).fetchone()[0]
 
 
 def _newest_day(conn: duckdb.DuckDBPyConnection, app: str) -> tuple[date | None, int]:

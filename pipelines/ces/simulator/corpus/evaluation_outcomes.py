@@ -134,7 +134,7 @@ def outcome_detail(
     extra = seeded_random(result.name, "expectations")
     tools = rng.sample(catalog.tools, k=min(2, len(catalog.tools)))
     if called:  # the tools its conversation called, the first two
-        tools = _as_called(catalog, [tool.display_name for turn in called for tool in turn])[:2]
+        tools = list(dict.fromkeys(tool for turn in called for tool in turn))[:2]
     latencies, after_tools = tool_call_latencies(rng, tools, start)
     spans, after_spans = span_latencies(rng, catalog, start)
     task = rng.choice(catalog.user_texts)
