@@ -188,12 +188,12 @@ def _tools_called(turn: dict[str, Any]) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    ("days", "conversations_per_day", "served"),
-    [(4, 24, 6), (1, 1, 0)],
-    ids=["eval-conversations", "none"],
+    ("days", "conversations_per_day", "served", "predating"),
+    [(4, 24, 6, 0), (5, 24, 9, 1), (1, 1, 0, 0)],
+    ids=["eval-conversations", "one-predating-turns", "none"],
 )
 def test_a_result_replays_a_conversation_its_run_made(
-    days: int, conversations_per_day: int, served: int
+    days: int, conversations_per_day: int, served: int, predating: int
 ) -> None:
     """A run makes the conversations it evaluates: each result names an EVAL conversation that
     started after its run was created, within a day of the result, whose calls are those the
@@ -202,7 +202,9 @@ def test_a_result_replays_a_conversation_its_run_made(
     earlier than that start; where no EVAL conversation started then, a name the server does
     not know (as the real service's results may). The pipeline looks for a run's conversations
     on the days from its creation on: one picked from any day was counted as not loaded, and the
-    tools a loaded one called were not those its result had checked."""
+    tools a loaded one called were not those its result had checked. A named conversation that
+    predates turns (top-level messages alone) says no turn's calls: listing results that named
+    one failed."""
     scale = SimulatorScale(
         apps=1, days=days, conversations_per_day=conversations_per_day, evaluation_runs_per_app=6
     )
@@ -214,7 +216,7 @@ def test_a_result_replays_a_conversation_its_run_made(
             for run in caller.all_items("list_evaluation_runs", "evaluationRuns", parent=app)
         }
         named: dict[str, int] = {}
-        missing = set()
+        missing, without_turns = set(), set()
         for result in caller.all_items(
             "list_evaluation_results", "evaluationResults", parent=f"{app}/evaluations/-"
         ):
@@ -226,7 +228,9 @@ def test_a_result_replays_a_conversation_its_run_made(
                     missing.add(name)
                     continue
                 conversation = caller.call("get_conversation", name=name)
-                called = [_tools_called(turn) for turn in conversation["turns"]]
+                called = [_tools_called(turn) for turn in conversation.get("turns", [])]
+                if "turns" not in conversation:
+                    without_turns.add(name)
                 for index, turn in enumerate(replays):
                     checked = [
                         outcome["expectation"]["toolCall"]["displayName"]
@@ -240,7 +244,7 @@ def test_a_result_replays_a_conversation_its_run_made(
                     ]
                     if index < len(called):
                         assert checked == observed == called[index][:1], (result["name"], index)
-                if scenario:
+                if scenario and called:  # one that predates turns says no turn's calls
                     expected = [
                         outcome["expectation"]["toolExpectation"]["expectedToolCall"]["displayName"]
                         for outcome in result["scenarioResult"]["expectationOutcomes"]
@@ -256,7 +260,7 @@ def test_a_result_replays_a_conversation_its_run_made(
                 named[name] = began
         caller.close()
     # the distinct conversations named: a few a day of the runs' days, or none and only missing ones
-    assert (len(named), bool(missing)) == (served, not served)
+    assert (len(named), bool(missing), len(without_turns)) == (served, not served, predating)
 
 
 def test_a_started_run_ends_with_the_clock_for_a_client_polling_only_its_operation() -> None:

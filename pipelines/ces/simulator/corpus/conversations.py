@@ -61,7 +61,8 @@ def conversation(scale: SimulatorScale, key: ConversationKey, as_of: int | None 
 @lru_cache(maxsize=1024)
 def turn_tool_names(scale: SimulatorScale, name: str) -> tuple[tuple[str, ...], ...]:
     """The display names of the tools each turn of the conversation `name` called, in order (what
-    an evaluation result that replayed it observed); empty for a name this scale does not serve."""
+    an evaluation result that replayed it observed); empty for a name this scale does not serve
+    and for a conversation that predates turns (its top-level messages say no turn's calls)."""
     key = resolve_conversation_name(scale, name)
     if key is None:
         return ()
@@ -73,7 +74,7 @@ def turn_tool_names(scale: SimulatorScale, name: str) -> tuple[tuple[str, ...], 
             for chunk in message["chunks"]
             if "toolCall" in chunk
         )
-        for turn in conversation(scale, key)["turns"]
+        for turn in conversation(scale, key).get("turns", ())
     )
 
 
