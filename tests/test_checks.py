@@ -274,8 +274,9 @@ def test_evaluation_checks(tmp_path: Path) -> None:
 def test_implausible_evaluation_results_load_and_are_counted(loaded: Warehouse, tmp_path: Path) -> None:
     """A score out of range, an outcome this version does not know, a replayed conversation the
     warehouse lacks: the result loads with what it has, and the check counts each; a replayed
-    conversation once the warehouse holds the app's conversations from after the run began (a
-    run makes those it replays: before, none can be loaded)."""
+    conversation where the warehouse holds the app's conversations from the run's creation on (a
+    run makes those it replays: before the next ingest, or of days never ingested, none can be
+    loaded)."""
     run = completed_run()  # created 2026-11-02T03:00, after the conversations loaded (2026-11-01)
     loaded_conversation = f"{APP}/conversations/a"
     result = {
@@ -293,13 +294,20 @@ def test_implausible_evaluation_results_load_and_are_counted(loaded: Warehouse, 
             ]
         },
     }
-    observation = EvaluationObservation(runs=[(run, 1)], results=[result])
+    older = {**run, "name": f"{APP}/evaluationRuns/older", "createTime": "2026-10-31T23:00:00Z"}
+    older_result = {  # of a run before the oldest day loaded: a window not ingested
+        "name": f"{APP}/evaluations/e1/results/r0",
+        "evaluationRun": older["name"],
+        "goldenResult": {"turnReplayResults": [{"conversation": f"{APP}/conversations/not-ingested"}]},
+    }
+    observation = EvaluationObservation(runs=[(run, 1), (older, 1)], results=[result, older_result])
     rows = load_evaluation_observation(loaded, APP, observation, DAY)
-    assert rows["evaluation_results"] == 1 and rows["rejects"] == 0
+    assert rows["evaluation_results"] == 2 and rows["rejects"] == 0
 
     def found() -> list[tuple[str, str]]:
         with loaded.connect(read_only=True) as conn:
-            params = {"app": APP, "loaded_until": checks.newest_start(conn, APP, loaded.scoped_parts_root)}
+            loaded_from, loaded_until = checks.loaded_span(conn, APP, loaded.scoped_parts_root)
+            params = {"app": APP, "loaded_from": loaded_from, "loaded_until": loaded_until}
             outcome = checks.run_check(conn, "evaluation_result_anomalies", params)
         assert outcome.failures == len(outcome.sample)
         return sorted((item["anomaly"], item["detail"]) for item in outcome.sample)

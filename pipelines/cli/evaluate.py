@@ -31,8 +31,7 @@ def _run_before(settings: Settings, app: str) -> str:
 def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
     """A run of `start_evaluation_job` starts the evaluation (`run_evaluation`, sent once), then
     its evaluation run is followed to its end (`--gate`) and loaded."""
-    from pipelines.orchestration.checks import REGRESSION_GATE
-    from pipelines.orchestration.keys import WAREHOUSE_EVALUATIONS
+    from pipelines.orchestration.checks import GATE_CHECK
     from pipelines.orchestration.runs import PlannedRun
 
     (app,) = chosen_apps([args.app], settings.ces.apps, "of CES_APPS")
@@ -66,8 +65,7 @@ def cmd_evaluate(args: argparse.Namespace, settings: Settings) -> int:
             "the next `ces-pipeline ingest` of its app loads it"
         ) from None
     config = {"ops": {"raw__evaluation_runs": {"config": {"names": [run], "discover": False}}}}
-    gate = f"{WAREHOUSE_EVALUATIONS.to_user_string()}:{REGRESSION_GATE}"
-    code = load_evaluations(settings, [app], config, unsaid=[gate] if args.gate else ())  # said below
+    code = load_evaluations(settings, [app], config, unsaid=[GATE_CHECK] if args.gate else ())  # said below
     if not args.gate:
         return code
     if state != "COMPLETED":

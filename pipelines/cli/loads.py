@@ -134,12 +134,13 @@ def load_evaluations(
 ) -> int:
     """Run the evaluation job per app (`replay`: reload each fetch kept in the raw lake) and report
     it, but what the checks `unsaid` (`asset:check`) found: the caller says it."""
+    from pipelines.orchestration.checks import GATE_CHECK
     from pipelines.orchestration.runs import PlannedRun
 
     job_name = "rebuild_evaluation_runs" if replay else "ingest_evaluation_runs"
     runs = [PlannedRun.for_partition(app) for app in apps]
 
-    checks = CheckReport(summarised=False, unsaid=unsaid)  # a run an app: each app's findings are its own
+    checks = CheckReport(each_run=[GATE_CHECK], unsaid=unsaid)  # what regressed is each app's own
     loaded = 0
     with _progress() as progress:
         verb = "replaying evaluation run fetches" if replay else "fetching evaluation runs"
@@ -177,6 +178,7 @@ def load_evaluations(
         console.print(f"[red]{said}; {len(failed)} of {counted(len(outcomes), 'app')} failed.")
     else:
         console.print(f"[green]{said}.")
+    checks.say_warnings(len(outcomes), "app")
     _say_rejected(sum(outcome.value("warehouse__evaluation_tables", "rejects_rows") for outcome in outcomes))
     return 1 if failed else 0
 
@@ -197,11 +199,11 @@ def _progress() -> Progress:
 
 class CheckReport:
     """What the runs' asset checks found: a failed check of ERROR severity said at once with its
-    run; a warning too, or, `summarised` (runs of days, many alike), counted and said once at the
-    end with what it found in the first run it warned."""
+    run, and so is a warning of the checks said `each_run`; other warnings (runs of days or apps,
+    many alike) counted and said once at the end with what the first run they warned found."""
 
-    def __init__(self, *, summarised: bool = True, unsaid: Collection[str] = ()) -> None:
-        self.summarised, self.unsaid = summarised, unsaid
+    def __init__(self, *, each_run: Collection[str] = (), unsaid: Collection[str] = ()) -> None:
+        self.each_run, self.unsaid = each_run, unsaid
         self.warned: Counter[str] = Counter()
         self.found: dict[str, str] = {}
 
@@ -215,7 +217,7 @@ class CheckReport:
                 continue
             detail = outcome.found_by_checks.get(name, "")
             warns = "(WARN)" in check
-            if warns and self.summarised:
+            if warns and name not in self.each_run:
                 self.warned[name] += 1
                 self.found.setdefault(name, detail)
             else:
@@ -223,10 +225,11 @@ class CheckReport:
                 what = "[yellow]warning for" if warns else "[red]check failed for"
                 say(f"{what} {escape(outcome.label)}: {escape(check)}{said}")
 
-    def say_warnings(self, runs: int) -> None:
+    def say_warnings(self, runs: int, noun: str = "run") -> None:
+        """Each summarised warning: in how many of the `runs` (`noun`s), and the first one's finding."""
         for check, count in sorted(self.warned.items()):
             detail = f" ({escape(self.found[check])})" if self.found[check] else ""
-            console.print(f"[yellow]warning: {escape(check)} in {count} of {runs} runs{detail}.")
+            console.print(f"[yellow]warning: {escape(check)} in {count} of {runs} {noun}s{detail}.")
 
 
 def _say_rejected(rejects: int) -> None:

@@ -138,6 +138,8 @@ EVALUATION_CHECKED_TABLES = (
 )
 
 REGRESSION_GATE = "no_evaluation_regressions"
+GATE_CHECK = f"{WAREHOUSE_EVALUATIONS.to_user_string()}:{REGRESSION_GATE}"
+"""The gate as a run's outcome names it (`asset:check`)."""
 GATED_KINDS = ("evaluation", "score", "turn")
 """What the regression gate judges: pass rates, mean scores and the golden turns' p90 latency
 (the latency report's per-tool and per-model percentiles inform, they do not gate)."""
@@ -145,8 +147,8 @@ GATED_KINDS = ("evaluation", "score", "turn")
 _EVALUATION_CHECKS = {
     "no_negative_latencies": "No latency percentile of a run's latency report is negative (warns).",
     "evaluation_results_plausible": "No score outside its metric's range, no unknown outcome, every "
-    "replayed EVAL conversation in the warehouse once it holds the app's conversations from after the "
-    "run was created (warns: such results load with what they have; this counts them).",
+    "replayed EVAL conversation in the warehouse where it holds the app's conversations from the run's "
+    "creation on (warns: such results load with what they have; this counts them).",
 }
 """Each check of an app's runs beside the unique keys and the regression gate: its description."""
 
@@ -217,7 +219,8 @@ def evaluation_check_results(
     for spec in EVALUATION_CHECKED_TABLES:
         yield _check(WAREHOUSE_EVALUATIONS, unique_keys(spec), conn, "duplicate_run_keys", {"app": app}, spec)
     yield _check(WAREHOUSE_EVALUATIONS, "no_negative_latencies", conn, "negative_latencies", {"app": app})
-    params = {"app": app, "loaded_until": checks.newest_start(conn, app, parts_root)}
+    loaded_from, loaded_until = checks.loaded_span(conn, app, parts_root)
+    params = {"app": app, "loaded_from": loaded_from, "loaded_until": loaded_until}
     yield _check(
         WAREHOUSE_EVALUATIONS, "evaluation_results_plausible", conn, "evaluation_result_anomalies", params
     )

@@ -47,7 +47,7 @@ def scope_partitions(
     it), so a check binds a few files, not the history's list (0.2 s a check at 12,000)."""
     if parts_root is not None:
         days = [first + timedelta(days=offset) for offset in range((last - first).days + 1)]
-        newest = [(app, day) for app in apps if (day := _newest_day(conn, app)[0]) is not None]
+        newest = [(app, day) for app in apps if (day := _loaded_days(conn, app)[1]) is not None]
         parts.install_views(conn, parts_root, only=[*((app, day) for app in apps for day in days), *newest])
     conn.execute(sql_text("checks/partition_scope.sql"), {"apps": list(apps), "first": first, "last": last})
     return {"first": first, "last": last}
@@ -80,26 +80,29 @@ class Freshness:
 
 def newest_conversation(conn: duckdb.DuckDBPyConnection, app: str) -> Freshness:
     """The app's newest start, looked for on its newest day only (a start's day is its partition)."""
-    day, count = _newest_day(conn, app)
+    _, day, count = _loaded_days(conn, app)
     return Freshness(None if day is None else _newest_start_on(conn, app, day), int(count))
 
 
-def newest_start(
+def loaded_span(
     conn: duckdb.DuckDBPyConnection, app: str, parts_root: Path | None = None
-) -> datetime | None:
-    """The app's newest conversation start, None with none (`parts_root`: a DuckDB file's parts,
+) -> tuple[datetime | None, datetime | None]:
+    """From when to when the warehouse holds the app's conversations: its oldest day's start and
+    its newest conversation's start, (None, None) with none (`parts_root`: a DuckDB file's parts,
     of which the app's newest day's alone are read)."""
-    day, _ = _newest_day(conn, app)
-    if day is None:
-        return None
-    with parts.reading_only(conn, parts_root, [(app, day)]):
-        return _newest_start_on(conn, app, day)
+    oldest, newest, _ = _loaded_days(conn, app)
+    if newest is None:
+        return None, None
+    with parts.reading_only(conn, parts_root, [(app, newest)]):
+        newest_start = _newest_start_on(conn, app, newest)
+    return datetime.combine(oldest, datetime.min.time(), UTC), newest_start
 
 
 def _newest_start_on(conn: duckdb.DuckDBPyConnection, app: str, day: date) -> datetime | None:
     return conn.execute(sql_text("checks/newest_conversation.sql"), {"app": app, "day": day}).fetchone()[0]
 
 
-def _newest_day(conn: duckdb.DuckDBPyConnection, app: str) -> tuple[date | None, int]:
-    """The app's newest day with conversations and its number of conversations, from the rollup."""
-    return conn.execute(sql_text("checks/newest_day.sql"), {"app": app}).fetchone()
+def _loaded_days(conn: duckdb.DuckDBPyConnection, app: str) -> tuple[date | None, date | None, int]:
+    """The app's oldest and newest days with conversations and its number of conversations, from
+    the rollup."""
+    return conn.execute(sql_text("checks/loaded_days.sql"), {"app": app}).fetchone()

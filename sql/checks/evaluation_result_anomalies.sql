@@ -2,10 +2,11 @@
 -- metric's range (semantic similarity 0-4, the others but rubrics 0-1), an outcome that is not
 -- PASS, FAIL or SKIPPED (a value this version does not know), a replayed conversation that is
 -- not in the warehouse. Such results are loaded with what they have; this counts them.
--- A run makes the conversations it replays, so the warehouse can hold them only once it holds
--- conversations of the app that started after the run was created ($loaded_until: the app's
--- newest conversation start, NULL with none): the conversations of a run created later are
--- not looked for (a run `ces-pipeline evaluate` just waited for, before the next ingest).
+-- A run makes the conversations it replays, so the warehouse can hold them only if it holds the
+-- app's conversations from when the run was created on: those of a run created before the
+-- warehouse's oldest day of the app ($loaded_from, a window not ingested) or after its newest
+-- conversation started ($loaded_until: a run `ces-pipeline evaluate` just waited for, before
+-- the next ingest) are not looked for; nor any with no conversation loaded (both NULL).
 -- Returns one row: how many, and up to 10 of them.
 WITH app_runs AS (
     SELECT evaluation_run_name, create_time FROM evaluation_runs WHERE app = $app
@@ -29,7 +30,7 @@ anomalies AS (
         UNION
         SELECT evaluation_result_name, evaluation_run_name, conversation_name FROM evaluation_scenario_results
     ) AS replayed
-    WHERE evaluation_run_name IN (SELECT evaluation_run_name FROM app_runs WHERE create_time < $loaded_until)
+    WHERE evaluation_run_name IN (SELECT evaluation_run_name FROM app_runs WHERE create_time >= $loaded_from AND create_time < $loaded_until)
         AND conversation_name IS NOT NULL
         AND conversation_name NOT IN (  -- loaded conversations have a row there
             SELECT conversation_name FROM evaluated_conversation_turns WHERE turn_index IS NULL
