@@ -601,7 +601,8 @@ def test_evaluate_names_the_operation_of_a_start_that_failed_once_it_was_named(
 def test_evaluate_gate_waits_for_the_run_and_exits_3_on_a_regression(workdir: Path) -> None:
     """Three runs of the same evaluations: the first has nothing to compare with; the second,
     judged with zero tolerance, regressed against the first (exit 3, what regressed listed); the
-    third, judged leniently, passes against the second."""
+    third, judged leniently, passes against the second. The next `ingest` loads the conversations
+    the regressed run made, so its failures come with the turns they happened in."""
     strict = {f"CES_REGRESSION_{name}": "0" for name in ("PASS_RATE_POINTS", "SCORE_PCT", "LATENCY_PCT")}
     lenient = {f"CES_REGRESSION_{name}": "1000" for name in ("PASS_RATE_POINTS", "SCORE_PCT", "LATENCY_PCT")}
     with running_simulator(SimulatorConfig(scale=SCALE)) as sim:
@@ -625,6 +626,30 @@ def test_evaluate_gate_waits_for_the_run_and_exits_3_on_a_regression(workdir: Pa
                 result.stderr
             )
             assert all(line != before for before, line in pairwise(followed))
+        today = datetime.now(UTC).date()
+        ingested = cli("ingest", "--since", str(today), "--skip-evaluations", env=env, cwd=workdir)
+        assert ingested.returncode == 0, ingested.stderr
+    with Warehouse(str(workdir / "warehouse.duckdb")).connect(read_only=True) as conn:
+        replayed = conn.execute(
+            "SELECT conversation_name, conversation_name IN (SELECT conversation_name FROM conversations) "
+            "FROM (SELECT evaluation_run_name, conversation_name FROM evaluation_turn_replays "
+            "UNION SELECT evaluation_run_name, conversation_name FROM evaluation_scenario_results) "
+            "WHERE evaluation_run_name IN ? AND conversation_name IS NOT NULL",
+            [runs],
+        ).fetchall()
+        created = conn.execute(
+            "SELECT min(create_time) FROM evaluation_runs WHERE evaluation_run_name IN ?", [runs]
+        )
+        (first_created,) = created.fetchone()
+    # each result's conversation, made by its run, starting as the result began: loaded, unless
+    # it began past midnight (a day not ingested yet)
+    loaded = {
+        name: there for name, there in replayed if name.rsplit("/", 1)[-1].startswith(f"{today:%Y%m%d}")
+    }
+    assert all(loaded.values()), replayed
+    assert loaded or first_created.astimezone(UTC) >= datetime.combine(
+        today, datetime.min.time(), UTC
+    ) + timedelta(hours=23, minutes=30)
     assert (
         said[0][0] == 0
         and f"gate passed: no earlier completed run of the same evaluations as {runs[0]}" in said[0][1]

@@ -7,7 +7,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from simulator_fixtures import McpHttp, parse_evaluation_run, parse_operation
+from simulator_fixtures import (
+    McpHttp,
+    parse_conversation,
+    parse_evaluation_run,
+    parse_operation,
+    strip_unpublished,
+)
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
 from pipelines.protojson.timeparse import parse_timestamp_nanos
@@ -112,6 +118,66 @@ def test_run_evaluation_starts_a_new_run_each_time(served: tuple[McpHttp, str]) 
     assert dataset_run["evaluationDataset"] == f"{app}/evaluationDatasets/golden-regression"
     assert dataset_run["appVersion"] == f"{app}/versions/2" and dataset_run["appVersionDisplayName"] == "v2.0"
     assert "evaluations" not in dataset_run
+
+
+def _replayed(result: dict[str, Any]) -> list[str]:
+    """The conversations a result names: its golden turns', or its scenario's."""
+    turns = result.get("goldenResult", {}).get("turnReplayResults", [])
+    scenario = result.get("scenarioResult", {}).get("conversation")
+    return list(dict.fromkeys([turn["conversation"] for turn in turns] + ([scenario] if scenario else [])))
+
+
+def test_a_started_run_makes_the_conversations_its_results_replay(served: tuple[McpHttp, str]) -> None:
+    """A run started with run_evaluation makes an EVAL conversation for each result it completes,
+    from when the result began, with the calls the result saw; `list_conversations` lists it and
+    `get_conversation` serves it once the result is complete. The simulator named conversations
+    it never served: `evaluate`, then `ingest`, never loaded a started run's conversations."""
+    caller, app = served
+
+    def made() -> dict[str, dict[str, Any]]:
+        listed = caller.all_items("list_conversations", "conversations", parent=app, source="EVAL")
+        return {c["name"]: c for c in listed if not c["name"].split("/")[-1].startswith("20261101-")}
+
+    operation = caller.call("run_evaluation", app=app, evaluations=["order-status", "angry-customer"])
+    run_name = operation["metadata"]["evaluationRun"]
+    run = caller.call("get_evaluation_run", name=run_name)
+    seen: list[int] = []
+    while run["state"] != "COMPLETED":
+        seen.append(len(made()))
+        run = caller.call("get_evaluation_run", name=run_name)
+    results = caller.all_items(
+        "list_evaluation_results",
+        "evaluationResults",
+        parent=f"{app}/evaluations/-",
+        filter=f'evaluation_run = "{run_name}"',
+    )
+    completed = [result for result in results if result["executionState"] == "COMPLETED"]
+    named = {name: result for result in completed for name in _replayed(result)}
+    assert len(named) == len(completed) > 0  # one conversation each, of its own
+    assert set(made()) == set(named)
+    assert seen == sorted(seen) and seen[0] == 0 and seen[-1] < len(named)  # each once its result is complete
+    for name, result in named.items():
+        conversation = caller.call("get_conversation", name=name)
+        began = parse_timestamp_nanos(conversation["startTime"])
+        assert conversation["source"] == "EVAL" and "endTime" in conversation
+        parse_conversation(strip_unpublished(conversation)[0])  # as the official schema has it
+        assert began >= parse_timestamp_nanos(run["createTime"])
+        assert all(parse_timestamp_nanos(t) >= began for t in _event_times(result)), name
+        called = [_tools_called(turn) for turn in conversation["turns"]]
+        for index, turn in enumerate(result.get("goldenResult", {}).get("turnReplayResults", [])):
+            checked = [
+                outcome["expectation"]["toolCall"]["displayName"]
+                for outcome in turn["expectationOutcome"]
+                if "toolCall" in outcome.get("expectation", {})
+            ]
+            if index < len(called):
+                assert checked == called[index][:1], (name, index)
+    day = min(named).split("/")[-1][:8]
+    before = f"{day[:4]}-{day[4:6]}-{day[6:]}T00:00:00Z"
+    earlier = caller.all_items(
+        "list_conversations", "conversations", parent=app, filter=f'start_time < "{before}"'
+    )
+    assert not set(named) & {c["name"] for c in earlier}  # listed in their own day's window alone
 
 
 @pytest.mark.parametrize(

@@ -55,17 +55,29 @@ def conversation(scale: SimulatorScale, key: ConversationKey, as_of: int | None 
     only the turns begun by then, and no `endTime` while the conversation is still going.
     Everything else is the same as at any later instant.
     """
-    return _ConversationBuilder(scale, conversation_header(scale, key)).build(as_of)
+    return conversation_of(scale, conversation_header(scale, key), as_of)
+
+
+def conversation_of(
+    scale: SimulatorScale, header: ConversationHeader, as_of: int | None = None
+) -> dict[str, Any]:
+    """The conversation `header` heads: one of the corpus (`conversation`), or one a started
+    evaluation run made (`run_conversations`)."""
+    return _ConversationBuilder(scale, header).build(as_of)
 
 
 @lru_cache(maxsize=1024)
 def turn_tool_names(scale: SimulatorScale, name: str) -> tuple[tuple[str, ...], ...]:
-    """The display names of the tools each turn of the conversation `name` called, in order (what
-    an evaluation result that replayed it observed); empty for a name this scale does not serve
-    and for a conversation that predates turns (its top-level messages say no turn's calls)."""
+    """The display names of the tools each turn of the corpus's conversation `name` called
+    (`tools_by_turn`); empty for a name this scale does not serve."""
     key = resolve_conversation_name(scale, name)
-    if key is None:
-        return ()
+    return () if key is None else tools_by_turn(conversation(scale, key))
+
+
+def tools_by_turn(served: dict[str, Any]) -> tuple[tuple[str, ...], ...]:
+    """The display names of the tools each turn of a conversation called, in order (what an
+    evaluation result that replayed it observed); empty for one that predates turns (its
+    top-level messages say no turn's calls)."""
     return tuple(
         tuple(
             chunk["toolCall"]["displayName"]
@@ -74,7 +86,7 @@ def turn_tool_names(scale: SimulatorScale, name: str) -> tuple[tuple[str, ...], 
             for chunk in message["chunks"]
             if "toolCall" in chunk
         )
-        for turn in conversation(scale, key).get("turns", ())
+        for turn in served.get("turns", ())
     )
 
 
@@ -163,9 +175,10 @@ class _ConversationBuilder:
         return out
 
     def _in_progress(self) -> bool:
-        """Only conversations that started in the last hours of the window may still be open."""
+        """Only conversations that started in the last hours of the window may still be open (not
+        those an evaluation run made after it: they are over when their result is)."""
         window_end = epoch_nanos(self.scale.end_date)
-        recent = window_end - self.header.start < _IN_PROGRESS_HOURS * 3600 * NANOS_PER_SECOND
+        recent = 0 <= window_end - self.header.start < _IN_PROGRESS_HOURS * 3600 * NANOS_PER_SECOND
         return recent and self.rng.random() < 0.5
 
     def _deployment(self) -> str | None:

@@ -329,7 +329,7 @@ def evaluation_results_json(
             item["goldenRunMethod"] = plan.golden_run_method
         if state == "COMPLETED":
             item["evaluationMetricsThresholds"] = _thresholds(plan)
-            start = plan.create_time + result.finish_offset // 4
+            start = plan.result_start(result)
             item.update(outcome_detail(result, rng, catalog, start, conversations, plan.channel))
         out.append(item)
     return out

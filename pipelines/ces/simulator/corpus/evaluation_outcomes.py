@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import bisect
 import random
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from pipelines.ces.simulator.corpus.agent_content import chips, tool_values
@@ -62,10 +62,12 @@ conversations it evaluates, so none started before it."""
 @dataclass(frozen=True)
 class EvalConversations:
     """What the app's evaluation results replayed: its EVAL conversations, (start, name) by
-    start, and the tools each turn of one called (display names; none for a name not served)."""
+    start, those its started runs made, (name, start) by the result that replayed each, and the
+    tools each turn of one called (display names; none for a name not served)."""
 
     listed: Sequence[tuple[int, str]] = ()
     turn_tools: Callable[[str], Sequence[Sequence[str]]] = lambda name: ()
+    made: Mapping[str, tuple[str, int]] = field(default_factory=dict)
 
 
 NO_CONVERSATIONS = EvalConversations()
@@ -114,7 +116,9 @@ def outcome_detail(
     own, so that a result's scores and latencies do not depend on how its expectations are told."""
     passed = result.outcome == "PASS"
     audio = channel == "AUDIO"
-    conversation, start = eval_conversation(catalog, result, start, conversations.listed)
+    conversation, start = conversations.made.get(result.name) or eval_conversation(
+        catalog, result, start, conversations.listed
+    )
     called = [_as_called(catalog, names) for names in conversations.turn_tools(conversation)]
     if result.evaluation.kind == "GOLDEN":
         turns, clock = [], start

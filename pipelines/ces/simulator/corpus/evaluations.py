@@ -93,6 +93,10 @@ class RunPlan:
     def update_time(self, step: int) -> int:
         return self.create_time + self.length * min(max(step, 0), RUN_STEPS) // RUN_STEPS
 
+    def result_start(self, result: ResultPlan) -> int:
+        """When `result` began (ns): its replay's clock starts there."""
+        return self.create_time + result.finish_offset // 4
+
 
 @dataclass(frozen=True)
 class RunRequest:

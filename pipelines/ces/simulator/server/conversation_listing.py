@@ -7,16 +7,18 @@ start-time order and a client cannot use order as a cursor. A page walks positio
 cheap header of each candidate (start time, source) and builds only the conversations it
 returns; the walk stops at the page size or after a scan budget, which gives short pages (even
 empty ones with a next token) under selective filters, as real servers do. Some pages are also
-shortened on purpose (`short_page_fraction`).
+shortened on purpose (`short_page_fraction`). The conversations started evaluation runs made come
+after the corpus's slots.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pipelines.ces.simulator.corpus.conversations import conversation
+from pipelines.ces.simulator.corpus.conversations import conversation_of
 from pipelines.ces.simulator.corpus.headers import (
     ConversationHeader,
     ConversationKey,
@@ -91,20 +93,35 @@ class ConversationListing:
     def _is_summary(self, header: ConversationHeader) -> bool:
         return stable_int(self.scale.seed, "summary", header.name) / _UNIT < self.config.summary_fraction
 
-    def page(self, query: ConversationQuery, position: int, page_number: int, size: int) -> ConversationPage:
+    def page(
+        self,
+        query: ConversationQuery,
+        position: int,
+        page_number: int,
+        size: int,
+        made: Sequence[tuple[ConversationHeader, bool]] = (),
+    ) -> ConversationPage:
+        """The page from `position`; `made`: the conversations started evaluation runs make (and
+        whether each is there yet), candidates after the corpus's, in the order they were started."""
         per_day = self.scale.conversations_per_day
         days = self._days(query)
-        total = len(days) * per_day
+        corpus = len(days) * per_day
+        total = corpus + len(made)
         wanted = self._wanted(query, page_number, size)
         budget = max(size * _SCAN_BUDGET_PAGES, 200)
         headers: list[ConversationHeader] = []
         scanned = 0
         while position < total and len(headers) < wanted and scanned < budget:
-            day = days[position // per_day]
-            key = ConversationKey(query.app, day, self._slot(query, day, position % per_day))
-            header = conversation_header(self.scale, key)
+            there = True
+            if position < corpus:
+                day = days[position // per_day]
+                key = ConversationKey(query.app, day, self._slot(query, day, position % per_day))
+                header = conversation_header(self.scale, key)
+            else:
+                header, there = made[position - corpus]
             if (
-                header.source in query.sources
+                there
+                and header.source in query.sources
                 and query.window.contains(header.start)
                 and visible(self.scale, header, self.as_of)
             ):
@@ -113,6 +130,6 @@ class ConversationListing:
             scanned += 1
         conversations = []
         for header in headers:
-            full = conversation(self.scale, header.key, self.as_of)
+            full = conversation_of(self.scale, header, self.as_of)
             conversations.append(summarize(full) if "turns" in full and self._is_summary(header) else full)
         return ConversationPage(conversations, position if position < total else None)

@@ -6,14 +6,19 @@ shows its starting step, each further poll one step more. A started run also mov
 server's clock, a step per `run_step_seconds` since it was created, as the service's runs do
 whoever polls what: a client that polls only its operation sees it end. Listings and the run's
 operation show the step the latest poll returned, or the clock's if that is further, so a client
-that polls a run and then lists its results sees the same progress.
+that polls a run and then lists its results sees the same progress. A started run's results
+replay conversations it made (`run_conversations`), each there once its result is complete.
 """
 
 from __future__ import annotations
 
 from functools import cached_property
 
+from pipelines.ces.simulator.corpus.conversations import conversation_of, tools_by_turn, turn_tool_names
+from pipelines.ces.simulator.corpus.evaluation_outcomes import EvalConversations
 from pipelines.ces.simulator.corpus.evaluations import RUN_STEPS, RunPlan, seeded_runs
+from pipelines.ces.simulator.corpus.headers import ConversationHeader, eval_conversations
+from pipelines.ces.simulator.corpus.run_conversations import run_conversations
 from pipelines.ces.simulator.corpus.scale import SimulatorScale
 from pipelines.ces.simulator.server.state import SimulatorState
 
@@ -57,3 +62,38 @@ class EvaluationRegistry:
         unknown: an operation follows its run, which polling it does not move."""
         plan = self._seeded_by_operation.get(name) or self.state.started_run(operation=name)
         return None if plan is None else (plan, self.current_step(plan))
+
+    def made_conversations(self, app_index: int) -> list[tuple[ConversationHeader, bool]]:
+        """Each conversation the app's started runs make, in the order they were started (a
+        listing's positions stay put), and whether it is there yet: its result is complete."""
+        made = []
+        for plan in self.state.started_runs(app_index):
+            finished = plan.finished_at(self.current_step(plan))
+            made.extend(
+                (header, position < finished) for position, header in run_conversations(self.scale, plan)
+            )
+        return made
+
+    def made_conversation(self, name: str) -> ConversationHeader | None:
+        """The conversation a started run made under `name`, once its result is complete."""
+        app = self.scale.app_index(name.rpartition("/conversations/")[0])
+        made = self.made_conversations(app) if app is not None else []
+        return next((header for header, there in made if there and header.name == name), None)
+
+    def replayed(self, app_index: int) -> EvalConversations:
+        """What the app's results replay: the corpus's EVAL conversations, and those its started
+        runs made, by result."""
+        made = {
+            plan.results[position].name: (header.name, header.start)
+            for plan in self.state.started_runs(app_index)
+            for position, header in run_conversations(self.scale, plan)
+        }
+        by_name = {header.name: header for header, _ in self.made_conversations(app_index)}
+
+        def turn_tools(name: str) -> tuple[tuple[str, ...], ...]:
+            header = by_name.get(name)
+            if header is None:
+                return turn_tool_names(self.scale, name)
+            return tools_by_turn(conversation_of(self.scale, header))
+
+        return EvalConversations(eval_conversations(self.scale, app_index), turn_tools, made)

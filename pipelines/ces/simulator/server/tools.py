@@ -9,23 +9,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 from pipelines import resource_names
 from pipelines.ces.simulator.corpus.catalog import app_catalog
-from pipelines.ces.simulator.corpus.conversations import conversation, turn_tool_names
+from pipelines.ces.simulator.corpus.conversations import conversation_of
 from pipelines.ces.simulator.corpus.evaluation_json import (
     evaluation_results_json,
     evaluation_run_json,
     operation_json,
 )
-from pipelines.ces.simulator.corpus.evaluation_outcomes import EvalConversations
 from pipelines.ces.simulator.corpus.evaluations import RunRequest, requested_run
 from pipelines.ces.simulator.corpus.headers import (
     SOURCES,
     conversation_header,
-    eval_conversations,
     resolve_conversation_name,
     visible,
 )
@@ -170,7 +167,7 @@ class ToolBox:
         if self.faults is not None and self.faults.chosen("ignore-filter", request_fingerprint):
             window = StartTimeRange()
         query = ConversationQuery(app, window, sources, request_fingerprint)
-        page = self.listing.page(query, position, page_number, size)
+        page = self.listing.page(query, position, page_number, size, self.registry.made_conversations(app))
         conversations = [self._served(item, listed=True) for item in page.conversations]
         if self.faults is not None and fault == "dup":
             conversations = self.faults.with_duplicate(request_fingerprint, page_number, conversations)
@@ -205,14 +202,17 @@ class ToolBox:
     def get_conversation(self, arguments: dict[str, Any]) -> dict[str, Any]:
         name = _string(arguments, "name", required=True)
         key = resolve_conversation_name(self.scale, name)
+        header = (
+            self.registry.made_conversation(name) if key is None else conversation_header(self.scale, key)
+        )
         as_of = self.config.as_of_nanos
         if (
-            key is None
-            or not visible(self.scale, conversation_header(self.scale, key), as_of)
+            header is None
+            or not visible(self.scale, header, as_of)
             or (self.faults is not None and self.faults.chosen("deleted", name))
         ):
             raise ToolError("NOT_FOUND", f"conversation {name} not found")
-        return self._served(conversation(self.scale, key, as_of), listed=False)
+        return self._served(conversation_of(self.scale, header, as_of), listed=False)
 
     # ------------------------------------------------------------------------------ evaluation runs
     def list_evaluation_runs(self, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -327,9 +327,7 @@ class ToolBox:
         filter_text = _string(arguments, "filter")
         run_name = parse_equality_filter(filter_text, _RESULT_FILTER_FIELDS).get("evaluation_run")
         shape = self.shaper.result if self.shaper else lambda result: result
-        replayed = EvalConversations(
-            eval_conversations(self.scale, app), partial(turn_tool_names, self.scale)
-        )
+        replayed = self.registry.replayed(app)
         results = [
             shape(result)
             for plan in sorted(self.registry.runs(app), key=lambda p: (p.create_time, p.name))
