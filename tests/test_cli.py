@@ -21,6 +21,7 @@ from pathlib import Path
 import dagster as dg
 import duckdb
 import pytest
+import trend_samples as samples
 from dagster_runs import instance_at
 
 from pipelines import __version__
@@ -29,8 +30,9 @@ from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_sim
 from pipelines.ces.tools import get_evaluation_run
 from pipelines.cli import build_parser, main
 from pipelines.cli.common import console
+from pipelines.cli.evaluate import regression_gate
 from pipelines.cli.loads import CheckReport
-from pipelines.config import CesSettings
+from pipelines.config import CesSettings, Settings
 from pipelines.ingest.evaluations import STARTED_RUNS_STATE
 from pipelines.ingest.trigger import EvaluationTriggerError
 from pipelines.lake.store import Lake
@@ -664,6 +666,22 @@ def test_evaluate_gate_waits_for_the_run_and_exits_3_on_a_regression(workdir: Pa
             [runs],
         ).fetchone()[0]
     assert states == ["COMPLETED"] * 3  # each was followed to its end before it was loaded
+
+
+def test_a_failed_gate_says_how_many_results_failed_and_the_query_that_says_why(tmp_path: Path) -> None:
+    """The trend sample's support app: run 3 regressed against run 2, and results of it failed.
+    The gate counts them and names the command that lists why each failed, which does."""
+    samples.build_warehouse(tmp_path)
+    env = base_env(tmp_path)
+    run = f"{samples.SUPPORT}/evaluationRuns/run-3"
+    with console.capture() as captured:
+        code = regression_gate(Settings.from_env(env), samples.SUPPORT, run)
+    said = " ".join(captured.get().split())
+    assert code == 3 and f"regression gate failed: {run} against" in said, said
+    count, command = re.search(r"(\d+) results? failed: ces-pipeline (.+?) \(", said).groups()
+    listed = cli(*command.split(), "--format", "csv", env=env, cwd=tmp_path)
+    failed = {row["evaluation_result_name"] for row in csv.DictReader(io.StringIO(listed.stdout))}
+    assert listed.returncode == 0 and len(failed) == int(count) > 0, listed
 
 
 def test_evaluate_gate_interrupted_says_the_run_goes_on_and_what_loads_it(workdir: Path) -> None:

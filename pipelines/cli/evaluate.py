@@ -7,7 +7,7 @@ import argparse
 
 from rich.markup import escape
 
-from pipelines.cli.common import console, out
+from pipelines.cli.common import console, counted, out
 from pipelines.cli.loads import chosen_apps, execute, load_evaluations
 from pipelines.config import Settings
 from pipelines.errors import ActionableError, UsageError
@@ -108,10 +108,13 @@ def regression_gate(settings: Settings, app: str, run: str) -> int:
     from pipelines.orchestration.checks import describe_change, gated_rows
     from pipelines.orchestration.resources import RegressionGateResource
     from pipelines.warehouse.duck import Warehouse
+    from pipelines.warehouse.queries import named_query
 
     params = RegressionGateResource.from_settings(settings.orchestration).query_params(app)
     with Warehouse.from_settings(settings.storage).connect(read_only=True) as conn:
         rows = gated_rows(conn, {**params, "status": None})
+        columns, failures = named_query("evaluation_failures").execute(conn, {"run": run})
+    failed = len({failure[columns.index("evaluation_result_name")] for failure in failures})
     compared = [row for row in rows if row["latest_run"] == run]
     if not compared:
         console.print(
@@ -127,4 +130,11 @@ def regression_gate(settings: Settings, app: str, run: str) -> int:
     console.print(f"[red]regression gate failed: {run} against {previous}:", soft_wrap=True)
     for row in regressed:
         console.print(f"  {escape(describe_change(row))}", soft_wrap=True)
+    if failed:
+        console.print(
+            f"{counted(failed, 'result')} failed: ces-pipeline query evaluation_failures --param run={run} "
+            "(with the turn each failed in, once an ingest has loaded the run's conversations)",
+            soft_wrap=True,
+            markup=False,
+        )
     return GATE_FAILED
