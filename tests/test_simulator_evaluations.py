@@ -120,6 +120,31 @@ def test_run_evaluation_starts_a_new_run_each_time(served: tuple[McpHttp, str]) 
     assert "evaluations" not in dataset_run
 
 
+def _spans(span: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield span
+    for child in span.get("childSpans", []):
+        yield from _spans(child)
+
+
+def _assert_took_what_its_turn_took(replay: dict[str, Any], turn: dict[str, Any]) -> None:
+    """A replayed golden turn reports the latencies its conversation's turn records: the turn's,
+    each tool call's (the tools the agent called) and each span's."""
+    root = turn["rootSpan"]
+    assert replay["turnLatency"] == root["duration"]
+    spans = {(span["name"], span["startTime"], span["endTime"]) for span in _spans(root)}
+    kinds = {"LLM": "LLM", "TOOL": "Tool", "USER_CALLBACK": "Callback", "GUARDRAIL": "Guardrail"}
+    reported = {(kinds[s["type"]], s["startTime"], s["endTime"]) for s in replay["spanLatencies"]}
+    recorded = {span for span in spans if span[0] in kinds.values()}
+    assert reported == recorded
+    calls = [(c["displayName"], c["startTime"]) for c in replay.get("toolCallLatencies", [])]
+    made = [
+        (span["attributes"]["name"], span["startTime"])
+        for span in root.get("childSpans", [])
+        if span["name"] == "Tool"
+    ]
+    assert calls == made
+
+
 def _replayed(result: dict[str, Any]) -> list[str]:
     """The conversations a result names: its golden turns', or its scenario's."""
     turns = result.get("goldenResult", {}).get("turnReplayResults", [])
@@ -172,6 +197,7 @@ def test_a_started_run_makes_the_conversations_its_results_replay(served: tuple[
             ]
             if index < len(called):
                 assert checked == called[index][:1], (name, index)
+                _assert_took_what_its_turn_took(turn, conversation["turns"][index])
     day = min(named).split("/")[-1][:8]
     before = f"{day[:4]}-{day[4:6]}-{day[6:]}T00:00:00Z"
     earlier = caller.all_items(
@@ -310,6 +336,7 @@ def test_a_result_replays_a_conversation_its_run_made(
                     ]
                     if index < len(called):
                         assert checked == observed == called[index][:1], (result["name"], index)
+                        _assert_took_what_its_turn_took(turn, conversation["turns"][index])
                 if scenario and called:  # one that predates turns says no turn's calls
                     expected = [
                         outcome["expectation"]["toolExpectation"]["expectedToolCall"]["displayName"]

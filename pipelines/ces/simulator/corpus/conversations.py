@@ -35,6 +35,7 @@ from pipelines.ces.simulator.corpus.protojson import (
     seeded_random,
     timestamp,
 )
+from pipelines.ces.simulator.corpus.replayed_turns import ReplayedTurn, replayed_turn
 from pipelines.ces.simulator.corpus.scale import SimulatorScale
 from pipelines.ces.simulator.corpus.traces import ROOT_SPAN_NAME, Clock, Span, clamp_depth
 from pipelines.ces.simulator.corpus.user_messages import INPUT_TYPES, LANGUAGES, user_input
@@ -66,18 +67,29 @@ def conversation_of(
     return _ConversationBuilder(scale, header).build(as_of)
 
 
-@lru_cache(maxsize=1024)
-def turn_tool_names(scale: SimulatorScale, name: str) -> tuple[tuple[str, ...], ...]:
-    """The display names of the tools each turn of the corpus's conversation `name` called
-    (`tools_by_turn`); empty for a name this scale does not serve."""
+def corpus_turns(scale: SimulatorScale, name: str) -> tuple[ReplayedTurn, ...]:
+    """`replayed_turns` of the corpus's conversation `name`; none for a name this scale does not serve."""
     key = resolve_conversation_name(scale, name)
-    return () if key is None else tools_by_turn(conversation(scale, key))
+    return () if key is None else replayed_turns(scale, conversation_header(scale, key))
 
 
-def tools_by_turn(served: dict[str, Any]) -> tuple[tuple[str, ...], ...]:
-    """The display names of the tools each turn of a conversation called, in order (what an
-    evaluation result that replayed it observed); empty for one that predates turns (its
-    top-level messages say no turn's calls)."""
+@lru_cache(maxsize=1024)
+def replayed_turns(scale: SimulatorScale, header: ConversationHeader) -> tuple[ReplayedTurn, ...]:
+    """What each turn of the conversation `header` heads records, as an evaluation result that
+    replayed it reports it; none for one that predates turns (its top-level messages say no
+    turn's calls or times)."""
+    builder = _ConversationBuilder(scale, header)
+    served = builder.build()
+    if "turns" not in served:
+        return ()
+    return tuple(
+        replayed_turn(builder.catalog, root, called)
+        for root, called in zip(builder.roots, _tools_by_turn(served), strict=True)
+    )
+
+
+def _tools_by_turn(served: dict[str, Any]) -> tuple[tuple[str, ...], ...]:
+    """The display names of the tools each turn of a conversation called, in order."""
     return tuple(
         tuple(
             chunk["toolCall"]["displayName"]
@@ -86,7 +98,7 @@ def tools_by_turn(served: dict[str, Any]) -> tuple[tuple[str, ...], ...]:
             for chunk in message["chunks"]
             if "toolCall" in chunk
         )
-        for turn in served.get("turns", ())
+        for turn in served["turns"]
     )
 
 
@@ -125,6 +137,8 @@ class _ConversationBuilder:
         self.context_tokens = between(rng, 900, 2400)
         self.simulated_caller = self.audio and header.source in ("SIMULATOR", "EVAL")
         self.input_types: set[str] = set()
+        self.roots: list[Span] = []
+        """Each turn's span tree, as it is built."""
 
     # ----------------------------------------------------------------------------- conversation
     def build(self, as_of: int | None = None) -> dict[str, Any]:
@@ -197,6 +211,7 @@ class _ConversationBuilder:
         )
         self.input_types.update(turn_inputs)
         root = Span(ROOT_SPAN_NAME, clock.now, clock.now, {})
+        self.roots.append(root)
         # An event alone (a welcome) comes from the client platform, not from the person.
         role = "system" if turn_inputs == ["INPUT_TYPE_EVENT"] else "user"
         messages = [_message(role, user_chunks, root.start)]

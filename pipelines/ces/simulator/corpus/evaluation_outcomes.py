@@ -32,6 +32,7 @@ from pipelines.ces.simulator.corpus.golden_turns import (
 )
 from pipelines.ces.simulator.corpus.latencies import span_latencies, tool_call_latencies
 from pipelines.ces.simulator.corpus.protojson import NANOS_PER_DAY, between, seeded_random, stable_hex
+from pipelines.ces.simulator.corpus.replayed_turns import ReplayedTurn
 
 _EXPECTATION_PROMPTS = (
     # (prompt, explanation when met, explanation when not)
@@ -62,11 +63,11 @@ conversations it evaluates, so none started before it."""
 @dataclass(frozen=True)
 class EvalConversations:
     """What the app's evaluation results replayed: its EVAL conversations, (start, name) by
-    start, those its started runs made, (name, start) by the result that replayed each, and the
-    tools each turn of one called (display names; none for a name not served)."""
+    start, those its started runs made, (name, start) by the result that replayed each, and what
+    each turn of one records (`replayed_turns`; none for a name not served)."""
 
     listed: Sequence[tuple[int, str]] = ()
-    turn_tools: Callable[[str], Sequence[Sequence[str]]] = lambda name: ()
+    turns: Callable[[str], Sequence[ReplayedTurn]] = lambda name: ()
     made: Mapping[str, tuple[str, int]] = field(default_factory=dict)
 
 
@@ -88,12 +89,6 @@ def eval_conversation(
         began, name = conversations[first + int(pick, 16) % (last - first)]
         return name, began
     return f"{catalog.app_name}/conversations/eval-{pick}", start
-
-
-def _as_called(catalog: AppCatalog, names: Sequence[str]) -> list[Tool]:
-    """The catalog's tools of these display names, each once, in order."""
-    by_name = {tool.display_name: tool for tool in catalog.tools}
-    return [by_name[name] for name in dict.fromkeys(names) if name in by_name]
 
 
 def outcome_detail(
@@ -119,14 +114,14 @@ def outcome_detail(
     conversation, start = conversations.made.get(result.name) or eval_conversation(
         catalog, result, start, conversations.listed
     )
-    called = [_as_called(catalog, names) for names in conversations.turn_tools(conversation)]
+    replayed = conversations.turns(conversation)
     if result.evaluation.kind == "GOLDEN":
         turns, clock = [], start
         for turn in range(between(rng, 1, 4)):
             failing = turn == 0
-            tools = called[turn] if turn < len(called) else None
+            recorded = replayed[turn] if turn < len(replayed) else None
             replay, clock = turn_replay(
-                rng, catalog, conversation, clock, passed, failing, failing, audio, tools
+                rng, catalog, conversation, clock, passed, failing, failing, audio, recorded
             )
             turns.append(replay)
         return {
@@ -137,8 +132,8 @@ def outcome_detail(
         }
     extra = seeded_random(result.name, "expectations")
     tools = rng.sample(catalog.tools, k=min(2, len(catalog.tools)))
-    if called:  # the tools its conversation called, the first two
-        tools = list(dict.fromkeys(tool for turn in called for tool in turn))[:2]
+    if replayed:  # the tools its conversation called, the first two
+        tools = list(dict.fromkeys(tool for turn in replayed for tool in turn.tools))[:2]
     latencies, after_tools = tool_call_latencies(rng, tools, start)
     spans, after_spans = span_latencies(rng, catalog, start)
     task = rng.choice(catalog.user_texts)

@@ -7,7 +7,6 @@ response reuses."""
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +27,7 @@ from pipelines.ces.simulator.corpus.protojson import (
     stable_hex,
     timestamp,
 )
+from pipelines.ces.simulator.corpus.replayed_turns import ReplayedTurn
 
 _SIMILARITY_LABELS = ("Very different", "Different", "Somewhat similar", "Similar", "Equivalent")
 _COMPARISONS = ("SEMANTIC_SIMILARITY", "EQUALS", "CONTAINS", None)
@@ -83,19 +83,20 @@ def turn_replay(
     failing_turn: bool,
     first: bool,
     audio: bool,
-    called: Sequence[Tool] | None = None,
+    recorded: ReplayedTurn | None = None,
 ) -> tuple[dict[str, Any], int]:
     """One replayed turn of a golden result, and the clock after it; a failed result fails its
     first turn. A turn calls a tool, or none (the golden then expects no tool calls, and a tool
     the agent calls anyway is the one it would have called), may hand over to a sub-agent and
-    update variables, and ends in the agent's response. `called`: the tools the replayed
-    conversation's turn called (the golden checks the first), None when it has no such turn."""
+    update variables, and ends in the agent's response. `recorded`: what the replayed
+    conversation's turn records, None when it has no such turn: the tools it called (the golden
+    checks the first), when it began and ended, its tool calls' and spans' latencies."""
     good = passed or not failing_turn
     extra = seeded_random(conversation, clock, "expectations")
     calls_tool = extra.random() >= 0.2
     tool = rng.choice(catalog.tools)
-    if called is not None:
-        calls_tool, tool = bool(called), called[0] if called else tool
+    if recorded is not None:
+        calls_tool, tool = bool(recorded.tools), recorded.tools[0] if recorded.tools else tool
     latencies, after_tools = tool_call_latencies(rng, [tool], clock)
     spans, after_spans = span_latencies(rng, catalog, clock)
     if not calls_tool:
@@ -107,13 +108,16 @@ def turn_replay(
     said = expected_text if good else rng.choice(catalog.agent_texts)
     # A failed turn fails an expectation: the tool call, a tool called where the golden calls
     # none, or (when the replayed turn called none) the response, then never skipped.
-    skippable = good or calls_tool or called is None
+    skippable = good or calls_tool or recorded is None
     response = _Response(expected_text, said, skipped=rng.random() < 0.1 and skippable)
     end = max(after_tools, after_spans)
+    if recorded is not None:  # the turn took what its conversation's turn took
+        clock, end = recorded.start, recorded.end
+        latencies, spans = list(recorded.tool_latencies), list(recorded.span_latencies)
     replay: dict[str, Any] = {
         "conversation": conversation,
         "expectationOutcome": _golden_outcomes(
-            extra, catalog, step, calls_tool, response, good, similarity, first, audio, end, called is None
+            extra, catalog, step, calls_tool, response, good, similarity, first, audio, end, recorded is None
         ),
         "hallucinationResult": {
             "score": 0 if good else 1,

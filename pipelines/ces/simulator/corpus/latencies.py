@@ -6,11 +6,51 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from pipelines.ces.simulator.corpus.catalog import AppCatalog, Tool
+from pipelines.ces.simulator.corpus.catalog import AppCatalog, Callback, Guardrail, Tool
 from pipelines.ces.simulator.corpus.protojson import NANOS_PER_MILLI, between, duration, timestamp
 
 _SPAN_TYPES = ("TOOL", "USER_CALLBACK", "GUARDRAIL", "LLM", None)
 """Every SpanLatency.Type; None leaves `type` out (TYPE_UNSPECIFIED)."""
+
+
+def tool_call_latency(tool: Tool, start: int, end: int) -> dict[str, Any]:
+    """A ToolCallLatency: the call of `tool` from `start` to `end` (epoch nanoseconds)."""
+    return {
+        "tool": tool.tool or f"{tool.toolset}/tools/{tool.tool_id}",
+        "displayName": tool.display_name,
+        **_times(start, end),
+    }
+
+
+def span_latency(
+    kind: str | None, subject: Tool | Callback | Guardrail | str, start: int, end: int
+) -> dict[str, Any]:
+    """A SpanLatency of `kind` (None: TYPE_UNSPECIFIED, left out) from `start` to `end`: of a
+    tool, a callback, a guardrail, or an LLM call (`subject`: the calling agent's display name)."""
+    return {**_subject(subject), **({"type": kind} if kind else {}), **_times(start, end)}
+
+
+def _subject(subject: Tool | Callback | Guardrail | str) -> dict[str, str]:
+    if isinstance(subject, Tool):
+        named = (
+            {"toolset": subject.identifier()["toolsetTool"]}
+            if subject.toolset
+            else {"resource": subject.tool}
+        )
+        return {**named, "displayName": subject.display_name}
+    if isinstance(subject, Callback):
+        return {"callback": subject.stage, "displayName": subject.description}
+    if isinstance(subject, Guardrail):
+        return {"resource": subject.name, "displayName": subject.display_name}
+    return {"displayName": subject}
+
+
+def _times(start: int, end: int) -> dict[str, str]:
+    return {
+        "startTime": timestamp(start),
+        "endTime": timestamp(end),
+        "executionLatency": duration(end - start),
+    }
 
 
 def tool_call_latencies(
@@ -21,15 +61,7 @@ def tool_call_latencies(
     for tool in tools:
         start = clock + between(rng, 50, 400) * NANOS_PER_MILLI
         length = between(rng, 80, 2_500) * NANOS_PER_MILLI
-        out.append(
-            {
-                "tool": tool.tool or f"{tool.toolset}/tools/{tool.tool_id}",
-                "displayName": tool.display_name,
-                "startTime": timestamp(start),
-                "endTime": timestamp(start + length),
-                "executionLatency": duration(length),
-            }
-        )
+        out.append(tool_call_latency(tool, start, start + length))
         clock = start + length
     return out, clock
 
@@ -40,26 +72,20 @@ def span_latencies(rng: random.Random, catalog: AppCatalog, clock: int) -> tuple
     for kind in _SPAN_TYPES:
         start = clock + between(rng, 5, 60) * NANOS_PER_MILLI
         length = between(rng, 20, 1_800) * NANOS_PER_MILLI
-        entry: dict[str, Any] = {}
+        subject: Tool | Callback | Guardrail | str = "agent turn"
         if kind == "TOOL":
-            tool = rng.choice(catalog.tools)
-            entry = {"toolset": tool.identifier()["toolsetTool"]} if tool.toolset else {"resource": tool.tool}
-            entry["displayName"] = tool.display_name
+            subject = rng.choice(catalog.tools)
         elif kind == "USER_CALLBACK":
-            callback = rng.choice(catalog.callbacks)
-            entry = {"callback": callback.stage, "displayName": callback.description}
+            subject = rng.choice(catalog.callbacks)
         elif kind == "GUARDRAIL":
-            guardrail = rng.choice(catalog.guardrails)
-            entry = {"resource": guardrail.name, "displayName": guardrail.display_name}
+            subject = rng.choice(catalog.guardrails)
         elif kind == "LLM":
-            entry = {"model": rng.choice(catalog.text_models), "displayName": catalog.root_agent.display_name}
-        else:
-            entry = {"displayName": "agent turn"}
-        if kind:
-            entry["type"] = kind
-        entry.update(
-            startTime=timestamp(start), endTime=timestamp(start + length), executionLatency=duration(length)
-        )
-        out.append(entry)
+            model = rng.choice(catalog.text_models)
+            out.append(
+                {"model": model, **span_latency(kind, catalog.root_agent.display_name, start, start + length)}
+            )
+            clock = start + length
+            continue
+        out.append(span_latency(kind, subject, start, start + length))
         clock = start + length
     return out, clock

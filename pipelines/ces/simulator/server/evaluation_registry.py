@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from functools import cached_property
 
-from pipelines.ces.simulator.corpus.conversations import conversation_of, tools_by_turn, turn_tool_names
+from pipelines.ces.simulator.corpus.conversations import corpus_turns, replayed_turns
 from pipelines.ces.simulator.corpus.evaluation_outcomes import EvalConversations
 from pipelines.ces.simulator.corpus.evaluations import RUN_STEPS, RunPlan, seeded_runs
 from pipelines.ces.simulator.corpus.headers import ConversationHeader, eval_conversations
+from pipelines.ces.simulator.corpus.replayed_turns import ReplayedTurn
 from pipelines.ces.simulator.corpus.run_conversations import run_conversations
 from pipelines.ces.simulator.corpus.scale import SimulatorScale
 from pipelines.ces.simulator.server.state import SimulatorState
@@ -90,10 +91,8 @@ class EvaluationRegistry:
         }
         by_name = {header.name: header for header, _ in self.made_conversations(app_index)}
 
-        def turn_tools(name: str) -> tuple[tuple[str, ...], ...]:
+        def turns(name: str) -> tuple[ReplayedTurn, ...]:
             header = by_name.get(name)
-            if header is None:
-                return turn_tool_names(self.scale, name)
-            return tools_by_turn(conversation_of(self.scale, header))
+            return corpus_turns(self.scale, name) if header is None else replayed_turns(self.scale, header)
 
-        return EvalConversations(eval_conversations(self.scale, app_index), turn_tools, made)
+        return EvalConversations(eval_conversations(self.scale, app_index), turns, made)

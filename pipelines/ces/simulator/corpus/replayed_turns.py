@@ -1,0 +1,58 @@
+"""What a golden result's replayed turn reports, read from the turn of the conversation it
+replayed: when the turn began and ended, the tools it called, and the latencies of its tool
+calls and spans. A result then says what its conversation records."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pipelines.ces.simulator.corpus.catalog import AppCatalog, Callback, Tool
+from pipelines.ces.simulator.corpus.latencies import span_latency, tool_call_latency
+from pipelines.ces.simulator.corpus.traces import Span
+
+
+@dataclass(frozen=True)
+class ReplayedTurn:
+    start: int
+    end: int
+    """When the turn's root span began and ended (epoch nanoseconds)."""
+    tools: tuple[Tool, ...]
+    """The tools the turn called, each once, in order."""
+    tool_latencies: tuple[dict[str, Any], ...]
+    """A ToolCallLatency per call the agent made (the root span's tool spans)."""
+    span_latencies: tuple[dict[str, Any], ...]
+    """A SpanLatency per LLM call, tool, callback and guardrail span of the turn, in order."""
+
+
+def replayed_turn(catalog: AppCatalog, root: Span, called: Sequence[str]) -> ReplayedTurn:
+    """The turn whose span tree is `root` and whose agent called the tools named `called`."""
+    tools = {tool.display_name: tool for tool in catalog.tools}
+    guardrails = {guardrail.display_name: guardrail for guardrail in catalog.guardrails}
+    spans = []
+    for span in _descendants(root):
+        attributes = span.attributes
+        if span.name == "LLM":
+            latency = span_latency("LLM", attributes["agent"], span.start, span.end)
+            spans.append({"model": attributes["model"], **latency})
+        elif span.name == "Tool" and attributes["name"] in tools:
+            spans.append(span_latency("TOOL", tools[attributes["name"]], span.start, span.end))
+        elif span.name == "Callback":
+            callback = Callback(attributes["stage"], attributes["description"])
+            spans.append(span_latency("USER_CALLBACK", callback, span.start, span.end))
+        elif span.name == "Guardrail" and attributes["name"] in guardrails:
+            spans.append(span_latency("GUARDRAIL", guardrails[attributes["name"]], span.start, span.end))
+    calls = tuple(
+        tool_call_latency(tools[span.attributes["name"]], span.start, span.end)
+        for span in root.children
+        if span.name == "Tool" and span.attributes["name"] in tools
+    )
+    turn_tools = tuple(tools[name] for name in dict.fromkeys(called) if name in tools)
+    return ReplayedTurn(root.start, root.end, turn_tools, calls, tuple(spans))
+
+
+def _descendants(span: Span) -> Iterator[Span]:
+    for child in span.children:
+        yield child
+        yield from _descendants(child)
