@@ -10,7 +10,6 @@ fields the reference documents ahead of the published protos (ToolCall/ToolRespo
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from pipelines.ces.simulator.corpus.agent_content import (
@@ -25,7 +24,6 @@ from pipelines.ces.simulator.corpus.headers import (
     ConversationHeader,
     ConversationKey,
     conversation_header,
-    resolve_conversation_name,
 )
 from pipelines.ces.simulator.corpus.protojson import (
     NANOS_PER_MILLI,
@@ -35,7 +33,6 @@ from pipelines.ces.simulator.corpus.protojson import (
     seeded_random,
     timestamp,
 )
-from pipelines.ces.simulator.corpus.replayed_turns import ReplayedTurn, replayed_turn
 from pipelines.ces.simulator.corpus.scale import SimulatorScale
 from pipelines.ces.simulator.corpus.traces import ROOT_SPAN_NAME, Clock, Span, clamp_depth
 from pipelines.ces.simulator.corpus.user_messages import INPUT_TYPES, LANGUAGES, user_input
@@ -67,39 +64,13 @@ def conversation_of(
     return _ConversationBuilder(scale, header).build(as_of)
 
 
-def corpus_turns(scale: SimulatorScale, name: str) -> tuple[ReplayedTurn, ...]:
-    """`replayed_turns` of the corpus's conversation `name`; none for a name this scale does not serve."""
-    key = resolve_conversation_name(scale, name)
-    return () if key is None else replayed_turns(scale, conversation_header(scale, key))
-
-
-@lru_cache(maxsize=1024)
-def replayed_turns(scale: SimulatorScale, header: ConversationHeader) -> tuple[ReplayedTurn, ...]:
-    """What each turn of the conversation `header` heads records, as an evaluation result that
-    replayed it reports it; none for one that predates turns (its top-level messages say no
-    turn's calls or times)."""
+def conversation_with_traces(
+    scale: SimulatorScale, header: ConversationHeader
+) -> tuple[dict[str, Any], tuple[Span, ...]]:
+    """The conversation `header` heads, whole, and each turn's span tree (whose JSON its turns'
+    `rootSpan` are), of every turn, even where the conversation predates turns."""
     builder = _ConversationBuilder(scale, header)
-    served = builder.build()
-    if "turns" not in served:
-        return ()
-    return tuple(
-        replayed_turn(builder.catalog, root, called)
-        for root, called in zip(builder.roots, _tools_by_turn(served), strict=True)
-    )
-
-
-def _tools_by_turn(served: dict[str, Any]) -> tuple[tuple[str, ...], ...]:
-    """The display names of the tools each turn of a conversation called, in order."""
-    return tuple(
-        tuple(
-            chunk["toolCall"]["displayName"]
-            for message in turn["messages"]
-            if message["role"] == "agent"
-            for chunk in message["chunks"]
-            if "toolCall" in chunk
-        )
-        for turn in served["turns"]
-    )
+    return builder.build(), tuple(builder.roots)
 
 
 def _message(role: str, chunks: list[dict[str, Any]], at: int) -> dict[str, Any]:

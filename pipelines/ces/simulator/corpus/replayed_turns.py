@@ -6,10 +6,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
-from pipelines.ces.simulator.corpus.catalog import AppCatalog, Callback, Tool
+from pipelines.ces.simulator.corpus.catalog import AppCatalog, Callback, Tool, app_catalog
+from pipelines.ces.simulator.corpus.conversations import conversation_with_traces
+from pipelines.ces.simulator.corpus.headers import (
+    ConversationHeader,
+    conversation_header,
+    resolve_conversation_name,
+)
 from pipelines.ces.simulator.corpus.latencies import span_latency, tool_call_latency
+from pipelines.ces.simulator.corpus.scale import SimulatorScale
 from pipelines.ces.simulator.corpus.traces import Span
 
 
@@ -24,6 +32,41 @@ class ReplayedTurn:
     """A ToolCallLatency per call the agent made (the root span's tool spans)."""
     span_latencies: tuple[dict[str, Any], ...]
     """A SpanLatency per LLM call, tool, callback and guardrail span of the turn, in order."""
+
+
+def corpus_turns(scale: SimulatorScale, name: str) -> tuple[ReplayedTurn, ...]:
+    """`replayed_turns` of the corpus's conversation `name`; none for a name this scale does not serve."""
+    key = resolve_conversation_name(scale, name)
+    return () if key is None else replayed_turns(scale, conversation_header(scale, key))
+
+
+@lru_cache(maxsize=1024)
+def replayed_turns(scale: SimulatorScale, header: ConversationHeader) -> tuple[ReplayedTurn, ...]:
+    """What each turn of the conversation `header` heads records, as an evaluation result that
+    replayed it reports it; none for one that predates turns (its top-level messages say no
+    turn's calls or times)."""
+    served, roots = conversation_with_traces(scale, header)
+    if "turns" not in served:
+        return ()
+    catalog = app_catalog(scale, header.key.app)
+    return tuple(
+        replayed_turn(catalog, root, called)
+        for root, called in zip(roots, _tools_by_turn(served), strict=True)
+    )
+
+
+def _tools_by_turn(served: dict[str, Any]) -> tuple[tuple[str, ...], ...]:
+    """The display names of the tools each turn of a conversation called, in order."""
+    return tuple(
+        tuple(
+            chunk["toolCall"]["displayName"]
+            for message in turn["messages"]
+            if message["role"] == "agent"
+            for chunk in message["chunks"]
+            if "toolCall" in chunk
+        )
+        for turn in served["turns"]
+    )
 
 
 def replayed_turn(catalog: AppCatalog, root: Span, called: Sequence[str]) -> ReplayedTurn:

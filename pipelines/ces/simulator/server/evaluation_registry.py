@@ -14,11 +14,10 @@ from __future__ import annotations
 
 from functools import cached_property
 
-from pipelines.ces.simulator.corpus.conversations import corpus_turns, replayed_turns
 from pipelines.ces.simulator.corpus.evaluation_outcomes import EvalConversations
 from pipelines.ces.simulator.corpus.evaluations import RUN_STEPS, RunPlan, seeded_runs
 from pipelines.ces.simulator.corpus.headers import ConversationHeader, eval_conversations
-from pipelines.ces.simulator.corpus.replayed_turns import ReplayedTurn
+from pipelines.ces.simulator.corpus.replayed_turns import ReplayedTurn, corpus_turns, replayed_turns
 from pipelines.ces.simulator.corpus.run_conversations import run_conversations
 from pipelines.ces.simulator.corpus.scale import SimulatorScale
 from pipelines.ces.simulator.server.state import SimulatorState
