@@ -126,16 +126,30 @@ def _spans(span: dict[str, Any]) -> Iterator[dict[str, Any]]:
         yield from _spans(child)
 
 
+_KINDS = {"LLM": "LLM", "TOOL": "Tool", "USER_CALLBACK": "Callback", "GUARDRAIL": "Guardrail", None: "AGENT"}
+"""The span a SpanLatency of each type stands for (a sub-agent's: `AGENT:{id}`, of no type)."""
+
+
+def _span_latencies(reported: dict[str, Any]) -> set[tuple[str, str, str]]:
+    return {(_KINDS[s.get("type")], s["startTime"], s["endTime"]) for s in reported["spanLatencies"]}
+
+
+def _recorded_spans(turns: list[dict[str, Any]]) -> set[tuple[str, str, str]]:
+    """(kind, start, end) of each span of these turns a SpanLatency stands for."""
+    spans = (
+        (span["name"].split(":")[0], span["startTime"], span["endTime"])
+        for turn in turns
+        for span in _spans(turn["rootSpan"])
+    )
+    return {span for span in spans if span[0] in _KINDS.values()}
+
+
 def _assert_took_what_its_turn_took(replay: dict[str, Any], turn: dict[str, Any]) -> None:
     """A replayed golden turn reports the latencies its conversation's turn records: the turn's,
     each tool call's (the tools the agent called) and each span's."""
     root = turn["rootSpan"]
     assert replay["turnLatency"] == root["duration"]
-    spans = {(span["name"], span["startTime"], span["endTime"]) for span in _spans(root)}
-    kinds = {"LLM": "LLM", "TOOL": "Tool", "USER_CALLBACK": "Callback", "GUARDRAIL": "Guardrail"}
-    reported = {(kinds[s["type"]], s["startTime"], s["endTime"]) for s in replay["spanLatencies"]}
-    recorded = {span for span in spans if span[0] in kinds.values()}
-    assert reported == recorded
+    assert _span_latencies(replay) == _recorded_spans([turn])
     calls = [(c["displayName"], c["startTime"]) for c in replay.get("toolCallLatencies", [])]
     made = [
         (span["attributes"]["name"], span["startTime"])
@@ -345,6 +359,15 @@ def test_a_result_replays_a_conversation_its_run_made(
                     ]
                     assert expected == list(dict.fromkeys(t for turn in called for t in turn))[:2], result[
                         "name"
+                    ]
+                    # and its latencies are those its conversation records
+                    reported = result["scenarioResult"]
+                    assert _span_latencies(reported) == _recorded_spans(conversation["turns"])
+                    assert [c["startTime"] for c in reported.get("toolCallLatencies", [])] == [
+                        span["startTime"]
+                        for turn in conversation["turns"]
+                        for span in turn["rootSpan"].get("childSpans", [])
+                        if span["name"] == "Tool"
                     ]
                 began = parse_timestamp_nanos(conversation["startTime"])
                 run_created = created[result["evaluationRun"]]

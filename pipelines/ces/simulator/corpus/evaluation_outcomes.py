@@ -136,6 +136,10 @@ def outcome_detail(
         tools = list(dict.fromkeys(tool for turn in replayed for tool in turn.tools))[:2]
     latencies, after_tools = tool_call_latencies(rng, tools, start)
     spans, after_spans = span_latencies(rng, catalog, start)
+    if replayed:  # what its conversation records
+        latencies = [call for turn in replayed for call in turn.tool_latencies]
+        spans = [span for turn in replayed for span in turn.span_latencies]
+        after_tools = after_spans = replayed[-1].end
     task = rng.choice(catalog.user_texts)
     facts = [
         {"name": "order_id", "value": str(VALUES["order_id"](rng, catalog))},

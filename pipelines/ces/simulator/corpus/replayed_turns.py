@@ -31,7 +31,7 @@ class ReplayedTurn:
     tool_latencies: tuple[dict[str, Any], ...]
     """A ToolCallLatency per call the agent made (the root span's tool spans)."""
     span_latencies: tuple[dict[str, Any], ...]
-    """A SpanLatency per LLM call, tool, callback and guardrail span of the turn, in order."""
+    """A SpanLatency per LLM call, tool, callback, guardrail and sub-agent span of the turn, in order."""
 
 
 def corpus_turns(scale: SimulatorScale, name: str) -> tuple[ReplayedTurn, ...]:
@@ -86,6 +86,8 @@ def replayed_turn(catalog: AppCatalog, root: Span, called: Sequence[str]) -> Rep
             spans.append(span_latency("USER_CALLBACK", callback, span.start, span.end))
         elif span.name == "Guardrail" and attributes["name"] in guardrails:
             spans.append(span_latency("GUARDRAIL", guardrails[attributes["name"]], span.start, span.end))
+        elif span.name.startswith("AGENT:"):  # a sub-agent's run: no type of its own
+            spans.append(span_latency(None, attributes["agent"], span.start, span.end))
     calls = tuple(
         tool_call_latency(tools[span.attributes["name"]], span.start, span.end)
         for span in root.children
