@@ -379,6 +379,29 @@ def test_dev_refuses_a_ui_port_in_use_before_it_starts_anything(workdir: Path) -
 
 
 @pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        (["--apps", "0"], "error: --apps must be at least 1, got 0"),
+        (["--max-turns", "0"], "error: --max-turns must be at least min_turns (1), got 0"),
+        (["--span-depth", "1"], "error: --span-depth must be at least 2 (root and its children), got 1"),
+        (["--port", "99999"], "argument --port: expected a port number from 0 (a free one) to 65535"),
+    ],
+    ids=["apps", "turns", "span-depth", "port"],
+)
+def test_a_simulator_no_corpus_or_port_can_make_is_a_usage_error_in_the_options_words(
+    options: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exit code 2 and one line naming the option (a traceback of the corpus's check before),
+    before anything listens."""
+    try:
+        code = main(["simulate", *options])
+    except SystemExit as exit_:  # argparse's own refusal of an argument
+        code = exit_.code
+    said = " ".join(capsys.readouterr().err.split())
+    assert code == 2 and says in said and "Traceback" not in said, said
+
+
+@pytest.mark.parametrize(
     ("window", "says"),
     [
         (["--since", "2026-13-01"], "argument --since: expected YYYY-MM-DD, got '2026-13-01'"),

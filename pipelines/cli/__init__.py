@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from rich.markup import escape
 
 from pipelines import __version__, stop
-from pipelines.cli.common import console, parse_day
+from pipelines.cli.common import console, parse_day, parse_port
 from pipelines.cli.evaluate import cmd_evaluate
 from pipelines.cli.loads import cmd_ingest, cmd_rebuild
 from pipelines.cli.local import add_scale_options, cmd_demo, cmd_dev, cmd_simulate
@@ -142,12 +142,12 @@ def build_parser() -> argparse.ArgumentParser:
     mcp = _command(commands, "mcp", "serve the warehouse to agents as read-only MCP tools (stdio, or --http)")
     mcp.add_argument("--http", action="store_true", help="Streamable HTTP instead of stdio")
     mcp.add_argument("--host", default="127.0.0.1", help="with --http: the address to listen on")
-    mcp.add_argument("--port", type=int, default=8766, help="with --http: 0 picks a free port")
+    mcp.add_argument("--port", type=parse_port, default=8766, help="with --http: 0 picks a free port")
     mcp.set_defaults(func=cmd_mcp)
 
     simulate = _command(commands, "simulate", "serve the local CES MCP simulator")
     simulate.add_argument("--host", default="127.0.0.1", help="the address to listen on")
-    simulate.add_argument("--port", type=int, default=8765, help="0 picks a free port")
+    simulate.add_argument("--port", type=parse_port, default=8765, help="0 picks a free port")
     add_scale_options(simulate)
     simulate.set_defaults(func=cmd_simulate)
 
@@ -156,7 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=cmd_demo)
 
     dev = _command(commands, "dev", "the simulator and the Dagster UI together, on the demo's data")
-    dev.add_argument("--ui-port", type=int, default=3000, help="port of the Dagster UI")
+    dev.add_argument("--ui-port", type=parse_port, default=3000, help="port of the Dagster UI")
     add_scale_options(dev)
     dev.set_defaults(func=cmd_dev)
     return parser

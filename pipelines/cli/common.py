@@ -31,6 +31,15 @@ def parse_day(value: str) -> date:
         raise argparse.ArgumentTypeError(f"expected YYYY-MM-DD, got {value!r}") from None
 
 
+def parse_port(value: str) -> int:
+    port = int(value) if value.isdigit() else -1
+    if not 0 <= port <= 65_535:
+        raise argparse.ArgumentTypeError(
+            f"expected a port number from 0 (a free one) to 65535, got {value!r}"
+        )
+    return port
+
+
 def parse_instant(value: str) -> datetime:
     try:
         instant = datetime.fromisoformat(value)

@@ -21,6 +21,7 @@ from pipelines.cli.common import (
 )
 from pipelines.cli.loads import load_conversations, load_evaluations
 from pipelines.config import CesSettings, OrchestrationSettings, Settings
+from pipelines.errors import UsageError
 
 DEMO_DAYS = 10
 """The simulator's days by default: enough for the anomaly views, which need a week before a day,
@@ -35,7 +36,13 @@ _SERVER_OPTIONS = ("response_mode", "require_session", "as_of", "faults")
 def _simulator_config(args: argparse.Namespace):
     from pipelines.ces.simulator import SimulatorConfig, SimulatorScale
 
-    scale = SimulatorScale(**{name: getattr(args, name) for name in _SCALE_OPTIONS})
+    try:
+        scale = SimulatorScale(**{name: getattr(args, name) for name in _SCALE_OPTIONS})
+    except ValueError as exc:  # a corpus no simulator can make: said in the options' words
+        said = str(exc)
+        for name in _SCALE_OPTIONS:
+            said = said.replace(name, f"--{name.replace('_', '-')}")
+        raise UsageError(said) from None
     return SimulatorConfig(scale=scale, **{name: getattr(args, name) for name in _SERVER_OPTIONS})
 
 

@@ -43,8 +43,10 @@ class SimulatorScale:
             raise ValueError(
                 f"conversations_per_day must be in [0, 999999], got {self.conversations_per_day}"
             )
-        if not 1 <= self.min_turns <= self.max_turns:
-            raise ValueError(f"need 1 <= min_turns <= max_turns, got {self.min_turns}..{self.max_turns}")
+        if self.min_turns < 1:
+            raise ValueError(f"min_turns must be at least 1, got {self.min_turns}")
+        if self.max_turns < self.min_turns:
+            raise ValueError(f"max_turns must be at least min_turns ({self.min_turns}), got {self.max_turns}")
         if self.span_depth < 2:
             raise ValueError(f"span_depth must be at least 2 (root and its children), got {self.span_depth}")
         if self.evaluation_runs_per_app < 0:
