@@ -401,6 +401,21 @@ def test_a_simulator_no_corpus_or_port_can_make_is_a_usage_error_in_the_options_
     assert code == 2 and says in said and "Traceback" not in said, said
 
 
+@pytest.mark.parametrize("seconds", ["-1", "0", "nan", "soon"])
+def test_evaluate_polls_only_every_positive_number_of_seconds(
+    seconds: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A wait of no time, or of none, is refused before the evaluation starts (one accepted
+    `-1` and began the run)."""
+    with pytest.raises(SystemExit) as exit_:
+        main(["evaluate", "--app", "a", "--evaluations", "x", "--gate", "--poll-seconds", seconds])
+    said = " ".join(capsys.readouterr().err.split())
+    assert (
+        exit_.value.code == 2
+        and f"argument --poll-seconds: expected a positive number of seconds, got '{seconds}'" in said
+    )
+
+
 @pytest.mark.parametrize(
     ("window", "says"),
     [

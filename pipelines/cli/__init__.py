@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from rich.markup import escape
 
 from pipelines import __version__, stop
-from pipelines.cli.common import console, parse_day, parse_port
+from pipelines.cli.common import console, parse_day, parse_port, parse_seconds
 from pipelines.cli.evaluate import cmd_evaluate
 from pipelines.cli.loads import cmd_ingest, cmd_rebuild
 from pipelines.cli.local import add_scale_options, cmd_demo, cmd_dev, cmd_simulate
@@ -83,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument("--display-name", help="the run's name in the CES console")
     evaluate.add_argument(
-        "--poll-seconds", type=float, default=2.0, help="seconds between polls of the run (default 2)"
+        "--poll-seconds", type=parse_seconds, default=2.0, help="seconds between polls of the run (default 2)"
     )
     evaluate.add_argument(
         "--gate",
