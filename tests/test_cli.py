@@ -417,6 +417,20 @@ def test_evaluate_polls_only_every_positive_number_of_seconds(
 
 
 @pytest.mark.parametrize(
+    ("variable", "cron"), [("CES_CONVERSATIONS_CRON", "61 * * * *"), ("CES_EVALUATIONS_CRON", "0 0 31 2 *")]
+)
+def test_a_schedule_dagster_refuses_is_a_configuration_error(variable: str, cron: str, workdir: Path) -> None:
+    """A cron of five fields that Dagster refuses (a minute past 59, the 31st of February) is a
+    line naming the variable, not Dagster's stack trace, before anything is fetched."""
+    env = base_env(workdir) | {"CES_APPS": "projects/p/locations/us/apps/a", variable: cron}
+    result = cli("ingest", "--since", str(datetime.now(UTC).date()), env=env, cwd=workdir)
+    said = " ".join(result.stderr.split())
+    assert result.returncode == 2 and "Traceback" not in said, said
+    assert f"configuration error: {variable} must be a cron schedule of five fields" in said
+    assert f"got '{cron}'" in said and not (workdir / "lake" / "raw").exists()
+
+
+@pytest.mark.parametrize(
     ("window", "says"),
     [
         (["--since", "2026-13-01"], "argument --since: expected YYYY-MM-DD, got '2026-13-01'"),

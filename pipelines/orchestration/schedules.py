@@ -5,7 +5,7 @@ from typing import Any
 
 import dagster as dg
 
-from pipelines.config import OrchestrationSettings
+from pipelines.config import ConfigError, OrchestrationSettings
 from pipelines.orchestration.partitions import (
     APP_PARTITIONS,
     IN_FLIGHT,
@@ -61,6 +61,20 @@ def scheduled_apps(instance: dg.DagsterInstance, ces: CesResource) -> list[str] 
     )
 
 
+def _cron(variable: str, value: str) -> str:
+    """`value`, a schedule Dagster takes, or a ConfigError naming `variable`: one of the right shape
+    but out of range ('61 * * * *', the 31st of February) was a stack trace where the definitions
+    load (every load command, the UI)."""
+    try:
+        dg.ScheduleDefinition(name="check", cron_schedule=value, job_name="check")
+    except dg.DagsterInvalidDefinitionError:
+        raise ConfigError(
+            f"{variable} must be a cron schedule of five fields, each in its range, such as '5 * * * *' "
+            f"(or @hourly, @daily, …), got {value!r}"
+        ) from None
+    return value
+
+
 def schedules(
     settings: OrchestrationSettings,
     conversations_job: Any,
@@ -71,7 +85,7 @@ def schedules(
     @dg.schedule(
         name="conversations_hourly",
         job=conversations_job,
-        cron_schedule=settings.conversations_cron,
+        cron_schedule=_cron("CES_CONVERSATIONS_CRON", settings.conversations_cron),
         execution_timezone="UTC",
         default_status=dg.DefaultScheduleStatus.STOPPED,
         description="Hourly: ingest today's conversations and the lookback days before (late data), "
@@ -103,7 +117,7 @@ def schedules(
     @dg.schedule(
         name="evaluation_runs_daily",
         job=evaluations_job,
-        cron_schedule=settings.evaluations_cron,
+        cron_schedule=_cron("CES_EVALUATIONS_CRON", settings.evaluations_cron),
         execution_timezone="UTC",
         default_status=dg.DefaultScheduleStatus.STOPPED,
         description="Daily: fetch every evaluation run of every app of CES_APPS.",
