@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
@@ -11,6 +12,9 @@ from pipelines.cli.common import console, counted, out
 from pipelines.cli.loads import chosen_apps, execute, load_evaluations
 from pipelines.config import Settings
 from pipelines.errors import ActionableError, UsageError
+
+if TYPE_CHECKING:
+    import duckdb
 
 START_STEP = "start_evaluation_op"
 
@@ -108,14 +112,12 @@ def regression_gate(settings: Settings, app: str, run: str) -> int:
     from pipelines.orchestration.checks import describe_change, gated_rows
     from pipelines.orchestration.resources import RegressionGateResource
     from pipelines.warehouse.duck import Warehouse
-    from pipelines.warehouse.queries import named_query
 
     params = RegressionGateResource.from_settings(settings.orchestration).query_params(app)
     with Warehouse.from_settings(settings.storage).connect(read_only=True) as conn:
-        rows = gated_rows(conn, {**params, "status": None})
-        columns, failures = named_query("evaluation_failures").execute(conn, {"run": run})
-    failed = len({failure[columns.index("evaluation_result_name")] for failure in failures})
-    compared = [row for row in rows if row["latest_run"] == run]
+        compared = [row for row in gated_rows(conn, {**params, "status": None}) if row["latest_run"] == run]
+        regressed = [row for row in compared if row["status"] == "regressed"]
+        failed = _failed_results(conn, run) if regressed else 0
     if not compared:
         console.print(
             f"[green]regression gate passed: no earlier completed run of the same evaluations as {run}",
@@ -123,7 +125,6 @@ def regression_gate(settings: Settings, app: str, run: str) -> int:
         )
         return 0
     previous = compared[0]["previous_run"]
-    regressed = [row for row in compared if row["status"] == "regressed"]
     if not regressed:
         console.print(f"[green]regression gate passed: {run} is no worse than {previous}", soft_wrap=True)
         return 0
@@ -138,3 +139,11 @@ def regression_gate(settings: Settings, app: str, run: str) -> int:
             markup=False,
         )
     return GATE_FAILED
+
+
+def _failed_results(conn: duckdb.DuckDBPyConnection, run: str) -> int:
+    """How many results of `run` failed, as `evaluation_failures` lists them."""
+    from pipelines.warehouse.queries import named_query
+
+    columns, failures = named_query("evaluation_failures").execute(conn, {"run": run})
+    return len({failure[columns.index("evaluation_result_name")] for failure in failures})

@@ -26,8 +26,13 @@ def span_latency(
     kind: str | None, subject: Tool | Callback | Guardrail | str, start: int, end: int
 ) -> dict[str, Any]:
     """A SpanLatency of `kind` (None: TYPE_UNSPECIFIED, left out) from `start` to `end`: of a
-    tool, a callback, a guardrail, or an LLM call (`subject`: the calling agent's display name)."""
+    tool, a callback, a guardrail, or a display name alone (an LLM call: `llm_span_latency`)."""
     return {**_subject(subject), **({"type": kind} if kind else {}), **_times(start, end)}
+
+
+def llm_span_latency(model: str, agent: str, start: int, end: int) -> dict[str, Any]:
+    """A SpanLatency of type LLM: `agent`'s call of `model` from `start` to `end`."""
+    return {"model": model, **span_latency("LLM", agent, start, end)}
 
 
 def _subject(subject: Tool | Callback | Guardrail | str) -> dict[str, str]:
@@ -71,21 +76,16 @@ def span_latencies(rng: random.Random, catalog: AppCatalog, clock: int) -> tuple
     out = []
     for kind in _SPAN_TYPES:
         start = clock + between(rng, 5, 60) * NANOS_PER_MILLI
-        length = between(rng, 20, 1_800) * NANOS_PER_MILLI
-        subject: Tool | Callback | Guardrail | str = "agent turn"
+        clock = start + between(rng, 20, 1_800) * NANOS_PER_MILLI
         if kind == "TOOL":
-            subject = rng.choice(catalog.tools)
+            out.append(span_latency(kind, rng.choice(catalog.tools), start, clock))
         elif kind == "USER_CALLBACK":
-            subject = rng.choice(catalog.callbacks)
+            out.append(span_latency(kind, rng.choice(catalog.callbacks), start, clock))
         elif kind == "GUARDRAIL":
-            subject = rng.choice(catalog.guardrails)
+            out.append(span_latency(kind, rng.choice(catalog.guardrails), start, clock))
         elif kind == "LLM":
             model = rng.choice(catalog.text_models)
-            out.append(
-                {"model": model, **span_latency(kind, catalog.root_agent.display_name, start, start + length)}
-            )
-            clock = start + length
-            continue
-        out.append(span_latency(kind, subject, start, start + length))
-        clock = start + length
+            out.append(llm_span_latency(model, catalog.root_agent.display_name, start, clock))
+        else:
+            out.append(span_latency(None, "agent turn", start, clock))
     return out, clock

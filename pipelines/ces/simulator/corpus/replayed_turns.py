@@ -16,7 +16,7 @@ from pipelines.ces.simulator.corpus.headers import (
     conversation_header,
     resolve_conversation_name,
 )
-from pipelines.ces.simulator.corpus.latencies import span_latency, tool_call_latency
+from pipelines.ces.simulator.corpus.latencies import llm_span_latency, span_latency, tool_call_latency
 from pipelines.ces.simulator.corpus.scale import SimulatorScale
 from pipelines.ces.simulator.corpus.traces import Span
 
@@ -77,8 +77,7 @@ def replayed_turn(catalog: AppCatalog, root: Span, called: Sequence[str]) -> Rep
     for span in _descendants(root):
         attributes = span.attributes
         if span.name == "LLM":
-            latency = span_latency("LLM", attributes["agent"], span.start, span.end)
-            spans.append({"model": attributes["model"], **latency})
+            spans.append(llm_span_latency(attributes["model"], attributes["agent"], span.start, span.end))
         elif span.name == "Tool" and attributes["name"] in tools:
             spans.append(span_latency("TOOL", tools[attributes["name"]], span.start, span.end))
         elif span.name == "Callback":

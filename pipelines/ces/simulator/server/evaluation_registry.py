@@ -83,15 +83,16 @@ class EvaluationRegistry:
     def replayed(self, app_index: int) -> EvalConversations:
         """What the app's results replay: the corpus's EVAL conversations, and those its started
         runs made, by result."""
-        made = {
-            plan.results[position].name: (header.name, header.start)
+        by_result = {
+            plan.results[position].name: header
             for plan in self.state.started_runs(app_index)
             for position, header in run_conversations(self.scale, plan)
         }
-        by_name = {header.name: header for header, _ in self.made_conversations(app_index)}
+        by_name = {header.name: header for header in by_result.values()}
 
         def turns(name: str) -> tuple[ReplayedTurn, ...]:
             header = by_name.get(name)
             return corpus_turns(self.scale, name) if header is None else replayed_turns(self.scale, header)
 
+        made = {result: (header.name, header.start) for result, header in by_result.items()}
         return EvalConversations(eval_conversations(self.scale, app_index), turns, made)
