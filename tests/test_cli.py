@@ -209,6 +209,36 @@ def test_ingests_and_rebuilds_give_the_same_rows_and_query_reads_them(workdir: P
     assert unknown.returncode == 2 and "no query named 'no_such_query'" in unknown.stderr
 
 
+def test_ingest_without_since_refreshes_the_days_of_the_hourly_schedule(workdir: Path) -> None:
+    """No `--since` (a cron line): today and CES_LOOKBACK_DAYS before it, as the hourly schedule's
+    run, never before CES_START_DATE."""
+    today = datetime.now(UTC).date()
+    scale = SimulatorScale(
+        seed=5,
+        apps=1,
+        start_date=today - timedelta(days=3),
+        days=4,
+        conversations_per_day=3,
+        max_turns=2,
+        evaluation_runs_per_app=0,
+        incident_day=None,
+    )
+    with running_simulator(SimulatorConfig(scale=scale)) as sim:
+        env = base_env(workdir) | {"CES_MCP_URL": sim.url, "CES_APPS": sim.apps[0], "CES_LOOKBACK_DAYS": "1"}
+        done = cli("ingest", "--skip-evaluations", env=env, cwd=workdir)
+        assert done.returncode == 0, done.stderr
+        assert "ingested 2 partitions in 1 run: 6 conversations loaded" in done.stderr
+        yesterday = today - timedelta(days=1)
+        loaded = {(sim.apps[0], str(day)) for day in (yesterday, today)}
+        assert materialized(workdir, "warehouse/conversation_tables") == loaded
+        started = env | {"CES_START_DATE": str(today)}
+        done = cli("ingest", "--skip-evaluations", env=started, cwd=workdir)
+        assert "ingested 1 partition in 1 run: 3 conversations loaded" in done.stderr, done.stderr
+        later = cli("ingest", env=env | {"CES_START_DATE": str(today + timedelta(days=1))}, cwd=workdir)
+        said = " ".join(later.stderr.split())
+        assert later.returncode == 2 and f"CES_START_DATE {today + timedelta(days=1)} is after today" in said
+
+
 def test_ingest_fails_clearly_when_the_server_is_unreachable(workdir: Path) -> None:
     env = base_env(workdir) | {
         "CES_MCP_URL": "http://127.0.0.1:9/mcp",

@@ -24,17 +24,9 @@ from pipelines.config import ConfigError, Settings, load_dotenv_file, unknown_va
 from pipelines.errors import ActionableError
 
 
-def _add_partition_options(
-    parser: argparse.ArgumentParser, *, since: str | None, until: str, apps: str
-) -> None:
-    """`--since`, `--until` and `--app`, each with what it covers when left out (`since` None: it
-    is required)."""
-    parser.add_argument(
-        "--since",
-        type=parse_day,
-        required=since is None,
-        help="first UTC day, YYYY-MM-DD" + (f" (default: {since})" if since else ""),
-    )
+def _add_partition_options(parser: argparse.ArgumentParser, *, since: str, until: str, apps: str) -> None:
+    """`--since`, `--until` and `--app`, each with what it covers when left out."""
+    parser.add_argument("--since", type=parse_day, help=f"first UTC day, YYYY-MM-DD (default: {since})")
     parser.add_argument(
         "--until", type=parse_day, help=f"the UTC day after the last (exclusive; default: {until})"
     )
@@ -68,7 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     ingest = _command(commands, "ingest", "ingest conversations started in [since, until) (UTC)")
     _add_partition_options(
-        ingest, since=None, until="the day after today (UTC)", apps="every app of CES_APPS"
+        ingest,
+        since="CES_LOOKBACK_DAYS before today (UTC): the hourly schedule's days",
+        until="the day after today (UTC)",
+        apps="every app of CES_APPS",
     )
     ingest.set_defaults(func=cmd_ingest, until=datetime.now(UTC).date() + timedelta(days=1))
 

@@ -38,6 +38,20 @@ def _window(settings: Settings, since: date, until: date) -> list[date]:
     return days
 
 
+def _lookback_start(settings: Settings) -> date:
+    """The first day the hourly schedule ingests now: `ingest` without `--since` (from cron, say)
+    refreshes the days a schedule's run would."""
+    from pipelines.orchestration.schedules import days_to_refresh
+
+    orchestration = settings.orchestration
+    days = days_to_refresh(datetime.now(UTC), orchestration.lookback_days, orchestration.start_date)
+    if not days:
+        raise UsageError(
+            f"CES_START_DATE {orchestration.start_date} is after today (UTC): nothing to ingest yet"
+        )
+    return days[0]
+
+
 _JOBS = {"ingest": ("ingest_conversations", "ingested"), "rebuild": ("rebuild_conversations", "rebuilt")}
 
 
@@ -272,7 +286,8 @@ def _apps(settings: Settings, chosen: Sequence[str] | None) -> list[str]:
 
 def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     apps = _apps(settings, args.app)
-    partitions = [(app, day) for day in _window(settings, args.since, args.until) for app in apps]
+    since = args.since or _lookback_start(settings)
+    partitions = [(app, day) for day in _window(settings, since, args.until) for app in apps]
     conversations = load_conversations(settings, "ingest", partitions)
     evaluations = 0 if args.skip_evaluations else load_evaluations(settings, apps)
     return max(conversations, evaluations)
