@@ -274,14 +274,15 @@ def test_evaluation_checks(tmp_path: Path) -> None:
 def test_implausible_evaluation_results_load_and_are_counted(loaded: Warehouse, tmp_path: Path) -> None:
     """A score out of range, an outcome this version does not know, a replayed conversation the
     warehouse lacks: the result loads with what it has, and the check counts each; a replayed
-    conversation where the warehouse holds the app's conversations from the run's creation on (a
-    run makes those it replays: before the next ingest, or of days never ingested, none can be
-    loaded)."""
+    conversation where the warehouse holds the app's conversations from the run's creation to a
+    day after the result's (a run makes those it replays as its results run: before the next
+    ingest, or of days never ingested, none can be loaded)."""
     run = completed_run()  # created 2026-11-02T03:00, after the conversations loaded (2026-11-01)
     loaded_conversation = f"{APP}/conversations/a"
     result = {
         "name": f"{APP}/evaluations/e1/results/r1",
         "evaluationRun": run["name"],
+        "createTime": "2026-11-02T03:10:00Z",
         "goldenResult": {
             "turnReplayResults": [
                 {
@@ -298,6 +299,7 @@ def test_implausible_evaluation_results_load_and_are_counted(loaded: Warehouse, 
     older_result = {  # of a run before the oldest day loaded: a window not ingested
         "name": f"{APP}/evaluations/e1/results/r0",
         "evaluationRun": older["name"],
+        "createTime": "2026-10-31T23:10:00Z",
         "goldenResult": {"turnReplayResults": [{"conversation": f"{APP}/conversations/not-ingested"}]},
     }
     observation = EvaluationObservation(runs=[(run, 1), (older, 1)], results=[result, older_result])
@@ -315,8 +317,13 @@ def test_implausible_evaluation_results_load_and_are_counted(loaded: Warehouse, 
     implausible = [("score out of range", "tool_invocation = 1.5"), ("unknown outcome", "PARTIAL")]
     assert found() == implausible
     lake = Lake(str(tmp_path / "lake"))
+    # Conversations loaded from after the run's creation, but not yet a day after its result's.
     write_partition(lake, APP, NEXT_DAY, [full_conversation("c", start="2026-11-02T09:00:00Z")])
     load_conversation_partitions(lake, loaded, [(APP, NEXT_DAY)])
+    assert found() == implausible
+    day_after = NEXT_DAY + timedelta(days=1)
+    write_partition(lake, APP, day_after, [full_conversation("d", start="2026-11-03T09:00:00Z")])
+    load_conversation_partitions(lake, loaded, [(APP, day_after)])
     assert found() == [("conversation not loaded", f"{APP}/conversations/gone"), *implausible]
 
 

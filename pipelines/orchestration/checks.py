@@ -148,7 +148,7 @@ _EVALUATION_CHECKS = {
     "no_negative_latencies": "No latency percentile of a run's latency report is negative (warns).",
     "evaluation_results_plausible": "No score outside its metric's range, no unknown outcome, every "
     "replayed EVAL conversation in the warehouse where it holds the app's conversations from the run's "
-    "creation on (warns: such results load with what they have; this counts them).",
+    "creation to a day after its result's (warns: such results load with what they have; this counts them).",
 }
 """Each check of an app's runs beside the unique keys and the regression gate: its description."""
 

@@ -2,14 +2,22 @@
 -- metric's range (semantic similarity 0-4, the others but rubrics 0-1), an outcome that is not
 -- PASS, FAIL or SKIPPED (a value this version does not know), a replayed conversation that is
 -- not in the warehouse. Such results are loaded with what they have; this counts them.
--- A run makes the conversations it replays, so the warehouse can hold them only if it holds the
--- app's conversations from when the run was created on: those of a run created before the
--- warehouse's oldest day of the app ($loaded_from, a window not ingested) or after its newest
--- conversation started ($loaded_until: a run `ces-pipeline evaluate` just waited for, before
--- the next ingest) are not looked for; nor any with no conversation loaded (both NULL).
+-- A run makes the conversations it replays, each as one of its results runs, so the warehouse
+-- can hold a result's conversation only if it holds the app's conversations from the run's
+-- creation to a day after the result's (runs take minutes to hours; a seeded result of the
+-- simulator replays one up to a day after it began). Not looked for: those of a run created
+-- before the warehouse's oldest day of the app ($loaded_from, a window not ingested), of a
+-- result created later than a day before its newest conversation started ($loaded_until: a run
+-- `ces-pipeline evaluate` just waited for, or one the next loads will have caught up with), of
+-- an app with no conversation loaded (both NULL).
 -- Returns one row: how many, and up to 10 of them.
 WITH app_runs AS (
     SELECT evaluation_run_name, create_time FROM evaluation_runs WHERE app = $app
+),
+settled_results AS (
+    SELECT evaluation_result_name FROM evaluation_results
+    WHERE evaluation_run_name IN (SELECT evaluation_run_name FROM app_runs WHERE create_time >= $loaded_from)
+        AND create_time <= $loaded_until - INTERVAL 1 DAY
 ),
 anomalies AS (
     SELECT evaluation_result_name, 'score out of range' AS anomaly, metric || ' = ' || score AS detail
@@ -26,11 +34,11 @@ anomalies AS (
     UNION ALL
     SELECT evaluation_result_name, 'conversation not loaded', conversation_name
     FROM (
-        SELECT evaluation_result_name, evaluation_run_name, conversation_name FROM evaluation_turn_replays
+        SELECT evaluation_result_name, conversation_name FROM evaluation_turn_replays
         UNION
-        SELECT evaluation_result_name, evaluation_run_name, conversation_name FROM evaluation_scenario_results
+        SELECT evaluation_result_name, conversation_name FROM evaluation_scenario_results
     ) AS replayed
-    WHERE evaluation_run_name IN (SELECT evaluation_run_name FROM app_runs WHERE create_time >= $loaded_from AND create_time < $loaded_until)
+    WHERE evaluation_result_name IN (SELECT evaluation_result_name FROM settled_results)
         AND conversation_name IS NOT NULL
         AND conversation_name NOT IN (  -- loaded conversations have a row there
             SELECT conversation_name FROM evaluated_conversation_turns WHERE turn_index IS NULL
