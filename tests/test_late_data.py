@@ -7,14 +7,21 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import SimpleNamespace
 
 import dagster as dg
 import pytest
+from client_fixtures import fast_limiter
 from dagster_runs import run_partitions
 
+from pipelines.ces.client import CesMcpClient
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
 from pipelines.ces.simulator.corpus import ConversationKey, conversation, conversation_header
 from pipelines.ces.simulator.corpus.headers import visible
+from pipelines.ces.simulator.server import config as simulator_config
+from pipelines.ces.tools import Listing, iter_conversation_records, resolve_conversations
+from pipelines.ces.window import TimeWindow
+from pipelines.config import CesSettings
 from pipelines.transform.schemas import CONVERSATION_TABLES
 from pipelines.warehouse.duck import Warehouse
 
@@ -114,3 +121,25 @@ def test_a_second_ingest_after_the_data_changed_holds_exactly_the_new_truth(
     )
     assert all(outcome.success for outcome in rebuilt)
     assert contents(warehouse) == truth_rows
+
+
+def test_a_simulator_on_the_wall_clock_serves_each_request_what_has_arrived_by_then(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`simulate --as-of now`: the clock is read at each request, so one server serves a later
+    listing the conversations that arrived since, and the turns and end of those that were open:
+    what a schedule's next run finds."""
+    clock = SimpleNamespace(time_ns=lambda: nanos(EARLY))
+    monkeypatch.setattr(simulator_config, "time", clock)  # the wall clock, as the test sets it
+    whole = TimeWindow.for_days(*SCALE.window)
+    with running_simulator(SimulatorConfig(scale=SCALE, as_of="now")) as sim:
+        settings = CesSettings(mcp_url=sim.url, apps=sim.apps)
+        with CesMcpClient(settings, rate_limiter=fast_limiter()) as client:
+            for instant in (EARLY, LATE):
+                clock.time_ns = lambda instant=instant: nanos(instant)
+                served = {}
+                for app in sim.apps:
+                    records = iter_conversation_records(client, app, whole, Listing(page_size=10))
+                    for item in resolve_conversations(records, whole):
+                        served[item["name"]] = ("endTime" in item, len(item.get("turns", [])))
+                assert served == truth(instant)

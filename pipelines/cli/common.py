@@ -11,6 +11,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from typing import Literal
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -51,7 +52,10 @@ def parse_port(value: str) -> int:
     return port
 
 
-def parse_instant(value: str) -> datetime:
+def parse_instant(value: str) -> datetime | Literal["now"]:
+    """An ISO date-time (UTC unless it says), or `now`: the wall clock whenever it is read."""
+    if value == "now":
+        return "now"
     try:
         instant = datetime.fromisoformat(value)
     except ValueError:

@@ -190,7 +190,8 @@ def add_scale_options(parser: argparse.ArgumentParser) -> None:
         "--as-of",
         type=parse_instant,
         help="the server's clock (UTC, e.g. 2026-11-03T09:00): later or late-arriving conversations "
-        "are not served yet, open ones have no endTime; default: everything, finished",
+        "are not served yet, open ones have no endTime; now: the wall clock, so conversations arrive "
+        "as time passes; default: everything, finished",
     )
     parser.add_argument(
         "--faults",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -44,14 +45,18 @@ class SimulatorConfig:
     """A run started by `run_evaluation` moves a step (of 4) per this many seconds of the server's
     clock, whoever polls what (a client polling its operation sees it end), or per poll of the
     run if that is sooner."""
-    as_of: datetime | None = None
+    as_of: datetime | Literal["now"] | None = None
     """The server's "now": conversations that have not arrived yet are not served, and those
-    still going are served with the turns so far and no endTime. None: everything, finished."""
+    still going are served with the turns so far and no endTime. "now": the wall clock, read at
+    each request, so conversations arrive as time passes (a schedule's runs find new ones).
+    None: everything, finished."""
 
     @property
     def as_of_nanos(self) -> int | None:
         if self.as_of is None:
             return None
+        if self.as_of == "now":
+            return time.time_ns()
         instant = self.as_of if self.as_of.tzinfo else self.as_of.replace(tzinfo=UTC)
         return (instant - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1) * 1000
 

@@ -59,7 +59,6 @@ class ConversationListing:
     def __init__(self, config: SimulatorConfig):
         self.config = config
         self.scale = config.scale
-        self.as_of = config.as_of_nanos
 
     def _days(self, query: ConversationQuery) -> list[int]:
         """Day indices whose UTC day overlaps the query window, in a seeded (non-chronological) order."""
@@ -108,6 +107,7 @@ class ConversationListing:
         corpus = len(days) * per_day
         total = corpus + len(made)
         wanted = self._wanted(query, page_number, size)
+        as_of = self.config.as_of_nanos  # one instant for the whole page
         budget = max(size * _SCAN_BUDGET_PAGES, 200)
         headers: list[ConversationHeader] = []
         scanned = 0
@@ -123,13 +123,13 @@ class ConversationListing:
                 there
                 and header.source in query.sources
                 and query.window.contains(header.start)
-                and visible(self.scale, header, self.as_of)
+                and visible(self.scale, header, as_of)
             ):
                 headers.append(header)
             position += 1
             scanned += 1
         conversations = []
         for header in headers:
-            full = conversation_of(self.scale, header, self.as_of)
+            full = conversation_of(self.scale, header, as_of)
             conversations.append(summarize(full) if "turns" in full and self._is_summary(header) else full)
         return ConversationPage(conversations, position if position < total else None)
