@@ -17,7 +17,7 @@ WITH app_runs AS (
 settled_results AS (
     SELECT evaluation_result_name FROM evaluation_results
     WHERE evaluation_run_name IN (SELECT evaluation_run_name FROM app_runs WHERE create_time >= $loaded_from)
-        AND create_time <= $loaded_until - INTERVAL 1 DAY
+        AND create_time <= CAST($loaded_until AS TIMESTAMPTZ) - INTERVAL 1 DAY
 ),
 anomalies AS (
     SELECT evaluation_result_name, 'score out of range' AS anomaly, metric || ' = ' || score AS detail
