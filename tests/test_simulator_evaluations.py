@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from simulator_fixtures import (
 )
 
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
+from pipelines.ces.simulator.corpus.evaluations import seeded_runs
 from pipelines.protojson.timeparse import parse_timestamp_nanos
 
 SCALE = SimulatorScale(apps=1, days=1, conversations_per_day=5, evaluation_runs_per_app=5)
@@ -398,3 +400,26 @@ def test_a_started_run_ends_with_the_clock_for_a_client_polling_only_its_operati
     assert operation.get("done") is True and "error" not in operation
     assert run["state"] == "COMPLETED" and run["progress"]["totalCount"] > 0
     parse_operation(operation)
+
+
+def test_a_seeded_run_is_there_once_the_servers_clock_reaches_its_creation() -> None:
+    """With `--as-of`, a run created later is neither listed nor found, nor are its results or its
+    operation; one created by then is."""
+    plans = sorted(seeded_runs(SCALE, 0), key=lambda plan: plan.create_time)
+    as_of = plans[2].create_time
+    instant = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=as_of // 1000)
+    with running_simulator(SimulatorConfig(scale=SCALE, response_mode="json", as_of=instant)) as handle:
+        caller, app = McpHttp(handle.url), handle.apps[0]
+        try:
+            listed = caller.all_items("list_evaluation_runs", "evaluationRuns", parent=app)
+            assert {run["name"] for run in listed} == {plan.name for plan in plans[:3]}
+            later = plans[3]
+            assert caller.call_error("get_evaluation_run", name=later.name).startswith("NOT_FOUND:")
+            assert caller.call_error("get_operation", name=later.operation).startswith("NOT_FOUND:")
+            assert caller.call("get_evaluation_run", name=plans[2].name)["name"] == plans[2].name
+            results = caller.all_items(
+                "list_evaluation_results", "evaluationResults", parent=f"{app}/evaluations/-"
+            )
+            assert {result["evaluationRun"] for result in results} <= {plan.name for plan in plans[:3]}
+        finally:
+            caller.close()

@@ -8,6 +8,7 @@ whoever polls what: a client that polls only its operation sees it end. Listings
 operation show the step the latest poll returned, or the clock's if that is further, so a client
 that polls a run and then lists its results sees the same progress. A started run's results
 replay conversations it made (`run_conversations`), each there once its result is complete.
+A seeded run created after the server's clock (`--as-of`) is not there yet.
 """
 
 from __future__ import annotations
@@ -19,15 +20,16 @@ from pipelines.ces.simulator.corpus.evaluations import RUN_STEPS, RunPlan, seede
 from pipelines.ces.simulator.corpus.headers import ConversationHeader, eval_conversations
 from pipelines.ces.simulator.corpus.replayed_turns import ReplayedTurn, corpus_turns, replayed_turns
 from pipelines.ces.simulator.corpus.run_conversations import run_conversations
-from pipelines.ces.simulator.corpus.scale import SimulatorScale
+from pipelines.ces.simulator.server.config import SimulatorConfig
 from pipelines.ces.simulator.server.state import SimulatorState
 
 
 class EvaluationRegistry:
-    def __init__(self, scale: SimulatorScale, state: SimulatorState, run_step_seconds: float):
-        self.scale = scale
+    def __init__(self, config: SimulatorConfig, state: SimulatorState):
+        self.config = config
+        self.scale = config.scale
         self.state = state
-        self._step_nanos = max(int(run_step_seconds * 1e9), 1)
+        self._step_nanos = max(int(config.run_step_seconds * 1e9), 1)
 
     @cached_property
     def _seeded_by_name(self) -> dict[str, RunPlan]:
@@ -37,11 +39,17 @@ class EvaluationRegistry:
     def _seeded_by_operation(self) -> dict[str, RunPlan]:
         return {plan.operation: plan for plan in self._seeded_by_name.values()}
 
+    def _created(self, plan: RunPlan | None) -> RunPlan | None:
+        """A seeded run, if the server's clock has reached its creation."""
+        as_of = self.config.as_of_nanos
+        return plan if plan is not None and (as_of is None or plan.create_time <= as_of) else None
+
     def runs(self, app_index: int) -> list[RunPlan]:
-        return [*seeded_runs(self.scale, app_index), *self.state.started_runs(app_index)]
+        seeded = [plan for plan in seeded_runs(self.scale, app_index) if self._created(plan)]
+        return [*seeded, *self.state.started_runs(app_index)]
 
     def run(self, name: str) -> RunPlan | None:
-        return self._seeded_by_name.get(name) or self.state.started_run(name=name)
+        return self._created(self._seeded_by_name.get(name)) or self.state.started_run(name=name)
 
     def _step(self, plan: RunPlan, polls: int) -> int:
         elapsed = 0
@@ -60,7 +68,7 @@ class EvaluationRegistry:
     def operation(self, name: str) -> tuple[RunPlan, int] | None:
         """The run an operation created and the step it is at (`current_step`), or None if
         unknown: an operation follows its run, which polling it does not move."""
-        plan = self._seeded_by_operation.get(name) or self.state.started_run(operation=name)
+        plan = self._created(self._seeded_by_operation.get(name)) or self.state.started_run(operation=name)
         return None if plan is None else (plan, self.current_step(plan))
 
     def made_conversations(self, app_index: int) -> list[tuple[ConversationHeader, bool]]:

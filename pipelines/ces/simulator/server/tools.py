@@ -93,7 +93,7 @@ class ToolBox:
         self.faults = config.faults if isinstance(config.faults, SimulatedFaults) else None
         """The data-shaped faults (`--faults`), when the simulator has any."""
         self.shaper = Shaper(self.faults) if self.faults else None
-        self.registry = EvaluationRegistry(config.scale, state, config.run_step_seconds)
+        self.registry = EvaluationRegistry(config, state)
         self._handlers: dict[str, Handler] = {
             "list_conversations": self.list_conversations,
             "get_conversation": self.get_conversation,
