@@ -97,7 +97,10 @@ def test_queueing_without_a_live_daemon_queues_nothing_and_says_what_to_do(
     assert time.monotonic() - started < 30
     assert "CES_QUEUE_RUNS is set, but no dagster-daemon serves the instance" in said
     assert re.search(says, said) and "nothing was queued" in said
-    assert "dagster-daemon run -w $DAGSTER_HOME/workspace.yaml" in said and "unset CES_QUEUE_RUNS" in said
+    # a command that starts one for this instance and its code (a home without a workspace.yaml)
+    home = workdir / "dagster_home"
+    assert f"(`DAGSTER_HOME={home} dagster-daemon run -m pipelines.definitions`, or `make dev`)" in said
+    assert "unset CES_QUEUE_RUNS" in said
     assert "Traceback" not in said
     assert runs_by_status(workdir / "dagster_home") == {}
 

@@ -83,8 +83,8 @@ def require_served(instance: dg.DagsterInstance, home: Path) -> None:
         raise QueueNotServedError(
             f"CES_QUEUE_RUNS is set, but no dagster-daemon serves the instance in {home} (no heartbeat "
             f"in {HEARTBEAT_FRESH_SECONDS:.0f} s: {last}), so nothing was queued. Start one "
-            "(`dagster-daemon run -w $DAGSTER_HOME/workspace.yaml`, or `make dev`), or unset "
-            "CES_QUEUE_RUNS to execute the runs here"
+            f"(`DAGSTER_HOME={home} dagster-daemon run {' '.join(_code_location(home))}`, or `make dev`), "
+            "or unset CES_QUEUE_RUNS to execute the runs here"
         )
 
 
@@ -132,15 +132,19 @@ def submit_and_follow(
         raise StoppedFollowing(canceled, going_on) from None
 
 
-def _launch_command(job_name: str, home: Path, run_config: Mapping[str, Any]) -> list[str]:
-    """`dagster job launch` on the instance in `home`, with the code location of its
-    `workspace.yaml` (the daemon's) when there is one, else this package's definitions. The
-    command opens the instance of `$DAGSTER_HOME` and has no option for another: `env` gives it
-    `home` on top of the environment it inherits (which its code location's settings read)."""
+def _code_location(home: Path) -> list[str]:
+    """The options naming the code location of the instance in `home`: its `workspace.yaml` (the
+    daemon's) when there is one, else this package's definitions."""
     workspace = home / "workspace.yaml"
-    location = ["-w", str(workspace)] if workspace.exists() else ["-m", "pipelines.definitions"]
+    return ["-w", str(workspace)] if workspace.exists() else ["-m", "pipelines.definitions"]
+
+
+def _launch_command(job_name: str, home: Path, run_config: Mapping[str, Any]) -> list[str]:
+    """`dagster job launch` on the instance in `home`, with its code location. The command opens
+    the instance of `$DAGSTER_HOME` and has no option for another: `env` gives it `home` on top of
+    the environment it inherits (which its code location's settings read)."""
     command = ["/usr/bin/env", f"DAGSTER_HOME={home}", sys.executable, "-m", "dagster", "job", "launch"]
-    return [*command, "-j", job_name, *location, "--config-json", json.dumps(run_config)]
+    return [*command, "-j", job_name, *_code_location(home), "--config-json", json.dumps(run_config)]
 
 
 def _submit(
