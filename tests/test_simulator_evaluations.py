@@ -383,23 +383,34 @@ def test_a_result_replays_a_conversation_its_run_made(
 
 def test_a_started_run_ends_with_the_clock_for_a_client_polling_only_its_operation() -> None:
     """The reference's flow after run_evaluation: poll get_operation until done. The run moves
-    with the server's clock, not only when someone polls it."""
+    with the server's clock, not only when someone polls it, and no time it reports lies past
+    the instant its clock ended it."""
     config = SimulatorConfig(scale=SCALE, response_mode="json", run_step_seconds=0.2)
     with running_simulator(config) as handle:
-        caller = McpHttp(handle.url)
+        caller, app = McpHttp(handle.url), handle.apps[0]
         try:
-            operation = caller.call("run_evaluation", app=handle.apps[0], evaluations=["order-status"])
+            operation = caller.call("run_evaluation", app=app, evaluations=["order-status"])
             assert "done" not in operation
             deadline = time.monotonic() + 10
             while "done" not in operation and time.monotonic() < deadline:
                 time.sleep(0.1)
                 operation = caller.call("get_operation", name=operation["name"])
+            seen_done = time.time_ns()
             run = caller.call("get_evaluation_run", name=operation["metadata"]["evaluationRun"])
+            results = [
+                result
+                for result in caller.all_items(
+                    "list_evaluation_results", "evaluationResults", parent=f"{app}/evaluations/-"
+                )
+                if result["evaluationRun"] == run["name"]
+            ]
         finally:
             caller.close()
     assert operation.get("done") is True and "error" not in operation
-    assert run["state"] == "COMPLETED" and run["progress"]["totalCount"] > 0
+    assert run["state"] == "COMPLETED" and run["progress"]["totalCount"] == len(results) > 0
     parse_operation(operation)
+    reported = [operation["metadata"]["endTime"], *(result["createTime"] for result in results)]
+    assert max(parse_timestamp_nanos(instant) for instant in reported) <= seen_done
 
 
 def test_a_seeded_run_is_there_once_the_servers_clock_reaches_its_creation() -> None:

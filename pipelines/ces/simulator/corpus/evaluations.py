@@ -111,6 +111,9 @@ class RunRequest:
     app_version: tuple[str, str] | None
     """(resource name, display name) from the catalog; None means the latest version."""
     create_time: int
+    length: int
+    """Nanoseconds from creation to the final state: as long as the server's clock takes to move
+    the run through its steps, so no time the run reports lies past when its clock ends it."""
 
 
 def _run_type(evaluations: tuple[Evaluation, ...]) -> str:
@@ -135,9 +138,11 @@ def _plan(
     error_style: str | None,
     scheduled_by: str | None,
     failing: Evaluation | None = None,
+    length: int | None = None,
 ) -> RunPlan:
     """The common planning of seeded and requested runs: outcomes, personas, config. `failing`:
-    an evaluation whose every result fails (a regression)."""
+    an evaluation whose every result fails (a regression); `length`: the run's, instead of one
+    drawn (a seeded run's: 4 to 50 minutes; drawn either way, so the draws after it stay put)."""
     run_count = between(rng, 1, 3)
     scenario = any(evaluation.kind == "SCENARIO" for evaluation in evaluations)
     personas = (
@@ -145,7 +150,8 @@ def _plan(
         if scenario
         else ()
     )
-    length = between(rng, 4 * 60, 50 * 60) * NANOS_PER_SECOND
+    drawn = between(rng, 4 * 60, 50 * 60) * NANOS_PER_SECOND
+    length = drawn if length is None else length
     slots = [(evaluation, repeat) for evaluation in evaluations for repeat in range(run_count)]
     outcomes = rng.choices(("PASS", "FAIL", "ERROR"), (68, 22, 10), k=len(slots))
     outcomes = [
@@ -300,4 +306,5 @@ def requested_run(scale: SimulatorScale, request: RunRequest) -> RunPlan:
         app_version=request.app_version or catalog.versions[-1],
         error_style=None,
         scheduled_by=None,
+        length=request.length,
     )

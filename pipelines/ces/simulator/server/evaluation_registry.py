@@ -29,7 +29,8 @@ class EvaluationRegistry:
         self.config = config
         self.scale = config.scale
         self.state = state
-        self._step_nanos = max(int(config.run_step_seconds * 1e9), 1)
+        self.step_nanos = max(int(config.run_step_seconds * 1e9), 1)
+        """How long a started run takes to move one step by the clock alone."""
 
     @cached_property
     def _seeded_by_name(self) -> dict[str, RunPlan]:
@@ -54,7 +55,7 @@ class EvaluationRegistry:
     def _step(self, plan: RunPlan, polls: int) -> int:
         elapsed = 0
         if self.state.started_run(name=plan.name) is not None:
-            elapsed = max(self.state.clock() - plan.create_time, 0) // self._step_nanos
+            elapsed = max(self.state.clock() - plan.create_time, 0) // self.step_nanos
         return min(plan.start_step + max(polls, elapsed), RUN_STEPS)
 
     def poll(self, plan: RunPlan) -> int:

@@ -19,7 +19,7 @@ from pipelines.ces.simulator.corpus.evaluation_json import (
     evaluation_run_json,
     operation_json,
 )
-from pipelines.ces.simulator.corpus.evaluations import RunRequest, requested_run
+from pipelines.ces.simulator.corpus.evaluations import RUN_STEPS, RunRequest, requested_run
 from pipelines.ces.simulator.corpus.headers import (
     SOURCES,
     conversation_header,
@@ -299,6 +299,7 @@ class ToolBox:
                     display_name=display_name,
                     app_version=version,
                     create_time=now,
+                    length=RUN_STEPS * self.registry.step_nanos,
                 ),
             )
         )
