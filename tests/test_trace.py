@@ -39,6 +39,7 @@ def test_trace_prints_every_turn_span_and_tool_call_with_its_outcome(tmp_path: P
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith(item["name"]) and f"{len(item['turns'])} turns" in lines[0]
+    assert "in progress" not in lines[0] and re.search(r", [0-9.,]+ s, ", lines[0])  # ended: its duration
     assert [line.split()[1] for line in lines if line.startswith("turn ")] == [
         str(index) for index in range(len(item["turns"]))
     ]
@@ -87,6 +88,7 @@ def test_each_bar_sits_on_its_turns_timeline_and_failed_spans_are_marked() -> No
         "conversation_name": "projects/p/locations/l/apps/a/conversations/c",
         "app": "projects/p/locations/l/apps/a",
         "start_time": "2026-11-01 10:00:00+00:00",
+        "end_time": None,  # still going: no end, no duration yet
     }
     turn = {
         "turn_index": 0,
@@ -97,6 +99,8 @@ def test_each_bar_sits_on_its_turns_timeline_and_failed_spans_are_marked() -> No
     }
     marked = trace_lines(conversation, [turn])
     lines = [Text.from_markup(line).plain for line in marked]
+    head = "(a, 2026-11-01 10:00:00 UTC, 1 turn, in progress)"
+    assert lines[0] == f"{conversation['conversation_name']}  {head}"
     bars = {line.split()[0]: line.split("|")[1] for line in lines if "|" in line}
     quarter = BAR_WIDTH // 4
     assert bars["Turn"] == FILLED * BAR_WIDTH

@@ -16,7 +16,7 @@ from typing import Any
 
 from rich.markup import escape
 
-from pipelines.cli.common import out
+from pipelines.cli.common import counted, out
 from pipelines.config import Settings
 from pipelines.warehouse.span_rows import span_failed, span_label, span_start
 
@@ -46,8 +46,8 @@ def trace_lines(conversation: dict[str, Any], turns: list[dict[str, Any]]) -> li
         for part in (
             conversation["app"].rsplit("/", 1)[-1],
             _clock(conversation["start_time"], with_day=True),
-            f"{len(turns)} turns",
-            _seconds(conversation.get("duration_seconds")),
+            counted(len(turns), "turn"),
+            _seconds(conversation.get("duration_seconds")) if conversation.get("end_time") else "in progress",
             conversation.get("source"),
             conversation.get("channel_type"),
         )
