@@ -264,6 +264,20 @@ def google_error(status: int, code: str, message: str, reason: str | None = None
             7.0,
         ),
         (Response(b"upstream connect error", status_code=500), 500, "upstream connect error", None),
+        (  # a front end's error page (a wrong path): its visible text, on one line
+            Response(
+                b"<!DOCTYPE html>\n<html lang=en>\n  <meta charset=utf-8>\n"
+                b"  <title>Error 404 (Not Found)!!1</title>\n  <style>*{margin:0;padding:0}</style>\n"
+                b"  <p><b>404.</b> <ins>That&#39;s an error.</ins>\n"
+                b"  <p>The requested URL <code>/mcpx</code> was not found on this server.",
+                status_code=404,
+                media_type="text/html",
+            ),
+            404,
+            "Error 404 (Not Found)!!1 404. That's an error. "
+            "The requested URL /mcpx was not found on this server.",
+            None,
+        ),
     ],
 )
 def test_http_errors_carry_status_server_message_and_retry_after(

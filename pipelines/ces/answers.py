@@ -5,6 +5,7 @@ log or an exception passes `redact` first: a server may echo the token it refuse
 from __future__ import annotations
 
 import email.utils
+import html
 import logging
 import re
 import time
@@ -171,7 +172,7 @@ def _error_details(body: bytes) -> _ErrorBody:
     if isinstance(error, str):
         return _ErrorBody(error[:_MESSAGE_LIMIT])
     if not isinstance(error, dict):
-        return _ErrorBody(body.decode("utf-8", errors="replace").strip()[:_MESSAGE_LIMIT] or None)
+        return _ErrorBody(_plain_text(body.decode("utf-8", errors="replace"))[:_MESSAGE_LIMIT] or None)
     message = str(error.get("message") or "")
     if "jsonrpc" in parsed:
         code = error.get("code")
@@ -188,6 +189,18 @@ def _error_details(body: bytes) -> _ErrorBody:
     if reasons:
         text += f" (reason: {', '.join(map(str, reasons))})"
     return _ErrorBody(text[:_MESSAGE_LIMIT] or None, detail=parsed)
+
+
+_UNSEEN_HTML = re.compile(r"<(script|style)\b.*?</\1\s*>|<!--.*?-->", re.IGNORECASE | re.DOTALL)
+_HTML_TAG = re.compile(r"<[^>]*>")
+
+
+def _plain_text(text: str) -> str:
+    """An error body as one line of what it says: a front end's or proxy's HTML error page (a
+    wrong path, a 502) as its visible text, without its markup, styles or scripts."""
+    if text.lstrip()[:1] == "<":
+        text = html.unescape(_HTML_TAG.sub(" ", _UNSEEN_HTML.sub(" ", text)))
+    return " ".join(text.split())
 
 
 def _is_response_to(message: Any, request_id: int) -> bool:
