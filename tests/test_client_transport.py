@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
@@ -224,6 +225,10 @@ def test_json_body_answering_another_request_is_a_protocol_error() -> None:
     [
         (Response(b"hello", media_type="text/plain"), "unexpected content type 'text/plain'"),
         (Response(status_code=202), "HTTP 202 without a response"),
+        (  # another kind of server: CES_MCP_URL set to a REST or health endpoint
+            Response(b'{"status": "ok"}', media_type="application/json"),
+            re.escape("""JSON but not JSON-RPC (b'{"status": "ok"}'): is CES_MCP_URL the endpoint"""),
+        ),
     ],
 )
 def test_answers_that_are_no_response(response: Response, match: str) -> None:

@@ -287,6 +287,11 @@ def _json_response(exchange: Exchange, raw: bytes) -> dict[str, Any]:
     # A server that could not read the request id answers an error with `id: null`.
     if isinstance(parsed, dict) and parsed.get("id") is None and isinstance(parsed.get("error"), dict):
         return parsed
+    if not any(isinstance(message, dict) and "jsonrpc" in message for message in messages):
+        raise CesProtocolError(
+            f"{exchange.label}: the answer is JSON but not JSON-RPC ({raw[:120]!r}): is CES_MCP_URL "
+            "the endpoint of an MCP server?"
+        )
     raise CesProtocolError(
         f"{exchange.label}: the JSON body holds no response to request {exchange.request_id}"
     )
