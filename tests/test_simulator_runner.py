@@ -7,14 +7,18 @@ import subprocess
 import sys
 import threading
 import time
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
+from simulator_fixtures import McpHttp
 
 from pipelines import stop
 from pipelines.ces.simulator import SimulatorConfig, SimulatorScale, running_simulator
+from pipelines.ces.simulator.corpus.headers import SOURCES
 from pipelines.ces.simulator.runner import _server
 from pipelines.listening import listening_socket, serve_foreground
+from pipelines.protojson.timeparse import parse_timestamp_nanos
 
 LIST_TOOLS = b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
 HEADERS = {"accept": "application/json", "content-type": "application/json"}
@@ -67,6 +71,35 @@ def test_simulate_says_how_to_ingest_from_it(tmp_path) -> None:
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def test_simulate_on_the_wall_clock_serves_days_up_to_today_as_they_arrive(tmp_path) -> None:
+    """`simulate --as-of now` without `--start-date`: its days end today, and it serves what has
+    started by now (the demo's first day, 2026-11-01, would serve only finished history)."""
+    command = [sys.executable, "-m", "pipelines.cli", "simulate", "--port", "0", "--apps", "1"]
+    command += ["--as-of", "now", "--days", "2", "--conversations-per-day", "48"]
+    server = subprocess.Popen(
+        command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
+    try:
+        assert server.stdout is not None
+        url, app = (server.stdout.readline().strip() for _ in range(2))
+        caller = McpHttp(url)
+        try:
+            listed = caller.all_items(
+                "list_conversations", "conversations", parent=app, sources=list(SOURCES)
+            )
+        finally:
+            caller.close()
+        asked = time.time_ns()
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    today = datetime.now(UTC).date()
+    starts = [parse_timestamp_nanos(item["startTime"]) for item in listed]
+    days = {datetime.fromtimestamp(start / 1e9, UTC).date() for start in starts}
+    assert days <= {today - timedelta(days=1), today} and today - timedelta(days=1) in days
+    assert max(starts) <= asked  # nothing from later today
 
 
 def test_a_stop_recorded_before_the_server_took_the_signals_ends_it() -> None:

@@ -6,7 +6,8 @@ import argparse
 import dataclasses
 import sys
 from collections.abc import Sequence
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
@@ -23,21 +24,34 @@ from pipelines.cli.loads import load_conversations, load_evaluations
 from pipelines.config import CesSettings, OrchestrationSettings, Settings
 from pipelines.errors import UsageError
 
+if TYPE_CHECKING:
+    from pipelines.ces.simulator import SimulatorHandle
+
 DEMO_DAYS = 10
 """The simulator's days by default: enough for the anomaly views, which need a week before a day,
 to find the incident the simulator plants on the tenth (`SimulatorScale.incident_day`)."""
 
 
-_SCALE_OPTIONS = ("seed", "apps", "days", "start_date", "conversations_per_day", "max_turns", "span_depth")
+_SCALE_OPTIONS = ("seed", "apps", "days", "conversations_per_day", "max_turns", "span_depth")
 _SERVER_OPTIONS = ("response_mode", "require_session", "as_of", "faults")
 """The options of `add_scale_options`: the simulator's corpus (`SimulatorScale`), then its server."""
+
+
+def _start_date(args: argparse.Namespace) -> dict[str, date]:
+    """The simulator's first day: `--start-date`; else, on the wall clock (`--as-of now`), the day
+    that makes its last day today, so conversations arrive while it serves; else (none) the
+    corpus's own, the demo's first day, which the README's examples name."""
+    if args.start_date is None and args.as_of == "now":
+        return {"start_date": datetime.now(UTC).date() - timedelta(days=args.days - 1)}
+    return {} if args.start_date is None else {"start_date": args.start_date}
 
 
 def _simulator_config(args: argparse.Namespace):
     from pipelines.ces.simulator import SimulatorConfig, SimulatorScale
 
     try:
-        scale = SimulatorScale(**{name: getattr(args, name) for name in _SCALE_OPTIONS})
+        options = {name: getattr(args, name) for name in _SCALE_OPTIONS}
+        scale = SimulatorScale(**options, **_start_date(args))
     except ValueError as exc:  # a corpus no simulator can make: said in the options' words
         said = str(exc)
         for name in _SCALE_OPTIONS:
@@ -76,23 +90,21 @@ def cmd_simulate(args: argparse.Namespace, settings: Settings) -> int:
     )
 
 
-def demo_load(
-    args: argparse.Namespace, settings: Settings, url: str, apps: Sequence[str]
-) -> tuple[Settings, int]:
+def demo_load(settings: Settings, sim: SimulatorHandle) -> tuple[Settings, int]:
     """Point the settings at the simulator and ingest its days. The simulator's endpoint and apps
     (no CES_EVALUATION_RUNS: those name other apps' runs); unless set, no quota (a local server)
     and partitions from the demo's first day, not 2024's."""
     ces, orchestration = settings.ces, settings.orchestration
     quota = {} if "max_rps" in ces.model_fields_set else {"max_rps": 200.0}
-    start = {} if "start_date" in orchestration.model_fields_set else {"start_date": args.start_date}
+    url, apps, first = sim.url, sim.apps, sim.scale.start_date
+    start = {} if "start_date" in orchestration.model_fields_set else {"start_date": first}
     settings = dataclasses.replace(
         settings,
         ces=CesSettings(**{**dict(ces), "mcp_url": url, "apps": tuple(apps), "evaluation_runs": (), **quota}),
         orchestration=OrchestrationSettings(**{**dict(orchestration), **start}),
     )
     console.print(f"Simulator at {url} serving {len(apps)} apps")
-    first = args.start_date
-    window = days_between(first, first + timedelta(days=args.days))
+    window = days_between(first, first + timedelta(days=sim.scale.days))
     partitions = [(app, day) for day in window for app in apps]
     code = max(load_conversations(settings, "ingest", partitions), load_evaluations(settings, apps))
     return settings, code
@@ -105,7 +117,7 @@ def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
     from pipelines.warehouse.queries import run_query
 
     with running_simulator(_simulator_config(args)) as sim:
-        settings, code = demo_load(args, settings, sim.url, sim.apps)
+        settings, code = demo_load(settings, sim)
     warehouse = Warehouse.from_settings(settings.storage)
     out.print(f"[bold]Rows per table of the warehouse {escape(warehouse.path)}")
     print_rows(["table", "rows"], list(warehouse.row_counts().items()), "table")
@@ -141,7 +153,7 @@ def cmd_dev(args: argparse.Namespace, settings: Settings) -> int:
         another = f"ces-pipeline dev --ui-port {args.ui_port + 1}"
         raise ListenError(f"{exc} (a Dagster UI already?): stop it, or use another port: {another}") from None
     with running_simulator(_simulator_config(args)) as sim:
-        settings, _ = demo_load(args, settings, sim.url, sim.apps)
+        settings, _ = demo_load(settings, sim)
         console.print(
             f"Dagster UI on http://127.0.0.1:{args.ui_port} (Ctrl-C stops the UI and the simulator)"
         )
@@ -175,7 +187,11 @@ def add_scale_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=7, help="data seed (same seed, same data)")
     parser.add_argument("--apps", type=int, default=2, help="number of apps")
     parser.add_argument("--days", type=int, default=DEMO_DAYS, help="number of days of conversations")
-    parser.add_argument("--start-date", type=parse_day, default=date(2026, 11, 1), help="first day (UTC)")
+    parser.add_argument(
+        "--start-date",
+        type=parse_day,
+        help="first day (UTC); default: the demo's, or with --as-of now the day that makes the last today",
+    )
     parser.add_argument("--conversations-per-day", type=int, default=24, help="per app and day")
     parser.add_argument("--max-turns", type=int, default=8, help="maximum turns per conversation")
     parser.add_argument("--span-depth", type=int, default=3, help="maximum depth of a turn's span tree")
