@@ -207,7 +207,7 @@ def add_scale_options(parser: argparse.ArgumentParser) -> None:
         type=parse_instant,
         help="the server's clock (UTC, e.g. 2026-11-03T09:00): later or late-arriving conversations "
         "are not served yet, open ones have no endTime; now: the wall clock, so conversations arrive "
-        "as time passes; default: everything, finished",
+        "as time passes (its days end today unless --start-date); default: everything, finished",
     )
     parser.add_argument(
         "--faults",
