@@ -5,7 +5,7 @@ found, the steady days are not, and the threshold the warehouse holds decides.""
 from __future__ import annotations
 
 import statistics
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import dagster as dg
@@ -25,13 +25,17 @@ STEADY = [4, 5, 4, 6, 5, 4, 5] * 5  # 35 days
 SPIKE = 15  # the day after them
 
 
-def _history(root: Path) -> tuple[Lake, list[tuple[str, date]]]:
+def _history(
+    root: Path, first: date = FIRST, steady: list[int] = STEADY, last: int = SPIKE
+) -> tuple[Lake, list[tuple[str, date]]]:
+    """The steady days from `first`, then a day of `last` conversations."""
     lake = Lake(str(root / "lake"))
     partitions = []
-    for offset, count in enumerate([*STEADY, SPIKE]):
-        day = FIRST + timedelta(days=offset)
+    for offset, count in enumerate([*steady, last]):
+        day = first + timedelta(days=offset)
         conversations = [
-            full_conversation(f"{day:%Y%m%d}-{n}", start=f"{day}T{8 + n:02d}:00:00Z") for n in range(count)
+            full_conversation(f"{day:%Y%m%d}-{n}", start=f"{day}T{8 + n % 16:02d}:{n // 16:02d}:00Z")
+            for n in range(count)
         ]
         write_partition(lake, APP, day, conversations)
         partitions.append((APP, day))
@@ -155,3 +159,26 @@ def test_the_scores_loads_keep_are_those_of_the_whole_history_late_days_and_new_
     after = _scores(repriced, "cost_usd")
     assert {day: scored[0] for day, scored in after.items()} == costs
     assert all(after[day][0] == approx(10 * before[day][0]) for day in before)  # ten times the bundled prices
+
+
+def test_a_day_not_over_is_not_judged_on_its_totals(tmp_path: Path) -> None:
+    """Today (UTC) holds the conversations so far: its volume, tokens and cost are scored but not
+    anomalous against whole days (an hourly load would flag each morning's); its percentiles are
+    judged as any day's."""
+    today = datetime.now(UTC).date()
+    busy = [20, 21, 19, 20, 22, 20, 21] * 5  # a day so far of 2 lies 12 robust deviations below
+    lake, partitions = _history(tmp_path, first=today - timedelta(days=len(busy)), steady=busy, last=2)
+    warehouse = Warehouse(str(tmp_path / "w.duckdb"))
+    load_conversation_partitions(lake, warehouse, partitions)
+    with warehouse.connect(read_only=True) as conn:
+        scored = dict(
+            conn.execute(
+                "SELECT metric, (z, anomalous) FROM metric_anomalies WHERE day = ? AND metric IN "
+                "('conversations', 'tokens', 'cost_usd', 'turn_p90_seconds')",
+                [today],
+            ).fetchall()
+        )
+    assert scored["conversations"][0] < -3.5 and scored["tokens"][0] < 0  # beyond the threshold, and down
+    assert not any(anomalous for _, anomalous in scored.values())
+    _, rows = run_query(warehouse, "anomalies", {"since": today - timedelta(days=3)})
+    assert rows == []
