@@ -182,3 +182,9 @@ def test_a_day_not_over_is_not_judged_on_its_totals(tmp_path: Path) -> None:
     assert not any(anomalous for _, anomalous in scored.values())
     _, rows = run_query(warehouse, "anomalies", {"since": today - timedelta(days=3)})
     assert rows == []
+    with warehouse.connect(read_only=True) as conn:  # the last three days against the three before
+        changed = what_changed(conn, APP, today - timedelta(days=2), today + timedelta(days=1))
+    volume = next(metric for metric in changed["metrics"] if metric["metric"] == "conversations")
+    assert volume["current"] == statistics.mean(busy[-2:])  # the two days over, not today's so far
+    assert volume["previous"] == statistics.mean(busy[-5:-2])
+    assert {row["day"] for row in changed["anomalies"]} <= {str(today - timedelta(days=d)) for d in (1, 2)}

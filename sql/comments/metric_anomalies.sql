@@ -8,4 +8,5 @@ COMMENT ON COLUMN metric_anomalies.baseline_median IS 'Median of its values on t
 COMMENT ON COLUMN metric_anomalies.baseline_mad IS 'Median absolute deviation of those values.';
 COMMENT ON COLUMN metric_anomalies.baseline_days IS 'Days of the 28 before with a value.';
 COMMENT ON COLUMN metric_anomalies.z IS '0.6745 x (value - baseline_median) / spread, the spread being baseline_mad but at least 5% of |baseline_median|; NULL with fewer than 7 baseline days or a spread of 0.';
-COMMENT ON COLUMN metric_anomalies.anomalous IS '|z| >= anomaly_threshold.z, or a baseline of zeros and a value that is not zero.';
+COMMENT ON COLUMN metric_anomalies.anomalous IS '|z| >= anomaly_threshold.z, or a baseline of zeros and a value that is not zero; never for a partial value.';
+COMMENT ON COLUMN metric_anomalies.partial IS 'A total of a day not over yet (today, UTC: conversations, tokens, cost_usd so far): scored, never anomalous, left out of what_changed''s means.';

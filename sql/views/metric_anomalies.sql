@@ -10,8 +10,9 @@
 -- conversations can, would otherwise flag ordinary moves); NULL with fewer than 7 baseline days
 -- or a spread of 0 (a baseline of zeros). A day is anomalous when |z| reaches anomaly_threshold.z
 -- (CES_ANOMALY_Z), or when its baseline was all zeros and the value is not. A day not over yet
--- (today, UTC) holds its totals so far: its conversations, tokens and cost are scored but never
--- anomalous (an hourly load would flag each morning's); its percentiles and rates are judged.
+-- (today, UTC) holds its totals so far: its conversations, tokens and cost are `partial`, scored
+-- but never anomalous (an hourly load would flag each morning's); its percentiles and rates are
+-- judged.
 -- metric_anomalies_in(first_day, end_day, only_app) reads the days [first_day, end_day) of one app
 -- (resource name or id; NULL: all); the view reads every day.
 CREATE OR REPLACE MACRO metric_anomalies_in(first_day, end_day, only_app) AS TABLE
@@ -27,11 +28,13 @@ SELECT
     s.baseline_days >= 7 AND s.value IS NOT NULL AND (
         abs(0.6745 * (s.value - s.baseline_median) / nullif(s.spread, 0)) >= t.z
         OR (s.spread = 0 AND s.value <> s.baseline_median)
-    ) AND NOT (
-        s.day >= CAST(timezone('UTC', now()) AS DATE) AND s.metric IN ('conversations', 'tokens', 'cost_usd')
-    ) AS anomalous
+    ) AND NOT s.partial AS anomalous,
+    s.partial
 FROM (
-    SELECT *, greatest(baseline_mad, 0.05 * abs(baseline_median)) AS spread
+    SELECT
+        *,
+        greatest(baseline_mad, 0.05 * abs(baseline_median)) AS spread,
+        day >= CAST(timezone('UTC', now()) AS DATE) AND metric IN ('conversations', 'tokens', 'cost_usd') AS partial
     FROM daily_metric_scores
     WHERE day >= first_day AND day < end_day
         AND (only_app IS NULL OR only_app IN (app, split_part(app, '/', 6)))
