@@ -173,13 +173,19 @@ def test_a_day_not_over_is_not_judged_on_its_totals(tmp_path: Path) -> None:
     with warehouse.connect(read_only=True) as conn:
         scored = dict(
             conn.execute(
-                "SELECT metric, (z, anomalous) FROM metric_anomalies WHERE day = ? AND metric IN "
+                "SELECT metric, (z, anomalous, partial) FROM metric_anomalies WHERE day = ? AND metric IN "
                 "('conversations', 'tokens', 'cost_usd', 'turn_p90_seconds')",
                 [today],
             ).fetchall()
         )
     assert scored["conversations"][0] < -3.5 and scored["tokens"][0] < 0  # beyond the threshold, and down
-    assert not any(anomalous for _, anomalous in scored.values())
+    assert not any(anomalous for _, anomalous, _ in scored.values())
+    # the totals so far are partial; a percentile is judged as any day's
+    assert {metric for metric, (_, _, partial) in scored.items() if partial} == {
+        "conversations",
+        "tokens",
+        "cost_usd",
+    }
     _, rows = run_query(warehouse, "anomalies", {"since": today - timedelta(days=3)})
     assert rows == []
     with warehouse.connect(read_only=True) as conn:  # the last three days against the three before
