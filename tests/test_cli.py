@@ -211,7 +211,8 @@ def test_ingests_and_rebuilds_give_the_same_rows_and_query_reads_them(workdir: P
 
 def test_ingest_without_since_refreshes_the_days_of_the_hourly_schedule(workdir: Path) -> None:
     """No `--since` (a cron line): today and CES_LOOKBACK_DAYS before it, as the hourly schedule's
-    run, never before CES_START_DATE."""
+    run, reaching back to the day after the newest loaded one's lookback (an outage), never before
+    CES_START_DATE."""
     today = datetime.now(UTC).date()
     scale = SimulatorScale(
         seed=5,
@@ -225,12 +226,27 @@ def test_ingest_without_since_refreshes_the_days_of_the_hourly_schedule(workdir:
     )
     with running_simulator(SimulatorConfig(scale=scale)) as sim:
         env = base_env(workdir) | {"CES_MCP_URL": sim.url, "CES_APPS": sim.apps[0], "CES_LOOKBACK_DAYS": "1"}
+        first = today - timedelta(days=3)
+        earlier = cli(
+            "ingest",
+            "--skip-evaluations",
+            "--since",
+            str(first),
+            "--until",
+            str(first + timedelta(days=1)),
+            env=env,
+            cwd=workdir,
+        )
+        assert earlier.returncode == 0, earlier.stderr
         done = cli("ingest", "--skip-evaluations", env=env, cwd=workdir)
         assert done.returncode == 0, done.stderr
-        assert "ingested 2 partitions in 1 run: 6 conversations loaded" in done.stderr
-        yesterday = today - timedelta(days=1)
-        loaded = {(sim.apps[0], str(day)) for day in (yesterday, today)}
+        said = " ".join(done.stderr.split())
+        assert f"{sim.apps[0]}: catching up from {first}, its newest loaded day being {first}" in said
+        assert "ingested 4 partitions in 1 run: 12 conversations loaded" in said
+        loaded = {(sim.apps[0], str(first + timedelta(days=n))) for n in range(4)}
         assert materialized(workdir, "warehouse/conversation_tables") == loaded
+        again = cli("ingest", "--skip-evaluations", env=env, cwd=workdir)
+        assert "ingested 2 partitions in 1 run: 6 conversations loaded" in again.stderr, again.stderr
         started = env | {"CES_START_DATE": str(today)}
         done = cli("ingest", "--skip-evaluations", env=started, cwd=workdir)
         assert "ingested 1 partition in 1 run: 3 conversations loaded" in done.stderr, done.stderr

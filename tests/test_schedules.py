@@ -9,15 +9,17 @@ import pytest
 
 from pipelines.config import Settings
 from pipelines.definitions import build_definitions
+from pipelines.orchestration.keys import WAREHOUSE_CONVERSATIONS
 from pipelines.orchestration.partitions import (
     MAX_RUNTIME,
     RANGE_END_TAG,
     RANGE_START_TAG,
     RunRange,
+    partition_key,
     register_apps,
 )
 from pipelines.orchestration.resources import CesResource
-from pipelines.orchestration.schedules import configured_apps_sensor, days_to_refresh
+from pipelines.orchestration.schedules import configured_apps_sensor, days_to_refresh, refresh
 
 APPS = ["projects/p/locations/us/apps/a", "projects/p/locations/us/apps/b", "projects/p/locations/us/apps/c"]
 DEFINITIONS = build_definitions(Settings.from_env({"CES_APPS": ",".join(APPS)}))
@@ -42,6 +44,35 @@ def test_the_day_is_the_utc_day_whatever_the_clock_zone() -> None:
 def test_no_day_before_the_first_partition() -> None:
     now = datetime(2026, 1, 1, 10, tzinfo=UTC)
     assert days_to_refresh(now, 2, date(2026, 1, 1)) == [date(2026, 1, 1)]
+
+
+def test_an_app_behind_is_caught_up_from_its_newest_loaded_day_up_to_a_month() -> None:
+    """After an outage, the days the missed hourly runs would have refreshed: from the lookback
+    before the day after the newest loaded day; a month at most, the lookback at least."""
+    now = datetime(2026, 11, 29, 13, 5, tzinfo=UTC)
+    first = date(2026, 1, 1)
+
+    def span(newest: date | None, lookback: int = 2) -> tuple[date, date]:
+        days = days_to_refresh(now, lookback, first, newest)
+        assert days == [days[0] + timedelta(days=n) for n in range(len(days))]  # each day once, in order
+        return days[0], days[-1]
+
+    today = date(2026, 11, 29)
+    assert span(today) == span(None) == (date(2026, 11, 27), today)
+    assert span(date(2026, 11, 28)) == (date(2026, 11, 27), today)  # the first tick after midnight
+    assert span(date(2026, 11, 20)) == (date(2026, 11, 19), today)
+    assert span(date(2026, 9, 1)) == (date(2026, 10, 30), today)  # 31 days
+    assert span(date(2026, 9, 1), lookback=40) == (date(2026, 10, 20), today)
+    assert days_to_refresh(now, 2, date(2026, 11, 25), date(2026, 11, 20))[0] == date(2026, 11, 25)
+
+
+def _loaded(instance: dg.DagsterInstance, app: str, *days: date) -> None:
+    """The conversation tables of these days of `app` materialized, as a load records them."""
+    for day in days:
+        materialization = dg.AssetMaterialization(
+            WAREHOUSE_CONVERSATIONS, partition=str(partition_key(app, day))
+        )
+        instance.report_runless_asset_event(materialization)
 
 
 def _tick(
@@ -165,3 +196,35 @@ def test_the_schedules_cover_the_apps_of_ces_apps_alone(instance: dg.DagsterInst
         assert _tick(empty, now).skip_message == (
             "no app of CES_APPS is registered as a partition yet (configured_apps_sensor registers them)"
         )
+
+
+def test_the_hourly_schedule_catches_up_each_app_from_what_dagster_recorded_loaded(
+    instance: dg.DagsterInstance,
+) -> None:
+    """Each app's own window: a day behind after an outage, further behind than a month (told
+    what is left and the command that loads it), never loaded (the lookback alone)."""
+    register_apps(instance, APPS)
+    behind, long_gone, new = APPS
+    _loaded(instance, behind, date(2026, 11, 19), date(2026, 11, 20))
+    _loaded(instance, long_gone, date(2026, 8, 31), date(2026, 9, 1))
+    when = datetime(2026, 11, 29, 13, 5, tzinfo=UTC)
+    requests = _tick(instance, when).run_requests
+    assert {(r.tags[RANGE_START_TAG], r.tags[RANGE_END_TAG]) for r in requests} == {
+        (f"{behind}|2026-11-19", f"{behind}|2026-11-29"),
+        (f"{long_gone}|2026-10-30", f"{long_gone}|2026-11-29"),
+        (f"{new}|2026-11-27", f"{new}|2026-11-29"),
+    }
+    due = refresh(instance, APPS, when, 2, date(2024, 1, 1))
+    assert due.catching_up == [
+        f"{behind}: catching up from 2026-11-19, its newest loaded day being 2026-11-20"
+    ]
+    assert due.left_behind == [
+        f"{long_gone}: its newest loaded day, 2026-09-01, is more than 31 days ago; loading 2026-10-30 "
+        f"on. Load the days before with: ces-pipeline ingest --app {long_gone} --since 2026-08-31 "
+        "--until 2026-10-30"
+    ]
+    _loaded(instance, behind, *(date(2026, 11, 21) + timedelta(days=n) for n in range(9)))
+    caught_up = _tick(instance, datetime(2026, 11, 29, 14, 5, tzinfo=UTC)).run_requests
+    assert (f"{behind}|2026-11-27", f"{behind}|2026-11-29") in {
+        (r.tags[RANGE_START_TAG], r.tags[RANGE_END_TAG]) for r in caught_up
+    }

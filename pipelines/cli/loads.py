@@ -38,18 +38,27 @@ def _window(settings: Settings, since: date, until: date) -> list[date]:
     return days
 
 
-def _lookback_start(settings: Settings) -> date:
-    """The first day the hourly schedule ingests now: `ingest` without `--since` (from cron, say)
-    refreshes the days a schedule's run would."""
-    from pipelines.orchestration.schedules import days_to_refresh
+def _refresh(settings: Settings, apps: Sequence[str]) -> list[tuple[str, date]]:
+    """The partitions the hourly schedule would ingest now, caught up as it would after an outage:
+    `ingest` without `--since` (from cron, say) refreshes the days a schedule's run would."""
+    from pipelines.orchestration.partitions import register_apps
+    from pipelines.orchestration.runs import dagster_instance
+    from pipelines.orchestration.schedules import refresh
 
     orchestration = settings.orchestration
-    days = days_to_refresh(datetime.now(UTC), orchestration.lookback_days, orchestration.start_date)
-    if not days:
+    today = datetime.now(UTC)
+    if orchestration.start_date > today.date():
         raise UsageError(
             f"CES_START_DATE {orchestration.start_date} is after today (UTC): nothing to ingest yet"
         )
-    return days[0]
+    instance = dagster_instance(settings, _notice)
+    register_apps(instance, apps)
+    due = refresh(instance, apps, today, orchestration.lookback_days, orchestration.start_date)
+    for line in due.catching_up:
+        _notice(line)
+    for line in due.left_behind:
+        console.print(f"[yellow]warning: {escape(line)}", soft_wrap=True)
+    return due.partitions
 
 
 _JOBS = {"ingest": ("ingest_conversations", "ingested"), "rebuild": ("rebuild_conversations", "rebuilt")}
@@ -286,8 +295,12 @@ def _apps(settings: Settings, chosen: Sequence[str] | None) -> list[str]:
 
 def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     apps = _apps(settings, args.app)
-    since = args.since or _lookback_start(settings)
-    partitions = [(app, day) for day in _window(settings, since, args.until) for app in apps]
+    if args.since is None:
+        due = _refresh(settings, apps)
+        window = set(_window(settings, min(day for _, day in due), args.until))
+        partitions = [(app, day) for app, day in due if day in window]
+    else:
+        partitions = [(app, day) for day in _window(settings, args.since, args.until) for app in apps]
     conversations = load_conversations(settings, "ingest", partitions)
     evaluations = 0 if args.skip_evaluations else load_evaluations(settings, apps)
     return max(conversations, evaluations)

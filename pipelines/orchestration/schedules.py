@@ -1,11 +1,15 @@
-"""Schedules: conversations hourly (today and `CES_LOOKBACK_DAYS`: late data), evaluations daily; apps."""
+"""Schedules: conversations hourly (today and `CES_LOOKBACK_DAYS`: late data; an app behind caught up),
+evaluations daily; apps."""
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import dagster as dg
 
 from pipelines.config import ConfigError, OrchestrationSettings
+from pipelines.orchestration.keys import WAREHOUSE_CONVERSATIONS
 from pipelines.orchestration.partitions import (
     APP_PARTITIONS,
     IN_FLIGHT,
@@ -13,6 +17,7 @@ from pipelines.orchestration.partitions import (
     RANGE_START_TAG,
     app_day_partitions,
     bounded,
+    partition_key,
     plan_runs,
 )
 from pipelines.orchestration.resources import CesResource
@@ -21,11 +26,106 @@ SCHEDULE_TAG = "dagster/schedule_name"
 """The tag Dagster's scheduler puts on every run a schedule requests (`DagsterRun.tags_for_schedule`)."""
 
 
-def days_to_refresh(now: datetime, lookback_days: int, first_day: date) -> list[date]:
-    """The UTC days an hourly run ingests: today and `lookback_days` before it, never before `first_day`."""
-    today = (now.astimezone(UTC) if now.tzinfo else now).date()
-    days = [today - timedelta(days=offset) for offset in range(lookback_days, -1, -1)]
-    return [day for day in days if day >= first_day]
+CATCH_UP_DAYS = 31
+"""How far back an hourly run reaches for an app behind (an outage, a daemon stopped): a month of
+days in one run of the default `CES_DAYS_PER_RUN`; days older than that take a deliberate `ingest`."""
+
+
+def _utc_day(now: datetime) -> date:
+    return (now.astimezone(UTC) if now.tzinfo else now).date()
+
+
+def days_to_refresh(
+    now: datetime, lookback_days: int, first_day: date, newest_loaded: date | None = None
+) -> list[date]:
+    """The UTC days an hourly run ingests: today and `lookback_days` before it; for an app whose
+    newest loaded day is older than today, also every day the hourly runs it missed would have
+    refreshed (from `lookback_days` before the day after it), up to `CATCH_UP_DAYS` back. Never
+    before `first_day`."""
+    today = _utc_day(now)
+    start = today - timedelta(days=lookback_days)
+    if newest_loaded is not None and newest_loaded < today:
+        start = min(start, newest_loaded + timedelta(days=1 - lookback_days))
+    start = max(start, today - timedelta(days=max(lookback_days, CATCH_UP_DAYS - 1)), first_day)
+    return [start + timedelta(days=offset) for offset in range((today - start).days + 1)]
+
+
+@dataclass(frozen=True)
+class Refresh:
+    """What an hourly run of the apps ingests now: its (app, day) partitions, and a line for each
+    app caught up (`catching_up`) or left further behind than `CATCH_UP_DAYS` (`left_behind`)."""
+
+    partitions: list[tuple[str, date]]
+    catching_up: list[str]
+    left_behind: list[str]
+
+
+def refresh(
+    instance: dg.DagsterInstance, apps: Sequence[str], now: datetime, lookback_days: int, first_day: date
+) -> Refresh:
+    """The hourly run's days of each app (`days_to_refresh`), from the app's newest day loaded, as
+    Dagster's partition status of its conversation tables has it: the schedule and `ingest`
+    without `--since` (from cron) catch up alike after an outage longer than the lookback."""
+    newest = newest_loaded_days(instance, apps, now, first_day)
+    usual_start = _utc_day(now) - timedelta(days=lookback_days)
+    partitions: list[tuple[str, date]] = []
+    catching_up: list[str] = []
+    left_behind: list[str] = []
+    for app in apps:
+        loaded = newest.get(app)
+        days = days_to_refresh(now, lookback_days, first_day, loaded)
+        partitions += [(app, day) for day in days]
+        if loaded is None or not days or days[0] >= usual_start:
+            continue
+        missed = max(loaded + timedelta(days=1 - lookback_days), first_day)
+        if missed < days[0]:
+            left_behind.append(
+                f"{app}: its newest loaded day, {loaded}, is more than {CATCH_UP_DAYS} days ago; "
+                f"loading {days[0]} on. Load the days before with: ces-pipeline ingest --app {app} "
+                f"--since {missed} --until {days[0]}"
+            )
+        else:
+            catching_up.append(f"{app}: catching up from {days[0]}, its newest loaded day being {loaded}")
+    return Refresh(partitions, catching_up, left_behind)
+
+
+def newest_loaded_days(
+    instance: dg.DagsterInstance, apps: Sequence[str], now: datetime, first_day: date
+) -> dict[str, date]:
+    """Each app's newest day before today whose conversation tables are materialized (a run
+    failed on it since: not loaded), by Dagster's public partition status: among the
+    `CATCH_UP_DAYS` before today, then, for the apps with none there, every day since
+    `first_day` (an app never loaded, or loaded long ago: once)."""
+    today = _utc_day(now)
+    partitions_def = app_day_partitions(first_day)
+    recent = max(first_day, today - timedelta(days=CATCH_UP_DAYS))
+    newest = _newest(instance, partitions_def, apps, recent, today)
+    rest = [app for app in apps if app not in newest]
+    if rest and first_day < recent:
+        newest |= _newest(instance, partitions_def, rest, first_day, recent)
+    return newest
+
+
+def _newest(
+    instance: dg.DagsterInstance,
+    partitions_def: dg.MultiPartitionsDefinition,
+    apps: Sequence[str],
+    first: date,
+    until: date,
+) -> dict[str, date]:
+    """The newest day of [first, until) materialized for each of the apps that has one."""
+    keys = {
+        str(partition_key(app, first + timedelta(days=offset))): (app, first + timedelta(days=offset))
+        for app in apps
+        for offset in range((until - first).days)
+    }
+    status = instance.get_status_by_partition(WAREHOUSE_CONVERSATIONS, list(keys), partitions_def) or {}
+    newest: dict[str, date] = {}
+    for key, state in status.items():
+        if state == dg.AssetPartitionStatus.MATERIALIZED:
+            app, day = keys[key]
+            newest[app] = max(day, newest.get(app, day))
+    return newest
 
 
 def apps_still_loading(
@@ -89,8 +189,9 @@ def schedules(
         execution_timezone="UTC",
         default_status=dg.DefaultScheduleStatus.STOPPED,
         description="Hourly: ingest today's conversations and the lookback days before (late data), "
-        "one run per app of CES_APPS; an app whose run of an earlier tick is still queued or "
-        "running is skipped.",
+        "one run per app of CES_APPS, reaching back to an app's newest loaded day (up to "
+        f"{CATCH_UP_DAYS} days) after an outage; an app whose run of an earlier tick is still queued "
+        "or running is skipped.",
     )
     def conversations_hourly(
         context: dg.ScheduleEvaluationContext, ces: CesResource
@@ -100,7 +201,6 @@ def schedules(
             return apps
         now = context.scheduled_execution_time
         stamp = now.strftime("%Y%m%dT%H%M")
-        days = days_to_refresh(now, settings.lookback_days, settings.start_date)
         busy = apps_still_loading(context.instance, "conversations_hourly", partitions_def, now) & set(apps)
         ready = [app for app in apps if app not in busy]
         if busy:
@@ -111,7 +211,12 @@ def schedules(
             if not ready:
                 return dg.SkipReason(note)
             context.log.warning(note)
-        runs = plan_runs([(app, day) for app in ready for day in days], settings.days_per_run)
+        due = refresh(context.instance, ready, now, settings.lookback_days, settings.start_date)
+        for line in due.catching_up:
+            context.log.info(line)
+        for line in due.left_behind:
+            context.log.warning(line)
+        runs = plan_runs(due.partitions, settings.days_per_run)
         return [dg.RunRequest(run_key=f"{run.label}@{stamp}", tags=bounded(run.tags())) for run in runs]
 
     @dg.schedule(
