@@ -241,8 +241,8 @@ def test_ingest_without_since_refreshes_the_days_of_the_hourly_schedule(workdir:
         done = cli("ingest", "--skip-evaluations", env=env, cwd=workdir)
         assert done.returncode == 0, done.stderr
         said = " ".join(done.stderr.split())
-        assert f"{sim.apps[0]}: catching up from {first}, its newest loaded day being {first}" in said
-        assert "ingested 4 partitions in 1 run: 12 conversations loaded" in said
+        assert f"{sim.apps[0]}: catching up 2 days from {first}, its newest loaded day being {first}" in said
+        assert "ingested 4 partitions in 2 runs: 12 conversations loaded" in said  # caught up apart
         loaded = {(sim.apps[0], str(first + timedelta(days=n))) for n in range(4)}
         assert materialized(workdir, "warehouse/conversation_tables") == loaded
         again = cli("ingest", "--skip-evaluations", env=env, cwd=workdir)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta, timezone
+from pathlib import Path
 
 import dagster as dg
 import pytest
@@ -44,26 +45,6 @@ def test_the_day_is_the_utc_day_whatever_the_clock_zone() -> None:
 def test_no_day_before_the_first_partition() -> None:
     now = datetime(2026, 1, 1, 10, tzinfo=UTC)
     assert days_to_refresh(now, 2, date(2026, 1, 1)) == [date(2026, 1, 1)]
-
-
-def test_an_app_behind_is_caught_up_from_its_newest_loaded_day_up_to_a_month() -> None:
-    """After an outage, the days the missed hourly runs would have refreshed: from the lookback
-    before the day after the newest loaded day; a month at most, the lookback at least."""
-    now = datetime(2026, 11, 29, 13, 5, tzinfo=UTC)
-    first = date(2026, 1, 1)
-
-    def span(newest: date | None, lookback: int = 2) -> tuple[date, date]:
-        days = days_to_refresh(now, lookback, first, newest)
-        assert days == [days[0] + timedelta(days=n) for n in range(len(days))]  # each day once, in order
-        return days[0], days[-1]
-
-    today = date(2026, 11, 29)
-    assert span(today) == span(None) == (date(2026, 11, 27), today)
-    assert span(date(2026, 11, 28)) == (date(2026, 11, 27), today)  # the first tick after midnight
-    assert span(date(2026, 11, 20)) == (date(2026, 11, 19), today)
-    assert span(date(2026, 9, 1)) == (date(2026, 10, 30), today)  # 31 days
-    assert span(date(2026, 9, 1), lookback=40) == (date(2026, 10, 20), today)
-    assert days_to_refresh(now, 2, date(2026, 11, 25), date(2026, 11, 20))[0] == date(2026, 11, 25)
 
 
 def _loaded(instance: dg.DagsterInstance, app: str, *days: date) -> None:
@@ -151,7 +132,8 @@ def test_an_app_whose_earlier_hourly_run_is_unfinished_is_skipped(instance: dg.D
     _hourly_run(instance, APPS[2], dg.DagsterRunStatus.FAILURE)
     now = datetime.now(UTC)
     requested = _tick(instance, now).run_requests
-    assert [r.tags[RANGE_START_TAG].split("|")[0] for r in requested] == [APPS[2]]
+    # the failed run's days again too (`refresh`), in a run of their own
+    assert {r.tags[RANGE_START_TAG].split("|")[0] for r in requested} == {APPS[2]}
 
     _hourly_run(instance, APPS[2], dg.DagsterRunStatus.STARTING)
     skipped = _tick(instance, now)
@@ -198,33 +180,64 @@ def test_the_schedules_cover_the_apps_of_ces_apps_alone(instance: dg.DagsterInst
         )
 
 
-def test_the_hourly_schedule_catches_up_each_app_from_what_dagster_recorded_loaded(
-    instance: dg.DagsterInstance,
+def _failed(instance: dg.DagsterInstance, app: str, first: date, last: date, tmp_path: Path) -> None:
+    """A run of the conversations job over these days of `app` that fails (CES unreachable), as a
+    run stopped by Ctrl-C or an outage does: Dagster records their partitions FAILED."""
+    settings = Settings.from_env(
+        {
+            "CES_APPS": app,
+            "CES_MCP_URL": "http://127.0.0.1:9/mcp",
+            "CES_LAKE": str(tmp_path / "lake"),
+            "CES_WAREHOUSE": str(tmp_path / "warehouse.duckdb"),
+            "CES_MAX_ATTEMPTS": "1",
+        }
+    )
+    job = build_definitions(settings).resolve_job_def(conversations_hourly.job_name)
+    run = job.execute_in_process(
+        instance=instance, tags=RunRange(app, first, last).tags(), raise_on_error=False
+    )
+    assert not run.success
+
+
+def test_the_hourly_schedule_catches_each_app_up_on_what_dagster_recorded(
+    instance: dg.DagsterInstance, tmp_path: Path
 ) -> None:
-    """Each app's own window: a day behind after an outage, further behind than a month (told
-    what is left and the command that loads it), never loaded (the lookback alone)."""
+    """Each app's usual days, and in runs of their own the days it is behind: those the hourly runs
+    an outage missed would have refreshed (from the lookback before the day after its newest
+    loaded day), and those whose latest load failed; a month back at most (told what is left and
+    the command that loads it). An app never loaded: the usual days alone."""
     register_apps(instance, APPS)
-    behind, long_gone, new = APPS
+    behind, long_gone, failing = APPS
     _loaded(instance, behind, date(2026, 11, 19), date(2026, 11, 20))
     _loaded(instance, long_gone, date(2026, 8, 31), date(2026, 9, 1))
     when = datetime(2026, 11, 29, 13, 5, tzinfo=UTC)
-    requests = _tick(instance, when).run_requests
-    assert {(r.tags[RANGE_START_TAG], r.tags[RANGE_END_TAG]) for r in requests} == {
-        (f"{behind}|2026-11-19", f"{behind}|2026-11-29"),
-        (f"{long_gone}|2026-10-30", f"{long_gone}|2026-11-29"),
-        (f"{new}|2026-11-27", f"{new}|2026-11-29"),
+    usual = {(f"{app}|2026-11-27", f"{app}|2026-11-29") for app in APPS}
+
+    def ranges(at: datetime = when) -> set[tuple[str, str]]:
+        return {(r.tags[RANGE_START_TAG], r.tags[RANGE_END_TAG]) for r in _tick(instance, at).run_requests}
+
+    assert ranges() == usual | {
+        (f"{behind}|2026-11-19", f"{behind}|2026-11-26"),
+        (f"{long_gone}|2026-10-30", f"{long_gone}|2026-11-26"),
     }
     due = refresh(instance, APPS, when, 2, date(2024, 1, 1))
     assert due.catching_up == [
-        f"{behind}: catching up from 2026-11-19, its newest loaded day being 2026-11-20"
+        f"{behind}: catching up 8 days from 2026-11-19, its newest loaded day being 2026-11-20"
     ]
     assert due.left_behind == [
         f"{long_gone}: its newest loaded day, 2026-09-01, is more than 31 days ago; loading 2026-10-30 "
         f"on. Load the days before with: ces-pipeline ingest --app {long_gone} --since 2026-08-31 "
         "--until 2026-10-30"
     ]
+
     _loaded(instance, behind, *(date(2026, 11, 21) + timedelta(days=n) for n in range(9)))
-    caught_up = _tick(instance, datetime(2026, 11, 29, 14, 5, tzinfo=UTC)).run_requests
-    assert (f"{behind}|2026-11-27", f"{behind}|2026-11-29") in {
-        (r.tags[RANGE_START_TAG], r.tags[RANGE_END_TAG]) for r in caught_up
+    _loaded(instance, failing, date(2026, 11, 20), date(2026, 11, 28))
+    _failed(instance, failing, date(2026, 11, 20), date(2026, 11, 21), tmp_path)
+    assert ranges(when + timedelta(hours=1)) == usual | {
+        (f"{long_gone}|2026-10-30", f"{long_gone}|2026-11-26"),
+        (f"{failing}|2026-11-20", f"{failing}|2026-11-21"),
     }
+    assert refresh(instance, APPS, when, 2, date(2024, 1, 1)).catching_up == [
+        f"{failing}: catching up 2 days from 2026-11-20, its newest loaded day being 2026-11-28, "
+        "2 whose latest load failed"
+    ]

@@ -61,8 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
     ingest = _command(commands, "ingest", "ingest conversations started in [since, until) (UTC)")
     _add_partition_options(
         ingest,
-        since="CES_LOOKBACK_DAYS before today (UTC), or back to an app's newest loaded day (up to 31 "
-        "days): the hourly schedule's days",
+        since="CES_LOOKBACK_DAYS before today (UTC), and the days an app is behind after an outage or "
+        "a failed load (up to 31 days back): the hourly schedule's days",
         until="the day after today (UTC)",
         apps="every app of CES_APPS",
     )

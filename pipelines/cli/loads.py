@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
@@ -18,6 +19,7 @@ from pipelines.errors import UsageError
 from pipelines.resource_names import apps_named
 
 if TYPE_CHECKING:
+    from pipelines.orchestration.partitions import RunRange
     from pipelines.orchestration.runs import PlannedRun, RunOutcome
 
 
@@ -38,27 +40,30 @@ def _window(settings: Settings, since: date, until: date) -> list[date]:
     return days
 
 
-def _refresh(settings: Settings, apps: Sequence[str]) -> list[tuple[str, date]]:
-    """The partitions the hourly schedule would ingest now, caught up as it would after an outage:
-    `ingest` without `--since` (from cron, say) refreshes the days a schedule's run would."""
+def _refresh(settings: Settings, apps: Sequence[str], until: date) -> list[RunRange]:
+    """The runs the hourly schedule would start now, an app behind caught up as it would be:
+    `ingest` without `--since` (from cron, say) loads the days a schedule's run would."""
     from pipelines.orchestration.partitions import register_apps
     from pipelines.orchestration.runs import dagster_instance
     from pipelines.orchestration.schedules import refresh
 
     orchestration = settings.orchestration
-    today = datetime.now(UTC)
-    if orchestration.start_date > today.date():
+    now = datetime.now(UTC)
+    if orchestration.start_date > now.date():
         raise UsageError(
             f"CES_START_DATE {orchestration.start_date} is after today (UTC): nothing to ingest yet"
         )
     instance = dagster_instance(settings, _notice)
     register_apps(instance, apps)
-    due = refresh(instance, apps, today, orchestration.lookback_days, orchestration.start_date)
+    due = refresh(instance, apps, now, orchestration.lookback_days, orchestration.start_date)
     for line in due.catching_up:
         _notice(line)
     for line in due.left_behind:
         console.print(f"[yellow]warning: {escape(line)}", soft_wrap=True)
-    return due.partitions
+    runs = due.runs(orchestration.days_per_run)
+    _window(settings, min(run.first for run in runs), until)  # `--until` checked as with `--since`
+    last = until - timedelta(days=1)
+    return [dataclasses.replace(run, last=min(run.last, last)) for run in runs if run.first <= last]
 
 
 _JOBS = {"ingest": ("ingest_conversations", "ingested"), "rebuild": ("rebuild_conversations", "rebuilt")}
@@ -88,20 +93,19 @@ def execute(
     )
 
 
-def load_conversations(settings: Settings, command: str, partitions: list[tuple[str, date]]) -> int:
-    """Run the command's job over the partitions, one run per range, with a live progress display."""
-    from pipelines.orchestration.partitions import plan_runs
+def load_conversations(settings: Settings, command: str, ranges: Sequence[RunRange]) -> int:
+    """Run the command's job over the ranges of partitions, a run each, with a live progress display."""
     from pipelines.orchestration.runs import PlannedRun
 
     job_name, verb = _JOBS[command]
-    ranges = plan_runs(partitions, settings.orchestration.days_per_run)
+    partitions = sum(run.days for run in ranges)
     totals = {"conversations": 0, "pages": 0, "requests": 0, "rejects": 0}
     failures: list[RunOutcome] = []
     errors: dict[str, str] = {}
     checks = CheckReport()
     started = time.monotonic()
     with _progress() as progress:
-        task = progress.add_task(f"{verb} partitions", total=len(partitions), detail=f"{len(ranges)} runs")
+        task = progress.add_task(f"{verb} partitions", total=partitions, detail=f"{len(ranges)} runs")
 
         def on_outcome(outcome: RunOutcome) -> None:
             totals["conversations"] += outcome.value("warehouse__conversation_tables", "conversations_rows")
@@ -122,11 +126,11 @@ def load_conversations(settings: Settings, command: str, partitions: list[tuple[
                 (bar,) = progress.tasks
                 loaded = outcome.value("warehouse__conversation_tables", "conversations_rows")
                 elapsed = timedelta(seconds=round(bar.elapsed or 0))
-                so_far = f"{bar.completed:.0f}/{len(partitions)} partitions, {elapsed}"
+                so_far = f"{bar.completed:.0f}/{partitions} partitions, {elapsed}"
                 progress.console.print(f"{escape(outcome.label)}: {loaded} conversations ({so_far})")
 
         runs = [PlannedRun.for_range(run) for run in ranges]
-        execute(settings, job_name, runs, [app for app, _ in partitions], on_outcome=on_outcome)
+        execute(settings, job_name, runs, [run.app for run in ranges], on_outcome=on_outcome)
     _say_rejected(totals["rejects"])
     checks.say_warnings(len(ranges))
     if len(failures) == len(ranges) > 1 and len(errors) == 1:
@@ -141,7 +145,7 @@ def load_conversations(settings: Settings, command: str, partitions: list[tuple[
             console.print(f"  ces-pipeline {command} {window} --app {run.app}", soft_wrap=True, markup=False)
         return 1
     console.print(
-        f"[green]{verb} {counted(len(partitions), 'partition')} in {counted(len(ranges), 'run')}: "
+        f"[green]{verb} {counted(partitions, 'partition')} in {counted(len(ranges), 'run')}: "
         f"{counted(totals['conversations'], 'conversation')} loaded."
     )
     return 0
@@ -294,14 +298,15 @@ def _apps(settings: Settings, chosen: Sequence[str] | None) -> list[str]:
 
 
 def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
+    from pipelines.orchestration.partitions import plan_runs
+
     apps = _apps(settings, args.app)
     if args.since is None:
-        due = _refresh(settings, apps)
-        window = set(_window(settings, min(day for _, day in due), args.until))
-        partitions = [(app, day) for app, day in due if day in window]
+        ranges = _refresh(settings, apps, args.until)
     else:
-        partitions = [(app, day) for day in _window(settings, args.since, args.until) for app in apps]
-    conversations = load_conversations(settings, "ingest", partitions)
+        days = _window(settings, args.since, args.until)
+        ranges = plan_runs([(app, day) for day in days for app in apps], settings.orchestration.days_per_run)
+    conversations = load_conversations(settings, "ingest", ranges)
     evaluations = 0 if args.skip_evaluations else load_evaluations(settings, apps)
     return max(conversations, evaluations)
 
@@ -310,6 +315,7 @@ def cmd_rebuild(args: argparse.Namespace, settings: Settings) -> int:
     from pipelines.ingest.evaluations import EVALUATION_RUNS_DATASET
     from pipelines.ingest.flatten import CONVERSATIONS_DATASET
     from pipelines.lake.store import Lake
+    from pipelines.orchestration.partitions import plan_runs
 
     lake = Lake(settings.storage.lake)
     chosen: list[str] = []
@@ -329,7 +335,9 @@ def cmd_rebuild(args: argparse.Namespace, settings: Settings) -> int:
     partitions = [(app, day) for app, day in kept if day in days]
     code = 0
     if partitions:
-        code = load_conversations(settings, "rebuild", partitions)
+        code = load_conversations(
+            settings, "rebuild", plan_runs(partitions, settings.orchestration.days_per_run)
+        )
     else:
         window = " ".join(
             f"--{name} {day}" for name, day in (("since", args.since), ("until", args.until)) if day

@@ -94,6 +94,8 @@ def demo_load(settings: Settings, sim: SimulatorHandle) -> tuple[Settings, int]:
     """Point the settings at the simulator and ingest its days. The simulator's endpoint and apps
     (no CES_EVALUATION_RUNS: those name other apps' runs); unless set, no quota (a local server)
     and partitions from the demo's first day, not 2024's."""
+    from pipelines.orchestration.partitions import plan_runs
+
     ces, orchestration = settings.ces, settings.orchestration
     quota = {} if "max_rps" in ces.model_fields_set else {"max_rps": 200.0}
     url, apps, first = sim.url, sim.apps, sim.scale.start_date
@@ -105,8 +107,8 @@ def demo_load(settings: Settings, sim: SimulatorHandle) -> tuple[Settings, int]:
     )
     console.print(f"Simulator at {url} serving {len(apps)} apps")
     window = days_between(first, first + timedelta(days=sim.scale.days))
-    partitions = [(app, day) for day in window for app in apps]
-    code = max(load_conversations(settings, "ingest", partitions), load_evaluations(settings, apps))
+    ranges = plan_runs([(app, day) for day in window for app in apps], orchestration.days_per_run)
+    code = max(load_conversations(settings, "ingest", ranges), load_evaluations(settings, apps))
     return settings, code
 
 

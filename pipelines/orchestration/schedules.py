@@ -15,6 +15,7 @@ from pipelines.orchestration.partitions import (
     IN_FLIGHT,
     MAX_RUNTIME,
     RANGE_START_TAG,
+    RunRange,
     app_day_partitions,
     bounded,
     partition_key,
@@ -28,104 +29,107 @@ SCHEDULE_TAG = "dagster/schedule_name"
 
 CATCH_UP_DAYS = 31
 """How far back an hourly run reaches for an app behind (an outage, a daemon stopped): a month of
-days in one run of the default `CES_DAYS_PER_RUN`; days older than that take a deliberate `ingest`."""
+days, one run of the default `CES_DAYS_PER_RUN`; days older than that take a deliberate `ingest`."""
 
 
 def _utc_day(now: datetime) -> date:
     return (now.astimezone(UTC) if now.tzinfo else now).date()
 
 
-def days_to_refresh(
-    now: datetime, lookback_days: int, first_day: date, newest_loaded: date | None = None
-) -> list[date]:
-    """The UTC days an hourly run ingests: today and `lookback_days` before it; for an app whose
-    newest loaded day is older than today, also every day the hourly runs it missed would have
-    refreshed (from `lookback_days` before the day after it), up to `CATCH_UP_DAYS` back. Never
-    before `first_day`."""
+def _days(first: date, until: date) -> list[date]:
+    return [first + timedelta(days=offset) for offset in range((until - first).days)]
+
+
+def days_to_refresh(now: datetime, lookback_days: int, first_day: date) -> list[date]:
+    """The UTC days an hourly run ingests: today and `lookback_days` before it, never before `first_day`."""
     today = _utc_day(now)
-    start = today - timedelta(days=lookback_days)
-    if newest_loaded is not None and newest_loaded < today:
-        start = min(start, newest_loaded + timedelta(days=1 - lookback_days))
-    start = max(start, today - timedelta(days=max(lookback_days, CATCH_UP_DAYS - 1)), first_day)
-    return [start + timedelta(days=offset) for offset in range((today - start).days + 1)]
+    return _days(max(today - timedelta(days=lookback_days), first_day), today + timedelta(days=1))
 
 
 @dataclass(frozen=True)
 class Refresh:
-    """What an hourly run of the apps ingests now: its (app, day) partitions, and a line for each
-    app caught up (`catching_up`) or left further behind than `CATCH_UP_DAYS` (`left_behind`)."""
+    """What an hourly run of the apps loads now: the usual days (`days_to_refresh`) and the days an
+    app is behind (`catch_up`), in runs of their own, so that a day that fails on every attempt
+    holds back none of the usual days; a line for each app caught up (`catching_up`) or behind
+    further than `CATCH_UP_DAYS` (`left_behind`)."""
 
-    partitions: list[tuple[str, date]]
+    usual: list[tuple[str, date]]
+    catch_up: list[tuple[str, date]]
     catching_up: list[str]
     left_behind: list[str]
+
+    def runs(self, days_per_run: int) -> list[RunRange]:
+        return plan_runs(self.catch_up, days_per_run) + plan_runs(self.usual, days_per_run)
 
 
 def refresh(
     instance: dg.DagsterInstance, apps: Sequence[str], now: datetime, lookback_days: int, first_day: date
 ) -> Refresh:
-    """The hourly run's days of each app (`days_to_refresh`), from the app's newest day loaded, as
-    Dagster's partition status of its conversation tables has it: the schedule and `ingest`
-    without `--since` (from cron) catch up alike after an outage longer than the lookback."""
-    newest = newest_loaded_days(instance, apps, now, first_day)
-    usual_start = _utc_day(now) - timedelta(days=lookback_days)
-    partitions: list[tuple[str, date]] = []
-    catching_up: list[str] = []
-    left_behind: list[str] = []
-    for app in apps:
-        loaded = newest.get(app)
-        days = days_to_refresh(now, lookback_days, first_day, loaded)
-        partitions += [(app, day) for day in days]
-        if loaded is None or not days or days[0] >= usual_start:
-            continue
-        missed = max(loaded + timedelta(days=1 - lookback_days), first_day)
-        if missed < days[0]:
-            left_behind.append(
-                f"{app}: its newest loaded day, {loaded}, is more than {CATCH_UP_DAYS} days ago; "
-                f"loading {days[0]} on. Load the days before with: ces-pipeline ingest --app {app} "
-                f"--since {missed} --until {days[0]}"
-            )
-        else:
-            catching_up.append(f"{app}: catching up from {days[0]}, its newest loaded day being {loaded}")
-    return Refresh(partitions, catching_up, left_behind)
-
-
-def newest_loaded_days(
-    instance: dg.DagsterInstance, apps: Sequence[str], now: datetime, first_day: date
-) -> dict[str, date]:
-    """Each app's newest day before today whose conversation tables are materialized (a run
-    failed on it since: not loaded), by Dagster's public partition status: among the
-    `CATCH_UP_DAYS` before today, then, for the apps with none there, every day since
-    `first_day` (an app never loaded, or loaded long ago: once)."""
+    """The usual days of each app, and those it is behind, by Dagster's public partition status of
+    its conversation tables: every day the hourly runs it missed would have refreshed (from
+    `lookback_days` before the day after its newest loaded day), and every day whose latest load
+    failed, up to `CATCH_UP_DAYS` back. The schedule and `ingest` without `--since` (from cron)
+    catch up alike after an outage. An app never loaded gets the usual days."""
+    usual = days_to_refresh(now, lookback_days, first_day)
+    if not usual:
+        return Refresh([], [], [], [])
     today = _utc_day(now)
+    reach = max(first_day, today - timedelta(days=CATCH_UP_DAYS - 1))
     partitions_def = app_day_partitions(first_day)
-    recent = max(first_day, today - timedelta(days=CATCH_UP_DAYS))
-    newest = _newest(instance, partitions_def, apps, recent, today)
-    rest = [app for app in apps if app not in newest]
-    if rest and first_day < recent:
-        newest |= _newest(instance, partitions_def, rest, first_day, recent)
-    return newest
+    recent = _statuses(instance, partitions_def, apps, reach, today)
+    newest = {app: max(_loaded(recent[app]), default=None) for app in apps}
+    unloaded = [app for app in apps if newest[app] is None]
+    older = _statuses(instance, partitions_def, unloaded, first_day, reach)
+    done = Refresh([(app, day) for app in apps for day in usual], [], [], [])
+    for app in apps:
+        loaded = newest[app] or max(_loaded(older.get(app, {})), default=None)
+        failed = {day for day in _failed(recent[app]) if day < usual[0]}
+        missed: set[date] = set()
+        if loaded is not None:
+            missed = set(_days(max(loaded + timedelta(days=1 - lookback_days), reach), usual[0]))
+        days = sorted(missed | failed)
+        done.catch_up.extend((app, day) for day in days)
+        if loaded is not None and loaded < reach:
+            since = max(loaded + timedelta(days=1 - lookback_days), first_day)
+            done.left_behind.append(
+                f"{app}: its newest loaded day, {loaded}, is more than {CATCH_UP_DAYS} days ago; loading "
+                f"{reach} on. Load the days before with: ces-pipeline ingest --app {app} --since {since} "
+                f"--until {reach}"
+            )
+        elif days:
+            said = f"{app}: catching up {len(days)} day{'s' if len(days) > 1 else ''} from {days[0]}"
+            said += f", its newest loaded day being {loaded}" if loaded else ""
+            said += f", {len(failed)} whose latest load failed" if failed else ""
+            done.catching_up.append(said)
+    return done
 
 
-def _newest(
+def _loaded(states: dict[date, dg.AssetPartitionStatus]) -> list[date]:
+    return [day for day, state in states.items() if state == dg.AssetPartitionStatus.MATERIALIZED]
+
+
+def _failed(states: dict[date, dg.AssetPartitionStatus]) -> set[date]:
+    return {day for day, state in states.items() if state == dg.AssetPartitionStatus.FAILED}
+
+
+def _statuses(
     instance: dg.DagsterInstance,
     partitions_def: dg.MultiPartitionsDefinition,
     apps: Sequence[str],
     first: date,
     until: date,
-) -> dict[str, date]:
-    """The newest day of [first, until) materialized for each of the apps that has one."""
-    keys = {
-        str(partition_key(app, first + timedelta(days=offset))): (app, first + timedelta(days=offset))
-        for app in apps
-        for offset in range((until - first).days)
-    }
-    status = instance.get_status_by_partition(WAREHOUSE_CONVERSATIONS, list(keys), partitions_def) or {}
-    newest: dict[str, date] = {}
-    for key, state in status.items():
-        if state == dg.AssetPartitionStatus.MATERIALIZED:
+) -> dict[str, dict[date, dg.AssetPartitionStatus]]:
+    """The status of each app's conversation tables on each day of [first, until) that has one."""
+    keys = {str(partition_key(app, day)): (app, day) for app in apps for day in _days(first, until)}
+    statuses: dict[str, dict[date, dg.AssetPartitionStatus]] = {app: {} for app in apps}
+    if not keys:
+        return statuses
+    found = instance.get_status_by_partition(WAREHOUSE_CONVERSATIONS, list(keys), partitions_def) or {}
+    for key, state in found.items():
+        if state is not None:
             app, day = keys[key]
-            newest[app] = max(day, newest.get(app, day))
-    return newest
+            statuses[app][day] = state
+    return statuses
 
 
 def apps_still_loading(
@@ -189,9 +193,9 @@ def schedules(
         execution_timezone="UTC",
         default_status=dg.DefaultScheduleStatus.STOPPED,
         description="Hourly: ingest today's conversations and the lookback days before (late data), "
-        "one run per app of CES_APPS, reaching back to an app's newest loaded day (up to "
-        f"{CATCH_UP_DAYS} days) after an outage; an app whose run of an earlier tick is still queued "
-        "or running is skipped.",
+        "one run per app of CES_APPS, and runs of their own for the days an app is behind after an "
+        f"outage or a failed load (up to {CATCH_UP_DAYS} days back); an app whose run of an earlier "
+        "tick is still queued or running is skipped.",
     )
     def conversations_hourly(
         context: dg.ScheduleEvaluationContext, ces: CesResource
@@ -216,7 +220,7 @@ def schedules(
             context.log.info(line)
         for line in due.left_behind:
             context.log.warning(line)
-        runs = plan_runs(due.partitions, settings.days_per_run)
+        runs = due.runs(settings.days_per_run)
         return [dg.RunRequest(run_key=f"{run.label}@{stamp}", tags=bounded(run.tags())) for run in runs]
 
     @dg.schedule(
