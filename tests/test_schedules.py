@@ -225,9 +225,9 @@ def test_the_hourly_schedule_catches_each_app_up_on_what_dagster_recorded(
         f"{behind}: catching up 8 days from 2026-11-19, its newest loaded day being 2026-11-20"
     ]
     assert due.left_behind == [
-        f"{long_gone}: its newest loaded day, 2026-09-01, is more than 31 days ago; loading 2026-10-30 "
-        f"on. Load the days before with: ces-pipeline ingest --app {long_gone} --since 2026-08-31 "
-        "--until 2026-10-30"
+        f"{long_gone}: its newest loaded day, 2026-09-01, is older than the 31 days an hourly run "
+        f"catches up; loading 2026-10-30 on. Load the days before with: ces-pipeline ingest --app "
+        f"{long_gone} --since 2026-08-31 --until 2026-10-30"
     ]
 
     _loaded(instance, behind, *(date(2026, 11, 21) + timedelta(days=n) for n in range(9)))

@@ -84,17 +84,15 @@ def refresh(
     for app in apps:
         loaded = newest[app] or max(_loaded(older.get(app, {})), default=None)
         failed = {day for day in _failed(recent[app]) if day < usual[0]}
-        missed: set[date] = set()
-        if loaded is not None:
-            missed = set(_days(max(loaded + timedelta(days=1 - lookback_days), reach), usual[0]))
+        since = None if loaded is None else max(loaded + timedelta(days=1 - lookback_days), first_day)
+        missed = set() if since is None else set(_days(max(since, reach), usual[0]))
         days = sorted(missed | failed)
         done.catch_up.extend((app, day) for day in days)
-        if loaded is not None and loaded < reach:
-            since = max(loaded + timedelta(days=1 - lookback_days), first_day)
+        if loaded is not None and since is not None and since < reach and loaded < reach:
             done.left_behind.append(
-                f"{app}: its newest loaded day, {loaded}, is more than {CATCH_UP_DAYS} days ago; loading "
-                f"{reach} on. Load the days before with: ces-pipeline ingest --app {app} --since {since} "
-                f"--until {reach}"
+                f"{app}: its newest loaded day, {loaded}, is older than the {CATCH_UP_DAYS} days an hourly "
+                f"run catches up; loading {reach} on. Load the days before with: ces-pipeline ingest --app "
+                f"{app} --since {since} --until {reach}"
             )
         elif days:
             said = f"{app}: catching up {len(days)} day{'s' if len(days) > 1 else ''} from {days[0]}"
