@@ -46,7 +46,7 @@ def days_to_refresh(now: datetime, lookback_days: int, first_day: date) -> list[
     return _days(max(today - timedelta(days=lookback_days), first_day), today + timedelta(days=1))
 
 
-@dataclass(frozen=True)
+@dataclass
 class Refresh:
     """What an hourly run of the apps loads now: the usual days (`days_to_refresh`) and the days an
     app is behind (`catch_up`), in runs of their own, so that a day that fails on every attempt
