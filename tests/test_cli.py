@@ -247,6 +247,14 @@ def test_ingest_without_since_refreshes_the_days_of_the_hourly_schedule(workdir:
         assert materialized(workdir, "warehouse/conversation_tables") == loaded
         again = cli("ingest", "--skip-evaluations", env=env, cwd=workdir)
         assert "ingested 2 partitions in 1 run: 6 conversations loaded" in again.stderr, again.stderr
+        # --quiet (cron mails what a command prints): nothing when all went well, what went wrong else
+        quiet = cli("ingest", "--quiet", env=env, cwd=workdir)
+        assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
+        missing = f"{sim.apps[0]}-gone"
+        failed = cli("ingest", "--quiet", "--skip-evaluations", "--app", missing, env=env, cwd=workdir)
+        said = " ".join(failed.stderr.split())
+        assert failed.returncode == 1 and f"NOT_FOUND: app {missing} not found" in said, said
+        assert "1 of 1 runs failed" in said and "ingested" not in said
         started = env | {"CES_START_DATE": str(today)}
         done = cli("ingest", "--skip-evaluations", env=started, cwd=workdir)
         assert "ingested 1 partition in 1 run: 3 conversations loaded" in done.stderr, done.stderr

@@ -31,6 +31,12 @@ def _add_partition_options(parser: argparse.ArgumentParser, *, since: str, until
         "--until", type=parse_day, help=f"the UTC day after the last (exclusive; default: {until})"
     )
     parser.add_argument("--skip-evaluations", action="store_true", help="conversations only")
+    parser.add_argument(
+        "--quiet",
+        action="store_true",
+        help="say only what went wrong (failed runs, warnings, rejects), no progress: for cron, which "
+        "mails what a command prints",
+    )
     parser.add_argument("--app", action="append", help=f"only this app (repeatable); default: {apps}")
 
 

@@ -93,8 +93,11 @@ def execute(
     )
 
 
-def load_conversations(settings: Settings, command: str, ranges: Sequence[RunRange]) -> int:
-    """Run the command's job over the ranges of partitions, a run each, with a live progress display."""
+def load_conversations(
+    settings: Settings, command: str, ranges: Sequence[RunRange], *, quiet: bool = False
+) -> int:
+    """Run the command's job over the ranges of partitions, a run each, with a live progress display
+    (`quiet`: none, and only what went wrong said: cron mails what a command prints)."""
     from pipelines.orchestration.runs import PlannedRun
 
     job_name, verb = _JOBS[command]
@@ -104,7 +107,7 @@ def load_conversations(settings: Settings, command: str, ranges: Sequence[RunRan
     errors: dict[str, str] = {}
     checks = CheckReport()
     started = time.monotonic()
-    with _progress() as progress:
+    with _progress(quiet) as progress:
         task = progress.add_task(f"{verb} partitions", total=partitions, detail=f"{len(ranges)} runs")
 
         def on_outcome(outcome: RunOutcome) -> None:
@@ -122,7 +125,7 @@ def load_conversations(settings: Settings, command: str, ranges: Sequence[RunRan
                 detail = f"{totals['pages']} pages · {totals['requests']} requests · {detail}"
             done = 0 if outcome.interrupted else outcome.partitions  # the bar must not end full
             progress.update(task, advance=done, detail=detail)
-            if outcome.success and not console.is_terminal:
+            if outcome.success and not console.is_terminal and not quiet:
                 (bar,) = progress.tasks
                 loaded = outcome.value("warehouse__conversation_tables", "conversations_rows")
                 elapsed = timedelta(seconds=round(bar.elapsed or 0))
@@ -144,10 +147,11 @@ def load_conversations(settings: Settings, command: str, ranges: Sequence[RunRan
             window = f"--since {run.first} --until {run.last + timedelta(days=1)}"
             console.print(f"  ces-pipeline {command} {window} --app {run.app}", soft_wrap=True, markup=False)
         return 1
-    console.print(
-        f"[green]{verb} {counted(partitions, 'partition')} in {counted(len(ranges), 'run')}: "
-        f"{counted(totals['conversations'], 'conversation')} loaded."
-    )
+    if not quiet:
+        console.print(
+            f"[green]{verb} {counted(partitions, 'partition')} in {counted(len(ranges), 'run')}: "
+            f"{counted(totals['conversations'], 'conversation')} loaded."
+        )
     return 0
 
 
@@ -158,9 +162,11 @@ def load_evaluations(
     *,
     replay: bool = False,
     unsaid: Collection[str] = (),
+    quiet: bool = False,
 ) -> int:
     """Run the evaluation job per app (`replay`: reload each fetch kept in the raw lake) and report
-    it, but what the checks `unsaid` (`asset:check`) found: the caller says it."""
+    it, but what the checks `unsaid` (`asset:check`) found: the caller says it (`quiet`: only what
+    went wrong)."""
     from pipelines.orchestration.checks import GATE_CHECK
     from pipelines.orchestration.runs import PlannedRun
 
@@ -169,7 +175,7 @@ def load_evaluations(
 
     checks = CheckReport(each_run=[GATE_CHECK], unsaid=unsaid)  # what regressed is each app's own
     loaded = 0
-    with _progress() as progress:
+    with _progress(quiet) as progress:
         verb = "replaying evaluation run fetches" if replay else "fetching evaluation runs"
         task = progress.add_task(verb, total=len(apps), detail="")
 
@@ -177,7 +183,7 @@ def load_evaluations(
             nonlocal loaded
             rows = outcome.value("warehouse__evaluation_tables", "evaluation_runs_rows")
             loaded += rows
-            if outcome.success and not console.is_terminal:  # a log, CI: a line per app instead
+            if outcome.success and not console.is_terminal and not quiet:  # a log, CI: a line per app
                 progress.console.print(
                     f"evaluation runs of {escape(outcome.label)}: {counted(rows, 'run row')}"
                 )
@@ -203,16 +209,16 @@ def load_evaluations(
     )
     if failed:  # nothing of a failed fetch is stored, so the app's next fetch asks for it all again
         console.print(f"[red]{said}; {len(failed)} of {counted(len(outcomes), 'app')} failed.")
-    else:
+    elif not quiet:
         console.print(f"[green]{said}.")
     checks.say_warnings(len(outcomes), "app")
     _say_rejected(sum(outcome.value("warehouse__evaluation_tables", "rejects_rows") for outcome in outcomes))
     return 1 if failed else 0
 
 
-def _progress() -> Progress:
+def _progress(quiet: bool) -> Progress:
     """A live progress display of a load's runs: off where the console is no terminal (a log gets
-    a line per run instead)."""
+    a line per run instead) or the command is to be `quiet`."""
     return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -220,7 +226,7 @@ def _progress() -> Progress:
         TextColumn("{task.fields[detail]}"),
         TimeElapsedColumn(),
         console=console,
-        disable=not console.is_terminal,
+        disable=quiet or not console.is_terminal,
     )
 
 
@@ -306,8 +312,8 @@ def cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     else:
         days = _window(settings, args.since, args.until)
         ranges = plan_runs([(app, day) for day in days for app in apps], settings.orchestration.days_per_run)
-    conversations = load_conversations(settings, "ingest", ranges)
-    evaluations = 0 if args.skip_evaluations else load_evaluations(settings, apps)
+    conversations = load_conversations(settings, "ingest", ranges, quiet=args.quiet)
+    evaluations = 0 if args.skip_evaluations else load_evaluations(settings, apps, quiet=args.quiet)
     return max(conversations, evaluations)
 
 
@@ -335,9 +341,8 @@ def cmd_rebuild(args: argparse.Namespace, settings: Settings) -> int:
     partitions = [(app, day) for app, day in kept if day in days]
     code = 0
     if partitions:
-        code = load_conversations(
-            settings, "rebuild", plan_runs(partitions, settings.orchestration.days_per_run)
-        )
+        ranges = plan_runs(partitions, settings.orchestration.days_per_run)
+        code = load_conversations(settings, "rebuild", ranges, quiet=args.quiet)
     else:
         window = " ".join(
             f"--{name} {day}" for name, day in (("since", args.since), ("until", args.until)) if day
@@ -356,4 +361,5 @@ def cmd_rebuild(args: argparse.Namespace, settings: Settings) -> int:
         return code
     from pipelines.orchestration.evaluation_assets import REPLAY_RUN_CONFIG
 
-    return max(code, load_evaluations(settings, apps, REPLAY_RUN_CONFIG.to_config_dict(), replay=True))
+    replay = REPLAY_RUN_CONFIG.to_config_dict()
+    return max(code, load_evaluations(settings, apps, replay, replay=True, quiet=args.quiet))
