@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, date, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -237,7 +238,12 @@ def test_the_hourly_schedule_catches_each_app_up_on_what_dagster_recorded(
         (f"{long_gone}|2026-10-30", f"{long_gone}|2026-11-26"),
         (f"{failing}|2026-11-20", f"{failing}|2026-11-21"),
     }
-    assert refresh(instance, APPS, when, 2, date(2024, 1, 1)).catching_up == [
+    again = refresh(instance, APPS, when, 2, date(2024, 1, 1))
+    assert again.catching_up == [
         f"{failing}: catching up 2 days from 2026-11-20, its newest loaded day being 2026-11-28, "
         "2 whose latest load failed"
     ]
+    assert again.caught_up() == again.catching_up[0]
+    # said in one line however many apps an outage left behind
+    many = dataclasses.replace(again, catching_up=[*again.catching_up, "b: …", "c: …"])
+    assert many.caught_up() == f"{again.catching_up[0]}; 2 more apps caught up too"

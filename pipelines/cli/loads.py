@@ -56,8 +56,8 @@ def _refresh(settings: Settings, apps: Sequence[str], until: date) -> list[RunRa
     instance = dagster_instance(settings, _notice)
     register_apps(instance, apps)
     due = refresh(instance, apps, now, orchestration.lookback_days, orchestration.start_date)
-    for line in due.catching_up:
-        _notice(line)
+    if caught_up := due.caught_up():
+        _notice(caught_up)
     for line in due.left_behind:
         console.print(f"[yellow]warning: {escape(line)}", soft_wrap=True)
     runs = due.runs(orchestration.days_per_run)

@@ -61,6 +61,14 @@ class Refresh:
     def runs(self, days_per_run: int) -> list[RunRange]:
         return plan_runs(self.catch_up, days_per_run) + plan_runs(self.usual, days_per_run)
 
+    def caught_up(self) -> str | None:
+        """The apps caught up in a line: the first one's, and how many more (after an outage,
+        every app is behind: a line each would be hundreds, which cron mails)."""
+        if not self.catching_up:
+            return None
+        first, more = self.catching_up[0], len(self.catching_up) - 1
+        return f"{first}; {more} more app{'s' if more > 1 else ''} caught up too" if more else first
+
 
 def refresh(
     instance: dg.DagsterInstance, apps: Sequence[str], now: datetime, lookback_days: int, first_day: date
@@ -214,8 +222,8 @@ def schedules(
                 return dg.SkipReason(note)
             context.log.warning(note)
         due = refresh(context.instance, ready, now, settings.lookback_days, settings.start_date)
-        for line in due.catching_up:
-            context.log.info(line)
+        if caught_up := due.caught_up():
+            context.log.info(caught_up)
         for line in due.left_behind:
             context.log.warning(line)
         runs = due.runs(settings.days_per_run)
