@@ -261,6 +261,21 @@ def test_ingest_without_since_refreshes_the_days_of_the_hourly_schedule(workdir:
         later = cli("ingest", env=env | {"CES_START_DATE": str(today + timedelta(days=1))}, cwd=workdir)
         said = " ".join(later.stderr.split())
         assert later.returncode == 2 and f"CES_START_DATE {today + timedelta(days=1)} is after today" in said
+    # The daily upkeep from cron: every run whose work a later run redid goes (the first window's,
+    # two refreshes of today, the failed run), each partition's latest materialization stays, and so
+    # do the runs that hold one (the catch-up's, the quiet refresh's and its evaluations', today's).
+    with instance_at(workdir / "dagster_home") as instance:
+        before = {record.dagster_run.run_id for record in instance.get_run_records()}
+    pruned = cli("maintain", env=env | {"CES_RUN_RETENTION_DAYS": "0"}, cwd=workdir)
+    said = " ".join(pruned.stderr.split())
+    with instance_at(workdir / "dagster_home") as instance:
+        after = {record.dagster_run.run_id for record in instance.get_run_records()}
+    deleted, kept = len(before - after), len(before & after)
+    assert pruned.returncode == 0 and (deleted, kept) == (4, 4), said
+    assert f"{deleted} runs older than 0 days whose work later runs redid deleted, {kept} kept" in said
+    assert materialized(workdir, "warehouse/conversation_tables") == loaded
+    quiet = cli("maintain", "--quiet", env=env, cwd=workdir)
+    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
 
 
 def test_ingest_fails_clearly_when_the_server_is_unreachable(workdir: Path) -> None:

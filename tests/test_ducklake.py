@@ -6,6 +6,7 @@ snapshots only."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -286,11 +287,19 @@ def test_the_cli_ingests_into_a_ducklake_on_postgres(workdir: Path, postgres: st
         assert "password" not in ingested.stderr
         queried = cli("query", "daily_volume", "--format", "json", env=env, cwd=workdir)
         assert queried.returncode == 0, queried.stderr
+    maintained = cli("maintain", env=env, cwd=workdir)  # cron's daily upkeep: the lake's too
+    found = re.search(
+        r"DuckLake warehouse: snapshots (\d+) → (\d+), data files (\d+) → (\d+)", maintained.stderr
+    )
+    assert maintained.returncode == 0 and found, maintained.stderr
     rows = json.loads(queried.stdout)
     assert [row["conversations"] for row in rows] == [6, 6]
     lake = Warehouse(target, data_path=str(workdir / "lake" / "warehouse"))
     counts = lake.row_counts()
     assert counts["conversations"] == 12
+    with lake.connect(read_only=True) as conn:
+        (snapshots,) = conn.execute("SELECT count(*) FROM ducklake_snapshots('warehouse')").fetchone()
+    assert snapshots == int(found[2]) > 0
     assert counts["evaluation_runs"] == counts["evaluation_run_operations"] == 2
     # The data files lie under the default data path, `warehouse/` under the lake.
     assert list((workdir / "lake" / "warehouse").rglob("*.parquet"))

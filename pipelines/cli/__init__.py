@@ -14,10 +14,11 @@ from datetime import UTC, datetime, timedelta
 from rich.markup import escape
 
 from pipelines import __version__, stop
-from pipelines.cli.common import console, parse_day, parse_port, parse_seconds
+from pipelines.cli.common import console, parse_day, parse_days, parse_port, parse_seconds
 from pipelines.cli.evaluate import cmd_evaluate
 from pipelines.cli.loads import cmd_ingest, cmd_rebuild
 from pipelines.cli.local import add_scale_options, cmd_demo, cmd_dev, cmd_simulate
+from pipelines.cli.maintain import cmd_maintain
 from pipelines.cli.reads import cmd_mcp, cmd_query, cmd_report
 from pipelines.cli.trace import cmd_trace
 from pipelines.config import ConfigError, Settings, load_dotenv_file, unknown_variables
@@ -103,6 +104,22 @@ def build_parser() -> argparse.ArgumentParser:
         apps="every app in the raw lake",
     )
     rebuild.set_defaults(func=cmd_rebuild)
+
+    maintain = _command(
+        commands,
+        "maintain",
+        "the daily upkeep, where no Dagster daemon runs it: old runs' records pruned, a DuckLake maintained",
+    )
+    maintain.add_argument(
+        "--examine-days",
+        type=parse_days,
+        metavar="DAYS",
+        default=7,
+        help="the days of runs looked at, from CES_RUN_RETENTION_DAYS back (default 7: a week of missed "
+        "days; once, larger, to prune an instance that kept every run)",
+    )
+    maintain.add_argument("--quiet", action="store_true", help="say only what went wrong: for cron")
+    maintain.set_defaults(func=cmd_maintain)
 
     query = _command(commands, "query", "run a named query from sql/queries/")
     query.add_argument("name", nargs="?", help="the query's name (--list shows them)")

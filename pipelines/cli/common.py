@@ -52,6 +52,12 @@ def parse_port(value: str) -> int:
     return port
 
 
+def parse_days(value: str) -> int:
+    if not (value.isdigit() and int(value) > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive number of days, got {value!r}")
+    return int(value)
+
+
 def parse_instant(value: str) -> datetime | Literal["now"]:
     """An ISO date-time (UTC unless it says), or `now`: the wall clock whenever it is read."""
     if value == "now":
