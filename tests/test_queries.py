@@ -565,22 +565,40 @@ def test_coverage_is_what_the_tables_hold_of_each_app(warehouse: Warehouse) -> N
     assert [row["app"] for row in query(warehouse, "coverage", app="sales")] == [samples.SALES]
 
 
-def test_coverage_counts_the_days_between_without_conversations(tmp_path) -> None:
+def test_coverage_tells_the_quiet_days_from_the_days_no_load_fetched(tmp_path) -> None:
+    """Nov 1 and 4 with conversations, Nov 2 and 6 loaded without any (quiet), Nov 3 never loaded
+    (and Nov 5, past the newest day with conversations); an app whose every loaded day was quiet
+    shows too."""
     from conversation_samples import APP, full_conversation
-    from test_warehouse import write_partition
+    from test_warehouse import OTHER_APP, write_partition
 
     from pipelines.ingest.load import load_conversation_partitions
     from pipelines.lake.store import Lake
 
     lake, warehouse = Lake(str(tmp_path / "lake")), Warehouse(str(tmp_path / "w.duckdb"))
     days = [date(2026, 11, 1), date(2026, 11, 4)]
+    quiet = [(APP, date(2026, 11, 2)), (APP, date(2026, 11, 6)), (OTHER_APP, date(2026, 11, 2))]
     for day in days:
         write_partition(lake, APP, day, [full_conversation(f"{day:%d}", start=f"{day}T10:00:00Z")])
+    for app, day in quiet:
+        write_partition(lake, app, day, [])
     load_conversation_partitions(lake, warehouse, [(APP, day) for day in days])
-    (row,) = query(warehouse, "coverage")
-    assert (row["first_day"], row["newest_day"], row["conversations"]) == (*days, 2)
-    assert (row["days_with_conversations"], row["days_without_conversations"]) == (2, 2)
-    assert (row["evaluation_runs"], row["newest_evaluation_run"], row["rejects"]) == (0, None, 0)
+    load_conversation_partitions(lake, warehouse, quiet)
+    load_conversation_partitions(lake, warehouse, quiet[:1])  # loaded again: listed once
+    other, first = query(warehouse, "coverage")  # sales, support
+    assert (first["app"], first["first_day"], first["newest_day"], first["conversations"]) == (APP, *days, 2)
+    assert (first["days_with_conversations"], first["days_without_conversations"]) == (2, 2)
+    assert (first["days_not_loaded"], first["newest_loaded_day"]) == (1, date(2026, 11, 6))
+    assert (first["evaluation_runs"], first["newest_evaluation_run"], first["rejects"]) == (0, None, 0)
+    assert (other["app"], other["first_day"], other["conversations"], other["days_not_loaded"]) == (
+        OTHER_APP,
+        None,
+        0,
+        0,
+    )
+    assert other["newest_loaded_day"] == date(2026, 11, 2)
+    with warehouse.connect(read_only=True) as conn:
+        assert conn.execute("SELECT count(*) FROM loaded_partitions").fetchone() == (5,)
 
 
 def test_a_question_about_one_app_reads_that_apps_rollup_parts_alone_with_the_same_answers(

@@ -76,6 +76,7 @@ TOOL_RESPONSES = _table("tool_responses", *_CHUNK_KEY, partitioned=True)
 AGENT_TRANSFERS = _table("agent_transfers", *_CHUNK_KEY, partitioned=True)
 SPANS = _table("spans", "conversation_name", "turn_index", "span_id", partitioned=True)
 REJECTS = _table("rejects", "app", "partition_date", "source", "resource_name", "reason")
+LOADED_PARTITIONS = _table("loaded_partitions", "app", "partition_date")
 RUN_REJECT_SOURCE = "evaluation_run"
 OPERATION_REJECT_SOURCE = "evaluation_operation"
 RESULT_REJECT_SOURCE = "evaluation_result"
@@ -140,6 +141,7 @@ EVALUATION_RUN_TABLES: tuple[TableSpec, ...] = (
 ALL_TABLES: tuple[TableSpec, ...] = (
     *CONVERSATION_TABLES,
     REJECTS,
+    LOADED_PARTITIONS,
     *EVALUATION_RUN_TABLES,
     EVALUATION_RUN_SNAPSHOTS,
     EVALUATION_RUN_OPERATIONS,

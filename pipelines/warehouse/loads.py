@@ -223,6 +223,7 @@ def _replace_parts(
         apply_comments(conn)  # a table's view made (again) has none
     for key, rejects in _replace_rejects(conn, partitions).items():
         inserted[key][REJECTS.name] = rejects
+    conn.execute(sql_text("warehouse/record_loaded_partitions.sql"))
     rollups.refresh(conn, changed, root=writer.root)  # each chunk reads its partitions' parts
     metric_scores.rescore(conn, changed)
     conn.execute(sql_text("parts/drop_load_conversations.sql"))
@@ -300,6 +301,7 @@ def _replace_tables(conn: duckdb.DuckDBPyConnection, partitions: Sequence[Partit
         _insert(conn, "insert_partitions_parquet", files, table=spec.name, relation=kept)
     for key, rejects in _replace_rejects(conn, partitions).items():
         inserted[key][REJECTS.name] = rejects
+    conn.execute(sql_text("warehouse/record_loaded_partitions.sql"))
     changed.update(_replaced_partitions(conn, min(days), max(days)))
     rollups.refresh(conn, changed)
     metric_scores.rescore(conn, changed)
