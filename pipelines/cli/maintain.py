@@ -12,7 +12,6 @@ from rich.markup import escape
 from pipelines.cli.common import console, counted
 from pipelines.cli.loads import execute
 from pipelines.config import Settings
-from pipelines.warehouse.ducklake import is_ducklake
 
 if TYPE_CHECKING:
     from pipelines.orchestration.runs import RunOutcome
@@ -45,6 +44,7 @@ def cmd_maintain(args: argparse.Namespace, settings: Settings) -> int:
     """Run the retention job (and, on a DuckLake, the maintenance job), a line each (`--quiet`:
     only a failure, for cron, which mails what a command prints)."""
     from pipelines.orchestration.runs import PlannedRun
+    from pipelines.warehouse.ducklake import is_ducklake
 
     keep_days = settings.orchestration.run_retention_days
     config = {
