@@ -16,15 +16,17 @@ def warehouse_maintenance_op(context: dg.OpExecutionContext, warehouse: Warehous
         context.log.info("a DuckDB-file warehouse: its loads delete what they replaced, nothing to do")
         return dg.Output(None)
     before, after = states
-    context.log.info(
+    summary = (
         f"snapshots {before.snapshots} → {after.snapshots}, data files {before.data_files} → "
         f"{after.data_files}, delete files {before.delete_files} → {after.delete_files}"
     )
+    context.log.info(summary)
     return dg.Output(
         None,
         metadata={
             **{f"{name} before": value for name, value in dataclasses.asdict(before).items()},
             **{f"{name} after": value for name, value in dataclasses.asdict(after).items()},
+            "summary": summary,
         },
     )
 

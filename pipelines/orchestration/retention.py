@@ -82,11 +82,14 @@ class RetentionConfig(dg.Config):
 @dg.op(description="Delete the records of old finished runs whose work later runs redid.")
 def run_retention_op(context: dg.OpExecutionContext, config: RetentionConfig) -> dg.Output[None]:
     result = delete_redone_runs(context.instance, config.keep_days, config.examine_days)
-    context.log.info(
-        f"{result.deleted} runs older than {config.keep_days} days deleted, {result.kept} kept "
-        "(each holds a partition's latest materialization)"
+    summary = (
+        f"{result.deleted} runs older than {config.keep_days} days whose work later runs redid deleted, "
+        f"{result.kept} kept (each holds a partition's latest materialization)"
     )
-    return dg.Output(None, metadata={"deleted_runs": result.deleted, "kept_runs": result.kept})
+    context.log.info(summary)
+    return dg.Output(
+        None, metadata={"deleted_runs": result.deleted, "kept_runs": result.kept, "summary": summary}
+    )
 
 
 def run_retention(keep_days: int) -> tuple[dg.JobDefinition, dg.ScheduleDefinition]:
