@@ -83,7 +83,8 @@ class RetentionConfig(dg.Config):
 def run_retention_op(context: dg.OpExecutionContext, config: RetentionConfig) -> dg.Output[None]:
     result = delete_redone_runs(context.instance, config.keep_days, config.examine_days)
     summary = (
-        f"{result.deleted} runs older than {config.keep_days} days whose work later runs redid deleted, "
+        f"{result.deleted} run{'' if result.deleted == 1 else 's'} older than {config.keep_days} days "
+        "whose work later runs redid deleted, "
         f"{result.kept} kept (each holds a partition's latest materialization)"
     )
     context.log.info(summary)
