@@ -28,7 +28,7 @@ scale-demo: $(STAMP)
 	$(BIN)/python -m scale.demo
 
 # Tests often wait on servers and subprocesses: on 2 cores, three workers keep both cores busy
-# most of the time (875 tests: 360-690 s; four workers took as long) (TEST_WORKERS=auto: one per core;
+# most of the time (876 tests: 360-690 s; four workers took as long) (TEST_WORKERS=auto: one per core;
 # 0: in this process, e.g. for a debugger).
 TEST_WORKERS ?= 3
 test: $(STAMP)

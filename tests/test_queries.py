@@ -601,6 +601,36 @@ def test_coverage_tells_the_quiet_days_from_the_days_no_load_fetched(tmp_path) -
         assert conn.execute("SELECT count(*) FROM loaded_partitions").fetchone() == (5,)
 
 
+def test_the_default_window_ends_on_the_newest_day_with_conversations_as_the_files_list_holds_it(
+    tmp_path,
+) -> None:
+    """Quiet days loaded after the newest day with conversations do not move the default window;
+    on a DuckDB file that day comes from its list of parts: with every daily_conversations part
+    gone, `window_start` still answers (a query over every app opens the rollup's parts once)."""
+    from conversation_samples import APP, full_conversation
+    from test_warehouse import OTHER_APP, write_partition
+
+    from pipelines.ingest.load import load_conversation_partitions
+    from pipelines.lake.store import Lake
+
+    lake, warehouse = Lake(str(tmp_path / "lake")), Warehouse(str(tmp_path / "w.duckdb"))
+    newest = date(2026, 11, 4)
+    quiet = [(APP, date(2026, 11, 6)), (OTHER_APP, date(2026, 11, 8))]
+    for app, day in [(APP, NOV_2), (APP, newest), *quiet]:
+        found = [] if (app, day) in quiet else [full_conversation(f"{day:%d}", start=f"{day}T10:00:00Z")]
+        write_partition(lake, app, day, found)
+        load_conversation_partitions(lake, warehouse, [(app, day)])
+    first = date(2026, 10, 6)  # the 30 days up to Nov 4
+    assert min(row["day"] for row in query(warehouse, "daily_volume")) == NOV_2
+    assert [row["day"] for row in query(warehouse, "daily_volume", until="2026-11-04")] == [NOV_2]
+    (rollup,) = (tmp_path / "w.duckdb.parts").glob("daily_conversations")
+    rollup.rename(tmp_path / "elsewhere")
+    with warehouse.connect(read_only=True) as conn:
+        assert conn.execute("SELECT window_start(NULL, NULL)").fetchall() == [(first,)]
+        until = conn.execute("SELECT window_start(NULL, DATE '2026-11-04')").fetchall()
+        assert until == [(date(2026, 10, 4),)]  # the 30 days up to Nov 2, the newest day before
+
+
 def test_a_question_about_one_app_reads_that_apps_rollup_parts_alone_with_the_same_answers(
     warehouse: Warehouse,
 ) -> None:

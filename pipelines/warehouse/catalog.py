@@ -13,7 +13,7 @@ import duckdb
 
 from pipelines.sqlfiles import sql_files, sql_text
 from pipelines.warehouse import rollups
-from pipelines.warehouse.part_views import WINDOW_RELATION
+from pipelines.warehouse.part_views import window_days
 from pipelines.warehouse.transaction import transaction
 
 _LINE_COMMENT = re.compile(r"--[^\n]*")
@@ -137,8 +137,9 @@ def install(
             if path.stem not in later:
                 conn.execute(path.read_text())
         rollups.ensure(conn, parts_root)
+        days = window_days(parts_root)
         for path in sql_files("macros"):
-            conn.execute(sql_text(f"macros/{path.name}").format(temporary="", relation=WINDOW_RELATION))
+            conn.execute(sql_text(f"macros/{path.name}").format(temporary="", relation=days))
         for path in view_files():
             if path.stem in later:
                 conn.execute(path.read_text())

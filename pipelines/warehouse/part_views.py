@@ -15,8 +15,13 @@ from pipelines.sqlfiles import quoted, sql_files, sql_text
 
 Columns = Sequence[tuple[str, str]]
 """A relation's columns as its view shows them: (name, DuckDB type)."""
-WINDOW_RELATION = "daily_conversations"
-"""The rollup whose newest day ends a trend's default window (`sql/macros/window_start.sql`)."""
+
+
+def window_days(parts_root: Path | None) -> str:
+    """The relation of the days with conversations whose newest ends a trend's default window
+    (`sql/macros/window_start.sql`): a DuckDB file's list of parts (`parts_root`), a DuckLake's
+    daily_conversations rollup (a table)."""
+    return "daily_conversations" if parts_root is None else sql_text("parts/conversation_days.sql")
 
 
 def column_names(columns: Columns) -> str:
@@ -97,9 +102,9 @@ def own_database(conn: duckdb.DuckDBPyConnection) -> str:
 def reading_apps(conn: duckdb.DuckDBPyConnection, root: Path | None, apps: Sequence[str]) -> Iterator[None]:
     """For the block, each rollup (`sql/rollups/`) kept as parts is a view of these apps' parts
     alone, shadowing its view of every app's: a question about one app opens that app's parts, not
-    every app's (400 a rollup at 2M conversations). The default window stays every app's: a
-    temporary `window_start` reads the file's view of every app's days. No root (a DuckLake, whose
-    rollups are tables) or no app (a question about every app): nothing changes."""
+    every app's (400 a rollup at 2M conversations). The default window stays every app's:
+    `window_start` reads the file's list of parts, which no view shadows. No root (a DuckLake,
+    whose rollups are tables) or no app (a question about every app): nothing changes."""
     if root is None or not apps:
         yield
         return
@@ -110,8 +115,6 @@ def reading_apps(conn: duckdb.DuckDBPyConnection, root: Path | None, apps: Seque
     values = {"apps": list(apps), "relations": list(kept)}
     for relation, _, _, file in conn.execute(sql_text("parts/app_parts.sql"), values).fetchall():
         files[relation].append(file)
-    every_app = f"{own_database(conn)}.main.{WINDOW_RELATION}"
-    conn.execute(sql_text("macros/window_start.sql").format(temporary="TEMP", relation=every_app))
     for name, columns in kept.items():
         conn.execute(list_parts(name, f"{name}_files", "TEMP", files[name]))
         conn.execute(view_of_parts(columns, "TEMP", name, root, files[name], []))
@@ -120,4 +123,3 @@ def reading_apps(conn: duckdb.DuckDBPyConnection, root: Path | None, apps: Seque
     finally:
         for name in kept:
             conn.execute(sql_text("parts/drop_temporary_view.sql").format(relation=name))
-        conn.execute(sql_text("parts/drop_temporary_macro.sql").format(macro="window_start"))

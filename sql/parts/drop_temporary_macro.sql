@@ -1,1 +1,0 @@
-DROP MACRO IF EXISTS temp.{macro};
