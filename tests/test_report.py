@@ -233,10 +233,10 @@ def test_the_report_and_the_trend_queries_show_the_30_days_up_to_the_newest_load
     newest = max(day for _, day in partitions)
     first_shown = newest - timedelta(days=29)
     recent = Path(write_report(warehouse, str(tmp_path / "recent.html")).path).read_text()
-    assert f"days: {first_shown} to the newest day loaded" in recent
+    assert f"days: {first_shown} to the newest day with conversations" in recent
     assert str(first_shown) in recent and str(FIRST) not in recent  # no day before the window drawn
     everything = Path(write_report(warehouse, str(tmp_path / "all.html"), {"since": FIRST}).path).read_text()
-    assert f"days: {FIRST} to the newest day loaded" in everything
+    assert f"days: {FIRST} to the newest day with conversations" in everything
     assert str(FIRST + timedelta(days=1)) in everything
     until = {"since": FIRST, "until": newest}  # `until` is the first day left out
     window = Path(write_report(warehouse, str(tmp_path / "until.html"), until).path).read_text()

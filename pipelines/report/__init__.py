@@ -47,7 +47,7 @@ def _subtitle(warehouse_path: str, data: ReportData, params: Mapping[str, Any], 
         other = "ces-pipeline report --app draws any other"
         apps = f"the {len(shown)} busiest of {len(shown) + left_out} ({apps}; {other})"
     until = params.get("until")  # the first day left out
-    last = str(until - timedelta(days=1)) if until else "the newest day loaded"
+    last = str(until - timedelta(days=1)) if until else "the newest day with conversations"
     window = f"{params.get('since', 'the first day loaded')} to {last}"
     parts = [
         f"Warehouse <code>{html.escape(warehouse_path)}</code> · generated {generated}",
@@ -60,8 +60,8 @@ def _subtitle(warehouse_path: str, data: ReportData, params: Mapping[str, Any], 
 
 def _default_since(conn: duckdb.DuckDBPyConnection, until: date | None) -> dict[str, date]:
     """`since` unless given: the named queries' default window (`window_start`), the 30 days up to
-    the newest day loaded before `until`, so the page costs a month's rollups however long the
-    history; none on a warehouse without conversations."""
+    the newest day with conversations before `until`, so the page costs a month's rollups however
+    long the history; none on a warehouse without conversations."""
     found = conn.execute(sql_text("report/window_start.sql"), {"until": until or date.max}).fetchone()
     return {} if found is None else {"since": found[0]}
 

@@ -4,7 +4,7 @@
 -- entry agent is "(unknown entry agent)". Read from the daily_agent_transfers rollup (a conversation
 -- belongs to one app and day, so its sums count each conversation once).
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
--- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day loaded
+-- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day with conversations
 -- param until DATE = 9999-12-31: first UTC day excluded
 WITH agent_names AS (
     SELECT to_agent AS agent, max(to_display_name) AS display_name

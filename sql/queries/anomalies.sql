@@ -1,6 +1,6 @@
 -- Days whose metrics stand out from the 28 days before them (robust z-score beyond CES_ANOMALY_Z), most extreme first.
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
--- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day loaded
+-- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day with conversations
 -- param until DATE = 9999-12-31: first UTC day excluded
 -- param metric VARCHAR = NULL: only this metric (conversations, turn_p90_seconds, llm_p90_seconds, tool_error_rate, tokens, cost_usd, evaluation_pass_rate, …)
 SELECT

@@ -2,7 +2,7 @@
 -- Percentiles are exact over each app's day (read from the daily_component_latency rollup).
 -- param component VARCHAR = NULL: only this component (e.g. LLM); every component when unset
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
--- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day loaded
+-- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day with conversations
 -- param until DATE = 9999-12-31: first UTC day excluded
 SELECT
     day,

@@ -2,7 +2,7 @@
 -- Turns are turn_count as the API reports it; durations cover ended conversations only.
 -- Read from the daily_conversation_length rollup; percentiles are exact over each app's day.
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
--- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day loaded
+-- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day with conversations
 -- param until DATE = 9999-12-31: first UTC day excluded
 SELECT
     day,

@@ -2,7 +2,7 @@
 -- A conversation with several input types counts under each of them.
 -- param by CHOICE(source|channel_type|language|input_type|app) = source: what to split by
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
--- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day loaded
+-- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day with conversations
 -- param until DATE = 9999-12-31: first UTC day excluded
 WITH split AS (
     SELECT

@@ -1,6 +1,6 @@
 -- LLM cost per day and app at the prices of model_prices, by model or by agent, with the calls of unpriced models counted and named.
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
--- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day loaded
+-- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day with conversations
 -- param until DATE = 9999-12-31: first UTC day excluded
 -- param by CHOICE(model|agent|app) = model: one row per day, app and this (app: the whole app)
 SELECT

@@ -1,6 +1,6 @@
 -- Conversations per UTC day, in total and by source, with turns and in-progress counts.
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
--- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day loaded
+-- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day with conversations
 -- param until DATE = 9999-12-31: first UTC day excluded
 SELECT
     day,

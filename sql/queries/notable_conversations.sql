@@ -1,6 +1,6 @@
 -- The window's slowest conversations and those with the most erroring tool calls, per app: the traces worth a look (ces-pipeline trace NAME).
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
--- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day loaded
+-- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day with conversations
 -- param until DATE = 9999-12-31: first UTC day excluded
 -- param top INTEGER = 3: conversations per app and kind, at most 3 (what each day keeps)
 SELECT

@@ -1,7 +1,7 @@
 -- Latency percentiles (seconds) per span name per UTC day and app, slowest p90 first within each.
 -- Read from the daily_span_latency rollup; percentiles are exact over each app's day.
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
--- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day loaded
+-- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day with conversations
 -- param until DATE = 9999-12-31: first UTC day excluded
 SELECT
     day,

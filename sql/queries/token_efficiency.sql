@@ -1,6 +1,6 @@
 -- Tokens per turn and per conversation that ended without an error, and the LLM cost per conversation, per day and app.
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
--- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day loaded
+-- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day with conversations
 -- param until DATE = 9999-12-31: first UTC day excluded
 WITH cost AS (
     SELECT day, app, sum(cost_usd) AS cost_usd, CAST(sum(llm_calls) FILTER (WHERE NOT priced) AS BIGINT) AS unpriced_calls

@@ -1,7 +1,7 @@
 -- LLM calls, input and output tokens and time to first chunk (ms) per model per UTC day and app.
 -- Read from the daily_llm_usage rollup; time to first chunk percentiles are exact over each app's day.
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
--- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day loaded
+-- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day with conversations
 -- param until DATE = 9999-12-31: first UTC day excluded
 SELECT
     day,

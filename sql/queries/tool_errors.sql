@@ -1,6 +1,6 @@
 -- Tool calls, responses and error rate per tool, most errors first.
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
--- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day loaded
+-- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day with conversations
 -- param until DATE = 9999-12-31: first UTC day excluded
 SELECT
     tool,

@@ -1,6 +1,6 @@
 -- The window's most followed trajectories per app (summed from each day's 20 most followed), with their share of the window's conversations and mean turns; '(no tool calls or transfers)' for the conversations without either.
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
--- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day loaded
+-- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day with conversations
 -- param until DATE = 9999-12-31: first UTC day excluded
 -- param top INTEGER = 10: trajectories per app
 WITH in_window AS (

@@ -1,6 +1,6 @@
 -- The most common trajectories (tool calls and agent transfers in order) per app and day, with their share of the day's conversations and their duration; '(no tool calls or transfers)' for the conversations without either.
 -- param app VARCHAR = NULL: only this app (full resource name or app id); every app when unset
--- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day loaded
+-- param since DATE = NULL: first UTC day included; unset: the 30 days up to the newest day with conversations
 -- param until DATE = 9999-12-31: first UTC day excluded
 -- param top INTEGER = 5: trajectories per app and day
 SELECT
