@@ -139,7 +139,7 @@ def install(
         rollups.ensure(conn, parts_root)
         days = window_days(parts_root)
         for path in sql_files("macros"):
-            conn.execute(sql_text(f"macros/{path.name}").format(temporary="", relation=days))
+            conn.execute(sql_text(f"macros/{path.name}").format(relation=days))
         for path in view_files():
             if path.stem in later:
                 conn.execute(path.read_text())

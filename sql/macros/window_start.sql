@@ -5,7 +5,7 @@
 -- for both. The days are read, on a DuckDB file, from its list of parts
 -- (`sql/parts/conversation_days.sql`), which no temporary view of a question about a few apps
 -- shadows; on a DuckLake, from the daily_conversations rollup, a table.
-CREATE OR REPLACE {temporary} MACRO window_start(since, until) AS coalesce(
+CREATE OR REPLACE MACRO window_start(since, until) AS coalesce(
     since,
     (SELECT max(day) FROM {relation} WHERE day < coalesce(until, DATE '9999-12-31')) - 29,
     DATE '1970-01-01'
